@@ -1,0 +1,15 @@
+//! Switchyard: a workbench for tool-using LLM agents.
+//!
+//! The engine (`engine`) runs a strategy (`strategy`) over a tool library
+//! (`tool`) with models (`model`), navigating ToolNet's graph (`graph`) from a
+//! retrieved start (`retrieve`), and emits versioned events that a trace
+//! records and any view folds into state. It knows nothing of a terminal.
+
+pub mod config;
+pub mod engine;
+pub mod eval;
+pub mod graph;
+pub mod model;
+pub mod retrieve;
+pub mod strategy;
+pub mod tool;

@@ -1,0 +1,184 @@
+//! Chat models: the trait every backend implements, and the request/response
+//! types the strategies speak. Backends: `sim` (simulated), `openai`
+//! (any OpenAI-compatible endpoint) and `cassette` (record / replay).
+
+pub mod cassette;
+pub mod openai;
+pub mod price;
+pub mod sim;
+pub mod tokens;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What a model is used for in a run (DESIGN §2).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Planner,
+    Solver,
+    Actor,
+    Evaluator,
+    Classifier,
+    Judge,
+}
+
+impl Role {
+    pub const ALL: [Role; 6] = [
+        Role::Planner,
+        Role::Solver,
+        Role::Actor,
+        Role::Evaluator,
+        Role::Classifier,
+        Role::Judge,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Planner => "planner",
+            Role::Solver => "solver",
+            Role::Actor => "actor",
+            Role::Evaluator => "evaluator",
+            Role::Classifier => "classifier",
+            Role::Judge => "judge",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Speaker {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Message {
+    pub role: Speaker,
+    pub content: String,
+}
+
+impl Message {
+    pub fn system(s: impl Into<String>) -> Self {
+        Message { role: Speaker::System, content: s.into() }
+    }
+    pub fn user(s: impl Into<String>) -> Self {
+        Message { role: Speaker::User, content: s.into() }
+    }
+    pub fn assistant(s: impl Into<String>) -> Self {
+        Message { role: Speaker::Assistant, content: s.into() }
+    }
+}
+
+/// A tool offered to the model as a native function definition.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ToolDef {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// A JSON schema the reply must follow, where the endpoint supports it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ResponseSchema {
+    pub name: String,
+    pub schema: Value,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ChatRequest {
+    /// Which role is calling. Metadata for accounting and for the simulated
+    /// model; never sent over the wire.
+    pub role: Role,
+    pub messages: Vec<Message>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_schema: Option<ResponseSchema>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+}
+
+impl ChatRequest {
+    pub fn new(role: Role, messages: Vec<Message>) -> Self {
+        ChatRequest { role, messages, tools: Vec::new(), response_schema: None, temperature: None, max_tokens: None }
+    }
+}
+
+/// A tool call the model asked for natively (or wrote as JSON in its content).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ToolCallRequest {
+    pub name: String,
+    pub arguments: Value,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ChatResponse {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallRequest>,
+    pub usage: Usage,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelKind {
+    Sim,
+    Openai,
+    Replay,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ModelInfo {
+    /// The name the config gives the model (e.g. `sim`, `gpt-4o-mini`).
+    pub name: String,
+    pub kind: ModelKind,
+    /// True for the simulated model (and a replay of one): the UI and the
+    /// trace say so.
+    pub simulated: bool,
+}
+
+#[derive(thiserror::Error, Debug, Clone, PartialEq)]
+pub enum ModelError {
+    #[error("model endpoint answered HTTP {status}: {body}")]
+    Http { status: u16, body: String },
+    #[error("model call timed out after {ms} ms")]
+    Timeout { ms: u64 },
+    #[error("could not reach the model endpoint: {0}")]
+    Transport(String),
+    #[error("model reply could not be read: {0}")]
+    Malformed(String),
+    #[error("environment variable {var} (named by the config for model {model}) is not set")]
+    MissingKey { model: String, var: String },
+    #[error("no recorded answer for this request in cassette {path}")]
+    NotRecorded { path: String },
+    #[error("{0}")]
+    Other(String),
+}
+
+#[async_trait]
+pub trait ChatModel: Send + Sync {
+    fn info(&self) -> ModelInfo;
+    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError>;
+}
