@@ -1,1 +1,369 @@
+//! The engine: runs a strategy over a task list as a tokio task, passes a
+//! gate before every model and tool call, obeys control messages, and emits
+//! versioned events to subscribers and to the trace. It knows nothing of a
+//! terminal.
 
+pub mod clock;
+pub mod event;
+pub mod models;
+pub mod params;
+pub mod state;
+pub mod trace;
+
+mod run;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use tokio::sync::mpsc;
+
+pub use clock::{Clock, LogicalClock, SystemClock};
+pub use event::{Event, EventKind, StrategyKind};
+pub use models::{ModelSlot, Models};
+pub use params::{Control, ParamChange, Params};
+pub use state::SessionState;
+
+use crate::eval::tasks::Task;
+use crate::graph::ToolGraph;
+use crate::retrieve::bm25::Bm25Index;
+use crate::tool::ToolLibrary;
+use crate::tool::exec::Executor;
+use crate::tool::fault::FaultTable;
+use event::{GraphSnapshot, RoleModel, ToolBrief};
+use trace::{TraceError, TraceWriter};
+
+/// A control to apply just before task `before_task` (counted from 1)
+/// starts: how a scripted experiment breaks a tool at task 50.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scheduled {
+    pub before_task: u32,
+    pub control: Control,
+}
+
+pub struct EngineSetup {
+    pub library: Arc<ToolLibrary>,
+    pub models: Models,
+    pub strategy: StrategyKind,
+    pub params: Params,
+    pub seed: u64,
+    /// ToolNet's graph; `toolnet` without one starts fully connected.
+    pub graph: Option<ToolGraph>,
+    pub clock: Arc<dyn Clock>,
+    /// Timeout for tools whose executor names none (builtins).
+    pub tool_timeout: Duration,
+    pub schedule: Vec<Scheduled>,
+    pub cost_unit: String,
+    /// Start with the gate closed (the user steps or resumes).
+    pub start_paused: bool,
+}
+
+impl EngineSetup {
+    pub fn new(library: Arc<ToolLibrary>, models: Models, strategy: StrategyKind) -> Self {
+        EngineSetup {
+            library,
+            models,
+            strategy,
+            params: Params::default(),
+            seed: 0,
+            graph: None,
+            clock: Arc::new(SystemClock::new()),
+            tool_timeout: Duration::from_secs(10),
+            schedule: Vec::new(),
+            cost_unit: "credits".into(),
+            start_paused: false,
+        }
+    }
+}
+
+#[derive(thiserror::Error, Debug)]
+pub enum EngineError {
+    #[error("could not write the trace: {0}")]
+    Trace(#[from] TraceError),
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// What a finished session hands back: the learnt graph (to save) and the
+/// folded state (to summarise).
+pub struct SessionOutcome {
+    pub graph: Option<ToolGraph>,
+    pub state: SessionState,
+}
+
+/// The sending side of the control channel.
+#[derive(Clone)]
+pub struct EngineHandle {
+    tx: mpsc::UnboundedSender<Control>,
+}
+
+impl EngineHandle {
+    /// Returns false once the engine has finished.
+    pub fn send(&self, control: Control) -> bool {
+        self.tx.send(control).is_ok()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Gate {
+    Open,
+    Closed,
+    /// Closed, but one call may pass.
+    OneStep,
+}
+
+pub struct Engine {
+    library: Arc<ToolLibrary>,
+    models: Models,
+    strategy: StrategyKind,
+    params: Params,
+    seed: u64,
+    graph: Option<ToolGraph>,
+    clock: Arc<dyn Clock>,
+    tool_timeout: Duration,
+    schedule: Vec<Scheduled>,
+    cost_unit: String,
+    controls: mpsc::UnboundedReceiver<Control>,
+    sinks: Vec<mpsc::UnboundedSender<Event>>,
+    trace: Option<TraceWriter>,
+    index: Bm25Index,
+    executor: Executor,
+    faults: FaultTable,
+    rng: ChaCha8Rng,
+    gate: Gate,
+    stop: bool,
+    run_no: u32,
+    step: u32,
+    next_call: u64,
+    state: SessionState,
+}
+
+impl Engine {
+    pub fn new(setup: EngineSetup) -> (Engine, EngineHandle) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let index = Bm25Index::new(setup.library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str())));
+        let mut graph = setup.graph;
+        if setup.strategy == StrategyKind::Toolnet {
+            let g = graph.get_or_insert_with(|| ToolGraph::fully_connected(&setup.library.names().map(str::to_string).collect::<Vec<_>>()));
+            // A tool added to the library since the graph was saved joins it
+            // with a uniform prior.
+            for name in setup.library.names() {
+                if !g.contains(name) {
+                    // Names come from a validated library, so this cannot clash.
+                    let _ = g.add_tool(name);
+                }
+            }
+        }
+        let engine = Engine {
+            library: setup.library,
+            models: setup.models,
+            strategy: setup.strategy,
+            params: setup.params,
+            seed: setup.seed,
+            graph,
+            clock: setup.clock,
+            tool_timeout: setup.tool_timeout,
+            schedule: setup.schedule,
+            cost_unit: setup.cost_unit,
+            controls: rx,
+            sinks: Vec::new(),
+            trace: None,
+            index,
+            executor: Executor::new(),
+            faults: FaultTable::default(),
+            rng: ChaCha8Rng::seed_from_u64(setup.seed ^ 0x5eed_fa17),
+            gate: if setup.start_paused { Gate::Closed } else { Gate::Open },
+            stop: false,
+            run_no: 0,
+            step: 0,
+            next_call: 0,
+            state: SessionState::default(),
+        };
+        (engine, EngineHandle { tx })
+    }
+
+    /// Events from now on, in order, to this receiver.
+    pub fn subscribe(&mut self) -> mpsc::UnboundedReceiver<Event> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.sinks.push(tx);
+        rx
+    }
+
+    pub fn set_trace(&mut self, trace: TraceWriter) {
+        self.trace = Some(trace);
+    }
+
+    /// Runs the tasks one after another; returns when all are done or the
+    /// user stopped the session.
+    pub async fn run(mut self, tasks: Vec<Task>) -> Result<SessionOutcome, EngineError> {
+        self.params.validate().map_err(|e| EngineError::Setup(format!("parameters: {e}")))?;
+        let models = self
+            .models
+            .assignments()
+            .map(|(role, slot)| RoleModel { role, model: slot.model.info(), price: slot.price })
+            .collect();
+        let tools = self
+            .library
+            .tools()
+            .iter()
+            .map(|t| ToolBrief { name: t.name.clone(), description: t.description.clone(), category: t.category.clone(), cost: t.cost })
+            .collect();
+        let graph = self.graph.as_ref().map(snapshot);
+        self.emit(EventKind::SessionStarted {
+            schema: event::SCHEMA_VERSION,
+            strategy: self.strategy,
+            seed: self.seed,
+            params: self.params.clone(),
+            models,
+            tools,
+            cost_unit: self.cost_unit.clone(),
+            tasks: tasks.len() as u32,
+            graph,
+        })?;
+        if self.gate == Gate::Closed {
+            self.emit(EventKind::Paused)?;
+        }
+        let total = tasks.len() as u32;
+        for (i, task) in tasks.iter().enumerate() {
+            let n = i as u32 + 1;
+            let due: Vec<Control> = self.schedule.iter().filter(|s| s.before_task == n).map(|s| s.control.clone()).collect();
+            for c in due {
+                self.apply_control(c)?;
+            }
+            self.run_task(task, n, total).await?;
+            if self.stop {
+                break;
+            }
+        }
+        self.run_no = 0;
+        self.step = 0;
+        self.emit(EventKind::SessionFinished { runs: self.state.finished.len() as u32, stopped: self.stop })?;
+        Ok(SessionOutcome { graph: self.graph, state: self.state })
+    }
+
+    fn emit(&mut self, kind: EventKind) -> Result<(), EngineError> {
+        let event = Event { v: event::SCHEMA_VERSION, run: self.run_no, step: self.step, t: self.clock.now_ms(), kind };
+        if let Some(t) = self.trace.as_mut() {
+            t.write(&event)?;
+        }
+        self.state.apply(&event);
+        // A subscriber that went away is no reason to stop the run.
+        self.sinks.retain(|s| s.send(event.clone()).is_ok());
+        Ok(())
+    }
+
+    /// The gate before every model and tool call. Controls that arrived are
+    /// applied here, so every change takes effect at a decision point and is
+    /// recorded with the step it took effect in. Returns false if the user
+    /// stopped the session.
+    async fn pass_gate(&mut self) -> Result<bool, EngineError> {
+        self.apply_pending()?;
+        loop {
+            if self.stop {
+                return Ok(false);
+            }
+            match self.gate {
+                Gate::Open => return Ok(true),
+                Gate::OneStep => {
+                    self.gate = Gate::Closed;
+                    self.emit(EventKind::Stepped)?;
+                    return Ok(true);
+                }
+                Gate::Closed => match self.controls.recv().await {
+                    Some(c) => self.apply_control(c)?,
+                    // Nobody can open the gate any more: run on rather than hang.
+                    None => {
+                        self.gate = Gate::Open;
+                        self.emit(EventKind::Resumed)?;
+                    }
+                },
+            }
+        }
+    }
+
+    /// Applies the controls that arrived since the last decision point.
+    fn apply_pending(&mut self) -> Result<(), EngineError> {
+        while let Ok(c) = self.controls.try_recv() {
+            self.apply_control(c)?;
+        }
+        Ok(())
+    }
+
+    fn apply_control(&mut self, c: Control) -> Result<(), EngineError> {
+        match c {
+            Control::Pause => {
+                if self.gate == Gate::Open {
+                    self.gate = Gate::Closed;
+                    self.emit(EventKind::Paused)?;
+                }
+            }
+            Control::Resume => {
+                if self.gate != Gate::Open {
+                    self.gate = Gate::Open;
+                    self.emit(EventKind::Resumed)?;
+                }
+            }
+            Control::Step => {
+                if self.gate == Gate::Open {
+                    // Stepping a running engine pauses it after the next call.
+                    self.emit(EventKind::Paused)?;
+                }
+                self.gate = Gate::OneStep;
+            }
+            Control::Stop => self.stop = true,
+            Control::InjectFault { tool, fault } => {
+                self.faults.inject(&tool, fault);
+                self.emit(EventKind::FaultInjected { tool, fault })?;
+            }
+            Control::ClearFault { tool } => {
+                self.faults.clear(tool.as_deref());
+                self.emit(EventKind::FaultCleared { tool })?;
+            }
+            Control::EditScore { tool, score } => {
+                let (alpha, beta) = (self.params.alpha, self.params.beta);
+                let result = match self.graph.as_mut() {
+                    Some(g) => g.set_score(&tool, score, alpha, beta).map_err(|e| e.to_string()),
+                    None => Err(format!("strategy {} has no tool graph", self.strategy)),
+                };
+                match result {
+                    Ok(update) => self.emit(EventKind::ScoreEdited { tool, score, update })?,
+                    Err(why) => self.emit(EventKind::Refused { tool, reason: event::RefuseReason::NotOffered, detail: format!("score edit refused: {why}") })?,
+                }
+            }
+            Control::SetParam { change } => {
+                let rejected = change.validate().err().map(|e| e.to_string());
+                if rejected.is_none() {
+                    self.params.apply(&change);
+                    if matches!(change, ParamChange::Alpha(_) | ParamChange::Beta(_)) {
+                        let (alpha, beta) = (self.params.alpha, self.params.beta);
+                        if let Some(g) = self.graph.as_mut() {
+                            let update = g.recompute_all(alpha, beta);
+                            self.emit(EventKind::ParamChanged { change, rejected })?;
+                            // New α or β reshape every row at once.
+                            return self.emit(EventKind::GraphUpdated { update });
+                        }
+                    }
+                }
+                self.emit(EventKind::ParamChanged { change, rejected })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The whole graph as data, for the first event of a trace.
+fn snapshot(g: &ToolGraph) -> GraphSnapshot {
+    let mut edges = Vec::new();
+    let mut scores = Vec::new();
+    let nodes: Vec<&str> = std::iter::once(crate::graph::START).chain(g.tools()).collect();
+    for node in nodes {
+        for (to, w) in g.out_edges(node) {
+            edges.push((node.to_string(), to, w));
+        }
+        if let Some(s) = g.score(node).filter(|s| *s != 0.0) {
+            scores.push((node.to_string(), s));
+        }
+    }
+    GraphSnapshot { iteration: g.iteration(), edges, scores }
+}

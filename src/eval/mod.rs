@@ -1,1 +1,4 @@
+//! Task sets, and the reports of running them.
 
+pub mod report;
+pub mod tasks;

@@ -1,0 +1,283 @@
+//! Everything that happens in a session, as data (DESIGN §6). The trace is
+//! these events, one JSON object a line; any view is a fold over them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::engine::params::{ParamChange, Params};
+use crate::graph::GraphUpdate;
+use crate::model::price::Price;
+use crate::model::{Message, ModelInfo, Role, ToolCallRequest, Usage};
+use crate::tool::ToolError;
+use crate::tool::fault::{Fault, FaultMode};
+
+/// Bumped whenever an event's shape changes incompatibly.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Schema version.
+    pub v: u32,
+    /// The run (one task) this belongs to, counted from 1; 0 for the session itself.
+    pub run: u32,
+    /// The decision step within the run, counted from 1; 0 before the first.
+    pub step: u32,
+    /// Milliseconds on the engine's clock.
+    pub t: u64,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StrategyKind {
+    React,
+    Toolnet,
+}
+
+impl StrategyKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StrategyKind::React => "react",
+            StrategyKind::Toolnet => "toolnet",
+        }
+    }
+}
+
+impl std::str::FromStr for StrategyKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "react" => Ok(StrategyKind::React),
+            "toolnet" => Ok(StrategyKind::Toolnet),
+            other => Err(format!("unknown strategy '{other}' (expected react or toolnet)")),
+        }
+    }
+}
+
+impl std::fmt::Display for StrategyKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoleModel {
+    pub role: Role,
+    pub model: ModelInfo,
+    pub price: Price,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolBrief {
+    pub name: String,
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    pub cost: f64,
+}
+
+/// The whole graph at one moment, so a trace is readable on its own.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GraphSnapshot {
+    pub iteration: u32,
+    /// (from, to, weight)
+    pub edges: Vec<(String, String, f64)>,
+    /// Nodes with a non-zero score.
+    pub scores: Vec<(String, f64)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Offered {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
+    /// The weight as the model saw it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefuseReason {
+    /// The model named a tool that was not among the candidates.
+    NotOffered,
+    /// The model's reply could not be read as an action.
+    Malformed,
+    /// The tool's budget allowance is spent.
+    Forbidden,
+    /// The judge found the tool unhelpful in this task.
+    Blacklisted,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum ToolOutcome {
+    Ok { value: Value },
+    Err { error: ToolError },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum RunOutcome {
+    /// The model answered.
+    Answered,
+    /// The step limit was reached without an answer.
+    MaxSteps,
+    /// The user stopped the run.
+    Stopped,
+    /// A model call failed for good (after retries).
+    Failed { error: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum EventKind {
+    SessionStarted {
+        schema: u32,
+        strategy: StrategyKind,
+        seed: u64,
+        params: Params,
+        models: Vec<RoleModel>,
+        tools: Vec<ToolBrief>,
+        cost_unit: String,
+        tasks: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        graph: Option<GraphSnapshot>,
+    },
+    RunStarted {
+        task_id: String,
+        task: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gold: Option<String>,
+        index: u32,
+        total: u32,
+    },
+    Candidates {
+        /// The node the agent stands on (`start` or the last tool used).
+        from: String,
+        offered: Vec<Offered>,
+    },
+    ModelCall {
+        call: u64,
+        role: Role,
+        model: String,
+        simulated: bool,
+        messages: Vec<Message>,
+    },
+    ModelReply {
+        call: u64,
+        role: Role,
+        model: String,
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCallRequest>,
+        usage: Usage,
+        cost: f64,
+        latency_ms: u64,
+    },
+    ModelFailed {
+        call: u64,
+        role: Role,
+        model: String,
+        error: String,
+        latency_ms: u64,
+    },
+    ToolCall {
+        call: u64,
+        tool: String,
+        args: Value,
+    },
+    ToolResult {
+        call: u64,
+        tool: String,
+        #[serde(flatten)]
+        outcome: ToolOutcome,
+        latency_ms: u64,
+        cost: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fault: Option<FaultMode>,
+        /// The result was replaced by null before it reached a model.
+        #[serde(default)]
+        filtered: bool,
+    },
+    Refused {
+        tool: String,
+        reason: RefuseReason,
+        detail: String,
+    },
+    FaultInjected {
+        tool: String,
+        fault: Fault,
+    },
+    FaultCleared {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool: Option<String>,
+    },
+    ScoreEdited {
+        tool: String,
+        score: f64,
+        update: GraphUpdate,
+    },
+    ParamChanged {
+        change: ParamChange,
+        /// Why a change was not applied (invalid value), if it was not.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rejected: Option<String>,
+    },
+    Evaluated {
+        scores: BTreeMap<String, i32>,
+    },
+    GraphUpdated {
+        update: GraphUpdate,
+    },
+    Paused,
+    Resumed,
+    Stepped,
+    RunFinished {
+        #[serde(flatten)]
+        outcome: RunOutcome,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<String>,
+        /// Against the gold answer, when the task has one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        success: Option<bool>,
+        cost: f64,
+        usage: Usage,
+        steps: u32,
+        tool_calls: u32,
+    },
+    SessionFinished {
+        runs: u32,
+        stopped: bool,
+    },
+}
+
+impl EventKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::SessionStarted { .. } => "SessionStarted",
+            EventKind::RunStarted { .. } => "RunStarted",
+            EventKind::Candidates { .. } => "Candidates",
+            EventKind::ModelCall { .. } => "ModelCall",
+            EventKind::ModelReply { .. } => "ModelReply",
+            EventKind::ModelFailed { .. } => "ModelFailed",
+            EventKind::ToolCall { .. } => "ToolCall",
+            EventKind::ToolResult { .. } => "ToolResult",
+            EventKind::Refused { .. } => "Refused",
+            EventKind::FaultInjected { .. } => "FaultInjected",
+            EventKind::FaultCleared { .. } => "FaultCleared",
+            EventKind::ScoreEdited { .. } => "ScoreEdited",
+            EventKind::ParamChanged { .. } => "ParamChanged",
+            EventKind::Evaluated { .. } => "Evaluated",
+            EventKind::GraphUpdated { .. } => "GraphUpdated",
+            EventKind::Paused => "Paused",
+            EventKind::Resumed => "Resumed",
+            EventKind::Stepped => "Stepped",
+            EventKind::RunFinished { .. } => "RunFinished",
+            EventKind::SessionFinished { .. } => "SessionFinished",
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! The run parameters a user can change while the agent runs, and the
+//! control messages that change them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::graph::WeightFormat;
+use crate::tool::fault::Fault;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// ToolNet's learning speed α.
+    pub alpha: f64,
+    /// ToolNet's share β of the prior weight.
+    pub beta: f64,
+    /// BTP's value threshold τ.
+    pub tau: f64,
+    /// BTP's budget B, in the cost unit; none = unlimited.
+    pub budget: Option<f64>,
+    /// How many retrieved tools are offered at the start (and by `react` at every step).
+    pub top_k: usize,
+    pub weight_format: WeightFormat,
+    pub max_steps: u32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            alpha: 0.5,
+            beta: 0.5,
+            tau: 0.15,
+            budget: None,
+            top_k: 3,
+            weight_format: WeightFormat::Integer,
+            // The ToolNet paper's limit.
+            max_steps: 8,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "param", content = "value", rename_all = "snake_case")]
+pub enum ParamChange {
+    Alpha(f64),
+    Beta(f64),
+    Tau(f64),
+    Budget(Option<f64>),
+    TopK(usize),
+    WeightFormat(WeightFormat),
+    MaxSteps(u32),
+}
+
+#[derive(thiserror::Error, Debug, Clone, PartialEq)]
+#[error("{param}: {why}")]
+pub struct ParamError {
+    pub param: &'static str,
+    pub why: String,
+}
+
+impl ParamChange {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let bad = |param, why: &str| Err(ParamError { param, why: why.to_string() });
+        match *self {
+            ParamChange::Alpha(a) if !(a.is_finite() && a >= 0.0) => bad("alpha", "must be a finite number >= 0"),
+            ParamChange::Beta(b) if !(0.0..=1.0).contains(&b) => bad("beta", "must be within [0, 1]"),
+            ParamChange::Tau(t) if !(0.0..=1.0).contains(&t) => bad("tau", "must be within [0, 1]"),
+            ParamChange::Budget(Some(b)) if !(b.is_finite() && b >= 0.0) => bad("budget", "must be a finite number >= 0"),
+            ParamChange::TopK(0) => bad("top_k", "must be at least 1"),
+            ParamChange::MaxSteps(0) => bad("max_steps", "must be at least 1"),
+            _ => Ok(()),
+        }
+    }
+
+    /// Parses `name=value` as typed on a command line or in a dialog.
+    pub fn parse(s: &str) -> Result<ParamChange, ParamError> {
+        let (name, value) = s.split_once('=').ok_or(ParamError { param: "param", why: format!("expected NAME=VALUE, got '{s}'") })?;
+        let (name, value) = (name.trim(), value.trim());
+        let num = |param: &'static str| value.parse::<f64>().map_err(|_| ParamError { param, why: format!("'{value}' is not a number") });
+        let int = |param: &'static str| value.parse::<u64>().map_err(|_| ParamError { param, why: format!("'{value}' is not a whole number") });
+        let change = match name {
+            "alpha" | "α" => ParamChange::Alpha(num("alpha")?),
+            "beta" | "β" => ParamChange::Beta(num("beta")?),
+            "tau" | "τ" => ParamChange::Tau(num("tau")?),
+            "budget" | "B" => ParamChange::Budget(if value == "none" { None } else { Some(num("budget")?) }),
+            "top_k" | "k" | "K" => ParamChange::TopK(int("top_k")? as usize),
+            "max_steps" => ParamChange::MaxSteps(int("max_steps")?.min(u32::MAX as u64) as u32),
+            "weight_format" => ParamChange::WeightFormat(value.parse().map_err(|e: crate::graph::GraphError| ParamError { param: "weight_format", why: e.to_string() })?),
+            other => {
+                return Err(ParamError {
+                    param: "param",
+                    why: format!("unknown parameter '{other}' (alpha, beta, tau, budget, top_k, weight_format, max_steps)"),
+                });
+            }
+        };
+        change.validate()?;
+        Ok(change)
+    }
+}
+
+impl Params {
+    pub fn apply(&mut self, change: &ParamChange) {
+        match *change {
+            ParamChange::Alpha(a) => self.alpha = a,
+            ParamChange::Beta(b) => self.beta = b,
+            ParamChange::Tau(t) => self.tau = t,
+            ParamChange::Budget(b) => self.budget = b,
+            ParamChange::TopK(k) => self.top_k = k,
+            ParamChange::WeightFormat(f) => self.weight_format = f,
+            ParamChange::MaxSteps(m) => self.max_steps = m,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), ParamError> {
+        [
+            ParamChange::Alpha(self.alpha),
+            ParamChange::Beta(self.beta),
+            ParamChange::Tau(self.tau),
+            ParamChange::Budget(self.budget),
+            ParamChange::TopK(self.top_k),
+            ParamChange::MaxSteps(self.max_steps),
+        ]
+        .iter()
+        .try_for_each(ParamChange::validate)
+    }
+}
+
+/// What a user (or a test, or a schedule) asks of a running engine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "control", rename_all = "snake_case")]
+pub enum Control {
+    Pause,
+    Resume,
+    /// Let exactly one model or tool call through, then pause again.
+    Step,
+    Stop,
+    InjectFault { tool: String, fault: Fault },
+    ClearFault { tool: Option<String> },
+    EditScore { tool: String, score: f64 },
+    SetParam { change: ParamChange },
+}

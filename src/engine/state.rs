@@ -1,0 +1,380 @@
+//! The state of a session as a fold over its events:
+//! `state = events.fold(SessionState::default(), apply)`. The live view, the
+//! headless summary and a replayed trace all use this one function.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde_json::Value;
+
+use super::event::{Event, EventKind, GraphSnapshot, Offered, RefuseReason, RoleModel, RunOutcome, StrategyKind, ToolBrief, ToolOutcome};
+use super::params::Params;
+use crate::model::{Message, Role, Usage};
+use crate::tool::fault::{Fault, FaultMode, FaultScope};
+
+/// How many finished tool calls the state keeps for display.
+const RECENT_CALLS: usize = 32;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    #[default]
+    Idle,
+    Running,
+    Paused,
+    Finished,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Account {
+    pub calls: u64,
+    pub usage: Usage,
+    pub cost: f64,
+    pub latency_ms: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolSpend {
+    pub calls: u64,
+    pub errors: u64,
+    pub cost: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Entry {
+    Prompt { role: Role, model: String, messages: Vec<Message> },
+    Reply { role: Role, model: String, text: String, usage: Usage, cost: f64, latency_ms: u64 },
+    ModelError { role: Role, model: String, error: String },
+    Call { call: u64, tool: String, args: Value },
+    Result { call: u64, tool: String, outcome: ToolOutcome, fault: Option<FaultMode>, latency_ms: u64 },
+    Refusal { tool: String, reason: RefuseReason, detail: String },
+    Note(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct InFlight {
+    pub call: u64,
+    pub tool: String,
+    pub args: Value,
+    pub started: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FinishedCall {
+    pub call: u64,
+    pub run: u32,
+    pub tool: String,
+    pub ok: bool,
+    pub latency_ms: u64,
+    pub fault: Option<FaultMode>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunView {
+    pub run: u32,
+    pub task_id: String,
+    pub task: String,
+    pub gold: Option<String>,
+    pub index: u32,
+    pub from: String,
+    pub candidates: Vec<Offered>,
+    /// Tools called in this run, in order.
+    pub path: Vec<String>,
+    pub transcript: Vec<Entry>,
+    pub in_flight: Vec<InFlight>,
+    pub cost: f64,
+    pub usage: Usage,
+    pub tool_calls: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSummary {
+    pub run: u32,
+    pub task_id: String,
+    pub outcome: RunOutcome,
+    pub answer: Option<String>,
+    pub success: Option<bool>,
+    pub cost: f64,
+    pub usage: Usage,
+    pub steps: u32,
+    pub tool_calls: u32,
+    pub path: Vec<String>,
+}
+
+/// ToolNet's graph as the events tell it, with the history a chart needs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GraphView {
+    pub iteration: u32,
+    pub out: BTreeMap<String, BTreeMap<String, f64>>,
+    pub scores: BTreeMap<String, f64>,
+    /// (iteration, node, score) for every score change.
+    pub score_history: Vec<(u32, String, f64)>,
+    /// (iteration, from, to, weight) for every weight change.
+    pub weight_history: Vec<(u32, String, String, f64)>,
+}
+
+impl GraphView {
+    fn from_snapshot(s: &GraphSnapshot) -> Self {
+        let mut g = GraphView { iteration: s.iteration, ..Default::default() };
+        for (from, to, w) in &s.edges {
+            g.out.entry(from.clone()).or_default().insert(to.clone(), *w);
+        }
+        for (n, sc) in &s.scores {
+            g.scores.insert(n.clone(), *sc);
+        }
+        g
+    }
+
+    fn apply(&mut self, u: &crate::graph::GraphUpdate, bump: bool) {
+        if bump {
+            self.iteration = u.iteration;
+        }
+        for (n, s) in &u.scores {
+            self.scores.insert(n.clone(), *s);
+            self.score_history.push((self.iteration, n.clone(), *s));
+        }
+        for c in &u.weights {
+            self.out.entry(c.from.clone()).or_default().insert(c.to.clone(), c.new);
+            self.weight_history.push((self.iteration, c.from.clone(), c.to.clone(), c.new));
+        }
+    }
+
+    pub fn weight(&self, from: &str, to: &str) -> Option<f64> {
+        self.out.get(from)?.get(to).copied()
+    }
+
+    pub fn score(&self, node: &str) -> f64 {
+        self.scores.get(node).copied().unwrap_or(0.0)
+    }
+
+    /// Edges into `node`, as (from, weight).
+    pub fn predecessors(&self, node: &str) -> Vec<(&str, f64)> {
+        self.out.iter().filter_map(|(f, row)| row.get(node).map(|w| (f.as_str(), *w))).collect()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ActiveFault {
+    pub tool: String,
+    pub fault: Fault,
+    /// Calls left for a counted fault.
+    pub left: Option<u32>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionState {
+    pub events: u64,
+    pub t: u64,
+    pub strategy: Option<StrategyKind>,
+    pub seed: u64,
+    pub params: Params,
+    pub cost_unit: String,
+    pub models: Vec<RoleModel>,
+    pub tools: Vec<ToolBrief>,
+    pub total_tasks: u32,
+    pub mode: Mode,
+    pub stopped: bool,
+    pub step: u32,
+    pub current: Option<RunView>,
+    pub finished: Vec<RunSummary>,
+    pub graph: Option<GraphView>,
+    pub faults: Vec<ActiveFault>,
+    /// Model use per (role, model name).
+    pub accounts: BTreeMap<(Role, String), Account>,
+    pub tool_spend: BTreeMap<String, ToolSpend>,
+    pub recent_calls: VecDeque<FinishedCall>,
+    pub total_cost: f64,
+}
+
+impl SessionState {
+    pub fn from_events<'a>(events: impl IntoIterator<Item = &'a Event>) -> Self {
+        events.into_iter().fold(SessionState::default(), |mut s, e| {
+            s.apply(e);
+            s
+        })
+    }
+
+    pub fn apply(&mut self, ev: &Event) {
+        self.events += 1;
+        self.t = ev.t;
+        self.step = ev.step;
+        match &ev.kind {
+            EventKind::SessionStarted { strategy, seed, params, models, tools, cost_unit, tasks, graph, .. } => {
+                self.strategy = Some(*strategy);
+                self.seed = *seed;
+                self.params = params.clone();
+                self.models = models.clone();
+                self.tools = tools.clone();
+                self.cost_unit = cost_unit.clone();
+                self.total_tasks = *tasks;
+                self.graph = graph.as_ref().map(GraphView::from_snapshot);
+                if self.mode == Mode::Idle {
+                    self.mode = Mode::Running;
+                }
+            }
+            EventKind::RunStarted { task_id, task, gold, index, .. } => {
+                self.current = Some(RunView {
+                    run: ev.run,
+                    task_id: task_id.clone(),
+                    task: task.clone(),
+                    gold: gold.clone(),
+                    index: *index,
+                    from: crate::graph::START.to_string(),
+                    ..Default::default()
+                });
+            }
+            EventKind::Candidates { from, offered } => {
+                if let Some(r) = self.current.as_mut() {
+                    r.from = from.clone();
+                    r.candidates = offered.clone();
+                }
+            }
+            EventKind::ModelCall { role, model, messages, .. } => {
+                self.push(Entry::Prompt { role: *role, model: model.clone(), messages: messages.clone() });
+            }
+            EventKind::ModelReply { role, model, text, usage, cost, latency_ms, .. } => {
+                let a = self.accounts.entry((*role, model.clone())).or_default();
+                a.calls += 1;
+                a.usage.prompt_tokens += usage.prompt_tokens;
+                a.usage.completion_tokens += usage.completion_tokens;
+                a.cost += cost;
+                a.latency_ms += latency_ms;
+                self.total_cost += cost;
+                if let Some(r) = self.current.as_mut() {
+                    r.cost += cost;
+                    r.usage.prompt_tokens += usage.prompt_tokens;
+                    r.usage.completion_tokens += usage.completion_tokens;
+                }
+                self.push(Entry::Reply {
+                    role: *role,
+                    model: model.clone(),
+                    text: text.clone(),
+                    usage: *usage,
+                    cost: *cost,
+                    latency_ms: *latency_ms,
+                });
+            }
+            EventKind::ModelFailed { role, model, error, .. } => {
+                self.accounts.entry((*role, model.clone())).or_default().calls += 1;
+                self.push(Entry::ModelError { role: *role, model: model.clone(), error: error.clone() });
+            }
+            EventKind::ToolCall { call, tool, args } => {
+                if let Some(r) = self.current.as_mut() {
+                    r.in_flight.push(InFlight { call: *call, tool: tool.clone(), args: args.clone(), started: ev.t });
+                    r.path.push(tool.clone());
+                    r.tool_calls += 1;
+                }
+                self.push(Entry::Call { call: *call, tool: tool.clone(), args: args.clone() });
+            }
+            EventKind::ToolResult { call, tool, outcome, latency_ms, cost, fault, .. } => {
+                let ok = matches!(outcome, ToolOutcome::Ok { .. });
+                let spend = self.tool_spend.entry(tool.clone()).or_default();
+                spend.calls += 1;
+                spend.cost += cost;
+                if !ok {
+                    spend.errors += 1;
+                }
+                self.total_cost += cost;
+                if let Some(r) = self.current.as_mut() {
+                    r.in_flight.retain(|f| f.call != *call);
+                    r.cost += cost;
+                }
+                if fault.is_some() {
+                    self.spend_fault(tool);
+                }
+                self.recent_calls.push_front(FinishedCall { call: *call, run: ev.run, tool: tool.clone(), ok, latency_ms: *latency_ms, fault: *fault });
+                self.recent_calls.truncate(RECENT_CALLS);
+                self.push(Entry::Result { call: *call, tool: tool.clone(), outcome: outcome.clone(), fault: *fault, latency_ms: *latency_ms });
+            }
+            EventKind::Refused { tool, reason, detail } => {
+                self.push(Entry::Refusal { tool: tool.clone(), reason: *reason, detail: detail.clone() });
+            }
+            EventKind::FaultInjected { tool, fault } => {
+                let left = match fault.scope {
+                    FaultScope::Once => Some(1),
+                    FaultScope::Times { n } => Some(n),
+                    _ => None,
+                };
+                self.faults.push(ActiveFault { tool: tool.clone(), fault: *fault, left });
+                self.push(Entry::Note(format!("fault injected: {tool} {} ({})", fault.mode, fault.scope)));
+            }
+            EventKind::FaultCleared { tool } => {
+                match tool {
+                    Some(t) => self.faults.retain(|f| &f.tool != t),
+                    None => self.faults.clear(),
+                }
+                self.push(Entry::Note(format!("faults cleared: {}", tool.as_deref().unwrap_or("all tools"))));
+            }
+            EventKind::ScoreEdited { tool, score, update } => {
+                if let Some(g) = self.graph.as_mut() {
+                    g.apply(update, false);
+                }
+                self.push(Entry::Note(format!("score of {tool} set to {score}")));
+            }
+            EventKind::ParamChanged { change, rejected } => match rejected {
+                None => {
+                    self.params.apply(change);
+                    self.push(Entry::Note(format!("parameter changed: {change:?}")));
+                }
+                Some(why) => self.push(Entry::Note(format!("parameter change refused: {why}"))),
+            },
+            EventKind::Evaluated { scores } => {
+                let s: Vec<String> = scores.iter().map(|(t, d)| format!("{t} {d:+}")).collect();
+                self.push(Entry::Note(format!("evaluator scores: {}", s.join(", "))));
+            }
+            EventKind::GraphUpdated { update } => {
+                if let Some(g) = self.graph.as_mut() {
+                    g.apply(update, true);
+                }
+            }
+            EventKind::Paused => self.mode = Mode::Paused,
+            EventKind::Resumed => self.mode = Mode::Running,
+            EventKind::Stepped => {}
+            EventKind::RunFinished { outcome, answer, success, cost, usage, steps, tool_calls } => {
+                let path = self.current.as_ref().map(|r| r.path.clone()).unwrap_or_default();
+                let task_id = self.current.as_ref().map(|r| r.task_id.clone()).unwrap_or_default();
+                if let Some(r) = self.current.as_mut() {
+                    r.in_flight.clear();
+                }
+                self.finished.push(RunSummary {
+                    run: ev.run,
+                    task_id,
+                    outcome: outcome.clone(),
+                    answer: answer.clone(),
+                    success: *success,
+                    cost: *cost,
+                    usage: *usage,
+                    steps: *steps,
+                    tool_calls: *tool_calls,
+                    path,
+                });
+            }
+            EventKind::SessionFinished { stopped, .. } => {
+                self.mode = Mode::Finished;
+                self.stopped = *stopped;
+            }
+        }
+    }
+
+    fn push(&mut self, e: Entry) {
+        if let Some(r) = self.current.as_mut() {
+            r.transcript.push(e);
+        }
+    }
+
+    /// A fault fired on `tool`: a counted one loses a use (the oldest first,
+    /// as the engine's table draws them).
+    fn spend_fault(&mut self, tool: &str) {
+        if let Some(i) = self.faults.iter().position(|f| f.tool == tool && f.left.is_some()) {
+            let f = &mut self.faults[i];
+            if let Some(l) = f.left.as_mut() {
+                *l = l.saturating_sub(1);
+                if *l == 0 {
+                    self.faults.remove(i);
+                }
+            }
+        }
+    }
+
+    pub fn succeeded(&self) -> usize {
+        self.finished.iter().filter(|r| r.success == Some(true)).count()
+    }
+}

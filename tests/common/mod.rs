@@ -1,0 +1,84 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use switchyard::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Role, Usage};
+use switchyard::tool::{ExecutorSpec, ToolLibrary, ToolSpec};
+
+/// A model that answers from a script: actor replies in order, a fixed
+/// evaluator reply. It records every request it saw.
+pub struct Scripted {
+    actor: Mutex<VecDeque<String>>,
+    evaluator: String,
+    pub seen: Mutex<Vec<ChatRequest>>,
+}
+
+impl Scripted {
+    pub fn new(actor: &[&str], evaluator: &str) -> Arc<Self> {
+        Arc::new(Scripted {
+            actor: Mutex::new(actor.iter().map(|s| s.to_string()).collect()),
+            evaluator: evaluator.to_string(),
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+}
+
+#[async_trait]
+impl ChatModel for Scripted {
+    fn info(&self) -> ModelInfo {
+        ModelInfo { name: "scripted".into(), kind: ModelKind::Sim, simulated: true }
+    }
+
+    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        self.seen.lock().unwrap().push(req.clone());
+        let text = match req.role {
+            Role::Evaluator => self.evaluator.clone(),
+            _ => self
+                .actor
+                .lock()
+                .unwrap()
+                .pop_front()
+                .unwrap_or_else(|| r#"{"tool": "finish", "answer": "out of script"}"#.to_string()),
+        };
+        Ok(ChatResponse { text, tool_calls: vec![], usage: Usage { prompt_tokens: 10, completion_tokens: 2 } })
+    }
+}
+
+pub fn builtin(name: &str, function: &str, description: &str, param: &str) -> ToolSpec {
+    ToolSpec {
+        name: name.into(),
+        description: description.into(),
+        category: None,
+        cost: 1.0,
+        parameters: json!({"type": "object", "required": [param], "properties": {param: {"type": "string"}}}),
+        response: None,
+        executor: ExecutorSpec::Builtin { function: function.into() },
+        source: None,
+    }
+}
+
+/// calculator, geo_lookup and its mirror, a search that finds nothing.
+pub fn small_library() -> Arc<ToolLibrary> {
+    Arc::new(
+        ToolLibrary::new(vec![
+            builtin("calculator", "calculator", "Evaluate an arithmetic expression", "expression"),
+            builtin("geo_lookup", "geo_lookup", "Country facts lookup: capital, population, currency", "country"),
+            builtin("geo_lookup_mirror", "geo_lookup", "Country facts lookup (mirror): capital, population, currency", "country"),
+            builtin("web_search", "web_search", "Search the web for anything", "query"),
+        ])
+        .unwrap(),
+    )
+}
+
+pub fn call(tool: &str, args: Value) -> String {
+    json!({"tool": tool, "arguments": args}).to_string()
+}
+
+pub fn finish(answer: &str) -> String {
+    json!({"tool": "finish", "answer": answer}).to_string()
+}

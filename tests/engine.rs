@@ -1,0 +1,269 @@
+//! The engine through its control channel: gates, stepping, controls taking
+//! effect at decision points, refusals, faults, and the fold.
+
+mod common;
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use common::{Scripted, call, finish, small_library};
+use switchyard::engine::event::{RefuseReason, RunOutcome, ToolOutcome};
+use switchyard::engine::state::{Mode, SessionState};
+use switchyard::engine::trace::{TraceWriter, read_trace};
+use switchyard::engine::{
+    Control, Engine, EngineSetup, Event, EventKind, LogicalClock, Models, ParamChange, Scheduled, StrategyKind,
+};
+use switchyard::eval::tasks::Task;
+use switchyard::model::price::Price;
+use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
+
+fn task(q: &str, gold: &str) -> Task {
+    Task { id: "t".into(), query: q.into(), answer: Some(gold.into()), tools: vec![] }
+}
+
+fn setup(model: Arc<Scripted>, strategy: StrategyKind) -> EngineSetup {
+    let mut s = EngineSetup::new(small_library(), Models::single(model, Price { input_per_mtok: 1000.0, output_per_mtok: 2000.0 }), strategy);
+    s.clock = Arc::new(LogicalClock::default());
+    s.params.top_k = 4;
+    s
+}
+
+async fn drain(rx: &mut UnboundedReceiver<Event>) -> Vec<Event> {
+    let mut out = Vec::new();
+    while let Some(e) = rx.recv().await {
+        out.push(e);
+    }
+    out
+}
+
+/// Reads events until one matches.
+async fn until(rx: &mut UnboundedReceiver<Event>, seen: &mut Vec<Event>, pred: impl Fn(&EventKind) -> bool) {
+    loop {
+        let e = rx.recv().await.expect("engine ended before the expected event");
+        let hit = pred(&e.kind);
+        seen.push(e);
+        if hit {
+            return;
+        }
+    }
+}
+
+fn names(events: &[Event]) -> Vec<&'static str> {
+    events.iter().map(|e| e.kind.name()).collect()
+}
+
+// The engine runs on the same single thread as the test, so whenever the
+// test waits, the engine runs until it blocks at a closed gate: a gate that
+// failed to close would let it run on, and the order below would show it.
+#[tokio::test(flavor = "current_thread")]
+async fn step_lets_exactly_one_call_through() {
+    let model = Scripted::new(&[&call("calculator", json!({"expression": "6*7"})), &finish("42")], r#"{"scores": {}}"#);
+    let mut s = setup(model, StrategyKind::React);
+    s.start_paused = true;
+    let (mut engine, handle) = Engine::new(s);
+    let mut rx = engine.subscribe();
+    let run = tokio::spawn(engine.run(vec![task("Evaluate the arithmetic expression 6*7", "42")]));
+    let mut seen = Vec::new();
+    until(&mut rx, &mut seen, |k| matches!(k, EventKind::Paused)).await;
+    // Three calls in this run: actor, calculator, actor (react has no evaluator).
+    for _ in 0..3 {
+        handle.send(Control::Step);
+        until(&mut rx, &mut seen, |k| matches!(k, EventKind::ModelReply { .. } | EventKind::ToolResult { .. })).await;
+    }
+    handle.send(Control::Resume);
+    drop(handle);
+    seen.extend(drain(&mut rx).await);
+    let outcome = run.await.unwrap().unwrap();
+
+    // Between two Stepped events, exactly one call starts.
+    let mut calls_per_step = Vec::new();
+    for e in &seen {
+        match e.kind {
+            EventKind::Stepped => calls_per_step.push(0),
+            EventKind::ModelCall { .. } | EventKind::ToolCall { .. } => {
+                *calls_per_step.last_mut().expect("a call happened before any step") += 1;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(calls_per_step, vec![1, 1, 1], "events: {:?}", names(&seen));
+    assert_eq!(outcome.state.finished.len(), 1);
+    assert_eq!(outcome.state.finished[0].success, Some(true));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn pause_resume_and_a_change_made_while_paused_is_recorded_at_that_step() {
+    let model = Scripted::new(&[&call("calculator", json!({"expression": "1+1"})), &finish("2")], "{}");
+    let (mut engine, handle) = Engine::new(setup(model, StrategyKind::React));
+    let mut rx = engine.subscribe();
+    handle.send(Control::Pause);
+    let run = tokio::spawn(engine.run(vec![task("Evaluate the arithmetic expression 1+1", "2")]));
+    let mut seen = Vec::new();
+    until(&mut rx, &mut seen, |k| matches!(k, EventKind::Paused)).await;
+    handle.send(Control::SetParam { change: ParamChange::Alpha(0.9) });
+    handle.send(Control::SetParam { change: ParamChange::Beta(7.0) });
+    until(&mut rx, &mut seen, |k| matches!(k, EventKind::ParamChanged { rejected: Some(_), .. })).await;
+    // Nothing ran while paused.
+    assert!(!seen.iter().any(|e| matches!(e.kind, EventKind::ModelCall { .. })));
+    handle.send(Control::Resume);
+    drop(handle);
+    seen.extend(drain(&mut rx).await);
+    let outcome = run.await.unwrap().unwrap();
+
+    let changed: Vec<&Event> = seen.iter().filter(|e| matches!(e.kind, EventKind::ParamChanged { .. })).collect();
+    assert_eq!(changed.len(), 2);
+    // Recorded in run 1, step 1: the decision point where it took effect.
+    assert_eq!((changed[0].run, changed[0].step), (1, 1));
+    assert_eq!(outcome.state.params.alpha, 0.9);
+    assert_eq!(outcome.state.params.beta, 0.5, "an invalid beta is refused, not applied");
+    let first_call = seen.iter().position(|e| matches!(e.kind, EventKind::ModelCall { .. })).unwrap();
+    let resumed = seen.iter().position(|e| matches!(e.kind, EventKind::Resumed)).unwrap();
+    assert!(resumed < first_call);
+}
+
+#[tokio::test]
+async fn a_tool_that_was_not_offered_is_refused_and_never_runs() {
+    // react offers the top 1 retrieved tool: the calculator for this task.
+    let model = Scripted::new(
+        &[&call("web_search", json!({"query": "x"})), &call("calculator", json!({"expression": "2+3"})), &finish("5")],
+        "{}",
+    );
+    let mut s = setup(model.clone(), StrategyKind::React);
+    s.params.top_k = 1;
+    let (mut engine, _h) = Engine::new(s);
+    let mut rx = engine.subscribe();
+    let outcome = engine.run(vec![task("Evaluate the arithmetic expression 2+3", "5")]).await.unwrap();
+    let events = drain(&mut rx).await;
+    let refused: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Refused { tool, reason, .. } => Some((tool.as_str(), *reason)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refused, vec![("web_search", RefuseReason::NotOffered)]);
+    let ran: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolCall { tool, .. } => Some(tool.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ran, vec!["calculator"]);
+    // The model is told about the refusal in its next prompt.
+    let second = &model.seen.lock().unwrap()[1];
+    assert!(second.messages[1].content.contains("refused: 'web_search' is not among the candidates"));
+    assert_eq!(outcome.state.finished[0].success, Some(true));
+}
+
+#[tokio::test]
+async fn malformed_replies_are_refused_and_the_run_goes_on() {
+    let model = Scripted::new(&["I think I should use a tool", &finish("4")], "{}");
+    let (engine, _h) = Engine::new(setup(model, StrategyKind::React));
+    let outcome = engine.run(vec![task("2+2", "4")]).await.unwrap();
+    let r = &outcome.state.finished[0];
+    assert_eq!(r.steps, 2);
+    assert_eq!(r.success, Some(true));
+}
+
+#[tokio::test]
+async fn a_scheduled_fault_hits_the_tool_and_the_run_goes_on() {
+    let model = Scripted::new(
+        &[
+            &call("geo_lookup", json!({"country": "France"})),
+            &call("geo_lookup_mirror", json!({"country": "France"})),
+            &finish("Paris"),
+        ],
+        "{}",
+    );
+    let mut s = setup(model, StrategyKind::React);
+    s.schedule = vec![Scheduled {
+        before_task: 1,
+        control: Control::InjectFault { tool: "geo_lookup".into(), fault: Fault { mode: FaultMode::Crash, scope: FaultScope::Once } },
+    }];
+    let (mut engine, _h) = Engine::new(s);
+    let mut rx = engine.subscribe();
+    let outcome = engine.run(vec![task("What is the capital of 'France'?", "Paris")]).await.unwrap();
+    let events = drain(&mut rx).await;
+    let results: Vec<(&str, bool, Option<FaultMode>)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolResult { tool, outcome, fault, .. } => Some((tool.as_str(), matches!(outcome, ToolOutcome::Ok { .. }), *fault)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, vec![("geo_lookup", false, Some(FaultMode::Crash)), ("geo_lookup_mirror", true, None)]);
+    assert_eq!(outcome.state.finished[0].success, Some(true));
+    assert!(outcome.state.faults.is_empty(), "a once-fault is spent after one call");
+}
+
+#[tokio::test]
+async fn toolnet_evaluates_and_updates_the_graph_and_score_edits_recompute_rows() {
+    let model = Scripted::new(&[&call("geo_lookup", json!({"country": "Japan"})), &finish("Tokyo")], r#"{"scores": {"geo_lookup": 2, "nonexistent": 3}}"#);
+    let (mut engine, handle) = Engine::new(setup(model, StrategyKind::Toolnet));
+    let mut rx = engine.subscribe();
+    handle.send(Control::EditScore { tool: "web_search".into(), score: -3.0 });
+    let outcome = engine.run(vec![task("What is the capital of 'Japan'?", "Tokyo")]).await.unwrap();
+    let events = drain(&mut rx).await;
+    let evaluated = events.iter().find_map(|e| match &e.kind {
+        EventKind::Evaluated { scores } => Some(scores.clone()),
+        _ => None,
+    });
+    assert_eq!(evaluated.unwrap().into_iter().collect::<Vec<_>>(), vec![("geo_lookup".to_string(), 2)], "only tools used are scored");
+    let g = outcome.graph.unwrap();
+    assert_eq!(g.score("geo_lookup"), Some(2.0));
+    assert_eq!(g.score("web_search"), Some(-3.0));
+    // The fold saw the same graph the engine holds.
+    let view = outcome.state.graph.as_ref().unwrap();
+    for from in ["start", "geo_lookup", "calculator"] {
+        for (to, w) in g.out_edges(from) {
+            assert!((view.weight(from, &to).unwrap() - w).abs() < 1e-12, "{from}->{to}");
+        }
+    }
+    // From start, the well-scored tool now outweighs the penalised one.
+    assert!(g.weight("start", "geo_lookup").unwrap() > g.weight("start", "web_search").unwrap());
+}
+
+#[tokio::test]
+async fn stop_ends_the_session_and_keeps_what_was_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let model = Scripted::new(&[&call("calculator", json!({"expression": "1+2"})), &finish("3")], "{}");
+    let mut s = setup(model, StrategyKind::React);
+    s.start_paused = true;
+    let (mut engine, handle) = Engine::new(s);
+    engine.set_trace(TraceWriter::create(&path).unwrap());
+    handle.send(Control::Step);
+    handle.send(Control::Stop);
+    let outcome = engine.run(vec![task("Evaluate the arithmetic expression 1+2", "3"), task("1+2", "3")]).await.unwrap();
+    assert_eq!(outcome.state.finished.len(), 1);
+    assert_eq!(outcome.state.finished[0].outcome, RunOutcome::Stopped);
+    assert_eq!(outcome.state.mode, Mode::Finished);
+    let replayed = SessionState::from_events(&read_trace(&path).unwrap());
+    assert_eq!(replayed, outcome.state);
+}
+
+#[tokio::test]
+async fn live_fold_trace_fold_and_engine_state_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let model = Scripted::new(
+        &[&call("web_search", json!({"query": "Peru"})), &call("geo_lookup", json!({"country": "Peru"})), &finish("Lima")],
+        r#"{"scores": {"web_search": -3, "geo_lookup": 1}}"#,
+    );
+    let (mut engine, _h) = Engine::new(setup(model, StrategyKind::Toolnet));
+    engine.set_trace(TraceWriter::create(&path).unwrap());
+    let mut rx = engine.subscribe();
+    let outcome = engine.run(vec![task("capital of 'Peru'", "Lima")]).await.unwrap();
+    let live = drain(&mut rx).await;
+    let from_trace = read_trace(&path).unwrap();
+    assert_eq!(live, from_trace);
+    assert_eq!(SessionState::from_events(&live), outcome.state);
+    let acct = &outcome.state.accounts[&(switchyard::model::Role::Actor, "scripted".to_string())];
+    assert_eq!(acct.calls, 3);
+    assert_eq!(acct.usage.prompt_tokens, 30);
+    // 10 prompt tokens at 1000/M and 2 completion tokens at 2000/M, per call.
+    assert!((acct.cost - 3.0 * (10.0 * 1000.0 + 2.0 * 2000.0) / 1e6).abs() < 1e-12);
+}
