@@ -1,0 +1,100 @@
+//! The prompt protocol: what is rendered can be read back (the simulated
+//! model depends on it), and replies are read leniently.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+use serde_json::json;
+
+use switchyard::model::{ChatResponse, ToolCallRequest, Usage};
+use switchyard::strategy::protocol::*;
+
+fn reply(text: &str) -> ChatResponse {
+    ChatResponse { text: text.into(), tool_calls: vec![], usage: Usage::default() }
+}
+
+fn view() -> ActorView {
+    ActorView {
+        task: "What is the capital of 'France'?".into(),
+        history: vec![
+            HistoryEntry {
+                tool: "geo_lookup".into(),
+                arguments: json!({"country": "France"}),
+                observation: Observation::Error("injected fault: error".into()),
+            },
+            HistoryEntry { tool: "web_search".into(), arguments: json!({"query": "x"}), observation: Observation::Refused("'web_search' is not among the candidates".into()) },
+            HistoryEntry { tool: "geo_lookup_mirror".into(), arguments: json!({"country": "France"}), observation: Observation::Result(json!({"capital": "Paris"})) },
+        ],
+        candidates: vec![
+            CandidateView { name: "calculator".into(), weight: Some("37".into()), description: "Evaluate: an expression".into(), parameters: json!({"type": "object"}) },
+            finish_candidate(Some("12".into())),
+        ],
+        notes: vec!["Your last reply could not be read.".into()],
+    }
+}
+
+#[test]
+fn actor_prompt_round_trips() {
+    let v = view();
+    let parsed = parse_actor_prompt(&render_actor(&v)).unwrap();
+    assert_eq!(parsed, v);
+}
+
+#[test]
+fn eval_and_judge_prompts_round_trip() {
+    let e = EvalView { task: "t".into(), steps: view().history, answer: Some("Paris".into()) };
+    assert_eq!(parse_eval_prompt(&render_eval(&e)).unwrap(), e);
+    let e = EvalView { answer: None, ..e };
+    assert_eq!(parse_eval_prompt(&render_eval(&e)).unwrap(), e);
+    let j = JudgeView { task: "t".into(), tool: "geo".into(), arguments: json!({"a": 1}), observation: Observation::Result(json!("Nothing Found")) };
+    assert_eq!(parse_judge_prompt(&render_judge(&j)).unwrap(), j);
+    // A prompt of one role is not read as another's.
+    assert!(parse_actor_prompt(&render_judge(&j)).is_none());
+}
+
+#[test]
+fn replies_are_read_leniently() {
+    let call = |t: &str, a| ActorAction::Call { tool: t.into(), arguments: a };
+    assert_eq!(parse_actor_reply(&reply(r#"{"tool": "calc", "arguments": {"x": 1}}"#)).unwrap(), call("calc", json!({"x": 1})));
+    assert_eq!(parse_actor_reply(&reply("Sure!\n```json\n{\"name\": \"calc\", \"arguments\": \"{\\\"x\\\": 2}\"}\n```")).unwrap(), call("calc", json!({"x": 2})));
+    assert_eq!(parse_actor_reply(&reply("Thought: use it\nAction: calc\nAction Input: {\"x\": 3}")).unwrap(), call("calc", json!({"x": 3})));
+    assert_eq!(parse_actor_reply(&reply("Action: calc {\"x\": 4}")).unwrap(), call("calc", json!({"x": 4})));
+    assert_eq!(parse_actor_reply(&reply("Thought: done\nFinal Answer: Paris")).unwrap(), ActorAction::Finish { answer: "Paris".into() });
+    assert_eq!(parse_actor_reply(&reply(r#"{"tool": "finish", "answer": 42}"#)).unwrap(), ActorAction::Finish { answer: "42".into() });
+    let native = ChatResponse { text: String::new(), tool_calls: vec![ToolCallRequest { name: "calc".into(), arguments: json!({"x": 5}) }], usage: Usage::default() };
+    assert_eq!(parse_actor_reply(&native).unwrap(), call("calc", json!({"x": 5})));
+    let err = parse_actor_reply(&reply("I am not sure what to do.")).unwrap_err();
+    assert!(err.to_string().contains("I am not sure"));
+}
+
+#[test]
+fn evaluator_scores_are_clamped_and_checked() {
+    let s = parse_eval_reply(&reply(r#"Scores: {"scores": {"a": 5, "b": -9, "c": "2"}}"#)).unwrap();
+    assert_eq!(s, BTreeMap::from([("a".to_string(), 3), ("b".to_string(), -3), ("c".to_string(), 2)]));
+    assert!(parse_eval_reply(&reply(r#"{"scores": {"a": "high"}}"#)).is_err());
+    assert!(parse_judge_reply(&reply(r#"{"helpful": false}"#)).unwrap() == false);
+    assert!(parse_judge_reply(&reply("This was helpful.")).unwrap());
+}
+
+#[test]
+fn the_actor_schema_allows_exactly_the_offered_names() {
+    let s = actor_schema(&["a".to_string(), "b".to_string()]);
+    assert_eq!(s.schema["properties"]["tool"]["enum"], json!(["a", "b", "finish"]));
+}
+
+proptest! {
+    // Whatever the task, notes and observations hold, the sim reads back
+    // what the strategy rendered.
+    #[test]
+    fn any_actor_view_round_trips(task in "[a-zA-Z0-9 ?'.,:-]{1,60}", note in "[a-zA-Z ]{0,30}", obs in "[a-zA-Z0-9 :]{0,40}", w in 0u32..1000) {
+        let task = task.trim().to_string();
+        prop_assume!(!task.is_empty());
+        let v = ActorView {
+            task,
+            history: vec![HistoryEntry { tool: "t1".into(), arguments: json!({"q": obs.clone()}), observation: Observation::Result(json!({"text": obs})) }],
+            candidates: vec![CandidateView { name: "t2".into(), weight: Some(w.to_string()), description: "does things".into(), parameters: json!({"type": "object", "properties": {}}) }, finish_candidate(None)],
+            notes: if note.trim().is_empty() { vec![] } else { vec![note.trim().to_string()] },
+        };
+        prop_assert_eq!(parse_actor_prompt(&render_actor(&v)).unwrap(), v);
+    }
+}
