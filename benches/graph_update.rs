@@ -1,1 +1,65 @@
-fn main() {}
+//! ToolNet's dynamic update after one task: `apply_scores` with ~5 tool
+//! scores on libraries of 4,000 and 16,000 tools, ~10 out-edges per tool.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use switchyard::graph::ToolGraph;
+
+/// A static graph from random trajectories: 9-tool trajectories, one per
+/// tool, give each tool ~8 observed successors plus its self and end edges.
+fn build(tools: usize, rng: &mut ChaCha8Rng) -> (ToolGraph, Vec<String>) {
+    let names: Vec<String> = (0..tools).map(|i| format!("tool_{i:05}")).collect();
+    let trajectories: Vec<Vec<String>> =
+        (0..tools).map(|_| (0..9).map(|_| names[rng.random_range(0..tools)].clone()).collect()).collect();
+    let graph = ToolGraph::from_trajectories(&names, &trajectories).unwrap_or_else(|e| panic!("bench graph: {e}"));
+    (graph, names)
+}
+
+/// The evaluator's scores for one run: ~5 tools, Δ in [-3, 3].
+fn runs(names: &[String], rng: &mut ChaCha8Rng) -> Vec<BTreeMap<String, i32>> {
+    (0..256)
+        .map(|_| {
+            (0..5)
+                .map(|_| {
+                    let tool = names[rng.random_range(0..names.len())].clone();
+                    (tool, rng.random_range(-3..=3))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn graph_update(c: &mut Criterion) {
+    let mut group = c.benchmark_group("graph_update");
+    group.sample_size(20);
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(3));
+    for tools in [4_000, 16_000] {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let (base, names) = build(tools, &mut rng);
+        let runs = runs(&names, &mut rng);
+        let edges: usize = base.tools().map(|t| base.out_edges(t).len()).sum();
+        eprintln!("{tools} tools: {:.1} out-edges per tool", edges as f64 / tools as f64);
+        group.bench_with_input(BenchmarkId::new("apply_scores", tools), &tools, |b, _| {
+            // A fresh graph per sample keeps the history (which grows
+            // with every update) from piling up across the whole run.
+            b.iter_custom(|iters| {
+                let mut graph = base.clone();
+                let started = Instant::now();
+                for i in 0..iters as usize {
+                    black_box(graph.apply_scores(&runs[i % runs.len()], 0.5, 0.5));
+                }
+                started.elapsed()
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, graph_update);
+criterion_main!(benches);

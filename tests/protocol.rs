@@ -72,7 +72,7 @@ fn evaluator_scores_are_clamped_and_checked() {
     let s = parse_eval_reply(&reply(r#"Scores: {"scores": {"a": 5, "b": -9, "c": "2"}}"#)).unwrap();
     assert_eq!(s, BTreeMap::from([("a".to_string(), 3), ("b".to_string(), -3), ("c".to_string(), 2)]));
     assert!(parse_eval_reply(&reply(r#"{"scores": {"a": "high"}}"#)).is_err());
-    assert!(parse_judge_reply(&reply(r#"{"helpful": false}"#)).unwrap() == false);
+    assert!(!parse_judge_reply(&reply(r#"{"helpful": false}"#)).unwrap());
     assert!(parse_judge_reply(&reply("This was helpful.")).unwrap());
 }
 

@@ -1,1 +1,196 @@
+//! The `command` executor: a subprocess started without a shell, given the
+//! JSON arguments on stdin, answering JSON on stdout.
 
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+
+use super::{ToolError, ToolErrorKind, ToolResult};
+
+/// Beyond this a tool's stdout is not read as an answer.
+const STDOUT_LIMIT: usize = 16 << 20;
+/// How much of stderr is kept (its end, where the error usually is).
+const STDERR_KEEP: usize = 4096;
+const STDERR_QUOTE: usize = 400;
+const STDOUT_QUOTE: usize = 200;
+
+fn err(kind: ToolErrorKind, msg: impl Into<String>) -> ToolError {
+    ToolError::new(kind, msg)
+}
+
+fn spawn(tool: &str, argv: &[String], cwd: Option<&Path>, io: bool) -> Result<Child, ToolError> {
+    let (program, rest) =
+        argv.split_first().ok_or_else(|| err(ToolErrorKind::Failed, format!("'{tool}' has an empty argv")))?;
+    let mut cmd = Command::new(program);
+    cmd.args(rest).kill_on_drop(true);
+    let pipe = || if io { Stdio::piped() } else { Stdio::null() };
+    cmd.stdin(pipe()).stdout(pipe()).stderr(pipe());
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    cmd.spawn().map_err(|e| err(ToolErrorKind::Failed, format!("could not start '{program}': {e}")))
+}
+
+/// Reads a stream to its end. Keeps the first `keep` bytes (or the last,
+/// with `tail`) but drains it all, so the child never blocks on a full pipe.
+/// Returns the bytes kept and whether any were dropped.
+async fn drain(reader: Option<impl AsyncRead + Unpin>, keep: usize, tail: bool) -> (Vec<u8>, bool) {
+    let Some(mut reader) = reader else {
+        return (Vec::new(), false);
+    };
+    let mut kept = Vec::new();
+    let mut dropped = false;
+    let mut chunk = vec![0u8; 8192];
+    loop {
+        let n = match reader.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if tail {
+            kept.extend_from_slice(&chunk[..n]);
+            if kept.len() > keep {
+                kept.drain(..kept.len() - keep);
+                dropped = true;
+            }
+        } else {
+            let room = keep.saturating_sub(kept.len());
+            kept.extend_from_slice(&chunk[..n.min(room)]);
+            dropped |= n > room;
+        }
+    }
+    (kept, dropped)
+}
+
+fn quote_start(bytes: &[u8], max: usize) -> String {
+    let s = String::from_utf8_lossy(bytes);
+    let s = s.trim();
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+fn quote_end(bytes: &[u8], max: usize) -> String {
+    let s = String::from_utf8_lossy(bytes);
+    let s = s.trim();
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    let (i, _) = s.char_indices().nth(n - max).unwrap_or((0, ' '));
+    format!("...{}", &s[i..])
+}
+
+#[cfg(unix)]
+fn signal_of(status: &ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal()
+}
+
+#[cfg(not(unix))]
+fn signal_of(_status: &ExitStatus) -> Option<i32> {
+    None
+}
+
+/// Runs the tool once. On timeout the process is killed and reaped before
+/// this returns.
+pub(crate) async fn run(
+    tool: &str,
+    argv: &[String],
+    cwd: Option<&Path>,
+    args: &Value,
+    timeout: Duration,
+) -> ToolResult {
+    let mut child = spawn(tool, argv, cwd, true)?;
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let mut input = serde_json::to_vec(args).unwrap_or_else(|_| b"{}".to_vec());
+    input.push(b'\n');
+
+    // Writing, reading stdout and reading stderr run together: a tool that
+    // fills one pipe before reading its input would otherwise deadlock.
+    let exchange = async {
+        let write = async {
+            if let Some(mut stdin) = stdin {
+                // A tool may exit without reading its input; that is its choice.
+                let _ = stdin.write_all(&input).await;
+                let _ = stdin.shutdown().await;
+            }
+        };
+        let ((), out, errs) = tokio::join!(write, drain(stdout, STDOUT_LIMIT, false), drain(stderr, STDERR_KEEP, true));
+        let status = child.wait().await;
+        (out, errs, status)
+    };
+    let ((out, out_cut), (errs, _), status) = match tokio::time::timeout(timeout, exchange).await {
+        Ok(r) => r,
+        Err(_) => {
+            let _ = child.kill().await;
+            return Err(err(
+                ToolErrorKind::Timeout,
+                format!("'{tool}' timed out after {} ms and was killed", timeout.as_millis()),
+            ));
+        }
+    };
+    let status =
+        status.map_err(|e| err(ToolErrorKind::Crashed, format!("'{tool}': lost track of the process: {e}")))?;
+
+    if !status.success() {
+        let stderr = quote_end(&errs, STDERR_QUOTE);
+        let stderr = if stderr.is_empty() { "(nothing on stderr)".to_string() } else { stderr };
+        return Err(match (status.code(), signal_of(&status)) {
+            (Some(code), _) => err(ToolErrorKind::Failed, format!("'{tool}' exited with code {code}: {stderr}")),
+            (None, Some(sig)) => err(ToolErrorKind::Crashed, format!("'{tool}' was killed by signal {sig}: {stderr}")),
+            (None, None) => err(ToolErrorKind::Crashed, format!("'{tool}' died ({status}): {stderr}")),
+        });
+    }
+    if out_cut {
+        return Err(err(ToolErrorKind::BadOutput, format!("'{tool}' printed more than {STDOUT_LIMIT} bytes")));
+    }
+    if out.iter().all(u8::is_ascii_whitespace) {
+        return Err(err(ToolErrorKind::BadOutput, format!("'{tool}' printed nothing on stdout (expected JSON)")));
+    }
+    serde_json::from_slice(&out).map_err(|e| {
+        err(ToolErrorKind::BadOutput, format!("'{tool}' did not print JSON ({e}): {}", quote_start(&out, STDOUT_QUOTE)))
+    })
+}
+
+/// An injected crash: the process really starts and is killed at once, so
+/// the tool is seen to die as a real crash would.
+pub(crate) async fn crash(tool: &str, argv: &[String], cwd: Option<&Path>, timeout: Duration) -> ToolResult {
+    let mut child = spawn(tool, argv, cwd, false)?;
+    let pid = child.id().map_or_else(String::new, |p| format!(" (pid {p})"));
+    let _ = child.start_kill();
+    let how = match tokio::time::timeout(timeout, child.wait()).await {
+        Ok(Ok(status)) => match signal_of(&status) {
+            Some(sig) => format!("killed by signal {sig}"),
+            None => format!("stopped ({status})"),
+        },
+        _ => "killed".to_string(),
+    };
+    Err(err(ToolErrorKind::Crashed, format!("'{tool}'{pid} crashed: {how} (injected)")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_keep_the_right_end() {
+        assert_eq!(quote_start(b"abcdef", 3), "abc...");
+        assert_eq!(quote_end(b"abcdef", 3), "...def");
+        assert_eq!(quote_end(b" ab \n", 3), "ab");
+    }
+
+    #[tokio::test]
+    async fn drain_keeps_head_or_tail() {
+        let data: &[u8] = b"0123456789";
+        assert_eq!(drain(Some(data), 4, false).await, (b"0123".to_vec(), true));
+        assert_eq!(drain(Some(data), 4, true).await, (b"6789".to_vec(), true));
+        assert_eq!(drain(Some(data), 40, true).await, (data.to_vec(), false));
+    }
+}

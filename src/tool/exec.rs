@@ -1,1 +1,286 @@
+//! Runs tool calls: checks the arguments, applies the fault the engine drew,
+//! and dispatches to the builtin, command or http executor.
 
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{Value, json};
+
+use super::builtin::{self, BuiltinCtx};
+use super::fault::FaultMode;
+use super::{ExecutorSpec, ToolError, ToolErrorKind, ToolResult, ToolSpec, command, http};
+
+/// What an injected "nothing found" fault returns.
+pub const NOTHING_FOUND: &str = "Nothing Found";
+
+/// Phrases tools use to say they found nothing.
+const NOTHING_PHRASES: [&str; 3] = ["nothing found", "no results", "not found"];
+/// A longer string that merely mentions "not found" is an answer, not an empty one.
+const NOTHING_MAX_LEN: usize = 100;
+const GARBAGE_LEN: usize = 40;
+const GARBAGE_CHARS: &[u8] = b"!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+
+/// Whether a result says nothing was found: a "Nothing Found"-like string,
+/// null, an empty array or object, or an object whose only value is such.
+pub fn is_nothing_found(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => {
+            let s = s.trim().to_lowercase();
+            s.is_empty() || (s.len() <= NOTHING_MAX_LEN && NOTHING_PHRASES.iter().any(|p| s.contains(p)))
+        }
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => match o.len() {
+            0 => true,
+            1 => o.values().all(is_nothing_found),
+            _ => false,
+        },
+        Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn has_type(v: &Value, ty: &str) -> bool {
+    match ty {
+        "string" => v.is_string(),
+        "number" => v.is_number(),
+        "integer" => match v {
+            Value::Number(n) => n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0),
+            _ => false,
+        },
+        "boolean" => v.is_boolean(),
+        "array" => v.is_array(),
+        "object" => v.is_object(),
+        "null" => v.is_null(),
+        // A type the manifest check let through but we cannot judge: accept.
+        _ => true,
+    }
+}
+
+/// JSON equality where 1 and 1.0 are the same number.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    match s.char_indices().nth(60) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s,
+    }
+}
+
+/// A light JSON Schema check of the arguments against the tool's parameter
+/// schema: an object, required fields present, declared types and enums
+/// respected. Extra fields are allowed (models add them, tools ignore them).
+pub fn check_arguments(spec: &ToolSpec, args: &Value) -> Result<(), ToolError> {
+    let bad = |msg: String| ToolError::new(ToolErrorKind::BadArguments, msg);
+    let Some(given) = args.as_object() else {
+        return Err(bad(format!("arguments must be a JSON object, got {}", json_type(args))));
+    };
+    let schema = &spec.parameters;
+    if let Some(required) = schema.get("required").and_then(Value::as_array) {
+        for name in required.iter().filter_map(Value::as_str) {
+            if !given.contains_key(name) {
+                return Err(bad(format!("missing required argument '{name}'")));
+            }
+        }
+    }
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Ok(());
+    };
+    for (name, value) in given {
+        let Some(prop) = props.get(name) else {
+            continue;
+        };
+        match prop.get("type") {
+            Some(Value::String(ty)) if !has_type(value, ty) => {
+                return Err(bad(format!("argument '{name}' must be {ty}, got {} {}", json_type(value), short(value))));
+            }
+            Some(Value::Array(types)) => {
+                let types: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
+                if !types.iter().any(|t| has_type(value, t)) {
+                    return Err(bad(format!(
+                        "argument '{name}' must be {}, got {} {}",
+                        types.join(" or "),
+                        json_type(value),
+                        short(value)
+                    )));
+                }
+            }
+            _ => {}
+        }
+        if let Some(allowed) = prop.get("enum").and_then(Value::as_array)
+            && !allowed.iter().any(|a| same_value(a, value))
+        {
+            let allowed: Vec<String> = allowed.iter().map(Value::to_string).collect();
+            return Err(bad(format!("argument '{name}' must be one of {}, got {}", allowed.join(", "), short(value))));
+        }
+    }
+    Ok(())
+}
+
+/// ~40 printable, non-alphanumeric characters, the same for the same seed.
+fn garbage(seed: u64) -> String {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..GARBAGE_LEN).map(|_| GARBAGE_CHARS[rng.random_range(0..GARBAGE_CHARS.len())] as char).collect()
+}
+
+/// The time a call may take: the caller's bound, tightened by the
+/// manifest's own timeout for executors that have one.
+fn effective_timeout(spec: &ToolSpec, timeout: Duration) -> Duration {
+    match &spec.executor {
+        ExecutorSpec::Builtin { .. } => timeout,
+        ExecutorSpec::Command { timeout_ms, .. } | ExecutorSpec::Http { timeout_ms, .. } => {
+            timeout.min(Duration::from_millis(*timeout_ms))
+        }
+    }
+}
+
+/// Runs tool calls. Cheap to share: one HTTP connection pool for all calls.
+#[derive(Clone, Debug)]
+pub struct Executor {
+    http: reqwest::Client,
+}
+
+impl Default for Executor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Executor {
+    pub fn new() -> Self {
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .unwrap_or_default();
+        Executor { http }
+    }
+
+    /// Runs one call. `fault` (already drawn by the engine from its
+    /// FaultTable) changes what happens; `call_seed` seeds builtin randomness
+    /// and garbage so the same seed gives the same result; `timeout` bounds
+    /// every executor (builtin included).
+    pub async fn call(
+        &self,
+        spec: &ToolSpec,
+        args: &Value,
+        fault: Option<FaultMode>,
+        call_seed: u64,
+        timeout: Duration,
+    ) -> ToolResult {
+        check_arguments(spec, args)?;
+        let timeout = effective_timeout(spec, timeout);
+        match fault {
+            None => self.run(spec, args, call_seed, timeout).await,
+            Some(FaultMode::Error) => Err(ToolError::new(ToolErrorKind::Failed, "injected fault: error")),
+            Some(FaultMode::NothingFound) => Ok(json!(NOTHING_FOUND)),
+            Some(FaultMode::Garbage) => Ok(Value::String(garbage(call_seed))),
+            Some(FaultMode::Timeout) => {
+                tokio::time::sleep(timeout).await;
+                Err(ToolError::new(
+                    ToolErrorKind::Timeout,
+                    format!("'{}' timed out after {} ms (injected)", spec.name, timeout.as_millis()),
+                ))
+            }
+            Some(FaultMode::Slow { ms }) => {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                self.run(spec, args, call_seed, timeout).await
+            }
+            Some(FaultMode::Crash) => match &spec.executor {
+                ExecutorSpec::Command { argv, cwd, .. } => {
+                    command::crash(&spec.name, argv, cwd.as_deref(), timeout).await
+                }
+                _ => Err(ToolError::new(ToolErrorKind::Crashed, "injected crash")),
+            },
+        }
+    }
+
+    async fn run(&self, spec: &ToolSpec, args: &Value, call_seed: u64, timeout: Duration) -> ToolResult {
+        match &spec.executor {
+            ExecutorSpec::Builtin { function } => {
+                let f = builtin::lookup(function).ok_or_else(|| {
+                    ToolError::new(ToolErrorKind::Failed, format!("'{}': no builtin function '{function}'", spec.name))
+                })?;
+                let mut ctx = BuiltinCtx { rng: ChaCha8Rng::seed_from_u64(call_seed) };
+                // Builtins are pure and fast, so they run right here; a panic
+                // in one is a crash of that tool, not of the engine.
+                let run = async {
+                    std::panic::catch_unwind(AssertUnwindSafe(|| f(args, &mut ctx))).unwrap_or_else(|_| {
+                        Err(ToolError::new(ToolErrorKind::Crashed, format!("builtin '{function}' panicked")))
+                    })
+                };
+                tokio::time::timeout(timeout, run).await.unwrap_or_else(|_| {
+                    Err(ToolError::new(
+                        ToolErrorKind::Timeout,
+                        format!("'{}' timed out after {} ms", spec.name, timeout.as_millis()),
+                    ))
+                })
+            }
+            ExecutorSpec::Command { argv, cwd, .. } => {
+                command::run(&spec.name, argv, cwd.as_deref(), args, timeout).await
+            }
+            ExecutorSpec::Http { method, url, headers, .. } => {
+                http::run(&self.http, &spec.name, method, url, headers, args, timeout).await
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_found_shapes() {
+        for v in [
+            json!(null),
+            json!("Nothing Found"),
+            json!("  no results.  "),
+            json!("Error: city NOT FOUND"),
+            json!(""),
+            json!([]),
+            json!({}),
+            json!({"results": []}),
+            json!({"data": {"message": "nothing found"}}),
+        ] {
+            assert!(is_nothing_found(&v), "{v}");
+        }
+        for v in [
+            json!(0),
+            json!(false),
+            json!("Paris"),
+            json!([1]),
+            json!({"results": [], "total": 0}),
+            json!("x".repeat(200) + " not found"),
+        ] {
+            assert!(!is_nothing_found(&v), "{v}");
+        }
+    }
+
+    #[test]
+    fn garbage_is_seeded_punctuation() {
+        let g = garbage(7);
+        assert_eq!(g.chars().count(), GARBAGE_LEN);
+        assert!(g.chars().all(|c| c.is_ascii_graphic() && !c.is_ascii_alphanumeric()));
+        assert_eq!(g, garbage(7));
+        assert_ne!(g, garbage(8));
+    }
+}

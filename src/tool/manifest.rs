@@ -1,8 +1,577 @@
 //! Loading and validating TOML tool manifests.
-use std::path::PathBuf;
+//!
+//! A manifest file holds one or more `[[tool]]` tables. Every error names the
+//! file, the tool (by name, or `tool[i]` when it has none) and the field, so a
+//! user can go straight to the line to fix.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::http::{Piece, split_template};
+use super::{ExecutorSpec, HeaderValue, ToolLibrary, ToolSpec, builtin};
+
+const DEFAULT_COST: f64 = 1.0;
+const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+/// Node names the engine's tool graph keeps for itself.
+const RESERVED_NAMES: [&str; 3] = ["start", "end", "finish"];
+const KNOWN_KINDS: &str = "builtin, command or http";
+const HTTP_METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+const PROPERTY_TYPES: [&str; 6] = ["string", "number", "integer", "boolean", "array", "object"];
+
+/// Which tool of a file an error is about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolRef {
+    Named(String),
+    /// Position among the file's `[[tool]]` tables, from 0, for a tool with no name.
+    Index(usize),
+}
+
+impl fmt::Display for ToolRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolRef::Named(n) => write!(f, "tool '{n}'"),
+            ToolRef::Index(i) => write!(f, "tool[{i}]"),
+        }
+    }
+}
 
 #[derive(thiserror::Error, Debug)]
 pub enum ManifestError {
     #[error("duplicate tool '{name}': defined in {} and again in {}", first.display(), second.display())]
     Duplicate { name: String, first: PathBuf, second: PathBuf },
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{}: line {line}, column {column}: invalid TOML: {message}", path.display())]
+    Syntax { path: PathBuf, line: usize, column: usize, message: String },
+    /// A problem outside any `[[tool]]` table.
+    #[error("{}: field '{field}': {message}", path.display())]
+    File { path: PathBuf, field: String, message: String },
+    #[error("{}: {tool}: field '{field}': {message}", path.display())]
+    Invalid { path: PathBuf, tool: ToolRef, field: String, message: String },
+}
+
+/// A field and what is wrong with it; the caller adds file and tool.
+struct Bad {
+    field: String,
+    message: String,
+}
+
+fn bad(field: impl Into<String>, message: impl Into<String>) -> Bad {
+    Bad { field: field.into(), message: message.into() }
+}
+
+fn join(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() { key.to_string() } else { format!("{prefix}.{key}") }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    tool: Option<Vec<toml::Value>>,
+}
+
+// Every raw field is optional so that `deserialize_table` can test keys one
+// at a time; required fields are checked by hand with a clear message.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTool {
+    name: Option<String>,
+    description: Option<String>,
+    category: Option<String>,
+    cost: Option<f64>,
+    parameters: Option<toml::Value>,
+    response: Option<toml::Value>,
+    executor: Option<toml::Table>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBuiltin {
+    function: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCommand {
+    argv: Option<Vec<String>>,
+    cwd: Option<PathBuf>,
+    timeout_ms: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHttp {
+    method: Option<String>,
+    url: Option<String>,
+    timeout_ms: Option<u64>,
+    headers: Option<toml::Table>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEnvHeader {
+    env: Option<String>,
+    prefix: Option<String>,
+}
+
+/// Deserializes a table, naming the offending key on failure. serde's
+/// message does not say which key failed, so on error each key is retried
+/// alone to find it.
+fn deserialize_table<T: DeserializeOwned>(table: &toml::Table, prefix: &str) -> Result<T, Bad> {
+    let whole = match toml::Value::Table(table.clone()).try_into::<T>() {
+        Ok(t) => return Ok(t),
+        Err(e) => e,
+    };
+    for (key, value) in table {
+        let mut one = toml::Table::new();
+        one.insert(key.clone(), value.clone());
+        if let Err(e) = toml::Value::Table(one).try_into::<T>() {
+            let msg = e.message();
+            let msg = match msg.strip_prefix("unknown field `") {
+                Some(rest) => match rest.split_once(", ") {
+                    Some((_, expected)) => format!("unknown field ({expected})"),
+                    None => "unknown field".to_string(),
+                },
+                None => msg
+                    .replace("expected f64", "expected a number")
+                    .replace("expected u64", "expected a whole number >= 0"),
+            };
+            return Err(bad(join(prefix, key), msg));
+        }
+    }
+    Err(bad(prefix, whole.message().to_string()))
+}
+
+fn type_name(v: &toml::Value) -> &'static str {
+    v.type_str()
+}
+
+/// TOML to JSON; refuses what JSON cannot hold (NaN, infinities).
+fn to_json(v: &toml::Value, field: &str) -> Result<Value, Bad> {
+    Ok(match v {
+        toml::Value::String(s) => Value::String(s.clone()),
+        toml::Value::Integer(i) => Value::from(*i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(Value::Number)
+            .ok_or_else(|| bad(field, format!("{f} is not a finite number")))?,
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+        toml::Value::Array(a) => Value::Array(
+            a.iter().enumerate().map(|(i, x)| to_json(x, &format!("{field}[{i}]"))).collect::<Result<_, _>>()?,
+        ),
+        toml::Value::Table(t) => Value::Object(
+            t.iter().map(|(k, x)| Ok((k.clone(), to_json(x, &join(field, k))?))).collect::<Result<_, Bad>>()?,
+        ),
+    })
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn check_name(name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if !first_ok || !rest_ok {
+        return Err(format!("'{name}' is not a valid tool name (a letter, then letters, digits, '_', '.' or '-')"));
+    }
+    if RESERVED_NAMES.contains(&name) {
+        return Err(format!("'{name}' is reserved by the engine (start, end and finish are graph nodes)"));
+    }
+    Ok(())
+}
+
+/// The parameter schema must be an object schema whose properties all have
+/// a type the argument check understands.
+fn check_parameters(schema: &Value) -> Result<(), Bad> {
+    let obj = schema
+        .as_object()
+        .ok_or_else(|| bad("parameters", format!("must be a table (a JSON Schema), got {}", json_type(schema))))?;
+    match obj.get("type") {
+        Some(Value::String(t)) if t == "object" => {}
+        Some(other) => {
+            return Err(bad("parameters.type", format!("must be \"object\", got {other}")));
+        }
+        None => return Err(bad("parameters.type", "missing (must be \"object\")")),
+    }
+    let empty = serde_json::Map::new();
+    let props = match obj.get("properties") {
+        None => &empty,
+        Some(Value::Object(p)) => p,
+        Some(other) => {
+            return Err(bad("parameters.properties", format!("must be a table, got {}", json_type(other))));
+        }
+    };
+    for (pname, prop) in props {
+        let field = format!("parameters.properties.{pname}");
+        let Some(pobj) = prop.as_object() else {
+            return Err(bad(field, format!("must be a table, got {}", json_type(prop))));
+        };
+        let has_enum = match pobj.get("enum") {
+            None => false,
+            Some(Value::Array(a)) if !a.is_empty() => true,
+            Some(_) => {
+                return Err(bad(format!("{field}.enum"), "must be a non-empty array"));
+            }
+        };
+        match pobj.get("type") {
+            None if has_enum => {}
+            None => {
+                return Err(bad(
+                    format!("{field}.type"),
+                    format!("missing (expected one of {}, or an enum)", PROPERTY_TYPES.join(", ")),
+                ));
+            }
+            Some(t) => check_property_type(t).map_err(|m| bad(format!("{field}.type"), m))?,
+        }
+    }
+    match obj.get("required") {
+        None => {}
+        Some(Value::Array(req)) => {
+            for (i, r) in req.iter().enumerate() {
+                let field = format!("parameters.required[{i}]");
+                let Some(r) = r.as_str() else {
+                    return Err(bad(field, format!("must be a string, got {}", json_type(r))));
+                };
+                if !props.contains_key(r) {
+                    return Err(bad(field, format!("'{r}' is required but not declared in parameters.properties")));
+                }
+            }
+        }
+        Some(other) => {
+            return Err(bad(
+                "parameters.required",
+                format!("must be an array of property names, got {}", json_type(other)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_property_type(t: &Value) -> Result<(), String> {
+    let known = |s: &str| PROPERTY_TYPES.contains(&s);
+    let expected = || format!("expected one of {}", PROPERTY_TYPES.join(", "));
+    match t {
+        Value::String(s) if known(s) => Ok(()),
+        Value::String(s) => Err(format!("unknown type '{s}' ({})", expected())),
+        // JSON Schema's list form, e.g. ["string", "null"] for an optional value.
+        Value::Array(list) if !list.is_empty() => {
+            for item in list {
+                match item.as_str() {
+                    Some(s) if known(s) || s == "null" => {}
+                    _ => return Err(format!("unknown type {item} ({})", expected())),
+                }
+            }
+            Ok(())
+        }
+        other => Err(format!("must be a type name ({}), got {other}", expected())),
+    }
+}
+
+/// Resolves argv entries that name files beside the manifest, so a tool
+/// runs the same whatever directory switchyard was started from. A bare
+/// program name (`python3`) is left for PATH lookup.
+fn resolve_argv(argv: Vec<String>, dir: &Path) -> Vec<String> {
+    argv.into_iter()
+        .enumerate()
+        .map(|(i, arg)| {
+            let p = Path::new(&arg);
+            let candidate = i > 0 || arg.contains('/');
+            if candidate && !arg.is_empty() && p.is_relative() && dir.join(p).is_file() {
+                dir.join(p).into_os_string().into_string().unwrap_or(arg)
+            } else {
+                arg
+            }
+        })
+        .collect()
+}
+
+fn check_timeout(t: Option<u64>) -> Result<u64, Bad> {
+    match t {
+        Some(0) => Err(bad("executor.timeout_ms", "must be more than 0")),
+        Some(t) => Ok(t),
+        None => Ok(DEFAULT_TIMEOUT_MS),
+    }
+}
+
+fn build_executor(exec: &toml::Table, params: &Value, dir: &Path) -> Result<ExecutorSpec, Bad> {
+    let kind = match exec.get("kind") {
+        Some(toml::Value::String(k)) => k.as_str(),
+        Some(other) => {
+            return Err(bad("executor.kind", format!("must be a string ({KNOWN_KINDS}), got {}", type_name(other))));
+        }
+        None => {
+            return Err(bad("executor.kind", format!("missing (expected {KNOWN_KINDS})")));
+        }
+    };
+    let mut rest = exec.clone();
+    rest.remove("kind");
+    match kind {
+        "builtin" => {
+            let raw: RawBuiltin = deserialize_table(&rest, "executor")?;
+            let function = raw.function.ok_or_else(|| bad("executor.function", "missing (the builtin's name)"))?;
+            if builtin::lookup(&function).is_none() {
+                return Err(bad(
+                    "executor.function",
+                    format!("unknown builtin function '{function}' (known: {})", builtin::names().join(", ")),
+                ));
+            }
+            Ok(ExecutorSpec::Builtin { function })
+        }
+        "command" => {
+            let raw: RawCommand = deserialize_table(&rest, "executor")?;
+            let argv =
+                raw.argv.ok_or_else(|| bad("executor.argv", "missing (e.g. argv = [\"python3\", \"tool.py\"])"))?;
+            if argv.first().is_none_or(|p| p.trim().is_empty()) {
+                return Err(bad("executor.argv", "must name a program to run"));
+            }
+            let cwd = match raw.cwd {
+                Some(c) if c.is_relative() => dir.join(c),
+                Some(c) => c,
+                None => dir.to_path_buf(),
+            };
+            if !cwd.is_dir() {
+                return Err(bad("executor.cwd", format!("directory {} does not exist", cwd.display())));
+            }
+            Ok(ExecutorSpec::Command {
+                argv: resolve_argv(argv, dir),
+                cwd: Some(cwd),
+                timeout_ms: check_timeout(raw.timeout_ms)?,
+            })
+        }
+        "http" => {
+            let raw: RawHttp = deserialize_table(&rest, "executor")?;
+            let method = raw
+                .method
+                .ok_or_else(|| bad("executor.method", "missing (GET, POST, PUT, PATCH or DELETE)"))?
+                .to_ascii_uppercase();
+            if !HTTP_METHODS.contains(&method.as_str()) {
+                return Err(bad(
+                    "executor.method",
+                    format!("unknown method '{method}' (expected GET, POST, PUT, PATCH or DELETE)"),
+                ));
+            }
+            let url = raw.url.ok_or_else(|| bad("executor.url", "missing"))?;
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(bad("executor.url", format!("'{url}' must start with http:// or https://")));
+            }
+            let declared = params.get("properties").and_then(Value::as_object);
+            for piece in split_template(&url).map_err(|m| bad("executor.url", m))? {
+                if let Piece::Param(p) = piece
+                    && !declared.is_some_and(|d| d.contains_key(p))
+                {
+                    return Err(bad("executor.url", format!("URL parameter '{{{p}}}' is not a declared parameter")));
+                }
+            }
+            let mut headers = BTreeMap::new();
+            for (name, value) in raw.headers.unwrap_or_default() {
+                let field = format!("executor.headers.{name}");
+                if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                    return Err(bad(field, "not a valid header name"));
+                }
+                let hv = match value {
+                    toml::Value::String(s) => {
+                        if reqwest::header::HeaderValue::from_str(&s).is_err() {
+                            return Err(bad(field, "not a valid header value"));
+                        }
+                        HeaderValue::Literal(s)
+                    }
+                    toml::Value::Table(t) => {
+                        let raw: RawEnvHeader = deserialize_table(&t, &field)?;
+                        let env = raw.env.unwrap_or_default();
+                        if env.trim().is_empty() || env.contains(['=', '\0']) {
+                            return Err(bad(format!("{field}.env"), "must name an environment variable"));
+                        }
+                        HeaderValue::Env { env, prefix: raw.prefix.unwrap_or_default() }
+                    }
+                    other => {
+                        return Err(bad(
+                            field,
+                            format!(
+                                "must be a string or {{ env = \"VAR\", prefix = \"...\" }}, got {}",
+                                type_name(&other)
+                            ),
+                        ));
+                    }
+                };
+                headers.insert(name, hv);
+            }
+            Ok(ExecutorSpec::Http { method, url, headers, timeout_ms: check_timeout(raw.timeout_ms)? })
+        }
+        other => Err(bad("executor.kind", format!("unknown executor '{other}' (expected {KNOWN_KINDS})"))),
+    }
+}
+
+fn build_tool(table: &toml::Table, dir: &Path, source: &Path) -> Result<ToolSpec, Bad> {
+    let raw: RawTool = deserialize_table(table, "")?;
+    let name = raw.name.ok_or_else(|| bad("name", "missing"))?;
+    check_name(&name).map_err(|m| bad("name", m))?;
+    let description = raw.description.ok_or_else(|| bad("description", "missing"))?;
+    if description.trim().is_empty() {
+        return Err(bad("description", "must not be empty (the model reads it to pick tools)"));
+    }
+    let cost = raw.cost.unwrap_or(DEFAULT_COST);
+    if !cost.is_finite() || cost < 0.0 {
+        return Err(bad("cost", format!("must be a finite number >= 0, got {cost}")));
+    }
+    let parameters = match &raw.parameters {
+        Some(p) => to_json(p, "parameters")?,
+        None => serde_json::json!({ "type": "object", "properties": {} }),
+    };
+    check_parameters(&parameters)?;
+    let response = match &raw.response {
+        Some(r @ toml::Value::Table(_)) => Some(to_json(r, "response")?),
+        Some(other) => {
+            return Err(bad("response", format!("must be a table (a JSON Schema), got {}", type_name(other))));
+        }
+        None => None,
+    };
+    let exec = raw.executor.ok_or_else(|| bad("executor", "missing (a [tool.executor] table)"))?;
+    let executor = build_executor(&exec, &parameters, dir)?;
+    Ok(ToolSpec {
+        name,
+        description,
+        category: raw.category,
+        cost,
+        parameters,
+        response,
+        executor,
+        source: Some(source.to_path_buf()),
+    })
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+/// The folder commands run in and relative paths are resolved against.
+fn manifest_dir(path: &Path) -> PathBuf {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    dir.canonicalize().or_else(|_| std::path::absolute(dir)).unwrap_or_else(|_| dir.to_path_buf())
+}
+
+/// Parses manifest text; `path` is used for error messages and to resolve
+/// relative paths.
+fn parse(text: &str, path: &Path) -> Result<Vec<ToolSpec>, ManifestError> {
+    let doc: toml::Table = toml::from_str(text).map_err(|e| {
+        let (line, column) = line_column(text, e.span().map_or(0, |s| s.start));
+        ManifestError::Syntax { path: path.to_path_buf(), line, column, message: e.message().trim().to_string() }
+    })?;
+    let file_err = |b: Bad| ManifestError::File { path: path.to_path_buf(), field: b.field, message: b.message };
+    let raw: RawFile = deserialize_table(&doc, "").map_err(file_err)?;
+    let dir = manifest_dir(path);
+    let mut tools = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (i, item) in raw.tool.unwrap_or_default().iter().enumerate() {
+        let Some(table) = item.as_table() else {
+            return Err(file_err(bad(
+                format!("tool[{i}]"),
+                format!("must be a table ([[tool]]), got {}", type_name(item)),
+            )));
+        };
+        let tool_ref = match table.get("name").and_then(toml::Value::as_str) {
+            Some(n) if !n.is_empty() => ToolRef::Named(n.to_string()),
+            _ => ToolRef::Index(i),
+        };
+        let spec = build_tool(table, &dir, path).map_err(|b| ManifestError::Invalid {
+            path: path.to_path_buf(),
+            tool: tool_ref,
+            field: b.field,
+            message: b.message,
+        })?;
+        if !seen.insert(spec.name.clone()) {
+            return Err(ManifestError::Duplicate {
+                name: spec.name,
+                first: path.to_path_buf(),
+                second: path.to_path_buf(),
+            });
+        }
+        tools.push(spec);
+    }
+    Ok(tools)
+}
+
+/// Loads the tools of one manifest file.
+pub fn load_file(path: &Path) -> Result<Vec<ToolSpec>, ManifestError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|source| ManifestError::Io { path: path.to_path_buf(), source })?;
+    parse(&text, path)
+}
+
+/// Loads manifests into one library. Each path is a file, or a directory
+/// whose `*.toml` files are loaded in name order (not recursively). A tool
+/// name defined twice, in any files, is refused.
+pub fn load_paths(paths: &[PathBuf]) -> Result<ToolLibrary, ManifestError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ManifestError::Io { path, source }
+    };
+    let mut tools = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut files = Vec::new();
+            for entry in std::fs::read_dir(path).map_err(io(path))? {
+                let file = entry.map_err(io(path))?.path();
+                if file.is_file() && file.extension().is_some_and(|e| e == "toml") {
+                    files.push(file);
+                }
+            }
+            files.sort();
+            for file in files {
+                tools.extend(load_file(&file)?);
+            }
+        } else {
+            tools.extend(load_file(path)?);
+        }
+    }
+    ToolLibrary::new(tools)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_from_offsets() {
+        let text = "a = 1\nbé = 2\n";
+        assert_eq!(line_column(text, 0), (1, 1));
+        assert_eq!(line_column(text, 6), (2, 1));
+        // 'é' is two bytes: the column counts characters.
+        assert_eq!(line_column(text, 9), (2, 3));
+        assert_eq!(line_column(text, 999), (3, 1));
+    }
+
+    #[test]
+    fn names() {
+        assert!(check_name("unit_convert").is_ok());
+        assert!(check_name("geo.lookup-v2").is_ok());
+        assert!(check_name("2fast").is_err());
+        assert!(check_name("").is_err());
+        assert!(check_name("has space").is_err());
+        assert!(check_name("end").unwrap_err().contains("reserved"));
+    }
 }

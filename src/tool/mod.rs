@@ -47,7 +47,7 @@ pub enum ExecutorSpec {
         cwd: Option<PathBuf>,
         timeout_ms: u64,
     },
-    /// A REST call. `url` may hold `{param}` placeholders filled from the arguments.
+    /// A REST call. `url` may hold `{param}` slots filled from the arguments.
     Http {
         method: String,
         url: String,
