@@ -1,1 +1,209 @@
+//! Record and replay of model calls, so a run with a paid model can be
+//! debugged again for free (DESIGN §4).
+//!
+//! A cassette is JSON Lines, one call a line:
+//! `{"key": <hex sha256>, "request": .., "response": .., "model": ..}`.
+//! Lines are keyed by the request's content, not by call order, so a replay
+//! answers correctly even when concurrent calls finish in another order.
 
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use super::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind};
+
+#[derive(thiserror::Error, Debug)]
+pub enum CassetteError {
+    #[error("cassette {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cassette {}, line {line}: {message}", path.display())]
+    Parse { path: PathBuf, line: usize, message: String },
+}
+
+#[derive(Serialize, Deserialize)]
+struct Line {
+    key: String,
+    request: ChatRequest,
+    response: ChatResponse,
+    model: ModelInfo,
+}
+
+/// The answers recorded for one request key, handed out in recorded order;
+/// the last one repeats once they run out.
+struct Answers {
+    responses: Vec<ChatResponse>,
+    next: usize,
+}
+
+enum Mode {
+    Record { inner: Arc<dyn ChatModel>, file: Mutex<File> },
+    Replay { info: ModelInfo, answers: Mutex<HashMap<String, Answers>> },
+}
+
+pub struct Cassette {
+    path: PathBuf,
+    mode: Mode,
+}
+
+impl std::fmt::Debug for Cassette {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mode = match self.mode {
+            Mode::Record { .. } => "record",
+            Mode::Replay { .. } => "replay",
+        };
+        f.debug_struct("Cassette").field("path", &self.path).field("mode", &mode).finish()
+    }
+}
+
+/// The content key of a request: hex sha256 of its canonical JSON (object
+/// keys sorted at every depth, so a schema written with its keys in another
+/// order is the same request).
+pub fn request_key(req: &ChatRequest) -> String {
+    let v = json!({
+        "role": req.role,
+        "messages": req.messages,
+        "tools": req.tools,
+        "response_schema": req.response_schema,
+        "temperature": req.temperature,
+        "max_tokens": req.max_tokens,
+    });
+    let digest = Sha256::digest(canonical(v).to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn canonical(v: Value) -> Value {
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k, canonical(v))).collect::<Map<_, _>>())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
+        other => other,
+    }
+}
+
+impl Cassette {
+    /// Passes every call to `inner` and appends each answered call to
+    /// `path` (created if missing; an existing cassette is extended, not
+    /// truncated). Failed calls are not recorded.
+    pub fn record(inner: Arc<dyn ChatModel>, path: &Path) -> Result<Self, CassetteError> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|source| CassetteError::Io { path: path.to_path_buf(), source })?;
+        Ok(Cassette { path: path.to_path_buf(), mode: Mode::Record { inner, file: Mutex::new(file) } })
+    }
+
+    /// Loads a recorded cassette. A final line cut short by a killed
+    /// recorder (no trailing newline, not valid JSON) is dropped with a
+    /// warning; any other malformed line is an error naming it.
+    pub fn replay(path: &Path) -> Result<Self, CassetteError> {
+        let io_err = |source| CassetteError::Io { path: path.to_path_buf(), source };
+        let mut reader = BufReader::new(File::open(path).map_err(io_err)?);
+        let mut answers: HashMap<String, Answers> = HashMap::new();
+        let mut info: Option<ModelInfo> = None;
+        let mut buf = String::new();
+        let mut line_no = 0;
+        loop {
+            buf.clear();
+            if reader.read_line(&mut buf).map_err(io_err)? == 0 {
+                break;
+            }
+            line_no += 1;
+            let complete = buf.ends_with('\n');
+            let text = buf.trim();
+            if text.is_empty() {
+                continue;
+            }
+            let line: Line = match serde_json::from_str(text) {
+                Ok(l) => l,
+                Err(e) if !complete && e.is_eof() => {
+                    tracing::warn!(path = %path.display(), line = line_no, "dropping a cassette line cut short");
+                    break;
+                }
+                Err(e) => {
+                    return Err(CassetteError::Parse {
+                        path: path.to_path_buf(),
+                        line: line_no,
+                        message: e.to_string(),
+                    });
+                }
+            };
+            info.get_or_insert(line.model);
+            answers
+                .entry(line.key)
+                .or_insert_with(|| Answers { responses: Vec::new(), next: 0 })
+                .responses
+                .push(line.response);
+        }
+        let info = match info {
+            Some(m) => ModelInfo { name: m.name, kind: ModelKind::Replay, simulated: m.simulated },
+            None => ModelInfo {
+                name: path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+                kind: ModelKind::Replay,
+                simulated: false,
+            },
+        };
+        Ok(Cassette { path: path.to_path_buf(), mode: Mode::Replay { info, answers: Mutex::new(answers) } })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn append(&self, file: &Mutex<File>, line: &Line) -> Result<(), ModelError> {
+        let mut text = serde_json::to_string(line).map_err(|e| {
+            ModelError::Other(format!("cassette {}: could not encode a call: {e}", self.path.display()))
+        })?;
+        text.push('\n');
+        // One write of the whole line under the lock: concurrent calls never
+        // interleave, and nothing sits in a user-space buffer.
+        let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.flush())
+            .map_err(|e| ModelError::Other(format!("cassette {}: could not write: {e}", self.path.display())))
+    }
+}
+
+#[async_trait]
+impl ChatModel for Cassette {
+    fn info(&self) -> ModelInfo {
+        match &self.mode {
+            Mode::Record { inner, .. } => inner.info(),
+            Mode::Replay { info, .. } => info.clone(),
+        }
+    }
+
+    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let key = request_key(req);
+        match &self.mode {
+            Mode::Record { inner, file } => {
+                let response = inner.chat(req).await?;
+                let line = Line { key, request: req.clone(), response, model: inner.info() };
+                self.append(file, &line)?;
+                Ok(line.response)
+            }
+            Mode::Replay { answers, .. } => {
+                let mut answers = answers.lock().unwrap_or_else(|p| p.into_inner());
+                let not_recorded = || ModelError::NotRecorded { path: self.path.display().to_string() };
+                let a = answers.get_mut(&key).ok_or_else(not_recorded)?;
+                let i = a.next.min(a.responses.len().saturating_sub(1));
+                a.next = a.next.saturating_add(1);
+                a.responses.get(i).cloned().ok_or_else(not_recorded)
+            }
+        }
+    }
+}

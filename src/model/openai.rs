@@ -1,1 +1,503 @@
+//! A chat model behind any OpenAI-compatible `/chat/completions` endpoint
+//! (OpenAI, vLLM, Ollama, llama.cpp server, LM Studio, ...).
+//!
+//! The reply is parsed with our own lenient wire types rather than a client
+//! crate's: local servers leave fields null or missing, send arguments as
+//! objects instead of strings, and often write a tool call as JSON in the
+//! content instead of `tool_calls` (see LOCAL-MODEL.md). The API key is read
+//! from an environment variable once, kept only for the Authorization header,
+//! and redacted from `Debug`.
 
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::{
+    ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Speaker, ToolCallRequest, ToolDef, Usage,
+    tokens,
+};
+
+/// How an `openai` model is reached. Holds the *name* of the variable with
+/// the key, never the key.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct OpenAiConfig {
+    /// The config's name for this model (what accounting and the UI show).
+    #[serde(default)]
+    pub name: String,
+    /// E.g. `http://127.0.0.1:8080/v1`; `/chat/completions` is appended.
+    pub base_url: String,
+    /// The model name sent to the endpoint.
+    pub model: String,
+    /// Environment variable holding the API key; `None` for local servers.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+    #[serde(default = "default_max_retries")]
+    pub max_retries: u32,
+    /// Send offered tools as the native `tools` parameter.
+    #[serde(default = "default_true")]
+    pub native_tools: bool,
+    /// Send a response schema as `response_format: json_schema`.
+    #[serde(default = "default_true")]
+    pub json_schema: bool,
+}
+
+fn default_timeout_ms() -> u64 {
+    60_000
+}
+fn default_max_retries() -> u32 {
+    3
+}
+fn default_true() -> bool {
+    true
+}
+
+impl OpenAiConfig {
+    /// A config with the default timeout, retries and native features.
+    pub fn new(name: impl Into<String>, base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        OpenAiConfig {
+            name: name.into(),
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key_env: None,
+            timeout_ms: default_timeout_ms(),
+            max_retries: default_max_retries(),
+            native_tools: true,
+            json_schema: true,
+        }
+    }
+}
+
+const BACKOFF_BASE_MS: u64 = 500;
+const BACKOFF_CAP_MS: u64 = 8_000;
+const RETRY_AFTER_CAP_MS: u64 = 30_000;
+const ERROR_BODY_CHARS: usize = 500;
+/// Bounds the search for a JSON tool call in long free text.
+const MAX_JSON_CANDIDATES: usize = 64;
+
+pub struct OpenAiModel {
+    cfg: OpenAiConfig,
+    api_key: Option<String>,
+    client: reqwest::Client,
+    url: String,
+}
+
+impl std::fmt::Debug for OpenAiModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiModel")
+            .field("name", &self.cfg.name)
+            .field("url", &self.url)
+            .field("model", &self.cfg.model)
+            .field("api_key_env", &self.cfg.api_key_env)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("timeout_ms", &self.cfg.timeout_ms)
+            .field("max_retries", &self.cfg.max_retries)
+            .field("native_tools", &self.cfg.native_tools)
+            .field("json_schema", &self.cfg.json_schema)
+            .finish()
+    }
+}
+
+impl OpenAiModel {
+    pub fn new(cfg: OpenAiConfig) -> Result<Self, ModelError> {
+        let api_key = match &cfg.api_key_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(v) if !v.trim().is_empty() => Some(v.trim().to_string()),
+                _ => {
+                    return Err(ModelError::MissingKey { model: cfg.name.clone(), var: var.clone() });
+                }
+            },
+        };
+        let client = reqwest::Client::builder()
+            .build()
+            .map_err(|e| ModelError::Transport(format!("could not build the HTTP client: {}", error_chain(&e))))?;
+        let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
+        Ok(OpenAiModel { cfg, api_key, client, url })
+    }
+
+    fn request_body(&self, req: &ChatRequest) -> Value {
+        let messages: Vec<Value> =
+            req.messages.iter().map(|m| json!({ "role": wire_role(m.role), "content": m.content })).collect();
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.cfg.model));
+        body.insert("messages".into(), Value::Array(messages));
+        if let Some(t) = req.temperature {
+            body.insert("temperature".into(), json!(t));
+        }
+        if let Some(n) = req.max_tokens {
+            body.insert("max_tokens".into(), json!(n));
+        }
+        if self.cfg.native_tools && !req.tools.is_empty() {
+            let tools: Vec<Value> = req.tools.iter().map(wire_tool).collect();
+            body.insert("tools".into(), Value::Array(tools));
+        }
+        if self.cfg.json_schema
+            && let Some(schema) = &req.response_schema
+        {
+            body.insert(
+                "response_format".into(),
+                json!({
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": schema_name(&schema.name),
+                        "schema": schema.schema,
+                        "strict": true,
+                    }
+                }),
+            );
+        }
+        Value::Object(body)
+    }
+
+    /// One HTTP exchange, bounded by the per-request timeout (connect, send
+    /// and reading the body together).
+    async fn attempt(&self, body: &Value) -> Result<Attempt, ModelError> {
+        let timeout = Duration::from_millis(self.cfg.timeout_ms);
+        let exchange = async {
+            let mut rb = self.client.post(&self.url).json(body);
+            if let Some(key) = &self.api_key {
+                rb = rb.bearer_auth(key);
+            }
+            let resp = rb.send().await?;
+            let status = resp.status().as_u16();
+            let retry_after = resp
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_retry_after);
+            let bytes = resp.bytes().await?;
+            Ok::<_, reqwest::Error>(Attempt::Answered { status, retry_after, body: bytes.to_vec() })
+        };
+        match tokio::time::timeout(timeout, exchange).await {
+            Err(_) => Err(ModelError::Timeout { ms: self.cfg.timeout_ms }),
+            Ok(Ok(a)) => Ok(a),
+            Ok(Err(e)) if e.is_timeout() => Err(ModelError::Timeout { ms: self.cfg.timeout_ms }),
+            Ok(Err(e)) if e.is_builder() => Err(ModelError::Transport(error_chain(&e))),
+            Ok(Err(e)) => Ok(Attempt::Failed(error_chain(&e))),
+        }
+    }
+}
+
+enum Attempt {
+    Answered {
+        status: u16,
+        retry_after: Option<Duration>,
+        body: Vec<u8>,
+    },
+    /// The endpoint could not be reached or the exchange broke off: worth a retry.
+    Failed(String),
+}
+
+#[async_trait]
+impl ChatModel for OpenAiModel {
+    fn info(&self) -> ModelInfo {
+        ModelInfo { name: self.cfg.name.clone(), kind: ModelKind::Openai, simulated: false }
+    }
+
+    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let body = self.request_body(req);
+        let mut retry = 0u32;
+        loop {
+            // A timeout is not retried: a slow local model would only be slow
+            // again, multiplying the wait; the caller decides.
+            let (failure, wait) = match self.attempt(&body).await? {
+                Attempt::Answered { status, body, .. } if (200..300).contains(&status) => {
+                    return parse_reply(&body, req);
+                }
+                Attempt::Answered { status, retry_after, body } if status == 429 || status >= 500 => {
+                    let err = ModelError::Http { status, body: truncate(&String::from_utf8_lossy(&body)) };
+                    (err, retry_after.unwrap_or_else(|| backoff(retry)))
+                }
+                Attempt::Answered { status, body, .. } => {
+                    return Err(ModelError::Http { status, body: truncate(&String::from_utf8_lossy(&body)) });
+                }
+                Attempt::Failed(msg) => (ModelError::Transport(msg), backoff(retry)),
+            };
+            if retry >= self.cfg.max_retries {
+                return Err(failure);
+            }
+            tracing::warn!(
+                model = %self.cfg.name,
+                error = %failure,
+                retry = retry + 1,
+                wait_ms = wait.as_millis() as u64,
+                "model call failed; retrying"
+            );
+            tokio::time::sleep(wait).await;
+            retry += 1;
+        }
+    }
+}
+
+fn backoff(retry: u32) -> Duration {
+    let ms = BACKOFF_BASE_MS.saturating_mul(1u64 << retry.min(20));
+    Duration::from_millis(ms.min(BACKOFF_CAP_MS))
+}
+
+/// `Retry-After` as delta-seconds or an HTTP date, capped so a hostile or
+/// confused server cannot park a run for hours.
+fn parse_retry_after(v: &str) -> Option<Duration> {
+    let v = v.trim();
+    let ms = if let Ok(secs) = v.parse::<u64>() {
+        secs.saturating_mul(1000)
+    } else {
+        let at = chrono::DateTime::parse_from_rfc2822(v).ok()?;
+        let delta = at.with_timezone(&chrono::Utc) - chrono::Utc::now();
+        delta.num_milliseconds().max(0) as u64
+    };
+    Some(Duration::from_millis(ms.min(RETRY_AFTER_CAP_MS)))
+}
+
+/// Our `Message` has no `tool_call_id`, and endpoints reject a `tool` message
+/// without one, so tool observations go over the wire as user turns.
+fn wire_role(s: Speaker) -> &'static str {
+    match s {
+        Speaker::System => "system",
+        Speaker::User | Speaker::Tool => "user",
+        Speaker::Assistant => "assistant",
+    }
+}
+
+fn wire_tool(t: &ToolDef) -> Value {
+    json!({
+        "type": "function",
+        "function": { "name": t.name, "description": t.description, "parameters": t.parameters }
+    })
+}
+
+/// OpenAI requires the schema name to match `^[a-zA-Z0-9_-]{1,64}$`.
+fn schema_name(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .take(64)
+        .collect();
+    if s.is_empty() { "response".to_string() } else { s }
+}
+
+fn truncate(s: &str) -> String {
+    match s.char_indices().nth(ERROR_BODY_CHARS) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut msg = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        cur = s.source();
+    }
+    msg
+}
+
+// Wire types of the reply. Every field is optional: servers differ in what
+// they leave out or send as null.
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireReply {
+    choices: Option<Vec<WireChoice>>,
+    usage: Option<WireUsage>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireChoice {
+    message: Option<WireMessage>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireMessage {
+    content: Option<Value>,
+    tool_calls: Option<Vec<WireToolCall>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireToolCall {
+    function: Option<WireFunction>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireFunction {
+    name: Option<String>,
+    arguments: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireUsage {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+}
+
+fn parse_reply(body: &[u8], req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+    let reply: WireReply = serde_json::from_slice(body).map_err(|e| {
+        ModelError::Malformed(format!(
+            "body is not a chat completion JSON object ({e}); it starts: {}",
+            truncate(&String::from_utf8_lossy(&body[..body.len().min(2 * ERROR_BODY_CHARS)]))
+        ))
+    })?;
+    let Some(choice) = reply.choices.and_then(|c| c.into_iter().next()) else {
+        let why = match reply.error {
+            Some(err) => format!("reply has no choices; it carries an error: {}", truncate(&err.to_string())),
+            None => "reply has no choices".to_string(),
+        };
+        return Err(ModelError::Malformed(why));
+    };
+    let message = choice.message.unwrap_or_default();
+    let text = content_text(message.content);
+
+    let mut tool_calls = Vec::new();
+    for (i, call) in message.tool_calls.unwrap_or_default().into_iter().enumerate() {
+        let f = call.function.unwrap_or_default();
+        let name = f.name.unwrap_or_default();
+        if name.is_empty() {
+            return Err(ModelError::Malformed(format!("tool_calls[{i}] has no function name")));
+        }
+        let arguments = native_arguments(f.arguments)
+            .map_err(|e| ModelError::Malformed(format!("tool_calls[{i}] ({name}): arguments are not JSON: {e}")))?;
+        tool_calls.push(ToolCallRequest { name, arguments });
+    }
+    if tool_calls.is_empty()
+        && !req.tools.is_empty()
+        && let Some(call) = tool_call_in_text(&text, &req.tools)
+    {
+        tool_calls.push(call);
+    }
+
+    let reported = reply.usage.unwrap_or_default();
+    let completion_estimate = || {
+        tokens::count(&text)
+            + tool_calls.iter().map(|c| tokens::count(&c.name) + tokens::count(&c.arguments.to_string())).sum::<u64>()
+    };
+    // Servers that omit usage (or send nulls, or zeros for a real call) get
+    // an estimate with the cl100k tokenizer instead, so accounting never
+    // shows a real call as free. It is an estimate, not the server's count.
+    let usage = match (reported.prompt_tokens, reported.completion_tokens) {
+        (Some(p), Some(c)) if p.saturating_add(c) > 0 => Usage { prompt_tokens: p, completion_tokens: c },
+        (p, c) => Usage {
+            prompt_tokens: p.filter(|&n| n > 0).unwrap_or_else(|| tokens::count_messages(&req.messages)),
+            completion_tokens: c.filter(|&n| n > 0).unwrap_or_else(completion_estimate),
+        },
+    };
+    Ok(ChatResponse { text, tool_calls, usage })
+}
+
+/// Content as a string, an array of parts (`[{"type":"text","text":..}]`),
+/// null or missing.
+fn content_text(content: Option<Value>) -> String {
+    match content {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s,
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| match p {
+                Value::String(s) => Some(s.as_str()),
+                other => other.get("text").and_then(Value::as_str),
+            })
+            .collect::<Vec<_>>()
+            .join(""),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn native_arguments(args: Option<Value>) -> Result<Value, serde_json::Error> {
+    match args {
+        None | Some(Value::Null) => Ok(Value::Object(Map::new())),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(Value::Object(Map::new())),
+        Some(Value::String(s)) => serde_json::from_str(&s),
+        Some(v) => Ok(v),
+    }
+}
+
+/// A tool call written as JSON in the content, as small local models do:
+/// `{"name": .., "arguments": {..}}` or `{"tool": .., "arguments": {..}}`,
+/// bare, in ```json fences, in `<tool_call>` tags or after some prose. Only
+/// a call naming an offered tool counts.
+fn tool_call_in_text(text: &str, tools: &[ToolDef]) -> Option<ToolCallRequest> {
+    text.match_indices(['{', '['])
+        .take(MAX_JSON_CANDIDATES)
+        .filter_map(|(i, _)| serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>().next()?.ok())
+        .find_map(|v| match v {
+            Value::Array(items) => items.iter().find_map(|it| tool_call_value(it, tools)),
+            other => tool_call_value(&other, tools),
+        })
+}
+
+fn tool_call_value(v: &Value, tools: &[ToolDef]) -> Option<ToolCallRequest> {
+    let obj = v.as_object()?;
+    // OpenAI's own shape, written out as text: {"function": {"name":.., "arguments":..}}.
+    if let Some(inner) = obj.get("function").filter(|f| f.is_object()) {
+        return tool_call_value(inner, tools);
+    }
+    let name =
+        ["name", "tool", "tool_name", "function", "action"].iter().find_map(|k| obj.get(*k).and_then(Value::as_str))?;
+    if !tools.iter().any(|t| t.name == name) {
+        return None;
+    }
+    let args = ["arguments", "parameters", "args", "input", "action_input"].iter().find_map(|k| obj.get(*k)).cloned();
+    let arguments = match native_arguments(args) {
+        Ok(a @ Value::Object(_)) => a,
+        _ => return None,
+    };
+    Some(ToolCallRequest { name: name.to_string(), arguments })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str) -> ToolDef {
+        ToolDef { name: name.into(), description: String::new(), parameters: json!({"type": "object"}) }
+    }
+
+    #[test]
+    fn retry_after_seconds_and_dates_are_capped() {
+        assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after("99999"), Some(Duration::from_millis(RETRY_AFTER_CAP_MS)));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
+        let later = (chrono::Utc::now() + chrono::Duration::hours(2)).to_rfc2822();
+        assert_eq!(parse_retry_after(&later), Some(Duration::from_millis(RETRY_AFTER_CAP_MS)));
+        assert_eq!(parse_retry_after("soon"), None);
+    }
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        assert_eq!(backoff(0), Duration::from_millis(500));
+        assert_eq!(backoff(1), Duration::from_millis(1000));
+        assert_eq!(backoff(4), Duration::from_millis(8000));
+        assert_eq!(backoff(40), Duration::from_millis(8000));
+    }
+
+    #[test]
+    fn text_tool_calls_need_an_offered_tool() {
+        let tools = [tool("search")];
+        let call =
+            tool_call_in_text("<tool_call>{\"name\": \"search\", \"arguments\": {\"q\": 1}}</tool_call>", &tools)
+                .expect("tagged call");
+        assert_eq!(call.arguments, json!({"q": 1}));
+        assert!(tool_call_in_text("{\"name\": \"delete_all\", \"arguments\": {}}", &tools).is_none());
+        let call = tool_call_in_text("[{\"function\": {\"name\": \"search\", \"arguments\": \"{}\"}}]", &tools)
+            .expect("array of calls");
+        assert_eq!(call.name, "search");
+        assert!(tool_call_in_text("no json {here", &tools).is_none());
+    }
+
+    #[test]
+    fn schema_names_are_sanitised() {
+        assert_eq!(schema_name("tool choice"), "tool_choice");
+        assert_eq!(schema_name(""), "response");
+        assert_eq!(schema_name(&"x".repeat(80)).len(), 64);
+    }
+}

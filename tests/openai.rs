@@ -1,0 +1,522 @@
+//! The OpenAI-compatible client against an in-process HTTP/1.1 server on
+//! loopback that answers in the OpenAI wire format from a script.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use switchyard::model::openai::{OpenAiConfig, OpenAiModel};
+use switchyard::model::{
+    ChatModel, ChatRequest, Message, ModelError, ModelKind, ResponseSchema, Role, ToolDef, tokens,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// One scripted answer. `hang` accepts the request and never answers.
+#[derive(Clone)]
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+    hang: bool,
+}
+
+impl Reply {
+    fn json(status: u16, body: Value) -> Self {
+        Reply { status, headers: vec![], body: body.to_string(), hang: false }
+    }
+    fn raw(status: u16, body: &str) -> Self {
+        Reply { status, headers: vec![], body: body.to_string(), hang: false }
+    }
+    fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+    fn hang() -> Self {
+        Reply { status: 0, headers: vec![], body: String::new(), hang: true }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Seen {
+    method: String,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Value,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+struct Server {
+    addr: SocketAddr,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Server {
+    async fn start(script: Vec<Reply>) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(VecDeque::from(script)));
+        let seen2 = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (seen, script) = (seen2.clone(), script.clone());
+                tokio::spawn(async move { serve(stream, seen, script).await });
+            }
+        });
+        Server { addr, seen }
+    }
+
+    fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+async fn serve(mut stream: TcpStream, seen: Arc<Mutex<Vec<Seen>>>, script: Arc<Mutex<VecDeque<Reply>>>) {
+    let mut buf = Vec::new();
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let mut chunk = [0u8; 4096];
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let mut lines = head.split("\r\n");
+    let mut request_line = lines.next().unwrap_or_default().split(' ');
+    let method = request_line.next().unwrap_or_default().to_string();
+    let path = request_line.next().unwrap_or_default().to_string();
+    let headers: Vec<(String, String)> =
+        lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).collect();
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    while buf.len() < head_end + len {
+        let mut chunk = [0u8; 4096];
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let body = serde_json::from_slice(&buf[head_end..head_end + len]).unwrap_or(Value::Null);
+    seen.lock().unwrap().push(Seen { method, path, headers, body });
+
+    let reply = script.lock().unwrap().pop_front().unwrap_or_else(|| Reply::raw(599, "test server: script exhausted"));
+    if reply.hang {
+        std::future::pending::<()>().await;
+    }
+    let mut out = format!(
+        "HTTP/1.1 {} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+        reply.status,
+        reply.body.len()
+    );
+    for (k, v) in &reply.headers {
+        out.push_str(&format!("{k}: {v}\r\n"));
+    }
+    out.push_str("\r\n");
+    out.push_str(&reply.body);
+    let _ = stream.write_all(out.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+fn completion(message: Value, usage: Option<Value>) -> Value {
+    let mut v = json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": "test-model",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    });
+    if let Some(u) = usage {
+        v["usage"] = u;
+    }
+    v
+}
+
+fn text_reply(text: &str) -> Reply {
+    Reply::json(
+        200,
+        completion(
+            json!({"role": "assistant", "content": text}),
+            Some(json!({"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17})),
+        ),
+    )
+}
+
+fn config(server: &Server) -> OpenAiConfig {
+    let mut cfg = OpenAiConfig::new("local", server.base_url(), "test-model");
+    cfg.timeout_ms = 5_000;
+    cfg.max_retries = 2;
+    cfg
+}
+
+fn model(server: &Server) -> OpenAiModel {
+    OpenAiModel::new(config(server)).unwrap()
+}
+
+fn search_tool() -> ToolDef {
+    ToolDef {
+        name: "search".into(),
+        description: "Search the web".into(),
+        parameters: json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}),
+    }
+}
+
+fn request() -> ChatRequest {
+    ChatRequest::new(Role::Actor, vec![Message::system("You are terse."), Message::user("Say hi.")])
+}
+
+fn request_with_tools() -> ChatRequest {
+    let mut req = request();
+    req.tools = vec![search_tool()];
+    req
+}
+
+/// Sets an environment variable that only this test reads.
+fn set_key(var: &str, value: &str) {
+    // SAFETY: each test uses its own variable name, and nothing in this test
+    // process reads the environment through libc's getenv while tests run
+    // (std's own env access is serialised by std), so no reader races this
+    // write.
+    unsafe { std::env::set_var(var, value) };
+}
+
+#[tokio::test]
+async fn plain_reply_with_usage() {
+    let server = Server::start(vec![text_reply("Hi.")]).await;
+    let m = model(&server);
+    let mut req = request();
+    req.temperature = Some(0.0);
+    req.max_tokens = Some(64);
+    let resp = m.chat(&req).await.unwrap();
+    assert_eq!(resp.text, "Hi.");
+    assert!(resp.tool_calls.is_empty());
+    assert_eq!((resp.usage.prompt_tokens, resp.usage.completion_tokens), (12, 5));
+
+    let seen = server.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].method, "POST");
+    assert_eq!(seen[0].path, "/v1/chat/completions");
+    let body = &seen[0].body;
+    assert_eq!(body["model"], "test-model");
+    assert_eq!(
+        body["messages"],
+        json!([{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say hi."}])
+    );
+    assert_eq!(body["temperature"], json!(0.0));
+    assert_eq!(body["max_tokens"], json!(64));
+    assert!(body.get("tools").is_none());
+    assert!(body.get("response_format").is_none());
+    assert!(seen[0].header("authorization").is_none(), "no key configured, no header");
+
+    let info = m.info();
+    assert_eq!(info.name, "local");
+    assert_eq!(info.kind, ModelKind::Openai);
+    assert!(!info.simulated);
+}
+
+#[tokio::test]
+async fn native_tool_calls_with_string_object_and_empty_arguments() {
+    let message = json!({
+        "role": "assistant",
+        "content": null,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{\"q\": \"rust\"}"}},
+            {"id": "c2", "type": "function", "function": {"name": "search", "arguments": {"q": "tokio"}}},
+            {"id": "c3", "type": "function", "function": {"name": "search", "arguments": ""}},
+        ]
+    });
+    let usage = json!({"prompt_tokens": 30, "completion_tokens": 9});
+    let server = Server::start(vec![Reply::json(200, completion(message, Some(usage)))]).await;
+    let resp = model(&server).chat(&request_with_tools()).await.unwrap();
+    assert_eq!(resp.text, "");
+    let calls: Vec<(&str, &Value)> = resp.tool_calls.iter().map(|c| (c.name.as_str(), &c.arguments)).collect();
+    assert_eq!(
+        calls,
+        vec![("search", &json!({"q": "rust"})), ("search", &json!({"q": "tokio"})), ("search", &json!({}))]
+    );
+}
+
+#[tokio::test]
+async fn native_arguments_that_are_not_json_are_malformed() {
+    let message = json!({"role": "assistant", "tool_calls": [
+        {"type": "function", "function": {"name": "search", "arguments": "{q: rust"}}
+    ]});
+    let server = Server::start(vec![Reply::json(200, completion(message, None))]).await;
+    let err = model(&server).chat(&request_with_tools()).await.unwrap_err();
+    match err {
+        ModelError::Malformed(msg) => {
+            assert!(msg.contains("search") && msg.contains("arguments"), "{msg}")
+        }
+        other => panic!("expected Malformed, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn tool_call_written_as_json_in_content() {
+    let bare = r#"{"name": "search", "arguments": {"q": "weather in Oslo"}}"#;
+    let fenced =
+        "I'll look that up.\n```json\n{\"tool\": \"search\", \"arguments\": {\"q\": \"weather in Oslo\"}}\n```";
+    let server = Server::start(vec![text_reply(bare), text_reply(fenced)]).await;
+    let m = model(&server);
+    for content in [bare, fenced] {
+        let resp = m.chat(&request_with_tools()).await.unwrap();
+        assert_eq!(resp.text, content, "text stays the raw content");
+        assert_eq!(resp.tool_calls.len(), 1, "{content}");
+        assert_eq!(resp.tool_calls[0].name, "search");
+        assert_eq!(resp.tool_calls[0].arguments, json!({"q": "weather in Oslo"}));
+    }
+}
+
+#[tokio::test]
+async fn json_in_content_is_not_a_call_unless_an_offered_tool_is_named() {
+    let unknown = r#"{"name": "rm_rf", "arguments": {}}"#;
+    let known = r#"{"name": "search", "arguments": {"q": "x"}}"#;
+    let server = Server::start(vec![text_reply(unknown), text_reply(known)]).await;
+    let m = model(&server);
+    // An unoffered tool name is only text.
+    let resp = m.chat(&request_with_tools()).await.unwrap();
+    assert!(resp.tool_calls.is_empty());
+    assert_eq!(resp.text, unknown);
+    // No tools offered: JSON in the content is only text, even naming a real tool.
+    let resp = m.chat(&request()).await.unwrap();
+    assert!(resp.tool_calls.is_empty());
+    assert_eq!(resp.text, known);
+}
+
+#[tokio::test]
+async fn native_tool_calls_win_over_json_in_content() {
+    let message = json!({
+        "role": "assistant",
+        "content": "{\"name\": \"search\", \"arguments\": {\"q\": \"from text\"}}",
+        "tool_calls": [{"type": "function", "function": {"name": "search", "arguments": "{\"q\": \"native\"}"}}]
+    });
+    let server = Server::start(vec![Reply::json(200, completion(message, None))]).await;
+    let resp = model(&server).chat(&request_with_tools()).await.unwrap();
+    assert_eq!(resp.tool_calls.len(), 1);
+    assert_eq!(resp.tool_calls[0].arguments, json!({"q": "native"}));
+}
+
+#[tokio::test]
+async fn rate_limited_then_answers_after_retry_after() {
+    let server = Server::start(vec![
+        Reply::raw(429, r#"{"error": {"message": "slow down"}}"#).header("Retry-After", "0"),
+        text_reply("after the wait"),
+    ])
+    .await;
+    let resp = model(&server).chat(&request()).await.unwrap();
+    assert_eq!(resp.text, "after the wait");
+    assert_eq!(server.seen().len(), 2);
+}
+
+#[tokio::test]
+async fn server_error_then_answers_after_backoff() {
+    let server = Server::start(vec![Reply::raw(500, "boom"), text_reply("recovered")]).await;
+    let resp = model(&server).chat(&request()).await.unwrap();
+    assert_eq!(resp.text, "recovered");
+    assert_eq!(server.seen().len(), 2);
+}
+
+#[tokio::test]
+async fn server_errors_until_retries_run_out() {
+    let long_body = "x".repeat(5_000);
+    let failing = |body: &str| Reply::raw(503, body).header("Retry-After", "0");
+    let server =
+        Server::start(vec![failing("first"), failing("second"), failing(&long_body), text_reply("too late")]).await;
+    let err = model(&server).chat(&request()).await.unwrap_err();
+    match err {
+        ModelError::Http { status, body } => {
+            assert_eq!(status, 503);
+            assert!(body.starts_with("xxx"), "the last failure is reported");
+            assert!(body.chars().count() <= 501, "body truncated, was {} chars", body.chars().count());
+        }
+        other => panic!("expected Http, got {other:?}"),
+    }
+    assert_eq!(server.seen().len(), 3, "one call and max_retries = 2 retries");
+}
+
+#[tokio::test]
+async fn client_errors_are_not_retried() {
+    let server = Server::start(vec![Reply::raw(400, r#"{"error": "bad request"}"#), text_reply("unused")]).await;
+    let err = model(&server).chat(&request()).await.unwrap_err();
+    assert_eq!(err, ModelError::Http { status: 400, body: r#"{"error": "bad request"}"#.into() });
+    assert_eq!(server.seen().len(), 1);
+}
+
+#[tokio::test]
+async fn malformed_json_body() {
+    let server = Server::start(vec![Reply::raw(200, "{\"choices\": [ oops")]).await;
+    let err = model(&server).chat(&request()).await.unwrap_err();
+    match err {
+        ModelError::Malformed(msg) => assert!(msg.contains("not a chat completion JSON"), "{msg}"),
+        other => panic!("expected Malformed, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_reply_without_choices_is_malformed() {
+    let server = Server::start(vec![Reply::json(200, json!({"object": "chat.completion", "choices": []}))]).await;
+    let err = model(&server).chat(&request()).await.unwrap_err();
+    match err {
+        ModelError::Malformed(msg) => assert!(msg.contains("no choices"), "{msg}"),
+        other => panic!("expected Malformed, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn missing_usage_and_null_content_are_estimated() {
+    let req = request();
+    let prompt_estimate = tokens::count_messages(&req.messages);
+    let server = Server::start(vec![
+        // No usage at all, null content.
+        Reply::json(200, completion(json!({"role": "assistant", "content": null}), None)),
+        // Usage with nulls, missing content.
+        Reply::json(
+            200,
+            completion(json!({"role": "assistant"}), Some(json!({"prompt_tokens": null, "completion_tokens": null}))),
+        ),
+        // No usage, some text.
+        Reply::json(200, completion(json!({"role": "assistant", "content": "Hello there, friend."}), None)),
+        // Partial usage: the reported field is kept.
+        Reply::json(200, completion(json!({"role": "assistant", "content": "ok"}), Some(json!({"prompt_tokens": 77})))),
+    ])
+    .await;
+    let m = model(&server);
+
+    for _ in 0..2 {
+        let resp = m.chat(&req).await.unwrap();
+        assert_eq!(resp.text, "");
+        assert_eq!(resp.usage.prompt_tokens, prompt_estimate);
+        assert!(prompt_estimate > 0);
+        assert_eq!(resp.usage.completion_tokens, 0, "nothing was generated");
+    }
+    let resp = m.chat(&req).await.unwrap();
+    assert_eq!(resp.usage.prompt_tokens, prompt_estimate);
+    assert_eq!(resp.usage.completion_tokens, tokens::count("Hello there, friend."));
+    let resp = m.chat(&req).await.unwrap();
+    assert_eq!(resp.usage.prompt_tokens, 77);
+    assert_eq!(resp.usage.completion_tokens, tokens::count("ok"));
+}
+
+#[tokio::test]
+async fn tools_and_response_format_are_sent_when_enabled() {
+    let server = Server::start(vec![text_reply("{}")]).await;
+    let mut req = request_with_tools();
+    let schema = json!({"type": "object", "properties": {"tool": {"enum": ["search"]}}, "required": ["tool"]});
+    req.response_schema = Some(ResponseSchema { name: "tool_choice".into(), schema: schema.clone() });
+    model(&server).chat(&req).await.unwrap();
+    let body = &server.seen()[0].body;
+    assert_eq!(
+        body["tools"],
+        json!([{"type": "function", "function": {
+            "name": "search",
+            "description": "Search the web",
+            "parameters": search_tool().parameters,
+        }}])
+    );
+    assert_eq!(
+        body["response_format"],
+        json!({"type": "json_schema", "json_schema": {"name": "tool_choice", "schema": schema, "strict": true}})
+    );
+}
+
+#[tokio::test]
+async fn tools_and_response_format_are_not_sent_when_disabled() {
+    let server = Server::start(vec![text_reply("plain")]).await;
+    let mut cfg = config(&server);
+    cfg.native_tools = false;
+    cfg.json_schema = false;
+    let mut req = request_with_tools();
+    req.response_schema = Some(ResponseSchema { name: "x".into(), schema: json!({"type": "object"}) });
+    OpenAiModel::new(cfg).unwrap().chat(&req).await.unwrap();
+    let body = &server.seen()[0].body;
+    assert!(body.get("tools").is_none(), "{body}");
+    assert!(body.get("response_format").is_none(), "{body}");
+    assert_eq!(body["messages"].as_array().map(Vec::len), Some(2));
+}
+
+#[tokio::test]
+async fn the_key_goes_in_the_authorization_header_and_nowhere_else() {
+    const VAR: &str = "SWITCHYARD_TEST_OPENAI_KEY_AUTH";
+    const KEY: &str = "sk-test-0123456789abcdef-secret";
+    set_key(VAR, KEY);
+    let server = Server::start(vec![text_reply("hi"), Reply::raw(401, "unauthorized")]).await;
+    let mut cfg = config(&server);
+    cfg.api_key_env = Some(VAR.into());
+    let m = OpenAiModel::new(cfg).unwrap();
+
+    m.chat(&request()).await.unwrap();
+    assert_eq!(server.seen()[0].header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    assert!(!server.seen()[0].body.to_string().contains(KEY), "the key is not in the body");
+
+    let debug = format!("{m:?}");
+    assert!(!debug.contains(KEY), "{debug}");
+    assert!(debug.contains(VAR) && debug.contains("redacted"), "{debug}");
+
+    let err = m.chat(&request()).await.unwrap_err();
+    assert!(matches!(err, ModelError::Http { status: 401, .. }));
+    assert!(!err.to_string().contains(KEY) && !format!("{err:?}").contains(KEY));
+}
+
+#[tokio::test]
+async fn a_missing_or_empty_key_variable_is_named() {
+    const EMPTY: &str = "SWITCHYARD_TEST_OPENAI_KEY_EMPTY";
+    set_key(EMPTY, "");
+    for var in ["SWITCHYARD_TEST_OPENAI_KEY_NEVER_SET", EMPTY] {
+        let mut cfg = OpenAiConfig::new("paid", "http://127.0.0.1:9/v1", "gpt-x");
+        cfg.api_key_env = Some(var.into());
+        let err = OpenAiModel::new(cfg).unwrap_err();
+        assert_eq!(err, ModelError::MissingKey { model: "paid".into(), var: var.into() });
+        assert!(err.to_string().contains(var));
+    }
+}
+
+#[tokio::test]
+async fn a_silent_server_times_out() {
+    let server = Server::start(vec![Reply::hang()]).await;
+    let mut cfg = config(&server);
+    cfg.timeout_ms = 300;
+    let err = OpenAiModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
+    assert_eq!(err, ModelError::Timeout { ms: 300 });
+    assert_eq!(server.seen().len(), 1, "a timeout is not retried");
+}
+
+#[tokio::test]
+async fn an_unreachable_endpoint_is_a_transport_error() {
+    // Bind and drop a listener to get a loopback port nothing listens on.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let mut cfg = OpenAiConfig::new("gone", format!("http://{addr}/v1/"), "m");
+    cfg.max_retries = 0;
+    let err = OpenAiModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
+    assert!(matches!(err, ModelError::Transport(_)), "{err:?}");
+}
+
+#[test]
+fn config_defaults_from_toml() {
+    let cfg: OpenAiConfig = toml::from_str(
+        r#"
+        name = "qwen"
+        base_url = "http://127.0.0.1:8080/v1"
+        model = "qwen2.5-coder"
+        "#,
+    )
+    .unwrap();
+    assert_eq!(cfg, OpenAiConfig::new("qwen", "http://127.0.0.1:8080/v1", "qwen2.5-coder"));
+    assert_eq!((cfg.timeout_ms, cfg.max_retries, cfg.native_tools, cfg.json_schema), (60_000, 3, true, true));
+    assert_eq!(cfg.api_key_env, None);
+}
