@@ -1,1 +1,286 @@
+//! The config file (`switchyard.toml`, see `config.example.toml`), its
+//! embedded default, and the data directory.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use crate::engine::{ModelSlot, Models, Params, StrategyKind};
+use crate::model::openai::{OpenAiConfig, OpenAiModel};
+use crate::model::price::Price;
+use crate::model::sim::{SimConfig, SimModel};
+use crate::model::{ChatModel, Role};
+
+#[derive(thiserror::Error, Debug)]
+pub enum ConfigError {
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{}: {why}", path.display())]
+    Parse { path: PathBuf, why: String },
+    #[error("{}: field '{field}': {why}", path.display())]
+    Field { path: PathBuf, field: String, why: String },
+    #[error("no data directory: set SWITCHYARD_DATA_DIR or `data_dir` in the config")]
+    NoDataDir,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum ModelConfig {
+    Sim {
+        #[serde(default)]
+        seed: Option<u64>,
+        #[serde(default = "default_noise")]
+        noise: f64,
+        #[serde(default)]
+        price: Price,
+    },
+    Openai {
+        base_url: String,
+        model: String,
+        #[serde(default)]
+        api_key_env: Option<String>,
+        #[serde(default = "default_timeout_ms")]
+        timeout_ms: u64,
+        #[serde(default = "default_retries")]
+        max_retries: u32,
+        #[serde(default = "yes")]
+        native_tools: bool,
+        #[serde(default = "yes")]
+        json_schema: bool,
+        #[serde(default)]
+        price: Price,
+    },
+}
+
+fn default_noise() -> f64 {
+    0.1
+}
+fn default_timeout_ms() -> u64 {
+    60_000
+}
+fn default_retries() -> u32 {
+    3
+}
+fn yes() -> bool {
+    true
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    strategy: Option<String>,
+    #[serde(default)]
+    library: Option<Vec<PathBuf>>,
+    #[serde(default)]
+    tasks: Option<PathBuf>,
+    #[serde(default)]
+    trajectories: Option<PathBuf>,
+    #[serde(default)]
+    data_dir: Option<PathBuf>,
+    #[serde(default)]
+    tool_timeout_ms: Option<u64>,
+    #[serde(default)]
+    cost_unit: Option<String>,
+    #[serde(default)]
+    params: Option<Params>,
+    #[serde(default)]
+    models: BTreeMap<String, ModelConfig>,
+    #[serde(default)]
+    roles: BTreeMap<String, String>,
+}
+
+/// Everything a run needs to know before it starts.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Where the config came from; None for the embedded default.
+    pub path: Option<PathBuf>,
+    pub seed: u64,
+    pub strategy: StrategyKind,
+    pub library: Vec<PathBuf>,
+    pub tasks: PathBuf,
+    pub trajectories: Option<PathBuf>,
+    pub data_dir: Option<PathBuf>,
+    pub tool_timeout_ms: u64,
+    pub cost_unit: String,
+    pub params: Params,
+    pub models: BTreeMap<String, ModelConfig>,
+    /// Role → model name.
+    pub roles: BTreeMap<Role, String>,
+}
+
+/// The sample library, tasks and trajectories shipped in the repository.
+pub fn sample_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-tools")
+}
+
+impl Default for Config {
+    /// The embedded default: the simulated model in every role, the sample
+    /// tools and tasks, ToolNet.
+    fn default() -> Self {
+        let dir = sample_dir();
+        let mut models = BTreeMap::new();
+        models.insert("sim".to_string(), ModelConfig::Sim { seed: None, noise: default_noise(), price: Price::default() });
+        Config {
+            path: None,
+            seed: 42,
+            strategy: StrategyKind::Toolnet,
+            library: vec![dir.clone()],
+            tasks: dir.join("tasks/sample.toml"),
+            trajectories: Some(dir.join("trajectories.jsonl")),
+            data_dir: None,
+            tool_timeout_ms: 10_000,
+            cost_unit: "credits".into(),
+            params: Params::default(),
+            models,
+            roles: Role::ALL.into_iter().map(|r| (r, "sim".to_string())).collect(),
+        }
+    }
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
+        Self::parse(&text, path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.to_path_buf(), why: toml_error(text, &e) })?;
+        let field = |field: &str, why: String| ConfigError::Field { path: path.to_path_buf(), field: field.to_string(), why };
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let rel = |p: PathBuf| if p.is_absolute() { p } else { base.join(p) };
+        let mut c = Config::default();
+        c.path = Some(path.to_path_buf());
+        if let Some(s) = raw.seed {
+            c.seed = s;
+        }
+        if let Some(s) = raw.strategy {
+            c.strategy = s.parse().map_err(|e| field("strategy", e))?;
+        }
+        if let Some(l) = raw.library {
+            if l.is_empty() {
+                return Err(field("library", "names no manifest file or folder".into()));
+            }
+            c.library = l.into_iter().map(rel).collect();
+        }
+        if let Some(t) = raw.tasks {
+            c.tasks = rel(t);
+        }
+        if let Some(t) = raw.trajectories {
+            c.trajectories = Some(rel(t));
+        }
+        c.data_dir = raw.data_dir.map(rel);
+        if let Some(t) = raw.tool_timeout_ms {
+            if t == 0 {
+                return Err(field("tool_timeout_ms", "must be at least 1".into()));
+            }
+            c.tool_timeout_ms = t;
+        }
+        if let Some(u) = raw.cost_unit {
+            c.cost_unit = u;
+        }
+        if let Some(p) = raw.params {
+            p.validate().map_err(|e| field(&format!("params.{}", e.param), e.why))?;
+            c.params = p;
+        }
+        for (name, m) in raw.models {
+            match &m {
+                ModelConfig::Sim { noise, .. } if !(0.0..=1.0).contains(noise) => {
+                    return Err(field(&format!("models.{name}.noise"), format!("must be within [0, 1], got {noise}")));
+                }
+                ModelConfig::Openai { base_url, .. } if !(base_url.starts_with("http://") || base_url.starts_with("https://")) => {
+                    return Err(field(&format!("models.{name}.base_url"), format!("'{base_url}' is not an http(s) URL")));
+                }
+                ModelConfig::Openai { api_key_env: Some(v), .. } if v.trim().is_empty() => {
+                    return Err(field(&format!("models.{name}.api_key_env"), "names no environment variable".into()));
+                }
+                _ => {}
+            }
+            c.models.insert(name, m);
+        }
+        for (role, model) in raw.roles {
+            let r = Role::parse(&role).ok_or_else(|| {
+                field(&format!("roles.{role}"), "unknown role (planner, solver, actor, evaluator, classifier, judge)".into())
+            })?;
+            if !c.models.contains_key(&model) {
+                let known: Vec<&str> = c.models.keys().map(String::as_str).collect();
+                return Err(field(&format!("roles.{role}"), format!("no model named '{model}' (known: {})", known.join(", "))));
+            }
+            c.roles.insert(r, model);
+        }
+        Ok(c)
+    }
+
+    /// The data directory: the config's, else SWITCHYARD_DATA_DIR, else the
+    /// platform's (e.g. ~/.local/share/switchyard).
+    pub fn data_dir(&self) -> Result<PathBuf, ConfigError> {
+        if let Some(d) = &self.data_dir {
+            return Ok(d.clone());
+        }
+        if let Some(d) = std::env::var_os("SWITCHYARD_DATA_DIR").filter(|d| !d.is_empty()) {
+            return Ok(PathBuf::from(d));
+        }
+        directories::ProjectDirs::from("", "", "switchyard").map(|p| p.data_dir().to_path_buf()).ok_or(ConfigError::NoDataDir)
+    }
+
+    /// Builds the models the roles name, once each. A missing API-key
+    /// variable is an error here, before anything runs.
+    pub fn build_models(&self, seed: u64) -> Result<Models, ConfigError> {
+        let mut built: BTreeMap<&str, ModelSlot> = BTreeMap::new();
+        let origin = self.path.clone().unwrap_or_else(|| PathBuf::from("(default config)"));
+        for name in self.roles.values() {
+            if built.contains_key(name.as_str()) {
+                continue;
+            }
+            let cfg = self.models.get(name).ok_or_else(|| ConfigError::Field {
+                path: origin.clone(),
+                field: "roles".into(),
+                why: format!("no model named '{name}'"),
+            })?;
+            let slot = match cfg {
+                ModelConfig::Sim { seed: own, noise, price } => ModelSlot {
+                    model: Arc::new(SimModel::new(SimConfig { name: name.clone(), seed: own.unwrap_or(seed), noise: *noise })) as Arc<dyn ChatModel>,
+                    price: *price,
+                },
+                ModelConfig::Openai { base_url, model, api_key_env, timeout_ms, max_retries, native_tools, json_schema, price } => {
+                    let m = OpenAiModel::new(OpenAiConfig {
+                        name: name.clone(),
+                        base_url: base_url.clone(),
+                        model: model.clone(),
+                        api_key_env: api_key_env.clone(),
+                        timeout_ms: *timeout_ms,
+                        max_retries: *max_retries,
+                        native_tools: *native_tools,
+                        json_schema: *json_schema,
+                    })
+                    .map_err(|e| ConfigError::Field { path: origin.clone(), field: format!("models.{name}.api_key_env"), why: e.to_string() })?;
+                    ModelSlot { model: Arc::new(m), price: *price }
+                }
+            };
+            built.insert(name, slot);
+        }
+        let actor = built[self.roles[&Role::Actor].as_str()].clone();
+        let mut models = Models::single(actor.model, actor.price);
+        for (role, name) in &self.roles {
+            models.set(*role, built[name.as_str()].clone());
+        }
+        Ok(models)
+    }
+}
+
+/// A TOML error with its line and column.
+pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
+            format!("line {line}, column {col}: {}", e.message())
+        }
+        None => e.message().to_string(),
+    }
+}

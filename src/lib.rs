@@ -5,12 +5,12 @@
 //! retrieved start (`retrieve`), and emits versioned events that a trace
 //! records and any view folds into state. It knows nothing of a terminal.
 
-// pub mod config; (re-enabled once model::sim lands)
+pub mod config;
 pub mod engine;
 pub mod eval;
 pub mod graph;
 pub mod model;
 pub mod retrieve;
-// pub mod session;
+pub mod session;
 pub mod strategy;
 pub mod tool;

@@ -1,0 +1,392 @@
+//! Argument parsing and the headless subcommands.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use color_eyre::eyre::{Result, WrapErr, eyre};
+
+use switchyard::config::Config;
+use switchyard::engine::state::{RunSummary, SessionState};
+use switchyard::engine::trace::read_trace;
+use switchyard::engine::{Control, ParamChange, Scheduled, StrategyKind};
+use switchyard::eval::report::{Metrics, table};
+use switchyard::graph::START;
+use switchyard::session::{self, GraphSource, SessionOptions, Tape, TaskSource};
+use switchyard::tool::fault::Fault;
+
+#[derive(Parser, Debug)]
+#[command(name = "switchyard", version, about = "A workbench for tool-using LLM agents")]
+struct Cli {
+    /// Config file (see config.example.toml); the embedded default without it.
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// Where graphs, experience and logs are kept (overrides the config).
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run tasks headless and print a summary.
+    Run(RunArgs),
+    /// Run a task set under several strategies and compare them.
+    Eval(EvalArgs),
+    /// ToolNet's tool graph.
+    #[command(subcommand)]
+    Graph(GraphCommand),
+    /// Recorded traces.
+    #[command(subcommand)]
+    Trace(TraceCommand),
+}
+
+#[derive(Args, Debug, Default)]
+struct Common {
+    /// A task file (TOML or JSON Lines); the config's task set without it.
+    #[arg(long)]
+    tasks: Option<PathBuf>,
+    /// Run this many tasks, cycling through the task list.
+    #[arg(long)]
+    count: Option<usize>,
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Change a parameter: alpha, beta, tau, budget, top_k, weight_format, max_steps.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Break a tool: TOOL:MODE[:SCOPE][@TASK], e.g. geo_lookup:error@50.
+    #[arg(long = "fault", value_name = "SPEC")]
+    faults: Vec<String>,
+    /// Timestamps in ticks instead of milliseconds (byte-identical traces for a seed).
+    #[arg(long)]
+    logical_clock: bool,
+}
+
+#[derive(Args, Debug, Default)]
+struct RunArgs {
+    /// One task, typed here.
+    #[arg(long)]
+    task: Option<String>,
+    #[arg(long)]
+    strategy: Option<StrategyKind>,
+    #[command(flatten)]
+    common: Common,
+    /// Write the trace (JSON Lines) here.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Start from the trajectories' graph, not the saved one.
+    #[arg(long)]
+    fresh_graph: bool,
+    /// Do not save the learnt graph.
+    #[arg(long)]
+    no_save: bool,
+    /// Record every model reply to this cassette.
+    #[arg(long, conflicts_with = "replay")]
+    record: Option<PathBuf>,
+    /// Answer model calls from this cassette instead of the models.
+    #[arg(long)]
+    replay: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct EvalArgs {
+    /// Strategies to compare, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "react,toolnet")]
+    strategy: Vec<StrategyKind>,
+    #[command(flatten)]
+    common: Common,
+    /// How many tools `react` is offered: a number, or `all` (the paper's baseline).
+    #[arg(long, default_value = "all")]
+    react_k: String,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum GraphCommand {
+    /// Build the static graph from the trajectories and save it.
+    Build {
+        /// A trajectories file (JSON Lines); the config's without it.
+        #[arg(long)]
+        trajectories: Option<PathBuf>,
+    },
+    /// Show a tool's place in the saved graph: edges, weights, score, history.
+    Show {
+        tool: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum TraceCommand {
+    /// Rebuild a run's state from its trace and summarise it.
+    Show {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn main() -> Result<ExitCode> {
+    let cli = Cli::parse();
+    let mut config = match &cli.config {
+        Some(p) => Config::load(p)?,
+        None => Config::default(),
+    };
+    if let Some(d) = &cli.data_dir {
+        config.data_dir = Some(d.clone());
+    }
+    let _log = init_logging(&config);
+    match cli.command.unwrap_or(Command::Run(RunArgs::default())) {
+        Command::Run(a) => run(&config, a),
+        Command::Eval(a) => eval(&config, a),
+        Command::Graph(GraphCommand::Build { trajectories }) => graph_build(config, trajectories),
+        Command::Graph(GraphCommand::Show { tool, json }) => graph_show(&config, &tool, json),
+        Command::Trace(TraceCommand::Show { file, json }) => trace_show(&file, json),
+    }
+}
+
+/// Logs go to a file in the data directory, never to the terminal.
+fn init_logging(config: &Config) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    let dir = config.data_dir().ok()?.join("logs");
+    std::fs::create_dir_all(&dir).ok()?;
+    let (writer, guard) = tracing_appender::non_blocking(tracing_appender::rolling::never(dir, "switchyard.log"));
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHYARD_LOG").unwrap_or_else(|_| "info".into());
+    tracing_subscriber::fmt().with_writer(writer).with_ansi(false).with_env_filter(filter).try_init().ok()?;
+    Some(guard)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().wrap_err("could not start the async runtime")
+}
+
+fn common_options(c: &Common) -> Result<SessionOptions> {
+    let mut o = SessionOptions {
+        seed: c.seed,
+        count: c.count,
+        logical_clock: c.logical_clock,
+        tasks: c.tasks.clone().map(TaskSource::File).unwrap_or_default(),
+        ..Default::default()
+    };
+    for s in &c.set {
+        o.param_changes.push(ParamChange::parse(s).map_err(|e| eyre!("--set {s}: {e}"))?);
+    }
+    for f in &c.faults {
+        let (spec, at) = match f.rsplit_once('@') {
+            Some((spec, n)) => (spec, n.parse::<u32>().map_err(|_| eyre!("--fault {f}: '@{n}' is not a task number"))?),
+            None => (f.as_str(), 1),
+        };
+        if at == 0 {
+            return Err(eyre!("--fault {f}: tasks are counted from 1"));
+        }
+        let (tool, fault) = Fault::parse_spec(spec).map_err(|e| eyre!("--fault: {e}"))?;
+        o.schedule.push(Scheduled { before_task: at, control: Control::InjectFault { tool, fault } });
+    }
+    Ok(o)
+}
+
+fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
+    let mut opts = common_options(&a.common)?;
+    if let Some(t) = a.task {
+        if a.common.tasks.is_some() {
+            return Err(eyre!("--task and --tasks exclude each other: give one task or a task file"));
+        }
+        opts.tasks = TaskSource::Text(t);
+    }
+    opts.strategy = a.strategy;
+    opts.trace = a.trace.clone();
+    opts.graph = if a.fresh_graph { GraphSource::Fresh } else { GraphSource::Saved };
+    opts.save_graph = !a.no_save;
+    opts.tape = match (a.record, a.replay) {
+        (Some(r), _) => Tape::Record(r),
+        (_, Some(r)) => Tape::Replay(r),
+        _ => Tape::Live,
+    };
+    let prepared = session::prepare(config, &opts)?;
+    let outcome = runtime()?.block_on(session::run(prepared))?;
+    let state = outcome.state;
+    let metrics = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("run"), &state);
+    if a.json {
+        let runs: Vec<serde_json::Value> = state.finished.iter().map(run_json).collect();
+        let out = serde_json::json!({ "metrics": metrics, "runs": runs, "trace": a.trace });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print_session(&state);
+        print!("{}", table(&[metrics], &state.cost_unit));
+        if let Some(t) = &a.trace {
+            println!("trace: {}", t.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_json(r: &RunSummary) -> serde_json::Value {
+    serde_json::json!({
+        "run": r.run, "task_id": r.task_id, "outcome": r.outcome, "answer": r.answer, "success": r.success,
+        "cost": r.cost, "prompt_tokens": r.usage.prompt_tokens, "completion_tokens": r.usage.completion_tokens,
+        "steps": r.steps, "tool_calls": r.tool_calls, "path": r.path,
+    })
+}
+
+fn print_session(state: &SessionState) {
+    let models: Vec<String> = state
+        .models
+        .iter()
+        .filter(|m| matches!(m.role, switchyard::model::Role::Actor | switchyard::model::Role::Evaluator))
+        .map(|m| format!("{} = {}{}", m.role, m.model.name, if m.model.simulated { " (simulated)" } else { "" }))
+        .collect();
+    println!(
+        "strategy {}, seed {}, {} tools, {} tasks; {}",
+        state.strategy.map(|s| s.as_str()).unwrap_or("?"),
+        state.seed,
+        state.tools.len(),
+        state.finished.len(),
+        models.join(", ")
+    );
+    println!("{:>4}  {:<12} {:<8} {:>5} {:>8}  {:<40} path", "run", "task", "result", "steps", "tokens", "answer");
+    for r in &state.finished {
+        let result = match (&r.success, &r.outcome) {
+            (Some(true), _) => "ok",
+            (Some(false), switchyard::engine::event::RunOutcome::Answered) => "wrong",
+            (None, switchyard::engine::event::RunOutcome::Answered) => "answered",
+            (_, switchyard::engine::event::RunOutcome::MaxSteps) => "no answer",
+            (_, switchyard::engine::event::RunOutcome::Stopped) => "stopped",
+            (_, switchyard::engine::event::RunOutcome::Failed { .. }) => "failed",
+        };
+        let answer: String = r.answer.clone().unwrap_or_default().chars().take(40).collect();
+        println!(
+            "{:>4}  {:<12} {:<8} {:>5} {:>8}  {:<40} {}",
+            r.run,
+            r.task_id,
+            result,
+            r.steps,
+            r.usage.prompt_tokens + r.usage.completion_tokens,
+            answer,
+            r.path.join(" > ")
+        );
+    }
+}
+
+fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
+    let rt = runtime()?;
+    let mut rows = Vec::new();
+    let mut unit = config.cost_unit.clone();
+    for strategy in &a.strategy {
+        let mut opts = common_options(&a.common)?;
+        opts.strategy = Some(*strategy);
+        // An experiment starts from the trajectories and leaves the saved graph alone.
+        opts.graph = GraphSource::Fresh;
+        opts.save_graph = false;
+        let mut label = strategy.as_str().to_string();
+        if *strategy == StrategyKind::React {
+            let k = if a.react_k == "all" {
+                session::load_library(config)?.len()
+            } else {
+                a.react_k.parse().map_err(|_| eyre!("--react-k: '{}' is neither a number nor 'all'", a.react_k))?
+            };
+            opts.param_changes.push(ParamChange::TopK(k));
+            label = format!("react (k={})", a.react_k);
+        }
+        let outcome = rt.block_on(session::run(session::prepare(config, &opts)?))?;
+        unit = outcome.state.cost_unit.clone();
+        rows.push(Metrics::from_state(label, &outcome.state));
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        print!("{}", table(&rows, &unit));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn graph_build(mut config: Config, trajectories: Option<PathBuf>) -> Result<ExitCode> {
+    if let Some(t) = trajectories {
+        config.trajectories = Some(t);
+    }
+    let library = session::load_library(&config)?;
+    let graph = session::build_graph(&config, &library)?;
+    let path = session::graph_path(&config)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).wrap_err_with(|| format!("could not create {}", dir.display()))?;
+    }
+    graph.save(&path)?;
+    let edges: usize = std::iter::once(START).chain(graph.tools()).map(|n| graph.out_edges(n).len()).sum();
+    println!(
+        "built the graph of {} tools and {} edges from {}; saved to {}",
+        graph.tool_count(),
+        edges,
+        config.trajectories.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "no trajectories (uniform)".into()),
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn graph_show(config: &Config, tool: &str, json: bool) -> Result<ExitCode> {
+    let library = session::load_library(config)?;
+    let graph = session::load_graph(config, &library, GraphSource::Saved)?;
+    if !graph.contains(tool) {
+        return Err(eyre!("no tool named '{tool}' in the graph"));
+    }
+    let fmt = config.params.weight_format;
+    let out_edges = graph.out_edges(tool);
+    let in_edges = graph.in_edges(tool);
+    if json {
+        let v = serde_json::json!({
+            "tool": tool,
+            "score": graph.score(tool),
+            "iteration": graph.iteration(),
+            "out": out_edges,
+            "in": in_edges,
+            "score_history": graph.score_series(tool),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{tool}: score {:.0} after {} iterations", graph.score(tool).unwrap_or(0.0), graph.iteration());
+    let show = |w: f64| fmt.show(w).unwrap_or_else(|| format!("{w:.3}"));
+    println!("  predecessors:");
+    for (from, w) in &in_edges {
+        println!("    {from:<28} -> {tool:<24} {:>6}", show(*w));
+    }
+    println!("  successors:");
+    for (to, w) in &out_edges {
+        println!("    {tool:<28} -> {to:<24} {:>6}", show(*w));
+    }
+    let series = graph.score_series(tool);
+    if series.len() > 1 {
+        let s: Vec<String> = series.iter().map(|(i, s)| format!("{i}:{s:.0}")).collect();
+        println!("  score history (iteration:score): {}", s.join(" "));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn trace_show(file: &PathBuf, json: bool) -> Result<ExitCode> {
+    let events = read_trace(file)?;
+    let state = SessionState::from_events(&events);
+    if json {
+        let runs: Vec<serde_json::Value> = state.finished.iter().map(run_json).collect();
+        let m = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("trace"), &state);
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"events": events.len(), "metrics": m, "runs": runs}))?);
+    } else {
+        println!("{}: {} events", file.display(), events.len());
+        print_session(&state);
+        let m = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("trace"), &state);
+        print!("{}", table(&[m], &state.cost_unit));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
+    }
+}

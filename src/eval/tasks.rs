@@ -1,0 +1,340 @@
+//! Task files: TOML (`[[task]]` tables) or JSON Lines (`.jsonl`, one object a
+//! line), and the comparison of an answer with a gold answer.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// One task: a query, optionally with a gold answer and a gold tool sequence.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub id: String,
+    pub query: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+}
+
+#[derive(thiserror::Error, Debug)]
+pub enum TaskError {
+    #[error("cannot read task file {}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("task file {}: {message}", path.display())]
+    Toml { path: PathBuf, message: String },
+    #[error("task file {}, line {line}: {message}", path.display())]
+    Json { path: PathBuf, line: usize, message: String },
+    #[error("task file {}, {at}: field '{field}' {message}", path.display())]
+    Invalid { path: PathBuf, at: String, field: &'static str, message: String },
+    #[error("task file {}: duplicate task id '{id}' ({first} and {second})", path.display())]
+    Duplicate { path: PathBuf, id: String, first: String, second: String },
+    #[error("task file {} holds no task", path.display())]
+    Empty { path: PathBuf },
+}
+
+/// A gold answer written as a bare TOML/JSON number or boolean is read as
+/// its text, so `answer = 42` and `answer = "42"` mean the same.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Scalar {
+    Text(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl Scalar {
+    fn into_string(self) -> String {
+        match self {
+            Scalar::Text(s) => s,
+            Scalar::Int(i) => i.to_string(),
+            Scalar::Float(f) => f.to_string(),
+            Scalar::Bool(b) => b.to_string(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTask {
+    id: Scalar,
+    query: String,
+    #[serde(default)]
+    answer: Option<Scalar>,
+    #[serde(default)]
+    tools: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlFile {
+    #[serde(default)]
+    task: Vec<RawTask>,
+}
+
+/// Reads a task file: JSON Lines when the name ends in `.jsonl`, else TOML.
+/// Refuses empty queries and ids, and duplicate ids.
+pub fn load_tasks(path: &Path) -> Result<Vec<Task>, TaskError> {
+    let text = std::fs::read_to_string(path).map_err(|source| TaskError::Io { path: path.to_path_buf(), source })?;
+    parse_tasks(&text, path)
+}
+
+/// As `load_tasks`, from text already read; `path` names the source in errors
+/// and chooses the format.
+pub fn parse_tasks(text: &str, path: &Path) -> Result<Vec<Task>, TaskError> {
+    let jsonl = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("jsonl"));
+    let raw: Vec<(String, RawTask)> = if jsonl {
+        let mut out = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let t: RawTask = serde_json::from_str(line).map_err(|e| TaskError::Json {
+                path: path.to_path_buf(),
+                line: i + 1,
+                message: e.to_string(),
+            })?;
+            out.push((format!("line {}", i + 1), t));
+        }
+        out
+    } else {
+        let file: TomlFile =
+            toml::from_str(text).map_err(|e| TaskError::Toml { path: path.to_path_buf(), message: e.to_string() })?;
+        file.task.into_iter().enumerate().map(|(i, t)| (format!("task {}", i + 1), t)).collect()
+    };
+    if raw.is_empty() {
+        return Err(TaskError::Empty { path: path.to_path_buf() });
+    }
+    let mut seen: HashMap<String, String> = HashMap::new();
+    let mut tasks = Vec::with_capacity(raw.len());
+    for (at, r) in raw {
+        let invalid = |field, message: &str| TaskError::Invalid {
+            path: path.to_path_buf(),
+            at: at.clone(),
+            field,
+            message: message.to_string(),
+        };
+        let id = r.id.into_string();
+        if id.trim().is_empty() {
+            return Err(invalid("id", "is empty"));
+        }
+        if r.query.trim().is_empty() {
+            return Err(invalid("query", "is empty"));
+        }
+        if r.tools.iter().any(|t| t.trim().is_empty()) {
+            return Err(invalid("tools", "names an empty tool"));
+        }
+        if let Some(first) = seen.get(&id) {
+            return Err(TaskError::Duplicate { path: path.to_path_buf(), id, first: first.clone(), second: at });
+        }
+        seen.insert(id.clone(), at.clone());
+        tasks.push(Task { id, query: r.query, answer: r.answer.map(Scalar::into_string), tools: r.tools });
+    }
+    Ok(tasks)
+}
+
+/// The sample tools and task sets that ship with the source tree.
+pub fn embedded_sample_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-tools")
+}
+
+/// Relative tolerance for numeric answers: what survives printing a float.
+const REL_TOL: f64 = 1e-6;
+/// Absolute tolerance when either side is printed with exactly two decimals
+/// (money, rounded measurements): a cent either way is the same answer.
+const TWO_DECIMALS_TOL: f64 = 0.01 + 1e-9;
+
+/// Whether `answer` gives the gold answer.
+///
+/// - A numeric gold matches when any number in the answer equals it within a
+///   relative 1e-6, or within 0.01 when either number is printed with exactly
+///   two decimals. Thousands separators ("1,410,700,000") are read.
+/// - Otherwise both are normalised (lower case, accents folded, punctuation
+///   to spaces) and the gold must appear in the answer as whole words, so
+///   "The capital is Paris." gives "Paris".
+/// - An empty gold matches only an empty answer.
+pub fn answer_matches(answer: &str, gold: &str) -> bool {
+    let gold_t = gold.trim();
+    if gold_t.is_empty() {
+        return answer.trim().is_empty();
+    }
+    if let Some(g) = single_number(gold_t) {
+        return numbers_in(answer).iter().any(|a| numbers_equal(a, &g));
+    }
+    let (a, g) = (normalise(answer), normalise(gold_t));
+    if g.is_empty() {
+        // A gold of punctuation only: compare the raw text.
+        return answer.contains(gold_t);
+    }
+    format!(" {a} ").contains(&format!(" {g} "))
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Num {
+    value: f64,
+    two_decimals: bool,
+}
+
+fn numbers_equal(a: &Num, g: &Num) -> bool {
+    let diff = (a.value - g.value).abs();
+    diff <= REL_TOL * a.value.abs().max(g.value.abs())
+        || ((a.two_decimals || g.two_decimals) && diff <= TWO_DECIMALS_TOL)
+}
+
+/// The gold is a number when, stripped of surrounding punctuation, it is one
+/// number and nothing else.
+fn single_number(s: &str) -> Option<Num> {
+    let t = s.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '+' && c != '.');
+    let t = t.trim_end_matches('.');
+    let nums = numbers_in(t);
+    match nums.as_slice() {
+        [n] if t.chars().all(|c| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | ',')) => Some(*n),
+        _ => None,
+    }
+}
+
+/// Every number written in `text`, in order. A '-' is a sign only where a
+/// number may start (not inside "2024-06-14"); commas group thousands only in
+/// groups of three digits.
+fn numbers_in(text: &str) -> Vec<Num> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let starts_here = b[i].is_ascii_digit() && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'.'));
+        if !starts_here {
+            i += 1;
+            continue;
+        }
+        let negative = i > 0
+            && b[i - 1] == b'-'
+            && (i == 1 || !(b[i - 2].is_ascii_alphanumeric() || b[i - 2] == b'.' || b[i - 2] == b'-'));
+        let mut digits = String::new();
+        let mut j = i;
+        while j < b.len() {
+            if b[j].is_ascii_digit() {
+                digits.push(b[j] as char);
+                j += 1;
+            } else if b[j] == b','
+                && b.get(j + 1..j + 4).is_some_and(|g| g.iter().all(u8::is_ascii_digit))
+                && !b.get(j + 4).is_some_and(u8::is_ascii_digit)
+            {
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        let mut decimals = 0;
+        if j + 1 < b.len() && b[j] == b'.' && b[j + 1].is_ascii_digit() {
+            digits.push('.');
+            j += 1;
+            while j < b.len() && b[j].is_ascii_digit() {
+                digits.push(b[j] as char);
+                decimals += 1;
+                j += 1;
+            }
+        }
+        if let Ok(v) = digits.parse::<f64>() {
+            out.push(Num { value: if negative { -v } else { v }, two_decimals: decimals == 2 });
+        }
+        i = j;
+    }
+    out
+}
+
+fn normalise(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars().flat_map(char::to_lowercase) {
+        let c = match c {
+            'á' | 'à' | 'â' | 'ä' | 'ã' | 'å' => 'a',
+            'é' | 'è' | 'ê' | 'ë' => 'e',
+            'í' | 'ì' | 'î' | 'ï' => 'i',
+            'ó' | 'ò' | 'ô' | 'ö' | 'õ' => 'o',
+            'ú' | 'ù' | 'û' | 'ü' => 'u',
+            'ñ' => 'n',
+            'ç' => 'c',
+            c if c.is_alphanumeric() => c,
+            _ => ' ',
+        };
+        if c != ' ' || !(out.is_empty() || out.ends_with(' ')) {
+            out.push(c);
+        }
+    }
+    out.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str, name: &str) -> Result<Vec<Task>, TaskError> {
+        parse_tasks(text, Path::new(name))
+    }
+
+    #[test]
+    fn reads_toml_and_jsonl() {
+        let t = parse(
+            "[[task]]\nid = \"a\"\nquery = \"q1\"\nanswer = 42\ntools = [\"calculator\"]\n\n[[task]]\nid = 7\nquery = \"q2\"\n",
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(t[0].answer.as_deref(), Some("42"));
+        assert_eq!(t[0].tools, ["calculator"]);
+        assert_eq!((t[1].id.as_str(), t[1].answer.as_ref(), t[1].tools.len()), ("7", None, 0));
+
+        let j =
+            parse("{\"id\":\"x\",\"query\":\"q\",\"answer\":\"Paris\"}\n\n{\"id\":\"y\",\"query\":\"r\"}\n", "t.jsonl")
+                .unwrap();
+        assert_eq!(j.len(), 2);
+        assert_eq!(j[0].answer.as_deref(), Some("Paris"));
+    }
+
+    #[test]
+    fn errors_name_the_place() {
+        let e = parse("{\"id\":\"x\",\"query\":\"q\"}\n{\"id\":\"y\",\"qury\":\"r\"}\n", "f.jsonl").unwrap_err();
+        assert!(matches!(e, TaskError::Json { line: 2, .. }), "{e}");
+        assert!(e.to_string().contains("f.jsonl, line 2"), "{e}");
+
+        let e =
+            parse("[[task]]\nid = \"a\"\nquery = \"q\"\n[[task]]\nid = \"b\"\nquery = \"  \"\n", "f.toml").unwrap_err();
+        assert_eq!(e.to_string(), "task file f.toml, task 2: field 'query' is empty");
+
+        let e =
+            parse("[[task]]\nid = \"a\"\nquery = \"q\"\n[[task]]\nid = \"a\"\nquery = \"r\"\n", "f.toml").unwrap_err();
+        assert_eq!(e.to_string(), "task file f.toml: duplicate task id 'a' (task 1 and task 2)");
+
+        let e = parse("[[task]]\nid = \"a\"\n", "f.toml").unwrap_err();
+        assert!(e.to_string().contains("query"), "{e}");
+        assert!(matches!(parse("", "f.toml").unwrap_err(), TaskError::Empty { .. }));
+        assert!(matches!(load_tasks(Path::new("/nonexistent/t.toml")).unwrap_err(), TaskError::Io { .. }));
+    }
+
+    #[test]
+    fn numbers_compare_numerically() {
+        assert!(answer_matches("The result is 395.", "395"));
+        assert!(answer_matches("395.0000001", "395"));
+        assert!(!answer_matches("396", "395"));
+        assert!(answer_matches("1,410,700,000 people", "1410700000"));
+        assert!(answer_matches("about 15432.10 yen", "15432.1"));
+        assert!(answer_matches("15432.11", "15432.1"));
+        assert!(!answer_matches("15432.2", "15432.1"));
+        assert!(answer_matches("it is -40 degrees", "-40"));
+        assert!(!answer_matches("2024-40", "-40"));
+        assert!(answer_matches("6.21371192", "6.21371192237"));
+        assert!(!answer_matches("no number here", "3"));
+    }
+
+    #[test]
+    fn strings_compare_normalised() {
+        assert!(answer_matches("The capital is Paris.", "Paris"));
+        assert!(answer_matches("paris", "PARIS!"));
+        assert!(answer_matches("Brasilia", "Brasília"));
+        assert!(answer_matches("Washington, D.C.", "Washington, D.C."));
+        assert!(!answer_matches("Parisian", "Paris"));
+        assert!(answer_matches("2024-06-23", "2024-06-23"));
+        assert!(!answer_matches("2024-06-24", "2024-06-23"));
+        assert!(answer_matches("", ""));
+        assert!(!answer_matches("x", ""));
+    }
+}

@@ -1,0 +1,458 @@
+//! The simulated model: determinism, candidate discipline, argument filling,
+//! chains, finishing, the evaluator, the judge and token counts.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use switchyard::model::sim::{SimConfig, SimModel};
+use switchyard::model::{ChatModel, ChatRequest, ChatResponse, Message, ModelKind, Role, ToolDef};
+use switchyard::strategy::protocol::{
+    self, ActorAction, ActorView, CandidateView, EvalView, HistoryEntry, JudgeView, Observation, finish_candidate,
+};
+
+fn sim(seed: u64, noise: f64) -> SimModel {
+    SimModel::new(SimConfig { name: "sim".into(), seed, noise })
+}
+
+fn block<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+}
+
+fn chat(model: &SimModel, req: &ChatRequest) -> ChatResponse {
+    block(model.chat(req)).unwrap()
+}
+
+fn candidate(name: &str, weight: Option<&str>, description: &str, parameters: Value) -> CandidateView {
+    CandidateView { name: name.into(), weight: weight.map(str::to_string), description: description.into(), parameters }
+}
+
+fn string_param(name: &str, description: &str) -> Value {
+    json!({"type": "object", "required": [name], "properties": {name: {"type": "string", "description": description}}})
+}
+
+const GEO_DESC: &str = "Country facts lookup: given a country name, returns its capital, population, area in km2, currency code, continent and official languages.";
+const MIRROR_DESC: &str = "Country facts lookup (mirror): given a country name, returns its capital, population, area in km2, currency code, continent and official languages.";
+
+fn geo(name: &str, weight: Option<&str>) -> CandidateView {
+    let desc = if name.contains("mirror") { MIRROR_DESC } else { GEO_DESC };
+    candidate(name, weight, desc, string_param("country", "The country's name in English."))
+}
+
+fn actor_request(view: &ActorView) -> ChatRequest {
+    ChatRequest::new(Role::Actor, protocol::render_actor(view))
+}
+
+fn act_with(model: &SimModel, view: &ActorView) -> ActorAction {
+    protocol::parse_actor_reply(&chat(model, &actor_request(view))).unwrap()
+}
+
+fn act(view: &ActorView) -> ActorAction {
+    act_with(&sim(1, 0.0), view)
+}
+
+fn view(task: &str, history: Vec<HistoryEntry>, mut candidates: Vec<CandidateView>) -> ActorView {
+    candidates.push(finish_candidate(None));
+    ActorView { task: task.into(), history, candidates, notes: vec![] }
+}
+
+fn called(action: &ActorAction) -> (&str, &Value) {
+    match action {
+        ActorAction::Call { tool, arguments } => (tool, arguments),
+        other => panic!("expected a call, got {other:?}"),
+    }
+}
+
+fn answer(action: &ActorAction) -> &str {
+    match action {
+        ActorAction::Finish { answer } => answer,
+        other => panic!("expected a finish, got {other:?}"),
+    }
+}
+
+fn step(tool: &str, arguments: Value, observation: Observation) -> HistoryEntry {
+    HistoryEntry { tool: tool.into(), arguments, observation }
+}
+
+#[test]
+fn info_says_simulated() {
+    let info = sim(0, 0.1).info();
+    assert_eq!((info.name.as_str(), info.kind, info.simulated), ("sim", ModelKind::Sim, true));
+    let cfg: SimConfig = serde_json::from_value(json!({"seed": 5})).unwrap();
+    assert_eq!(cfg, SimConfig { name: "sim".into(), seed: 5, noise: 0.1 });
+    assert_eq!(SimModel::new(SimConfig { noise: 7.0, ..cfg }).config().noise, 1.0);
+}
+
+#[test]
+fn same_seed_and_request_give_the_same_reply_whatever_the_order() {
+    let views: Vec<ActorView> = (0..20)
+        .map(|i| {
+            view(
+                &format!("What is the capital of the country 'Country{i}'?"),
+                vec![],
+                vec![geo("geo_lookup", Some("60")), geo("geo_lookup_mirror", Some("40"))],
+            )
+        })
+        .collect();
+    let (a, b) = (sim(11, 0.5), sim(11, 0.5));
+    let forward: Vec<String> = views.iter().map(|v| chat(&a, &actor_request(v)).text).collect();
+    let backward: Vec<String> = views.iter().rev().map(|v| chat(&b, &actor_request(v)).text).collect();
+    assert_eq!(forward, backward.into_iter().rev().collect::<Vec<_>>());
+    // Asking again changes nothing either.
+    assert_eq!(forward[3], chat(&a, &actor_request(&views[3])).text);
+    // Another seed chooses differently somewhere.
+    let c = sim(12, 0.5);
+    assert!(views.iter().zip(&forward).any(|(v, f)| &chat(&c, &actor_request(v)).text != f));
+}
+
+#[test]
+fn usage_is_the_real_bpe_count_of_the_texts() {
+    let bpe = tiktoken_rs::cl100k_base().unwrap();
+    let count = |s: &str| bpe.encode_ordinary(s).len() as u64;
+    let v = view("What is the capital of the country 'France'?", vec![], vec![geo("geo_lookup", Some("50"))]);
+    let mut req = actor_request(&v);
+    let r = chat(&sim(1, 0.1), &req);
+    let prompt: u64 = req.messages.iter().map(|m| 4 + count(&m.content)).sum::<u64>() + 3;
+    assert_eq!(r.usage.prompt_tokens, prompt);
+    assert_eq!(r.usage.completion_tokens, count(&r.text));
+    // Offered tool definitions are part of the prompt.
+    req.tools = vec![ToolDef {
+        name: "geo_lookup".into(),
+        description: GEO_DESC.into(),
+        parameters: string_param("country", ""),
+    }];
+    let with_tools = chat(&sim(1, 0.1), &req);
+    assert_eq!(with_tools.usage.prompt_tokens, prompt + count(&serde_json::to_string(&req.tools).unwrap()));
+}
+
+#[test]
+fn fills_each_kind_of_parameter() {
+    // Dates in order, whatever order the schema lists them in.
+    let days = candidate(
+        "days_between",
+        None,
+        "Count the number of days between two calendar dates.",
+        json!({"type": "object", "required": ["end_date", "start_date"], "properties": {
+            "end_date": {"type": "string", "format": "date"}, "start_date": {"type": "string", "format": "date"}}}),
+    );
+    let a = act(&view("How many days are there between 2024-01-01 and 2024-12-25?", vec![], vec![days]));
+    assert_eq!(called(&a).1, &json!({"start_date": "2024-01-01", "end_date": "2024-12-25"}));
+
+    // Numbers (dates' digits excluded), an integer, and enums by mention order.
+    let add = candidate(
+        "date_add_days",
+        None,
+        "Add a number of days to a calendar date.",
+        json!({"type": "object", "required": ["date", "days"], "properties": {
+            "date": {"type": "string", "format": "date"}, "days": {"type": "integer"}}}),
+    );
+    let a = act(&view("Add -30 days to the date 2024-03-01: what date is it?", vec![], vec![add]));
+    assert_eq!(called(&a).1, &json!({"date": "2024-03-01", "days": -30}));
+    let units = json!(["kilometer", "mile", "celsius", "fahrenheit"]);
+    let conv = candidate(
+        "unit_convert",
+        None,
+        "Convert a measurement between units.",
+        json!({"type": "object", "required": ["value", "from_unit", "to_unit"], "properties": {
+            "to_unit": {"type": "string", "enum": units}, "value": {"type": "number"}, "from_unit": {"type": "string", "enum": units}}}),
+    );
+    let a = act(&view("Convert 98.6 fahrenheit to celsius.", vec![], vec![conv]));
+    assert_eq!(called(&a).1, &json!({"value": 98.6, "from_unit": "fahrenheit", "to_unit": "celsius"}));
+
+    // An expression.
+    let calc = candidate(
+        "calculator",
+        None,
+        "Evaluate an arithmetic expression.",
+        string_param("expression", "The expression."),
+    );
+    let a = act(&view("Calculate (17 + 5) * 3 - 4.", vec![], vec![calc]));
+    assert_eq!(called(&a).1, &json!({"expression": "(17 + 5) * 3 - 4"}));
+
+    // Quoted phrases, proper nouns, and an array of numbers.
+    let a = act(&view("What is the capital of the country 'New Zealand'?", vec![], vec![geo("geo_lookup", None)]));
+    assert_eq!(called(&a).1, &json!({"country": "New Zealand"}));
+    let a = act(&view("What is the capital of the country of South Africa?", vec![], vec![geo("geo_lookup", None)]));
+    assert_eq!(called(&a).1, &json!({"country": "South Africa"}));
+    let stats = candidate(
+        "number_stats",
+        None,
+        "Mean, median and more of a list of numbers.",
+        json!({"type": "object", "required": ["numbers"], "properties": {"numbers": {"type": "array", "items": {"type": "number"}}}}),
+    );
+    let a = act(&view("What is the median of the numbers 12, 7, 3.5 and 1,200?", vec![], vec![stats]));
+    assert_eq!(called(&a).1, &json!({"numbers": [12, 7, 3.5, 1200]}));
+}
+
+#[test]
+fn a_phrase_labelled_as_something_else_is_not_used() {
+    // 'Lyon' is a city: the actor does not pass it as a country, and
+    // prefers the tool it can fill.
+    let search = candidate(
+        "city_search",
+        Some("10"),
+        "Find a city by its name and return its city_id.",
+        string_param("city_name", "The city's name."),
+    );
+    let v = view(
+        "What is the currency code of the country where the city 'Lyon' is located?",
+        vec![],
+        vec![geo("geo_lookup", Some("20")), search],
+    );
+    let a = act(&v);
+    assert_eq!(called(&a), ("city_search", &json!({"city_name": "Lyon"})));
+    // Then the country comes from the result.
+    let history = vec![step(
+        "city_search",
+        json!({"city_name": "Lyon"}),
+        Observation::Result(json!({"city_id": "C0002", "name": "Lyon", "country": "France"})),
+    )];
+    let v = ActorView { history, ..v };
+    assert_eq!(called(&act(&v)), ("geo_lookup", &json!({"country": "France"})));
+}
+
+#[test]
+fn a_chain_continues_with_the_id_just_returned() {
+    let stats = candidate(
+        "city_stats",
+        Some("5"),
+        "Statistics of a city given its city_id: city population, elevation in metres.",
+        json!({"type": "object", "required": ["city_id"], "properties": {"city_id": {"type": "string"}}}),
+    );
+    let search = candidate(
+        "city_search",
+        Some("50"),
+        "Find a city by its name and return its city_id.",
+        string_param("city_name", "The city's name."),
+    );
+    let history = vec![step(
+        "city_search",
+        json!({"city_name": "Denver"}),
+        Observation::Result(json!({"city_id": "C0016", "name": "Denver"})),
+    )];
+    let a = act(&view(
+        "What is the elevation in metres of the city 'Denver'?",
+        history.clone(),
+        vec![search.clone(), stats.clone()],
+    ));
+    assert_eq!(called(&a), ("city_stats", &json!({"city_id": "C0016"})));
+    // And finishes with the field the task asks about.
+    let mut h = history;
+    h.push(step(
+        "city_stats",
+        json!({"city_id": "C0016"}),
+        Observation::Result(json!({"name": "Denver", "population": 717000, "elevation_m": 1609})),
+    ));
+    let a = act(&view("What is the elevation in metres of the city 'Denver'?", h, vec![search, stats]));
+    assert_eq!(answer(&a), "1609");
+}
+
+#[test]
+fn finishes_when_the_result_answers_and_reads_the_asked_field() {
+    let h = vec![step(
+        "geo_lookup",
+        json!({"country": "France"}),
+        Observation::Result(json!({"name": "France", "capital": "Paris", "currency_code": "EUR"})),
+    )];
+    let v = view(
+        "What is the capital of the country 'France'?",
+        h,
+        vec![geo("geo_lookup", Some("30")), geo("geo_lookup_mirror", Some("20"))],
+    );
+    assert_eq!(answer(&act(&v)), "Paris");
+    let v = ActorView { task: "Which currency code does the country 'France' use?".into(), ..v };
+    assert_eq!(answer(&act(&v)), "EUR");
+}
+
+#[test]
+fn a_failed_tool_is_not_tried_again_and_the_twin_takes_over() {
+    let h = vec![step("geo_lookup", json!({"country": "France"}), Observation::Error("injected fault: error".into()))];
+    for seed in 0..50 {
+        let v = view(
+            "What is the capital of the country 'France'?",
+            h.clone(),
+            vec![geo("geo_lookup", Some("90")), geo("geo_lookup_mirror", Some("10"))],
+        );
+        assert_eq!(called(&act_with(&sim(seed, 0.0), &v)).0, "geo_lookup_mirror", "seed {seed}");
+    }
+    // Repeated failures: it gives up.
+    let fail = |t: &str| step(t, json!({"country": "France"}), Observation::Error("boom".into()));
+    let v = view(
+        "What is the capital of the country 'France'?",
+        vec![
+            fail("geo_lookup"),
+            fail("geo_lookup_mirror"),
+            step("web_search", json!({"query": "France"}), Observation::Result(json!("Nothing Found"))),
+        ],
+        vec![geo("geo_lookup", Some("50"))],
+    );
+    assert!(answer(&act(&v)).contains("could not find"));
+}
+
+#[test]
+fn twins_are_chosen_in_proportion_to_their_weights() {
+    let share = |wp: &str, wm: &str| {
+        let v = view(
+            "What is the capital of the country 'Chile'?",
+            vec![],
+            vec![geo("geo_lookup", Some(wp)), geo("geo_lookup_mirror", Some(wm))],
+        );
+        let n = 400;
+        let primary = (0..n).filter(|&seed| called(&act_with(&sim(seed, 0.0), &v)).0 == "geo_lookup").count();
+        primary as f64 / n as f64
+    };
+    let s = share("75", "25");
+    assert!((0.65..0.85).contains(&s), "{s}");
+    let s = share("20", "80");
+    assert!((0.1..0.3).contains(&s), "{s}");
+    // Decimal weights are read the same way.
+    let s = share("0.5", "0.5");
+    assert!((0.4..0.6).contains(&s), "{s}");
+}
+
+#[test]
+fn unreadable_prompts_and_other_roles_get_plain_answers() {
+    let model = sim(3, 0.1);
+    let r = chat(&model, &ChatRequest::new(Role::Actor, vec![Message::user("hello")]));
+    assert!(answer(&protocol::parse_actor_reply(&r).unwrap()).contains("could not read"));
+    for role in [Role::Planner, Role::Solver, Role::Classifier] {
+        let r = chat(&model, &ChatRequest::new(role, vec![Message::user("plan this")]));
+        assert_eq!(r.text, format!("The simulated model does not play the {role} role yet."));
+    }
+}
+
+fn scores(view: &EvalView) -> BTreeMap<String, i32> {
+    let r = chat(&sim(9, 0.1), &ChatRequest::new(Role::Evaluator, protocol::render_eval(view)));
+    protocol::parse_eval_reply(&r).unwrap()
+}
+
+#[test]
+fn the_evaluator_scores_observed_outcomes() {
+    let steps = vec![
+        step("geo_lookup", json!({"country": "Japan"}), Observation::Error("injected fault: error".into())),
+        step("web_search", json!({"query": "Japan"}), Observation::Result(json!("Nothing Found"))),
+        step(
+            "geo_lookup_mirror",
+            json!({"country": "Japan"}),
+            Observation::Result(json!({"capital": "Tokyo", "currency_code": "JPY"})),
+        ),
+        step("glossary_lookup", json!({"term": "epoch"}), Observation::Result(json!({"definition": "One pass."}))),
+        step(
+            "currency_convert",
+            json!({"amount": 100, "from_currency": "USD", "to_currency": "JPY"}),
+            Observation::Result(json!({"result": 15000})),
+        ),
+    ];
+    let v = EvalView {
+        task: "Convert 100 USD into the currency of the country 'Japan'.".into(),
+        steps,
+        answer: Some("15000".into()),
+    };
+    let s = scores(&v);
+    let expect: BTreeMap<String, i32> = [
+        ("geo_lookup", -3),       // failed
+        ("web_search", -3),       // found nothing
+        ("geo_lookup_mirror", 3), // worked on the arguments geo_lookup failed on: it saved the run
+        ("glossary_lookup", 0),   // worked, but nothing used it
+        ("currency_convert", 1),  // gave the answer
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(s, expect);
+
+    // A calculator that claims a wrong result misleads; a garbage result is no result.
+    let steps = vec![
+        step("random_calculator", json!({"expression": "2 + 2"}), Observation::Result(json!({"result": 5}))),
+        step("calculator", json!({"expression": "2 + 2"}), Observation::Result(json!({"result": 4}))),
+        step("unit_convert", json!({}), Observation::Result(json!("%$#@!&*()_+{}|:<>?~`-=[]\\;',./%$#"))),
+    ];
+    let s = scores(&EvalView { task: "Calculate 2 + 2.".into(), steps, answer: Some("4".into()) });
+    assert_eq!((s["random_calculator"], s["calculator"], s["unit_convert"]), (-3, 1, -3));
+
+    // A tool that failed and then worked is scored on both calls, clamped.
+    let steps = vec![
+        step("geo_lookup", json!({"country": "Peru"}), Observation::Error("boom".into())),
+        step("geo_lookup", json!({"country": "Peru"}), Observation::Refused("not offered".into())),
+        step("geo_lookup", json!({"country": "Peru"}), Observation::Result(json!({"capital": "Lima"}))),
+    ];
+    let s = scores(&EvalView { task: "Capital of 'Peru'?".into(), steps, answer: Some("Lima".into()) });
+    assert_eq!(s["geo_lookup"], -3);
+}
+
+#[test]
+fn the_judge_calls_useful_results_helpful() {
+    let judge = |obs: Observation, args: Value| {
+        let v =
+            JudgeView { task: "Calculate 2 + 2.".into(), tool: "calculator".into(), arguments: args, observation: obs };
+        let r = chat(&sim(1, 0.1), &ChatRequest::new(Role::Judge, protocol::render_judge(&v)));
+        protocol::parse_judge_reply(&r).unwrap()
+    };
+    assert!(judge(Observation::Result(json!({"result": 4})), json!({"expression": "2 + 2"})));
+    assert!(!judge(Observation::Result(json!({"result": 5})), json!({"expression": "2 + 2"})));
+    assert!(!judge(Observation::Result(json!("Nothing Found")), json!({})));
+    assert!(!judge(Observation::Error("timed out".into()), json!({})));
+}
+
+fn arb_candidate() -> impl Strategy<Value = CandidateView> {
+    let names = prop::sample::select(vec![
+        "geo_lookup",
+        "geo_lookup_mirror",
+        "calculator",
+        "city_search",
+        "city_stats",
+        "web_search",
+        "unit_convert",
+        "tool_x",
+    ]);
+    let params = prop::sample::select(vec![
+        string_param("country", "The country's name."),
+        string_param("expression", "The arithmetic."),
+        json!({"type": "object", "required": ["city_id"], "properties": {"city_id": {"type": "string"}}}),
+        json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}, "when": {"type": "string", "format": "date"}}}),
+        json!({"type": "object", "properties": {}}),
+        Value::Null,
+    ]);
+    let weight = prop::option::of(prop::sample::select(vec!["0", "1", "37", "0.5", "370", "x"]));
+    (names, weight, "[a-zA-Z ,.]{0,60}", params).prop_map(|(n, w, d, p)| candidate(n, w, &d, p))
+}
+
+fn arb_observation() -> impl Strategy<Value = Observation> {
+    prop_oneof![
+        Just(Observation::Result(json!({"city_id": "C0001", "capital": "Paris"}))),
+        Just(Observation::Result(json!("Nothing Found"))),
+        Just(Observation::Result(json!({"result": 4}))),
+        "[a-z ]{0,20}".prop_map(Observation::Error),
+        "[a-z ]{0,20}".prop_map(Observation::Refused),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Whatever the prompt, the actor names a candidate or finishes.
+    #[test]
+    fn the_actor_only_names_offered_candidates(
+        task in "[A-Za-z0-9 '?.+*()-]{1,80}",
+        candidates in prop::collection::vec(arb_candidate(), 0..6),
+        history in prop::collection::vec(("[a-z_]{1,12}", arb_observation()), 0..5),
+        seed in any::<u64>(),
+        noise in 0.0f64..=1.0,
+        with_finish in any::<bool>(),
+    ) {
+        let mut candidates = candidates;
+        if with_finish {
+            candidates.push(finish_candidate(Some("5".into())));
+        }
+        let history = history.into_iter().map(|(t, o)| step(&t, json!({}), o)).collect();
+        let v = ActorView { task, history, candidates: candidates.clone(), notes: vec![] };
+        let r = chat(&sim(seed, noise), &actor_request(&v));
+        match protocol::parse_actor_reply(&r).unwrap() {
+            ActorAction::Call { tool, .. } => prop_assert!(
+                candidates.iter().any(|c| c.name == tool && c.name != protocol::FINISH),
+                "called {tool} not among {:?}", candidates.iter().map(|c| &c.name).collect::<Vec<_>>()
+            ),
+            ActorAction::Finish { .. } => {}
+        }
+    }
+}
