@@ -1,1 +1,67 @@
-fn main() {}
+//! Engine cost per step: a whole session over the smoke tasks, with the
+//! simulated model and the sample builtin tools, reported per step (one
+//! model call plus, usually, one tool call). A second group replaces the
+//! model with an instant one to show the engine's own share.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+use switchyard::config::Config;
+use switchyard::engine::{Engine, EngineSetup, LogicalClock, Models, StrategyKind};
+use switchyard::eval::tasks::load_tasks;
+use switchyard::model::price::Price;
+use switchyard::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Role, Usage};
+use switchyard::session;
+
+/// Calls the calculator once, then answers: the cheapest possible model.
+struct Instant;
+
+#[async_trait]
+impl ChatModel for Instant {
+    fn info(&self) -> ModelInfo {
+        ModelInfo { name: "instant".into(), kind: ModelKind::Sim, simulated: true }
+    }
+    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let text = match req.role {
+            Role::Evaluator => r#"{"scores": {"calculator": 1}}"#.to_string(),
+            _ if req.messages.iter().any(|m| m.content.contains("-> result:")) => {
+                r#"{"tool": "finish", "answer": "4"}"#.into()
+            }
+            _ => r#"{"tool": "calculator", "arguments": {"expression": "2+2"}}"#.into(),
+        };
+        Ok(ChatResponse { text, tool_calls: vec![], usage: Usage { prompt_tokens: 100, completion_tokens: 10 } })
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let cfg = Config::default();
+    let library = session::load_library(&cfg).unwrap();
+    let tasks = load_tasks(&switchyard::config::sample_dir().join("tasks/smoke.toml")).unwrap();
+    let graph = session::build_graph(&cfg, &library).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let models_sim = cfg.build_models(42).unwrap();
+
+    let session_steps = |models: Models| {
+        let mut setup = EngineSetup::new(library.clone(), models, StrategyKind::Toolnet);
+        setup.graph = Some(graph.clone());
+        setup.clock = Arc::new(LogicalClock::default());
+        let (engine, _h) = Engine::new(setup);
+        let out = rt.block_on(engine.run(tasks.clone())).unwrap();
+        out.state.finished.iter().map(|r| r.steps as u64).sum::<u64>()
+    };
+
+    let mut group = c.benchmark_group("engine_step");
+    group.sample_size(20);
+    for (name, models) in [("sim", models_sim), ("instant_model", Models::single(Arc::new(Instant), Price::default()))]
+    {
+        let steps = session_steps(models.clone());
+        group.throughput(Throughput::Elements(steps));
+        group.bench_function(name, |b| b.iter(|| session_steps(models.clone())));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

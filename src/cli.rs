@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use color_eyre::eyre::{Result, WrapErr, eyre};
 
 use switchyard::config::Config;
+use switchyard::engine::event::RunOutcome;
 use switchyard::engine::state::{RunSummary, SessionState};
 use switchyard::engine::trace::read_trace;
 use switchyard::engine::{Control, ParamChange, Scheduled, StrategyKind};
@@ -222,6 +223,21 @@ fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
             println!("trace: {}", t.display());
         }
     }
+    // A model that failed for good (down, refusing the key, ...) is worth a
+    // non-zero exit even though the summary was printed.
+    let failed: Vec<&RunSummary> =
+        state.finished.iter().filter(|r| matches!(r.outcome, RunOutcome::Failed { .. })).collect();
+    if let Some(first) = failed.first() {
+        if let RunOutcome::Failed { error } = &first.outcome {
+            eprintln!(
+                "error: {} of {} runs failed; the first, run {}: {error}",
+                failed.len(),
+                state.finished.len(),
+                first.run
+            );
+        }
+        return Ok(ExitCode::from(2));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -252,11 +268,11 @@ fn print_session(state: &SessionState) {
     for r in &state.finished {
         let result = match (&r.success, &r.outcome) {
             (Some(true), _) => "ok",
-            (Some(false), switchyard::engine::event::RunOutcome::Answered) => "wrong",
-            (None, switchyard::engine::event::RunOutcome::Answered) => "answered",
-            (_, switchyard::engine::event::RunOutcome::MaxSteps) => "no answer",
-            (_, switchyard::engine::event::RunOutcome::Stopped) => "stopped",
-            (_, switchyard::engine::event::RunOutcome::Failed { .. }) => "failed",
+            (Some(false), RunOutcome::Answered) => "wrong",
+            (None, RunOutcome::Answered) => "answered",
+            (_, RunOutcome::MaxSteps) => "no answer",
+            (_, RunOutcome::Stopped) => "stopped",
+            (_, RunOutcome::Failed { .. }) => "failed",
         };
         let answer: String = r.answer.clone().unwrap_or_default().chars().take(40).collect();
         println!(
@@ -320,7 +336,11 @@ fn graph_build(mut config: Config, trajectories: Option<PathBuf>) -> Result<Exit
         "built the graph of {} tools and {} edges from {}; saved to {}",
         graph.tool_count(),
         edges,
-        config.trajectories.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "no trajectories (uniform)".into()),
+        config
+            .trajectories
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "no trajectories (uniform)".into()),
         path.display()
     );
     Ok(ExitCode::SUCCESS)
@@ -365,13 +385,16 @@ fn graph_show(config: &Config, tool: &str, json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn trace_show(file: &PathBuf, json: bool) -> Result<ExitCode> {
+fn trace_show(file: &std::path::Path, json: bool) -> Result<ExitCode> {
     let events = read_trace(file)?;
     let state = SessionState::from_events(&events);
     if json {
         let runs: Vec<serde_json::Value> = state.finished.iter().map(run_json).collect();
         let m = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("trace"), &state);
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"events": events.len(), "metrics": m, "runs": runs}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"events": events.len(), "metrics": m, "runs": runs}))?
+        );
     } else {
         println!("{}: {} events", file.display(), events.len());
         print_session(&state);

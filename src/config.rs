@@ -124,7 +124,10 @@ impl Default for Config {
     fn default() -> Self {
         let dir = sample_dir();
         let mut models = BTreeMap::new();
-        models.insert("sim".to_string(), ModelConfig::Sim { seed: None, noise: default_noise(), price: Price::default() });
+        models.insert(
+            "sim".to_string(),
+            ModelConfig::Sim { seed: None, noise: default_noise(), price: Price::default() },
+        );
         Config {
             path: None,
             seed: 42,
@@ -144,17 +147,19 @@ impl Default for Config {
 
 impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
         Self::parse(&text, path)
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.to_path_buf(), why: toml_error(text, &e) })?;
-        let field = |field: &str, why: String| ConfigError::Field { path: path.to_path_buf(), field: field.to_string(), why };
+        let raw: RawConfig = toml::from_str(text)
+            .map_err(|e| ConfigError::Parse { path: path.to_path_buf(), why: toml_error(text, &e) })?;
+        let field =
+            |field: &str, why: String| ConfigError::Field { path: path.to_path_buf(), field: field.to_string(), why };
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let rel = |p: PathBuf| if p.is_absolute() { p } else { base.join(p) };
-        let mut c = Config::default();
-        c.path = Some(path.to_path_buf());
+        let mut c = Config { path: Some(path.to_path_buf()), ..Config::default() };
         if let Some(s) = raw.seed {
             c.seed = s;
         }
@@ -192,8 +197,13 @@ impl Config {
                 ModelConfig::Sim { noise, .. } if !(0.0..=1.0).contains(noise) => {
                     return Err(field(&format!("models.{name}.noise"), format!("must be within [0, 1], got {noise}")));
                 }
-                ModelConfig::Openai { base_url, .. } if !(base_url.starts_with("http://") || base_url.starts_with("https://")) => {
-                    return Err(field(&format!("models.{name}.base_url"), format!("'{base_url}' is not an http(s) URL")));
+                ModelConfig::Openai { base_url, .. }
+                    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) =>
+                {
+                    return Err(field(
+                        &format!("models.{name}.base_url"),
+                        format!("'{base_url}' is not an http(s) URL"),
+                    ));
                 }
                 ModelConfig::Openai { api_key_env: Some(v), .. } if v.trim().is_empty() => {
                     return Err(field(&format!("models.{name}.api_key_env"), "names no environment variable".into()));
@@ -204,11 +214,17 @@ impl Config {
         }
         for (role, model) in raw.roles {
             let r = Role::parse(&role).ok_or_else(|| {
-                field(&format!("roles.{role}"), "unknown role (planner, solver, actor, evaluator, classifier, judge)".into())
+                field(
+                    &format!("roles.{role}"),
+                    "unknown role (planner, solver, actor, evaluator, classifier, judge)".into(),
+                )
             })?;
             if !c.models.contains_key(&model) {
                 let known: Vec<&str> = c.models.keys().map(String::as_str).collect();
-                return Err(field(&format!("roles.{role}"), format!("no model named '{model}' (known: {})", known.join(", "))));
+                return Err(field(
+                    &format!("roles.{role}"),
+                    format!("no model named '{model}' (known: {})", known.join(", ")),
+                ));
             }
             c.roles.insert(r, model);
         }
@@ -224,7 +240,9 @@ impl Config {
         if let Some(d) = std::env::var_os("SWITCHYARD_DATA_DIR").filter(|d| !d.is_empty()) {
             return Ok(PathBuf::from(d));
         }
-        directories::ProjectDirs::from("", "", "switchyard").map(|p| p.data_dir().to_path_buf()).ok_or(ConfigError::NoDataDir)
+        directories::ProjectDirs::from("", "", "switchyard")
+            .map(|p| p.data_dir().to_path_buf())
+            .ok_or(ConfigError::NoDataDir)
     }
 
     /// Builds the models the roles name, once each. A missing API-key
@@ -243,10 +261,23 @@ impl Config {
             })?;
             let slot = match cfg {
                 ModelConfig::Sim { seed: own, noise, price } => ModelSlot {
-                    model: Arc::new(SimModel::new(SimConfig { name: name.clone(), seed: own.unwrap_or(seed), noise: *noise })) as Arc<dyn ChatModel>,
+                    model: Arc::new(SimModel::new(SimConfig {
+                        name: name.clone(),
+                        seed: own.unwrap_or(seed),
+                        noise: *noise,
+                    })) as Arc<dyn ChatModel>,
                     price: *price,
                 },
-                ModelConfig::Openai { base_url, model, api_key_env, timeout_ms, max_retries, native_tools, json_schema, price } => {
+                ModelConfig::Openai {
+                    base_url,
+                    model,
+                    api_key_env,
+                    timeout_ms,
+                    max_retries,
+                    native_tools,
+                    json_schema,
+                    price,
+                } => {
                     let m = OpenAiModel::new(OpenAiConfig {
                         name: name.clone(),
                         base_url: base_url.clone(),
@@ -257,7 +288,11 @@ impl Config {
                         native_tools: *native_tools,
                         json_schema: *json_schema,
                     })
-                    .map_err(|e| ConfigError::Field { path: origin.clone(), field: format!("models.{name}.api_key_env"), why: e.to_string() })?;
+                    .map_err(|e| ConfigError::Field {
+                        path: origin.clone(),
+                        field: format!("models.{name}.api_key_env"),
+                        why: e.to_string(),
+                    })?;
                     ModelSlot { model: Arc::new(m), price: *price }
                 }
             };

@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use crate::config::{Config, ConfigError};
 use crate::engine::trace::{TraceError, TraceWriter};
-use crate::engine::{Engine, EngineError, EngineHandle, EngineSetup, LogicalClock, Models, ModelSlot, Scheduled, SessionOutcome, StrategyKind, SystemClock};
+use crate::engine::{
+    Engine, EngineError, EngineHandle, EngineSetup, LogicalClock, ModelSlot, Models, Scheduled, SessionOutcome,
+    StrategyKind, SystemClock,
+};
 use crate::eval::tasks::{Task, TaskError, load_tasks};
 use crate::graph::{GraphError, ToolGraph, read_trajectories};
 use crate::model::ChatModel;
@@ -97,7 +100,9 @@ pub fn load_task_list(config: &Config, source: &TaskSource, count: Option<usize>
     let tasks = match source {
         TaskSource::Configured => load_tasks(&config.tasks)?,
         TaskSource::File(p) => load_tasks(p)?,
-        TaskSource::Text(t) if t.trim().is_empty() => return Err(SetupError::Invalid("--task: the task text is empty".into())),
+        TaskSource::Text(t) if t.trim().is_empty() => {
+            return Err(SetupError::Invalid("--task: the task text is empty".into()));
+        }
         TaskSource::Text(t) => vec![Task { id: "task".into(), query: t.clone(), answer: None, tools: Vec::new() }],
     };
     if tasks.is_empty() {
@@ -152,7 +157,10 @@ pub fn prepare_models(config: &Config, seed: u64, tape: &Tape) -> Result<Models,
                 let rec = match wrapped.iter().find(|(n, _)| *n == name) {
                     Some((_, s)) => s.clone(),
                     None => {
-                        let s = ModelSlot { model: Arc::new(Cassette::record(slot.model.clone(), path)?) as Arc<dyn ChatModel>, price: slot.price };
+                        let s = ModelSlot {
+                            model: Arc::new(Cassette::record(slot.model.clone(), path)?) as Arc<dyn ChatModel>,
+                            price: slot.price,
+                        };
                         wrapped.push((name, s.clone()));
                         s
                     }
@@ -217,7 +225,8 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     if let Some(p) = &opts.trace {
         engine.set_trace(TraceWriter::create(p)?);
     }
-    let graph_file = if opts.save_graph && strategy == StrategyKind::Toolnet { Some(graph_path(config)?) } else { None };
+    let graph_file =
+        if opts.save_graph && strategy == StrategyKind::Toolnet { Some(graph_path(config)?) } else { None };
     Ok(Prepared { engine, handle, tasks, graph_file })
 }
 

@@ -24,7 +24,11 @@ fn task(q: &str, gold: &str) -> Task {
 }
 
 fn setup(model: Arc<Scripted>, strategy: StrategyKind) -> EngineSetup {
-    let mut s = EngineSetup::new(small_library(), Models::single(model, Price { input_per_mtok: 1000.0, output_per_mtok: 2000.0 }), strategy);
+    let mut s = EngineSetup::new(
+        small_library(),
+        Models::single(model, Price { input_per_mtok: 1000.0, output_per_mtok: 2000.0 }),
+        strategy,
+    );
     s.clock = Arc::new(LogicalClock::default());
     s.params.top_k = 4;
     s
@@ -181,7 +185,10 @@ async fn a_scheduled_fault_hits_the_tool_and_the_run_goes_on() {
     let mut s = setup(model, StrategyKind::React);
     s.schedule = vec![Scheduled {
         before_task: 1,
-        control: Control::InjectFault { tool: "geo_lookup".into(), fault: Fault { mode: FaultMode::Crash, scope: FaultScope::Once } },
+        control: Control::InjectFault {
+            tool: "geo_lookup".into(),
+            fault: Fault { mode: FaultMode::Crash, scope: FaultScope::Once },
+        },
     }];
     let (mut engine, _h) = Engine::new(s);
     let mut rx = engine.subscribe();
@@ -190,7 +197,9 @@ async fn a_scheduled_fault_hits_the_tool_and_the_run_goes_on() {
     let results: Vec<(&str, bool, Option<FaultMode>)> = events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::ToolResult { tool, outcome, fault, .. } => Some((tool.as_str(), matches!(outcome, ToolOutcome::Ok { .. }), *fault)),
+            EventKind::ToolResult { tool, outcome, fault, .. } => {
+                Some((tool.as_str(), matches!(outcome, ToolOutcome::Ok { .. }), *fault))
+            }
             _ => None,
         })
         .collect();
@@ -201,7 +210,10 @@ async fn a_scheduled_fault_hits_the_tool_and_the_run_goes_on() {
 
 #[tokio::test]
 async fn toolnet_evaluates_and_updates_the_graph_and_score_edits_recompute_rows() {
-    let model = Scripted::new(&[&call("geo_lookup", json!({"country": "Japan"})), &finish("Tokyo")], r#"{"scores": {"geo_lookup": 2, "nonexistent": 3}}"#);
+    let model = Scripted::new(
+        &[&call("geo_lookup", json!({"country": "Japan"})), &finish("Tokyo")],
+        r#"{"scores": {"geo_lookup": 2, "nonexistent": 3}}"#,
+    );
     let (mut engine, handle) = Engine::new(setup(model, StrategyKind::Toolnet));
     let mut rx = engine.subscribe();
     handle.send(Control::EditScore { tool: "web_search".into(), score: -3.0 });
@@ -211,7 +223,11 @@ async fn toolnet_evaluates_and_updates_the_graph_and_score_edits_recompute_rows(
         EventKind::Evaluated { scores } => Some(scores.clone()),
         _ => None,
     });
-    assert_eq!(evaluated.unwrap().into_iter().collect::<Vec<_>>(), vec![("geo_lookup".to_string(), 2)], "only tools used are scored");
+    assert_eq!(
+        evaluated.unwrap().into_iter().collect::<Vec<_>>(),
+        vec![("geo_lookup".to_string(), 2)],
+        "only tools used are scored"
+    );
     let g = outcome.graph.unwrap();
     assert_eq!(g.score("geo_lookup"), Some(2.0));
     assert_eq!(g.score("web_search"), Some(-3.0));
@@ -237,7 +253,8 @@ async fn stop_ends_the_session_and_keeps_what_was_recorded() {
     engine.set_trace(TraceWriter::create(&path).unwrap());
     handle.send(Control::Step);
     handle.send(Control::Stop);
-    let outcome = engine.run(vec![task("Evaluate the arithmetic expression 1+2", "3"), task("1+2", "3")]).await.unwrap();
+    let outcome =
+        engine.run(vec![task("Evaluate the arithmetic expression 1+2", "3"), task("1+2", "3")]).await.unwrap();
     assert_eq!(outcome.state.finished.len(), 1);
     assert_eq!(outcome.state.finished[0].outcome, RunOutcome::Stopped);
     assert_eq!(outcome.state.mode, Mode::Finished);
@@ -250,7 +267,11 @@ async fn live_fold_trace_fold_and_engine_state_agree() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.jsonl");
     let model = Scripted::new(
-        &[&call("web_search", json!({"query": "Peru"})), &call("geo_lookup", json!({"country": "Peru"})), &finish("Lima")],
+        &[
+            &call("web_search", json!({"query": "Peru"})),
+            &call("geo_lookup", json!({"country": "Peru"})),
+            &finish("Lima"),
+        ],
         r#"{"scores": {"web_search": -3, "geo_lookup": 1}}"#,
     );
     let (mut engine, _h) = Engine::new(setup(model, StrategyKind::Toolnet));

@@ -175,7 +175,17 @@ fn dynamic_update_hand_computed() {
     let changed: Vec<(&str, &str)> = update.weights.iter().map(|c| (c.from.as_str(), c.to.as_str())).collect();
     assert_eq!(
         changed,
-        [("a", "a"), ("a", "b"), ("a", "c"), ("a", END), ("b", "b"), ("b", END), (START, "a"), (START, "b"), (START, "c")]
+        [
+            ("a", "a"),
+            ("a", "b"),
+            ("a", "c"),
+            ("a", END),
+            ("b", "b"),
+            ("b", END),
+            (START, "a"),
+            (START, "b"),
+            (START, "c")
+        ]
     );
     let WeightChange { old, new, .. } = &update.weights[1];
     assert_close(*old, 0.5);

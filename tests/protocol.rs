@@ -22,11 +22,24 @@ fn view() -> ActorView {
                 arguments: json!({"country": "France"}),
                 observation: Observation::Error("injected fault: error".into()),
             },
-            HistoryEntry { tool: "web_search".into(), arguments: json!({"query": "x"}), observation: Observation::Refused("'web_search' is not among the candidates".into()) },
-            HistoryEntry { tool: "geo_lookup_mirror".into(), arguments: json!({"country": "France"}), observation: Observation::Result(json!({"capital": "Paris"})) },
+            HistoryEntry {
+                tool: "web_search".into(),
+                arguments: json!({"query": "x"}),
+                observation: Observation::Refused("'web_search' is not among the candidates".into()),
+            },
+            HistoryEntry {
+                tool: "geo_lookup_mirror".into(),
+                arguments: json!({"country": "France"}),
+                observation: Observation::Result(json!({"capital": "Paris"})),
+            },
         ],
         candidates: vec![
-            CandidateView { name: "calculator".into(), weight: Some("37".into()), description: "Evaluate: an expression".into(), parameters: json!({"type": "object"}) },
+            CandidateView {
+                name: "calculator".into(),
+                weight: Some("37".into()),
+                description: "Evaluate: an expression".into(),
+                parameters: json!({"type": "object"}),
+            },
             finish_candidate(Some("12".into())),
         ],
         notes: vec!["Your last reply could not be read.".into()],
@@ -46,7 +59,12 @@ fn eval_and_judge_prompts_round_trip() {
     assert_eq!(parse_eval_prompt(&render_eval(&e)).unwrap(), e);
     let e = EvalView { answer: None, ..e };
     assert_eq!(parse_eval_prompt(&render_eval(&e)).unwrap(), e);
-    let j = JudgeView { task: "t".into(), tool: "geo".into(), arguments: json!({"a": 1}), observation: Observation::Result(json!("Nothing Found")) };
+    let j = JudgeView {
+        task: "t".into(),
+        tool: "geo".into(),
+        arguments: json!({"a": 1}),
+        observation: Observation::Result(json!("Nothing Found")),
+    };
     assert_eq!(parse_judge_prompt(&render_judge(&j)).unwrap(), j);
     // A prompt of one role is not read as another's.
     assert!(parse_actor_prompt(&render_judge(&j)).is_none());
@@ -55,13 +73,33 @@ fn eval_and_judge_prompts_round_trip() {
 #[test]
 fn replies_are_read_leniently() {
     let call = |t: &str, a| ActorAction::Call { tool: t.into(), arguments: a };
-    assert_eq!(parse_actor_reply(&reply(r#"{"tool": "calc", "arguments": {"x": 1}}"#)).unwrap(), call("calc", json!({"x": 1})));
-    assert_eq!(parse_actor_reply(&reply("Sure!\n```json\n{\"name\": \"calc\", \"arguments\": \"{\\\"x\\\": 2}\"}\n```")).unwrap(), call("calc", json!({"x": 2})));
-    assert_eq!(parse_actor_reply(&reply("Thought: use it\nAction: calc\nAction Input: {\"x\": 3}")).unwrap(), call("calc", json!({"x": 3})));
+    assert_eq!(
+        parse_actor_reply(&reply(r#"{"tool": "calc", "arguments": {"x": 1}}"#)).unwrap(),
+        call("calc", json!({"x": 1}))
+    );
+    assert_eq!(
+        parse_actor_reply(&reply("Sure!\n```json\n{\"name\": \"calc\", \"arguments\": \"{\\\"x\\\": 2}\"}\n```"))
+            .unwrap(),
+        call("calc", json!({"x": 2}))
+    );
+    assert_eq!(
+        parse_actor_reply(&reply("Thought: use it\nAction: calc\nAction Input: {\"x\": 3}")).unwrap(),
+        call("calc", json!({"x": 3}))
+    );
     assert_eq!(parse_actor_reply(&reply("Action: calc {\"x\": 4}")).unwrap(), call("calc", json!({"x": 4})));
-    assert_eq!(parse_actor_reply(&reply("Thought: done\nFinal Answer: Paris")).unwrap(), ActorAction::Finish { answer: "Paris".into() });
-    assert_eq!(parse_actor_reply(&reply(r#"{"tool": "finish", "answer": 42}"#)).unwrap(), ActorAction::Finish { answer: "42".into() });
-    let native = ChatResponse { text: String::new(), tool_calls: vec![ToolCallRequest { name: "calc".into(), arguments: json!({"x": 5}) }], usage: Usage::default() };
+    assert_eq!(
+        parse_actor_reply(&reply("Thought: done\nFinal Answer: Paris")).unwrap(),
+        ActorAction::Finish { answer: "Paris".into() }
+    );
+    assert_eq!(
+        parse_actor_reply(&reply(r#"{"tool": "finish", "answer": 42}"#)).unwrap(),
+        ActorAction::Finish { answer: "42".into() }
+    );
+    let native = ChatResponse {
+        text: String::new(),
+        tool_calls: vec![ToolCallRequest { name: "calc".into(), arguments: json!({"x": 5}) }],
+        usage: Usage::default(),
+    };
     assert_eq!(parse_actor_reply(&native).unwrap(), call("calc", json!({"x": 5})));
     let err = parse_actor_reply(&reply("I am not sure what to do.")).unwrap_err();
     assert!(err.to_string().contains("I am not sure"));

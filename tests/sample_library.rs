@@ -2,7 +2,6 @@
 //! and the behaviour of each builtin tool.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use rand::SeedableRng;

@@ -145,7 +145,9 @@ impl Engine {
         let index = Bm25Index::new(setup.library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str())));
         let mut graph = setup.graph;
         if setup.strategy == StrategyKind::Toolnet {
-            let g = graph.get_or_insert_with(|| ToolGraph::fully_connected(&setup.library.names().map(str::to_string).collect::<Vec<_>>()));
+            let g = graph.get_or_insert_with(|| {
+                ToolGraph::fully_connected(&setup.library.names().map(str::to_string).collect::<Vec<_>>())
+            });
             // A tool added to the library since the graph was saved joins it
             // with a uniform prior.
             for name in setup.library.names() {
@@ -207,7 +209,12 @@ impl Engine {
             .library
             .tools()
             .iter()
-            .map(|t| ToolBrief { name: t.name.clone(), description: t.description.clone(), category: t.category.clone(), cost: t.cost })
+            .map(|t| ToolBrief {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                category: t.category.clone(),
+                cost: t.cost,
+            })
             .collect();
         let graph = self.graph.as_ref().map(snapshot);
         self.emit(EventKind::SessionStarted {
@@ -227,7 +234,8 @@ impl Engine {
         let total = tasks.len() as u32;
         for (i, task) in tasks.iter().enumerate() {
             let n = i as u32 + 1;
-            let due: Vec<Control> = self.schedule.iter().filter(|s| s.before_task == n).map(|s| s.control.clone()).collect();
+            let due: Vec<Control> =
+                self.schedule.iter().filter(|s| s.before_task == n).map(|s| s.control.clone()).collect();
             for c in due {
                 self.apply_control(c)?;
             }
@@ -328,7 +336,11 @@ impl Engine {
                 };
                 match result {
                     Ok(update) => self.emit(EventKind::ScoreEdited { tool, score, update })?,
-                    Err(why) => self.emit(EventKind::Refused { tool, reason: event::RefuseReason::NotOffered, detail: format!("score edit refused: {why}") })?,
+                    Err(why) => self.emit(EventKind::Refused {
+                        tool,
+                        reason: event::RefuseReason::NotOffered,
+                        detail: format!("score edit refused: {why}"),
+                    })?,
                 }
             }
             Control::SetParam { change } => {

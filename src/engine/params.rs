@@ -64,7 +64,9 @@ impl ParamChange {
             ParamChange::Alpha(a) if !(a.is_finite() && a >= 0.0) => bad("alpha", "must be a finite number >= 0"),
             ParamChange::Beta(b) if !(0.0..=1.0).contains(&b) => bad("beta", "must be within [0, 1]"),
             ParamChange::Tau(t) if !(0.0..=1.0).contains(&t) => bad("tau", "must be within [0, 1]"),
-            ParamChange::Budget(Some(b)) if !(b.is_finite() && b >= 0.0) => bad("budget", "must be a finite number >= 0"),
+            ParamChange::Budget(Some(b)) if !(b.is_finite() && b >= 0.0) => {
+                bad("budget", "must be a finite number >= 0")
+            }
             ParamChange::TopK(0) => bad("top_k", "must be at least 1"),
             ParamChange::MaxSteps(0) => bad("max_steps", "must be at least 1"),
             _ => Ok(()),
@@ -73,10 +75,15 @@ impl ParamChange {
 
     /// Parses `name=value` as typed on a command line or in a dialog.
     pub fn parse(s: &str) -> Result<ParamChange, ParamError> {
-        let (name, value) = s.split_once('=').ok_or(ParamError { param: "param", why: format!("expected NAME=VALUE, got '{s}'") })?;
+        let (name, value) =
+            s.split_once('=').ok_or(ParamError { param: "param", why: format!("expected NAME=VALUE, got '{s}'") })?;
         let (name, value) = (name.trim(), value.trim());
-        let num = |param: &'static str| value.parse::<f64>().map_err(|_| ParamError { param, why: format!("'{value}' is not a number") });
-        let int = |param: &'static str| value.parse::<u64>().map_err(|_| ParamError { param, why: format!("'{value}' is not a whole number") });
+        let num = |param: &'static str| {
+            value.parse::<f64>().map_err(|_| ParamError { param, why: format!("'{value}' is not a number") })
+        };
+        let int = |param: &'static str| {
+            value.parse::<u64>().map_err(|_| ParamError { param, why: format!("'{value}' is not a whole number") })
+        };
         let change = match name {
             "alpha" | "α" => ParamChange::Alpha(num("alpha")?),
             "beta" | "β" => ParamChange::Beta(num("beta")?),
@@ -84,11 +91,17 @@ impl ParamChange {
             "budget" | "B" => ParamChange::Budget(if value == "none" { None } else { Some(num("budget")?) }),
             "top_k" | "k" | "K" => ParamChange::TopK(int("top_k")? as usize),
             "max_steps" => ParamChange::MaxSteps(int("max_steps")?.min(u32::MAX as u64) as u32),
-            "weight_format" => ParamChange::WeightFormat(value.parse().map_err(|e: crate::graph::GraphError| ParamError { param: "weight_format", why: e.to_string() })?),
+            "weight_format" => ParamChange::WeightFormat(
+                value
+                    .parse()
+                    .map_err(|e: crate::graph::GraphError| ParamError { param: "weight_format", why: e.to_string() })?,
+            ),
             other => {
                 return Err(ParamError {
                     param: "param",
-                    why: format!("unknown parameter '{other}' (alpha, beta, tau, budget, top_k, weight_format, max_steps)"),
+                    why: format!(
+                        "unknown parameter '{other}' (alpha, beta, tau, budget, top_k, weight_format, max_steps)"
+                    ),
                 });
             }
         };
@@ -133,8 +146,18 @@ pub enum Control {
     /// Let exactly one model or tool call through, then pause again.
     Step,
     Stop,
-    InjectFault { tool: String, fault: Fault },
-    ClearFault { tool: Option<String> },
-    EditScore { tool: String, score: f64 },
-    SetParam { change: ParamChange },
+    InjectFault {
+        tool: String,
+        fault: Fault,
+    },
+    ClearFault {
+        tool: Option<String>,
+    },
+    EditScore {
+        tool: String,
+        score: f64,
+    },
+    SetParam {
+        change: ParamChange,
+    },
 }

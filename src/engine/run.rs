@@ -78,7 +78,12 @@ impl Engine {
     }
 
     /// The decision loop. Returns the answer, or None at the step limit.
-    async fn act(&mut self, task: &Task, history: &mut Vec<HistoryEntry>, tally: &mut RunTally) -> Result<Option<String>, Halt> {
+    async fn act(
+        &mut self,
+        task: &Task,
+        history: &mut Vec<HistoryEntry>,
+        tally: &mut RunTally,
+    ) -> Result<Option<String>, Halt> {
         let retrieved = self.retrieve(&task.query);
         let mut node = START.to_string();
         let mut notes: Vec<String> = Vec::new();
@@ -89,7 +94,11 @@ impl Engine {
             let candidates = self.candidates(&node, &retrieved);
             let offered: Vec<Offered> = candidates
                 .iter()
-                .map(|(name, w)| Offered { name: name.clone(), weight: *w, shown: w.and_then(|w| self.params.weight_format.show(w)) })
+                .map(|(name, w)| Offered {
+                    name: name.clone(),
+                    weight: *w,
+                    shown: w.and_then(|w| self.params.weight_format.show(w)),
+                })
                 .collect();
             self.emit(EventKind::Candidates { from: node.clone(), offered: offered.clone() })?;
             let view = ActorView {
@@ -106,7 +115,11 @@ impl Engine {
             let action = match protocol::parse_actor_reply(&reply) {
                 Ok(a) => a,
                 Err(e) => {
-                    self.emit(EventKind::Refused { tool: String::new(), reason: RefuseReason::Malformed, detail: e.to_string() })?;
+                    self.emit(EventKind::Refused {
+                        tool: String::new(),
+                        reason: RefuseReason::Malformed,
+                        detail: e.to_string(),
+                    })?;
                     notes.push(format!("Your last reply could not be read ({}). Reply with one JSON object.", e.why));
                     continue;
                 }
@@ -116,7 +129,11 @@ impl Engine {
                 ActorAction::Call { tool, arguments } => {
                     if !names.iter().any(|n| n == &tool && n != protocol::FINISH) {
                         let detail = format!("'{tool}' is not among the candidates ({})", names.join(", "));
-                        self.emit(EventKind::Refused { tool: tool.clone(), reason: RefuseReason::NotOffered, detail: detail.clone() })?;
+                        self.emit(EventKind::Refused {
+                            tool: tool.clone(),
+                            reason: RefuseReason::NotOffered,
+                            detail: detail.clone(),
+                        })?;
                         history.push(HistoryEntry { tool, arguments, observation: Observation::Refused(detail) });
                         continue;
                     }
@@ -160,7 +177,8 @@ impl Engine {
                 .map(|(to, w)| if to == END { (protocol::FINISH.to_string(), Some(w)) } else { (to, Some(w)) })
                 .collect(),
             (StrategyKind::Toolnet, Some(g)) => {
-                let mut v: Vec<(String, Option<f64>)> = retrieved.iter().map(|n| (n.clone(), g.weight(START, n))).collect();
+                let mut v: Vec<(String, Option<f64>)> =
+                    retrieved.iter().map(|n| (n.clone(), g.weight(START, n))).collect();
                 v.sort_by(|a, b| b.1.unwrap_or(0.0).total_cmp(&a.1.unwrap_or(0.0)).then_with(|| a.0.cmp(&b.0)));
                 v
             }
@@ -174,7 +192,12 @@ impl Engine {
 
     fn candidate_view(&self, o: &Offered) -> CandidateView {
         match self.library.get(&o.name) {
-            Some(t) => CandidateView { name: t.name.clone(), weight: o.shown.clone(), description: t.description.clone(), parameters: t.parameters.clone() },
+            Some(t) => CandidateView {
+                name: t.name.clone(),
+                weight: o.shown.clone(),
+                description: t.description.clone(),
+                parameters: t.parameters.clone(),
+            },
             None => finish_candidate(o.shown.clone()),
         }
     }
@@ -188,7 +211,13 @@ impl Engine {
         let info = slot.model.info();
         self.next_call += 1;
         let call = self.next_call;
-        self.emit(EventKind::ModelCall { call, role, model: info.name.clone(), simulated: info.simulated, messages: req.messages.clone() })?;
+        self.emit(EventKind::ModelCall {
+            call,
+            role,
+            model: info.name.clone(),
+            simulated: info.simulated,
+            messages: req.messages.clone(),
+        })?;
         let t0 = self.clock.now_ms();
         let result = slot.model.chat(&req).await;
         let latency_ms = self.clock.now_ms().saturating_sub(t0);
@@ -230,9 +259,8 @@ impl Engine {
         let fault = self.faults.draw(tool, &mut self.rng);
         self.emit(EventKind::ToolCall { call, tool: tool.to_string(), args: args.clone() })?;
         let timeout = match &spec.executor {
-            crate::tool::ExecutorSpec::Command { timeout_ms, .. } | crate::tool::ExecutorSpec::Http { timeout_ms, .. } => {
-                std::time::Duration::from_millis(*timeout_ms)
-            }
+            crate::tool::ExecutorSpec::Command { timeout_ms, .. }
+            | crate::tool::ExecutorSpec::Http { timeout_ms, .. } => std::time::Duration::from_millis(*timeout_ms),
             crate::tool::ExecutorSpec::Builtin { .. } => self.tool_timeout,
         };
         // Each call's randomness comes from the seed and the call's place in
@@ -250,13 +278,27 @@ impl Engine {
                 (ToolOutcome::Err { error }, Observation::Error(text))
             }
         };
-        self.emit(EventKind::ToolResult { call, tool: tool.to_string(), outcome, latency_ms, cost: spec.cost, fault, filtered: false })?;
+        self.emit(EventKind::ToolResult {
+            call,
+            tool: tool.to_string(),
+            outcome,
+            latency_ms,
+            cost: spec.cost,
+            fault,
+            filtered: false,
+        })?;
         Ok(observation)
     }
 
     /// ToolNet's dynamic construction: the evaluator scores every tool used,
     /// and the graph learns from the scores.
-    async fn evaluate(&mut self, task: &Task, history: &[HistoryEntry], answer: Option<&str>, tally: &mut RunTally) -> Result<(), Halt> {
+    async fn evaluate(
+        &mut self,
+        task: &Task,
+        history: &[HistoryEntry],
+        answer: Option<&str>,
+        tally: &mut RunTally,
+    ) -> Result<(), Halt> {
         let view = EvalView { task: task.query.clone(), steps: history.to_vec(), answer: answer.map(str::to_string) };
         let mut req = ChatRequest::new(Role::Evaluator, protocol::render_eval(&view));
         req.temperature = Some(0.0);
@@ -264,12 +306,19 @@ impl Engine {
         let scores = match protocol::parse_eval_reply(&reply) {
             Ok(s) => s,
             Err(e) => {
-                self.emit(EventKind::Refused { tool: String::new(), reason: RefuseReason::Malformed, detail: e.to_string() })?;
+                self.emit(EventKind::Refused {
+                    tool: String::new(),
+                    reason: RefuseReason::Malformed,
+                    detail: e.to_string(),
+                })?;
                 return Ok(());
             }
         };
         // Only tools that were really called this run can be scored.
-        let used: BTreeMap<String, i32> = scores.into_iter().filter(|(t, _)| history.iter().any(|h| &h.tool == t) && self.library.get(t).is_some()).collect();
+        let used: BTreeMap<String, i32> = scores
+            .into_iter()
+            .filter(|(t, _)| history.iter().any(|h| &h.tool == t) && self.library.get(t).is_some())
+            .collect();
         self.emit(EventKind::Evaluated { scores: used.clone() })?;
         let (alpha, beta) = (self.params.alpha, self.params.beta);
         if let Some(g) = self.graph.as_mut() {

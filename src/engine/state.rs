@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde_json::Value;
 
-use super::event::{Event, EventKind, GraphSnapshot, Offered, RefuseReason, RoleModel, RunOutcome, StrategyKind, ToolBrief, ToolOutcome};
+use super::event::{
+    Event, EventKind, GraphSnapshot, Offered, RefuseReason, RoleModel, RunOutcome, StrategyKind, ToolBrief, ToolOutcome,
+};
 use super::params::Params;
 use crate::model::{Message, Role, Usage};
 use crate::tool::fault::{Fault, FaultMode, FaultScope};
@@ -280,9 +282,22 @@ impl SessionState {
                 if fault.is_some() {
                     self.spend_fault(tool);
                 }
-                self.recent_calls.push_front(FinishedCall { call: *call, run: ev.run, tool: tool.clone(), ok, latency_ms: *latency_ms, fault: *fault });
+                self.recent_calls.push_front(FinishedCall {
+                    call: *call,
+                    run: ev.run,
+                    tool: tool.clone(),
+                    ok,
+                    latency_ms: *latency_ms,
+                    fault: *fault,
+                });
                 self.recent_calls.truncate(RECENT_CALLS);
-                self.push(Entry::Result { call: *call, tool: tool.clone(), outcome: outcome.clone(), fault: *fault, latency_ms: *latency_ms });
+                self.push(Entry::Result {
+                    call: *call,
+                    tool: tool.clone(),
+                    outcome: outcome.clone(),
+                    fault: *fault,
+                    latency_ms: *latency_ms,
+                });
             }
             EventKind::Refused { tool, reason, detail } => {
                 self.push(Entry::Refusal { tool: tool.clone(), reason: *reason, detail: detail.clone() });

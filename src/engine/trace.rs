@@ -32,7 +32,11 @@ impl TraceWriter {
     }
 
     pub fn write(&mut self, event: &Event) -> Result<(), TraceError> {
-        let mut line = serde_json::to_string(event).map_err(|e| TraceError::Parse { path: self.path.clone(), line: 0, why: e.to_string() })?;
+        let mut line = serde_json::to_string(event).map_err(|e| TraceError::Parse {
+            path: self.path.clone(),
+            line: 0,
+            why: e.to_string(),
+        })?;
         line.push('\n');
         // One write per line, then flush: a crash cuts at most this line.
         self.file
@@ -69,7 +73,11 @@ pub fn read_trace(path: &Path) -> Result<Vec<Event>, TraceError> {
         if v != SCHEMA_VERSION {
             return Err(TraceError::Version { path: path.to_path_buf(), line: i + 1, found: v });
         }
-        let event = serde_json::from_value(value).map_err(|e| TraceError::Parse { path: path.to_path_buf(), line: i + 1, why: e.to_string() })?;
+        let event = serde_json::from_value(value).map_err(|e| TraceError::Parse {
+            path: path.to_path_buf(),
+            line: i + 1,
+            why: e.to_string(),
+        })?;
         events.push(event);
     }
     Ok(events)

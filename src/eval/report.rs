@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::engine::state::{SessionState, RunSummary};
+use crate::engine::state::{RunSummary, SessionState};
 
 /// Averages are per task.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -45,7 +45,14 @@ impl Metrics {
 pub fn table(rows: &[Metrics], cost_unit: &str) -> String {
     let mut out = format!(
         "{:<24} {:>6} {:>9} {:>7} {:>11} {:>11} {:>12} {:>7}\n",
-        "strategy", "tasks", "success", "steps", "prompt tok", "compl. tok", format!("cost ({cost_unit})"), "tools"
+        "strategy",
+        "tasks",
+        "success",
+        "steps",
+        "prompt tok",
+        "compl. tok",
+        format!("cost ({cost_unit})"),
+        "tools"
     );
     for m in rows {
         out.push_str(&format!(

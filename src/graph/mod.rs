@@ -364,11 +364,8 @@ impl ToolGraph {
 
     /// The tool rows that have one of `nodes` as an out-neighbour.
     fn predecessor_rows(&self, nodes: &[NodeIndex]) -> Vec<NodeIndex> {
-        let mut rows: Vec<NodeIndex> = nodes
-            .iter()
-            .flat_map(|&n| self.graph.edges_directed(n, Direction::Incoming))
-            .map(|e| e.source())
-            .collect();
+        let mut rows: Vec<NodeIndex> =
+            nodes.iter().flat_map(|&n| self.graph.edges_directed(n, Direction::Incoming)).map(|e| e.source()).collect();
         rows.sort_unstable();
         rows.dedup();
         rows

@@ -25,14 +25,8 @@ pub enum Role {
 }
 
 impl Role {
-    pub const ALL: [Role; 6] = [
-        Role::Planner,
-        Role::Solver,
-        Role::Actor,
-        Role::Evaluator,
-        Role::Classifier,
-        Role::Judge,
-    ];
+    pub const ALL: [Role; 6] =
+        [Role::Planner, Role::Solver, Role::Actor, Role::Evaluator, Role::Classifier, Role::Judge];
 
     pub fn as_str(self) -> &'static str {
         match self {

@@ -948,7 +948,10 @@ fn evaluate(view: &EvalView) -> BTreeMap<String, i32> {
     for (i, step) in view.steps.iter().enumerate() {
         let delta = if !is_useful(&step.observation) || is_wrong_arithmetic(&step.arguments, &step.observation) {
             FAILURE_SCORE
-        } else if view.steps[..i].iter().any(|h| h.tool != step.tool && h.arguments == step.arguments && !is_useful(&h.observation)) {
+        } else if view.steps[..i]
+            .iter()
+            .any(|h| h.tool != step.tool && h.arguments == step.arguments && !is_useful(&h.observation))
+        {
             RESCUE_SCORE
         } else if Some(i) == answer_step {
             ANSWER_SCORE

@@ -244,7 +244,12 @@ pub fn parse_actor_prompt(messages: &[Message]) -> Option<ActorView> {
                 None => (head, None),
             };
             let parameters = if name == FINISH { finish_candidate(None).parameters } else { Value::Null };
-            candidates.push(CandidateView { name: name.to_string(), weight, description: description.to_string(), parameters });
+            candidates.push(CandidateView {
+                name: name.to_string(),
+                weight,
+                description: description.to_string(),
+                parameters,
+            });
         }
     }
     Some(ActorView { task, history, candidates, notes })

@@ -44,7 +44,9 @@ pub struct Fault {
 }
 
 #[derive(thiserror::Error, Debug, PartialEq)]
-#[error("bad fault '{spec}': {why} (expected TOOL:MODE[:SCOPE], MODE one of error, nothing-found, garbage, timeout, slow=MS, crash; SCOPE one of once, times=N, p=P, until-cleared)")]
+#[error(
+    "bad fault '{spec}': {why} (expected TOOL:MODE[:SCOPE], MODE one of error, nothing-found, garbage, timeout, slow=MS, crash; SCOPE one of once, times=N, p=P, until-cleared)"
+)]
 pub struct FaultParseError {
     pub spec: String,
     pub why: String,
@@ -60,7 +62,9 @@ impl FaultMode {
             "crash" => FaultMode::Crash,
             "slow" => FaultMode::Slow { ms: 2000 },
             _ => match s.strip_prefix("slow=") {
-                Some(ms) => FaultMode::Slow { ms: ms.parse().map_err(|_| format!("slow wants milliseconds, got '{ms}'"))? },
+                Some(ms) => {
+                    FaultMode::Slow { ms: ms.parse().map_err(|_| format!("slow wants milliseconds, got '{ms}'"))? }
+                }
                 None => return Err(format!("unknown mode '{s}'")),
             },
         })

@@ -68,7 +68,12 @@ pub fn small_library() -> Arc<ToolLibrary> {
         ToolLibrary::new(vec![
             builtin("calculator", "calculator", "Evaluate an arithmetic expression", "expression"),
             builtin("geo_lookup", "geo_lookup", "Country facts lookup: capital, population, currency", "country"),
-            builtin("geo_lookup_mirror", "geo_lookup", "Country facts lookup (mirror): capital, population, currency", "country"),
+            builtin(
+                "geo_lookup_mirror",
+                "geo_lookup",
+                "Country facts lookup (mirror): capital, population, currency",
+                "country",
+            ),
             builtin("web_search", "web_search", "Search the web for anything", "query"),
         ])
         .unwrap(),

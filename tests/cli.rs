@@ -1,0 +1,259 @@
+//! The real binary: its subcommands, and bad input giving a clear error that
+//! names the file or field, a non-zero exit and never a panic.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_switchyard"));
+    c.env_remove("SWITCHYARD_DATA_DIR");
+    c
+}
+
+fn sample(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-tools").join(rel)
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    let out = bin().arg("--data-dir").arg(dir).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "it panicked: {err}");
+    out
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = run(dir, args);
+    assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs, expects failure, returns stderr.
+fn fails(dir: &Path, args: &[&str]) -> String {
+    let out = run(dir, args);
+    assert!(!out.status.success(), "{args:?} succeeded but should not have");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn config_with_library(dir: &Path, library: &[&Path]) -> PathBuf {
+    let libs: Vec<String> = library.iter().map(|p| format!("{:?}", p.display().to_string())).collect();
+    let text =
+        format!("library = [{}]\ntasks = {:?}\n", libs.join(", "), sample("tasks/smoke.toml").display().to_string());
+    write(dir, "cfg.toml", &text)
+}
+
+const GOOD_TOOL: &str = r#"
+[[tool]]
+name = "calc"
+description = "Evaluate an arithmetic expression"
+[tool.parameters]
+type = "object"
+required = ["expression"]
+[tool.parameters.properties.expression]
+type = "string"
+[tool.executor]
+kind = "builtin"
+function = "calculator"
+"#;
+
+#[test]
+fn run_prints_a_summary_and_json() {
+    let d = tempfile::tempdir().unwrap();
+    let smoke = sample("tasks/smoke.toml");
+    let text = ok(d.path(), &["run", "--tasks", smoke.to_str().unwrap(), "--no-save"]);
+    assert!(text.contains("strategy toolnet"), "{text}");
+    assert!(text.contains("(simulated)"), "the summary says the model is simulated: {text}");
+    let json = ok(d.path(), &["run", "--tasks", smoke.to_str().unwrap(), "--json", "--strategy", "react"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["metrics"]["label"], "react");
+    assert!(v["metrics"]["success_rate"].as_f64().unwrap() > 0.5);
+    assert_eq!(v["runs"].as_array().unwrap().len(), v["metrics"]["tasks"].as_u64().unwrap() as usize);
+}
+
+#[test]
+fn a_single_task_runs_and_the_graph_is_saved_and_shown() {
+    let d = tempfile::tempdir().unwrap();
+    let out = ok(d.path(), &["run", "--task", "Calculate (17 + 4) * 3", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["runs"][0]["answer"], "63");
+    assert!(d.path().join("graph.json").exists(), "toolnet saves what it learnt");
+    let shown = ok(d.path(), &["graph", "show", "calculator"]);
+    assert!(shown.contains("after 1 iterations"), "{shown}");
+    assert!(shown.contains("predecessors:") && shown.contains("start"), "{shown}");
+    let built = ok(d.path(), &["graph", "build"]);
+    assert!(built.contains("17 tools"), "{built}");
+    let err = fails(d.path(), &["graph", "show", "nonesuch"]);
+    assert!(err.contains("no tool named 'nonesuch'"), "{err}");
+}
+
+#[test]
+fn eval_compares_strategies() {
+    let d = tempfile::tempdir().unwrap();
+    let smoke = sample("tasks/smoke.toml");
+    let out = ok(d.path(), &["eval", "--tasks", smoke.to_str().unwrap(), "--strategy", "react,toolnet", "--json"]);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    let labels: Vec<&str> = rows.iter().map(|r| r["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["react (k=all)", "toolnet"]);
+    let table = ok(d.path(), &["eval", "--tasks", smoke.to_str().unwrap()]);
+    assert!(table.contains("prompt tok") && table.contains("toolnet"), "{table}");
+}
+
+#[test]
+fn a_trace_is_written_and_read_back() {
+    let d = tempfile::tempdir().unwrap();
+    let trace = d.path().join("t.jsonl");
+    let smoke = sample("tasks/smoke.toml");
+    let live = ok(d.path(), &["run", "--tasks", smoke.to_str().unwrap(), "--trace", trace.to_str().unwrap(), "--json"]);
+    let shown = ok(d.path(), &["trace", "show", trace.to_str().unwrap(), "--json"]);
+    let (a, b): (serde_json::Value, serde_json::Value) =
+        (serde_json::from_str(&live).unwrap(), serde_json::from_str(&shown).unwrap());
+    assert_eq!(a["runs"], b["runs"], "the trace folds into what the run reported");
+    // A line cut short by a crash is dropped; a bad line elsewhere is named.
+    let text = std::fs::read_to_string(&trace).unwrap();
+    std::fs::write(&trace, format!("{}{{\"v\":1,\"run\":9,\"st", text)).unwrap();
+    ok(d.path(), &["trace", "show", trace.to_str().unwrap()]);
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[2] = "{not json";
+    std::fs::write(&trace, lines.join("\n")).unwrap();
+    let err = fails(d.path(), &["trace", "show", trace.to_str().unwrap()]);
+    assert!(err.contains("t.jsonl:3"), "{err}");
+}
+
+#[test]
+fn a_fault_from_the_command_line_breaks_the_tool() {
+    let d = tempfile::tempdir().unwrap();
+    let out = ok(
+        d.path(),
+        &[
+            "run",
+            "--task",
+            "Calculate 6 * 7",
+            "--fault",
+            "calculator:error",
+            "--json",
+            "--strategy",
+            "react",
+            "--set",
+            "top_k=1",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_ne!(v["runs"][0]["answer"], "42", "{out}");
+    let err = fails(d.path(), &["run", "--fault", "nosuch:error"]);
+    assert!(err.contains("no tool named 'nosuch'"), "{err}");
+    let err = fails(d.path(), &["run", "--fault", "calculator:explode"]);
+    assert!(err.contains("unknown mode 'explode'"), "{err}");
+    let err = fails(d.path(), &["run", "--set", "beta=3"]);
+    assert!(err.contains("beta"), "{err}");
+}
+
+#[test]
+fn a_malformed_manifest_names_the_file_and_line() {
+    let d = tempfile::tempdir().unwrap();
+    let bad = write(d.path(), "bad.toml", "[[tool]]\nname = \"x\"\ndescription = \n");
+    let cfg = config_with_library(d.path(), &[&bad]);
+    let err = fails(d.path(), &["--config", cfg.to_str().unwrap(), "run"]);
+    assert!(err.contains("bad.toml") && err.contains("line 3"), "{err}");
+}
+
+#[test]
+fn an_unknown_executor_names_the_tool_and_field() {
+    let d = tempfile::tempdir().unwrap();
+    let bad = write(d.path(), "exec.toml", &GOOD_TOOL.replace("kind = \"builtin\"", "kind = \"shell\""));
+    let cfg = config_with_library(d.path(), &[&bad]);
+    let err = fails(d.path(), &["--config", cfg.to_str().unwrap(), "run"]);
+    assert!(err.contains("exec.toml") && err.contains("tool 'calc'") && err.contains("executor"), "{err}");
+    assert!(err.contains("shell"), "{err}");
+}
+
+#[test]
+fn a_duplicate_tool_names_both_files() {
+    let d = tempfile::tempdir().unwrap();
+    let a = write(d.path(), "a.toml", GOOD_TOOL);
+    let b = write(d.path(), "b.toml", GOOD_TOOL);
+    let cfg = config_with_library(d.path(), &[&a, &b]);
+    let err = fails(d.path(), &["--config", cfg.to_str().unwrap(), "run"]);
+    assert!(err.contains("duplicate tool 'calc'") && err.contains("a.toml") && err.contains("b.toml"), "{err}");
+}
+
+#[test]
+fn a_bad_task_file_names_the_file_and_place() {
+    let d = tempfile::tempdir().unwrap();
+    let t = write(
+        d.path(),
+        "tasks.jsonl",
+        "{\"id\": \"a\", \"query\": \"Calculate 1+1\"}\n{\"id\": \"b\", \"query\": 5}\n",
+    );
+    let err = fails(d.path(), &["run", "--tasks", t.to_str().unwrap()]);
+    assert!(err.contains("tasks.jsonl") && err.contains('2'), "{err}");
+    let t = write(d.path(), "tasks.toml", "[[task]]\nid = \"a\"\nquery = \"\"\n");
+    let err = fails(d.path(), &["run", "--tasks", t.to_str().unwrap()]);
+    assert!(err.contains("tasks.toml") && err.contains("query"), "{err}");
+    let err = fails(d.path(), &["run", "--tasks", "/nonexistent/tasks.toml"]);
+    assert!(err.contains("/nonexistent/tasks.toml"), "{err}");
+}
+
+#[test]
+fn a_missing_api_key_variable_is_named_and_nothing_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write(
+        d.path(),
+        "cfg.toml",
+        r#"
+[models.remote]
+kind = "openai"
+base_url = "http://127.0.0.1:9/v1"
+model = "m"
+api_key_env = "SWITCHYARD_TEST_UNSET_KEY"
+[roles]
+actor = "remote"
+"#,
+    );
+    let out = bin()
+        .arg("--data-dir")
+        .arg(d.path())
+        .args(["--config", cfg.to_str().unwrap(), "run"])
+        .env_remove("SWITCHYARD_TEST_UNSET_KEY")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("SWITCHYARD_TEST_UNSET_KEY") && err.contains("cfg.toml"), "{err}");
+}
+
+#[test]
+fn a_bad_config_names_the_field() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write(d.path(), "cfg.toml", "[params]\nalpha = 0.5\nbeta = 1.5\n");
+    let err = fails(d.path(), &["--config", cfg.to_str().unwrap(), "run"]);
+    assert!(err.contains("cfg.toml") && err.contains("params.beta"), "{err}");
+    let cfg = write(d.path(), "cfg2.toml", "[roles]\nactor = \"gpt\"\n");
+    let err = fails(d.path(), &["--config", cfg.to_str().unwrap(), "run"]);
+    assert!(err.contains("roles.actor") && err.contains("no model named 'gpt'"), "{err}");
+    let cfg = write(d.path(), "cfg3.toml", "stratgy = \"react\"\n");
+    let err = fails(d.path(), &["--config", cfg.to_str().unwrap(), "run"]);
+    assert!(err.contains("cfg3.toml") && err.contains("stratgy"), "{err}");
+}
+
+#[test]
+fn a_server_that_is_down_fails_the_run_cleanly() {
+    let d = tempfile::tempdir().unwrap();
+    // Port 9 (discard) on loopback: nothing listens there.
+    let cfg = write(
+        d.path(),
+        "cfg.toml",
+        "[models.remote]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\nmax_retries = 0\ntimeout_ms = 2000\n[roles]\nactor = \"remote\"\nevaluator = \"remote\"\n",
+    );
+    let out =
+        run(d.path(), &["--config", cfg.to_str().unwrap(), "run", "--task", "Calculate 1+1", "--json", "--no-save"]);
+    assert_eq!(out.status.code(), Some(2), "a failed model is a failed run");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["runs"][0]["outcome"]["outcome"], "failed", "{v}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("could not reach the model endpoint"), "{err}");
+}
