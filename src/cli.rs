@@ -214,11 +214,18 @@ fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
     let metrics = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("run"), &state);
     if a.json {
         let runs: Vec<serde_json::Value> = state.finished.iter().map(run_json).collect();
-        let out = serde_json::json!({ "metrics": metrics, "runs": runs, "trace": a.trace });
+        let out =
+            serde_json::json!({ "metrics": metrics, "models": accounts_json(&state), "runs": runs, "trace": a.trace });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         print_session(&state);
         print!("{}", table(&[metrics], &state.cost_unit));
+        for ((role, model), acc) in &state.accounts {
+            println!(
+                "{role:<10} {model:<12} {:>5} calls {:>9} tokens in {:>7} out {:>10.4} {}",
+                acc.calls, acc.usage.prompt_tokens, acc.usage.completion_tokens, acc.cost, state.cost_unit
+            );
+        }
         if let Some(t) = &a.trace {
             println!("trace: {}", t.display());
         }
@@ -239,6 +246,22 @@ fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Calls, tokens and cost per role and model.
+fn accounts_json(state: &SessionState) -> Vec<serde_json::Value> {
+    state
+        .accounts
+        .iter()
+        .map(|((role, model), a)| {
+            let simulated = state.models.iter().any(|m| m.model.name == *model && m.model.simulated);
+            serde_json::json!({
+                "role": role, "model": model, "simulated": simulated, "calls": a.calls,
+                "prompt_tokens": a.usage.prompt_tokens, "completion_tokens": a.usage.completion_tokens,
+                "cost": a.cost, "latency_ms": a.latency_ms,
+            })
+        })
+        .collect()
 }
 
 fn run_json(r: &RunSummary) -> serde_json::Value {

@@ -73,6 +73,11 @@ fn run_prints_a_summary_and_json() {
     assert_eq!(v["metrics"]["label"], "react");
     assert!(v["metrics"]["success_rate"].as_f64().unwrap() > 0.5);
     assert_eq!(v["runs"].as_array().unwrap().len(), v["metrics"]["tasks"].as_u64().unwrap() as usize);
+    // Tokens and cost per role and model; react needs no evaluator.
+    let models = v["models"].as_array().unwrap();
+    assert_eq!(models.len(), 1, "{models:?}");
+    assert_eq!((models[0]["role"].as_str(), models[0]["simulated"].as_bool()), (Some("actor"), Some(true)));
+    assert!(models[0]["prompt_tokens"].as_u64().unwrap() > 0);
 }
 
 #[test]

@@ -288,3 +288,55 @@ async fn live_fold_trace_fold_and_engine_state_agree() {
     // 10 prompt tokens at 1000/M and 2 completion tokens at 2000/M, per call.
     assert!((acct.cost - 3.0 * (10.0 * 1000.0 + 2.0 * 2000.0) / 1e6).abs() < 1e-12);
 }
+
+#[tokio::test]
+async fn every_fault_mode_gives_its_observation_and_event() {
+    use switchyard::tool::ToolErrorKind;
+    let modes = [
+        (FaultMode::Error, Some(ToolErrorKind::Failed)),
+        (FaultMode::NothingFound, None),
+        (FaultMode::Garbage, None),
+        (FaultMode::Timeout, Some(ToolErrorKind::Timeout)),
+        (FaultMode::Slow { ms: 5 }, None),
+        (FaultMode::Crash, Some(ToolErrorKind::Crashed)),
+    ];
+    for (mode, error) in modes {
+        let model = Scripted::new(&[&call("calculator", json!({"expression": "2+3"})), &finish("done")], "{}");
+        let mut s = setup(model.clone(), StrategyKind::React);
+        s.tool_timeout = std::time::Duration::from_millis(50);
+        s.schedule = vec![Scheduled {
+            before_task: 1,
+            control: Control::InjectFault { tool: "calculator".into(), fault: Fault { mode, scope: FaultScope::Once } },
+        }];
+        let (mut engine, _h) = Engine::new(s);
+        let mut rx = engine.subscribe();
+        engine.run(vec![task("Evaluate the arithmetic expression 2+3", "5")]).await.unwrap();
+        let events = drain(&mut rx).await;
+        assert!(events.iter().any(|e| matches!(&e.kind, EventKind::FaultInjected { tool, fault } if tool == "calculator" && fault.mode == mode)));
+        let (outcome, fault) = events
+            .iter()
+            .find_map(|e| match &e.kind {
+                EventKind::ToolResult { outcome, fault, .. } => Some((outcome.clone(), *fault)),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(fault, Some(mode));
+        match (outcome, error) {
+            (ToolOutcome::Err { error }, Some(kind)) => assert_eq!(error.kind, kind, "{mode}"),
+            (ToolOutcome::Ok { value }, None) => match mode {
+                FaultMode::NothingFound => assert_eq!(value, json!("Nothing Found")),
+                FaultMode::Garbage => assert!(value.as_str().is_some_and(|s| !s.chars().any(char::is_alphanumeric))),
+                _ => assert_eq!(value["result"], json!(5), "slow still answers"),
+            },
+            (other, want) => panic!("{mode}: got {other:?}, wanted {want:?}"),
+        }
+        // The model saw the observation in its next prompt.
+        let seen = model.seen.lock().unwrap();
+        let next = &seen[1].messages[1].content;
+        let expected = match error {
+            Some(_) => "-> error:",
+            None => "-> result:",
+        };
+        assert!(next.contains(expected), "{mode}: {next}");
+    }
+}
