@@ -295,6 +295,7 @@ fn print_session(state: &SessionState) {
             (None, RunOutcome::Answered) => "answered",
             (_, RunOutcome::MaxSteps) => "no answer",
             (_, RunOutcome::Stopped) => "stopped",
+            (_, RunOutcome::Restarted) => "restarted",
             (_, RunOutcome::Failed { .. }) => "failed",
         };
         let answer: String = r.answer.clone().unwrap_or_default().chars().take(40).collect();

@@ -245,15 +245,34 @@ impl Config {
             .ok_or(ConfigError::NoDataDir)
     }
 
-    /// Builds the models the roles name, once each. A missing API-key
-    /// variable is an error here, before anything runs.
+    /// Builds every configured model once. A model a role names must build
+    /// (a missing API-key variable is an error here, before anything runs);
+    /// the others are only offered for switching if they do.
     pub fn build_models(&self, seed: u64) -> Result<Models, ConfigError> {
         let mut built: BTreeMap<&str, ModelSlot> = BTreeMap::new();
-        let origin = self.path.clone().unwrap_or_else(|| PathBuf::from("(default config)"));
         for name in self.roles.values() {
-            if built.contains_key(name.as_str()) {
-                continue;
+            if !built.contains_key(name.as_str()) {
+                built.insert(name, self.build_model(name, seed)?);
             }
+        }
+        let actor = built[self.roles[&Role::Actor].as_str()].clone();
+        let mut models = Models::single(actor.model, actor.price);
+        for (role, name) in &self.roles {
+            models.set(*role, built[name.as_str()].clone());
+        }
+        for name in self.models.keys() {
+            if !built.contains_key(name.as_str())
+                && let Ok(slot) = self.build_model(name, seed)
+            {
+                models.offer(slot);
+            }
+        }
+        Ok(models)
+    }
+
+    fn build_model(&self, name: &str, seed: u64) -> Result<ModelSlot, ConfigError> {
+        let origin = self.path.clone().unwrap_or_else(|| PathBuf::from("(default config)"));
+        {
             let cfg = self.models.get(name).ok_or_else(|| ConfigError::Field {
                 path: origin.clone(),
                 field: "roles".into(),
@@ -262,7 +281,7 @@ impl Config {
             let slot = match cfg {
                 ModelConfig::Sim { seed: own, noise, price } => ModelSlot {
                     model: Arc::new(SimModel::new(SimConfig {
-                        name: name.clone(),
+                        name: name.to_string(),
                         seed: own.unwrap_or(seed),
                         noise: *noise,
                     })) as Arc<dyn ChatModel>,
@@ -279,7 +298,7 @@ impl Config {
                     price,
                 } => {
                     let m = OpenAiModel::new(OpenAiConfig {
-                        name: name.clone(),
+                        name: name.to_string(),
                         base_url: base_url.clone(),
                         model: model.clone(),
                         api_key_env: api_key_env.clone(),
@@ -296,14 +315,8 @@ impl Config {
                     ModelSlot { model: Arc::new(m), price: *price }
                 }
             };
-            built.insert(name, slot);
+            Ok(slot)
         }
-        let actor = built[self.roles[&Role::Actor].as_str()].clone();
-        let mut models = Models::single(actor.model, actor.price);
-        for (role, name) in &self.roles {
-            models.set(*role, built[name.as_str()].clone());
-        }
-        Ok(models)
     }
 }
 

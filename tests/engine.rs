@@ -340,3 +340,109 @@ async fn every_fault_mode_gives_its_observation_and_event() {
         assert!(next.contains(expected), "{mode}: {next}");
     }
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn restart_edit_and_pick_steer_the_task_list() {
+    let model = Scripted::new(
+        &[
+            // Restarted after this reply, before the calculator runs.
+            &call("calculator", json!({"expression": "1+1"})),
+            &finish("2"),
+            &finish("9"),
+        ],
+        "{}",
+    );
+    let mut s = setup(model.clone(), StrategyKind::React);
+    s.start_paused = true;
+    s.linger = true;
+    let (mut engine, handle) = Engine::new(s);
+    let mut rx = engine.subscribe();
+    let tasks =
+        vec![task("Evaluate the arithmetic expression 1+1", "2"), task("three", "3"), task("Evaluate 4+5", "9")];
+    let run = tokio::spawn(engine.run(tasks));
+    let mut seen = Vec::new();
+    until(&mut rx, &mut seen, |k| matches!(k, EventKind::Paused)).await;
+    // One call (the actor), then a restart of task 1 with new text.
+    handle.send(Control::Step);
+    until(&mut rx, &mut seen, |k| matches!(k, EventKind::ModelReply { .. })).await;
+    handle.send(Control::EditTask { text: "Evaluate the arithmetic expression 2*1".into() });
+    handle.send(Control::PickTask { index: 3 });
+    handle.send(Control::PickTask { index: 7 });
+    handle.send(Control::Resume);
+    // Task 1 again (edited), then task 3 as picked, skipping task 2; then the
+    // engine lingers until told to stop.
+    until(&mut rx, &mut seen, |k| matches!(k, EventKind::RunFinished { .. })).await;
+    until(&mut rx, &mut seen, |k| matches!(k, EventKind::RunFinished { .. })).await;
+    until(&mut rx, &mut seen, |k| matches!(k, EventKind::RunFinished { .. })).await;
+    handle.send(Control::Stop);
+    seen.extend(drain(&mut rx).await);
+    let outcome = run.await.unwrap().unwrap();
+    let runs: Vec<(String, RunOutcome)> =
+        outcome.state.finished.iter().map(|r| (r.task_id.clone() + &r.run.to_string(), r.outcome.clone())).collect();
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    assert_eq!(outcome.state.finished[0].outcome, RunOutcome::Restarted);
+    assert_eq!(outcome.state.finished[0].success, None, "a restarted run is no attempt");
+    let started: Vec<(u32, String)> = seen
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::RunStarted { index, task, .. } => Some((*index, task.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        started,
+        vec![
+            (1, "Evaluate the arithmetic expression 1+1".to_string()),
+            (1, "Evaluate the arithmetic expression 2*1".to_string()),
+            (3, "Evaluate 4+5".to_string()),
+        ]
+    );
+    assert!(
+        seen.iter().any(|e| matches!(&e.kind, EventKind::ControlRejected { control, .. } if control == "pick task"))
+    );
+    assert!(!seen.iter().any(|e| matches!(e.kind, EventKind::ToolCall { .. })), "the restart came before the tool ran");
+    assert_eq!(outcome.state.task_list[0].query, "Evaluate the arithmetic expression 2*1");
+    assert_eq!(outcome.state.finished[1].success, None, "the edited task has no gold answer");
+    assert_eq!(outcome.state.finished[2].success, Some(true));
+}
+
+#[tokio::test]
+async fn a_role_switches_to_another_model() {
+    let a = Scripted::new(&[&finish("x")], "{}");
+    let mut models = Models::single(a, Price::default());
+    models.offer(switchyard::engine::ModelSlot {
+        model: std::sync::Arc::new(Renamed("other", Scripted::new(&[&finish("2")], "{}"))),
+        price: Price { input_per_mtok: 1.0, output_per_mtok: 1.0 },
+    });
+    let mut s = EngineSetup::new(small_library(), models, StrategyKind::React);
+    s.clock = Arc::new(LogicalClock::default());
+    let (mut engine, handle) = Engine::new(s);
+    let mut rx = engine.subscribe();
+    handle.send(Control::SwitchModel { role: switchyard::model::Role::Actor, model: "other".into() });
+    handle.send(Control::SwitchModel { role: switchyard::model::Role::Judge, model: "nonesuch".into() });
+    let outcome = engine.run(vec![task("1+1", "2")]).await.unwrap();
+    let events = drain(&mut rx).await;
+    assert!(events.iter().any(|e| matches!(&e.kind, EventKind::ModelSwitched { model, .. } if model.name == "other")));
+    assert!(
+        events.iter().any(|e| matches!(&e.kind, EventKind::ControlRejected { why, .. } if why.contains("nonesuch")))
+    );
+    assert_eq!(outcome.state.finished[0].answer.as_deref(), Some("2"), "the switched model answered");
+    let actor = outcome.state.models.iter().find(|m| m.role == switchyard::model::Role::Actor).unwrap();
+    assert_eq!(actor.model.name, "other");
+}
+
+/// A model under another name.
+struct Renamed(&'static str, Arc<Scripted>);
+
+#[async_trait::async_trait]
+impl switchyard::model::ChatModel for Renamed {
+    fn info(&self) -> switchyard::model::ModelInfo {
+        switchyard::model::ModelInfo { name: self.0.into(), ..self.1.info() }
+    }
+    async fn chat(
+        &self,
+        req: &switchyard::model::ChatRequest,
+    ) -> Result<switchyard::model::ChatResponse, switchyard::model::ModelError> {
+        self.1.chat(req).await
+    }
+}

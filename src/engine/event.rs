@@ -90,6 +90,12 @@ pub struct GraphSnapshot {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskBrief {
+    pub id: String,
+    pub query: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Offered {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -130,6 +136,8 @@ pub enum RunOutcome {
     Stopped,
     /// A model call failed for good (after retries).
     Failed { error: String },
+    /// The user restarted the task (it runs again as a new run).
+    Restarted,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -144,6 +152,14 @@ pub enum EventKind {
         tools: Vec<ToolBrief>,
         cost_unit: String,
         tasks: u32,
+        /// The task list, so a view can offer to pick one.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        task_list: Vec<TaskBrief>,
+        /// Models a role can be switched to, by name.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        available_models: Vec<ModelInfo>,
+        #[serde(default)]
+        pace_ms: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         graph: Option<GraphSnapshot>,
     },
@@ -233,6 +249,26 @@ pub enum EventKind {
     GraphUpdated {
         update: GraphUpdate,
     },
+    ModelSwitched {
+        role: Role,
+        model: ModelInfo,
+        price: Price,
+    },
+    TaskEdited {
+        index: u32,
+        text: String,
+    },
+    TaskPicked {
+        index: u32,
+    },
+    PaceChanged {
+        ms: u64,
+    },
+    /// A control that could not be applied, and why.
+    ControlRejected {
+        control: String,
+        why: String,
+    },
     Paused,
     Resumed,
     Stepped,
@@ -273,6 +309,11 @@ impl EventKind {
             EventKind::ParamChanged { .. } => "ParamChanged",
             EventKind::Evaluated { .. } => "Evaluated",
             EventKind::GraphUpdated { .. } => "GraphUpdated",
+            EventKind::ModelSwitched { .. } => "ModelSwitched",
+            EventKind::TaskEdited { .. } => "TaskEdited",
+            EventKind::TaskPicked { .. } => "TaskPicked",
+            EventKind::PaceChanged { .. } => "PaceChanged",
+            EventKind::ControlRejected { .. } => "ControlRejected",
             EventKind::Paused => "Paused",
             EventKind::Resumed => "Resumed",
             EventKind::Stepped => "Stepped",

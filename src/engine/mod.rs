@@ -31,7 +31,7 @@ use crate::retrieve::bm25::Bm25Index;
 use crate::tool::ToolLibrary;
 use crate::tool::exec::Executor;
 use crate::tool::fault::FaultTable;
-use event::{GraphSnapshot, RoleModel, ToolBrief};
+use event::{GraphSnapshot, RoleModel, TaskBrief, ToolBrief};
 use trace::{TraceError, TraceWriter};
 
 /// A control to apply just before task `before_task` (counted from 1)
@@ -57,6 +57,10 @@ pub struct EngineSetup {
     pub cost_unit: String,
     /// Start with the gate closed (the user steps or resumes).
     pub start_paused: bool,
+    /// Wait this long before each call while running (see `Control::SetPace`).
+    pub pace: Duration,
+    /// After the last task, wait for the user instead of ending the session.
+    pub linger: bool,
 }
 
 impl EngineSetup {
@@ -73,6 +77,8 @@ impl EngineSetup {
             schedule: Vec::new(),
             cost_unit: "credits".into(),
             start_paused: false,
+            pace: Duration::ZERO,
+            linger: false,
         }
     }
 }
@@ -133,6 +139,12 @@ pub struct Engine {
     rng: ChaCha8Rng,
     gate: Gate,
     stop: bool,
+    /// Abandon the current run and run its task again.
+    restart: bool,
+    edited_text: Option<String>,
+    next_task: Option<usize>,
+    pace: Duration,
+    linger: bool,
     run_no: u32,
     step: u32,
     next_call: u64,
@@ -177,6 +189,11 @@ impl Engine {
             rng: ChaCha8Rng::seed_from_u64(setup.seed ^ 0x5eed_fa17),
             gate: if setup.start_paused { Gate::Closed } else { Gate::Open },
             stop: false,
+            restart: false,
+            edited_text: None,
+            next_task: None,
+            pace: setup.pace,
+            linger: setup.linger,
             run_no: 0,
             step: 0,
             next_call: 0,
@@ -196,10 +213,11 @@ impl Engine {
         self.trace = Some(trace);
     }
 
-    /// Runs the tasks one after another; returns when all are done or the
-    /// user stopped the session.
+    /// Runs the tasks one after another; returns when all are done (or, when
+    /// lingering, when the user stops) or the user stopped the session.
     pub async fn run(mut self, tasks: Vec<Task>) -> Result<SessionOutcome, EngineError> {
         self.params.validate().map_err(|e| EngineError::Setup(format!("parameters: {e}")))?;
+        let mut tasks = tasks;
         let models = self
             .models
             .assignments()
@@ -226,28 +244,77 @@ impl Engine {
             tools,
             cost_unit: self.cost_unit.clone(),
             tasks: tasks.len() as u32,
+            task_list: tasks.iter().map(|t| TaskBrief { id: t.id.clone(), query: t.query.clone() }).collect(),
+            available_models: self.models.available().map(|s| s.model.info()).collect(),
+            pace_ms: self.pace.as_millis() as u64,
             graph,
         })?;
         if self.gate == Gate::Closed {
             self.emit(EventKind::Paused)?;
         }
         let total = tasks.len() as u32;
-        for (i, task) in tasks.iter().enumerate() {
-            let n = i as u32 + 1;
-            let due: Vec<Control> =
-                self.schedule.iter().filter(|s| s.before_task == n).map(|s| s.control.clone()).collect();
-            for c in due {
-                self.apply_control(c)?;
-            }
-            self.run_task(task, n, total).await?;
+        let mut scheduled_up_to = 0;
+        let mut i = 0usize;
+        loop {
             if self.stop {
                 break;
             }
+            if i >= tasks.len() {
+                // All done. A lingering engine (the workbench) waits for the
+                // user to pick, restart or edit a task, or to quit.
+                if !self.linger || tasks.is_empty() {
+                    break;
+                }
+                self.run_no_idle();
+                match self.controls.recv().await {
+                    Some(c) => self.apply_control(c)?,
+                    None => break,
+                }
+                if let Some(p) = self.next_task.take() {
+                    i = p;
+                } else if std::mem::take(&mut self.restart) {
+                    i = tasks.len() - 1;
+                    if let Some(text) = self.edited_text.take() {
+                        self.edit_task(&mut tasks[i], i, text)?;
+                    }
+                }
+                continue;
+            }
+            let n = i as u32 + 1;
+            // Scheduled controls fire once, the first time their task comes up.
+            if n > scheduled_up_to {
+                let due: Vec<Control> =
+                    self.schedule.iter().filter(|s| s.before_task == n).map(|s| s.control.clone()).collect();
+                for c in due {
+                    self.apply_control(c)?;
+                }
+                scheduled_up_to = n;
+            }
+            self.run_task(&tasks[i], n, total).await?;
+            if std::mem::take(&mut self.restart) {
+                if let Some(text) = self.edited_text.take() {
+                    self.edit_task(&mut tasks[i], i, text)?;
+                }
+                continue;
+            }
+            i = self.next_task.take().unwrap_or(i + 1);
         }
         self.run_no = 0;
         self.step = 0;
         self.emit(EventKind::SessionFinished { runs: self.state.finished.len() as u32, stopped: self.stop })?;
         Ok(SessionOutcome { graph: self.graph, state: self.state })
+    }
+
+    /// Between runs there is no run or step to speak of.
+    fn run_no_idle(&mut self) {
+        self.step = 0;
+    }
+
+    fn edit_task(&mut self, task: &mut Task, i: usize, text: String) -> Result<(), EngineError> {
+        task.query = text.clone();
+        // The gold answer was for the old text.
+        task.answer = None;
+        self.emit(EventKind::TaskEdited { index: i as u32 + 1, text })
     }
 
     fn emit(&mut self, kind: EventKind) -> Result<(), EngineError> {
@@ -263,20 +330,23 @@ impl Engine {
 
     /// The gate before every model and tool call. Controls that arrived are
     /// applied here, so every change takes effect at a decision point and is
-    /// recorded with the step it took effect in. Returns false if the user
-    /// stopped the session.
-    async fn pass_gate(&mut self) -> Result<bool, EngineError> {
+    /// recorded with the step it took effect in.
+    async fn pass_gate(&mut self) -> Result<Pass, EngineError> {
         self.apply_pending()?;
+        self.wait_pace().await?;
         loop {
             if self.stop {
-                return Ok(false);
+                return Ok(Pass::Stop);
+            }
+            if self.restart {
+                return Ok(Pass::Restart);
             }
             match self.gate {
-                Gate::Open => return Ok(true),
+                Gate::Open => return Ok(Pass::Go),
                 Gate::OneStep => {
                     self.gate = Gate::Closed;
                     self.emit(EventKind::Stepped)?;
-                    return Ok(true);
+                    return Ok(Pass::Go);
                 }
                 Gate::Closed => match self.controls.recv().await {
                     Some(c) => self.apply_control(c)?,
@@ -290,12 +360,41 @@ impl Engine {
         }
     }
 
+    /// While running, waits the pace before a call, still obeying controls.
+    async fn wait_pace(&mut self) -> Result<(), EngineError> {
+        if self.pace.is_zero() || self.gate != Gate::Open {
+            return Ok(());
+        }
+        let deadline = tokio::time::Instant::now() + self.pace;
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => return Ok(()),
+                c = self.controls.recv() => match c {
+                    Some(c) => {
+                        self.apply_control(c)?;
+                        if self.gate != Gate::Open || self.stop || self.restart || self.pace.is_zero() {
+                            return Ok(());
+                        }
+                    }
+                    None => {
+                        tokio::time::sleep_until(deadline).await;
+                        return Ok(());
+                    }
+                },
+            }
+        }
+    }
+
     /// Applies the controls that arrived since the last decision point.
     fn apply_pending(&mut self) -> Result<(), EngineError> {
         while let Ok(c) = self.controls.try_recv() {
             self.apply_control(c)?;
         }
         Ok(())
+    }
+
+    fn reject(&mut self, control: &str, why: impl Into<String>) -> Result<(), EngineError> {
+        self.emit(EventKind::ControlRejected { control: control.to_string(), why: why.into() })
     }
 
     fn apply_control(&mut self, c: Control) -> Result<(), EngineError> {
@@ -321,6 +420,9 @@ impl Engine {
             }
             Control::Stop => self.stop = true,
             Control::InjectFault { tool, fault } => {
+                if self.library.get(&tool).is_none() {
+                    return self.reject("inject fault", format!("no tool named '{tool}'"));
+                }
                 self.faults.inject(&tool, fault);
                 self.emit(EventKind::FaultInjected { tool, fault })?;
             }
@@ -336,11 +438,7 @@ impl Engine {
                 };
                 match result {
                     Ok(update) => self.emit(EventKind::ScoreEdited { tool, score, update })?,
-                    Err(why) => self.emit(EventKind::Refused {
-                        tool,
-                        reason: event::RefuseReason::NotOffered,
-                        detail: format!("score edit refused: {why}"),
-                    })?,
+                    Err(why) => self.reject("edit score", why)?,
                 }
             }
             Control::SetParam { change } => {
@@ -359,9 +457,47 @@ impl Engine {
                 }
                 self.emit(EventKind::ParamChanged { change, rejected })?;
             }
+            Control::SwitchModel { role, model } => match self.models.switch(role, &model) {
+                Some(slot) => {
+                    let (info, price) = (slot.model.info(), slot.price);
+                    self.emit(EventKind::ModelSwitched { role, model: info, price })?;
+                }
+                None => {
+                    let known: Vec<String> = self.models.available().map(|s| s.model.info().name).collect();
+                    self.reject("switch model", format!("no model named '{model}' (known: {})", known.join(", ")))?;
+                }
+            },
+            Control::RestartTask => self.restart = true,
+            Control::EditTask { text } => {
+                if text.trim().is_empty() {
+                    return self.reject("edit task", "the task text is empty");
+                }
+                self.edited_text = Some(text);
+                self.restart = true;
+            }
+            Control::PickTask { index } => {
+                let total = self.state.total_tasks;
+                if index == 0 || index > total {
+                    return self.reject("pick task", format!("there is no task {index} (1 to {total})"));
+                }
+                self.next_task = Some(index as usize - 1);
+                self.emit(EventKind::TaskPicked { index })?;
+            }
+            Control::SetPace { ms } => {
+                self.pace = Duration::from_millis(ms);
+                self.emit(EventKind::PaceChanged { ms })?;
+            }
         }
         Ok(())
     }
+}
+
+/// What a gate lets happen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pass {
+    Go,
+    Stop,
+    Restart,
 }
 
 /// The whole graph as data, for the first event of a trace.

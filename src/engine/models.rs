@@ -13,19 +13,40 @@ pub struct ModelSlot {
 }
 
 /// Role → model. A role with no model of its own falls back to the actor's.
+/// The models a role may be switched to are kept by name.
 #[derive(Clone)]
 pub struct Models {
     actor: ModelSlot,
     others: BTreeMap<Role, ModelSlot>,
+    available: BTreeMap<String, ModelSlot>,
 }
 
 impl Models {
     /// One model in every role.
     pub fn single(model: Arc<dyn ChatModel>, price: Price) -> Self {
-        Models { actor: ModelSlot { model, price }, others: BTreeMap::new() }
+        let slot = ModelSlot { model, price };
+        let available = BTreeMap::from([(slot.model.info().name, slot.clone())]);
+        Models { actor: slot, others: BTreeMap::new(), available }
+    }
+
+    /// Makes a model available for switching (under its own name).
+    pub fn offer(&mut self, slot: ModelSlot) {
+        self.available.insert(slot.model.info().name, slot);
+    }
+
+    pub fn available(&self) -> impl Iterator<Item = &ModelSlot> {
+        self.available.values()
+    }
+
+    /// Gives `role` the available model called `name`.
+    pub fn switch(&mut self, role: Role, name: &str) -> Option<&ModelSlot> {
+        let slot = self.available.get(name)?.clone();
+        self.set(role, slot);
+        Some(self.get(role))
     }
 
     pub fn set(&mut self, role: Role, slot: ModelSlot) {
+        self.available.entry(slot.model.info().name).or_insert_with(|| slot.clone());
         if role == Role::Actor {
             self.actor = slot;
         } else {

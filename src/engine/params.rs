@@ -160,4 +160,24 @@ pub enum Control {
     SetParam {
         change: ParamChange,
     },
+    /// Give a role another of the configured models.
+    SwitchModel {
+        role: crate::model::Role,
+        model: String,
+    },
+    /// Abandon the current task and start it again.
+    RestartTask,
+    /// Replace the current task's text and start it again.
+    EditTask {
+        text: String,
+    },
+    /// Run this task (counted from 1) after the current one.
+    PickTask {
+        index: u32,
+    },
+    /// Milliseconds to wait before each call while running, so a person can
+    /// follow the run; 0 runs flat out.
+    SetPace {
+        ms: u64,
+    },
 }

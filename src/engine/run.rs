@@ -18,6 +18,7 @@ use crate::tool::exec::is_nothing_found;
 /// Why a call did not happen.
 enum Halt {
     Stopped,
+    Restarted,
     ModelFailed(String),
     Engine(EngineError),
 }
@@ -36,6 +37,14 @@ struct RunTally {
 }
 
 impl Engine {
+    async fn gate_or_halt(&mut self) -> Result<(), Halt> {
+        match self.pass_gate().await? {
+            super::Pass::Go => Ok(()),
+            super::Pass::Stop => Err(Halt::Stopped),
+            super::Pass::Restart => Err(Halt::Restarted),
+        }
+    }
+
     pub(super) async fn run_task(&mut self, task: &Task, index: u32, total: u32) -> Result<(), EngineError> {
         self.run_no += 1;
         self.step = 0;
@@ -54,16 +63,23 @@ impl Engine {
                 None => (RunOutcome::MaxSteps, None),
             },
             Err(Halt::Stopped) => (RunOutcome::Stopped, None),
+            Err(Halt::Restarted) => (RunOutcome::Restarted, None),
             Err(Halt::ModelFailed(error)) => (RunOutcome::Failed { error }, None),
             Err(Halt::Engine(e)) => return Err(e),
         };
-        if self.strategy == StrategyKind::Toolnet && !history.is_empty() && !self.stop {
+        if self.strategy == StrategyKind::Toolnet && !history.is_empty() && !self.stop && !self.restart {
             match self.evaluate(task, &history, answer.as_deref(), &mut tally).await {
-                Ok(()) | Err(Halt::Stopped) | Err(Halt::ModelFailed(_)) => {}
+                Ok(()) | Err(Halt::Stopped) | Err(Halt::Restarted) | Err(Halt::ModelFailed(_)) => {}
                 Err(Halt::Engine(e)) => return Err(e),
             }
         }
-        let success = task.answer.as_ref().map(|gold| answer.as_deref().is_some_and(|a| answer_matches(a, gold)));
+        // A run the user cut short neither succeeded nor failed.
+        let cut_short = matches!(outcome, RunOutcome::Stopped | RunOutcome::Restarted);
+        let success = task
+            .answer
+            .as_ref()
+            .filter(|_| !cut_short)
+            .map(|gold| answer.as_deref().is_some_and(|a| answer_matches(a, gold)));
         let steps = self.step;
         self.emit(EventKind::RunFinished {
             outcome,
@@ -203,9 +219,7 @@ impl Engine {
     }
 
     async fn model_call(&mut self, req: ChatRequest, tally: &mut RunTally) -> Result<ChatResponse, Halt> {
-        if !self.pass_gate().await? {
-            return Err(Halt::Stopped);
-        }
+        self.gate_or_halt().await?;
         let role = req.role;
         let slot = self.models.get(role).clone();
         let info = slot.model.info();
@@ -248,9 +262,7 @@ impl Engine {
     }
 
     async fn tool_call(&mut self, tool: &str, args: &Value, tally: &mut RunTally) -> Result<Observation, Halt> {
-        if !self.pass_gate().await? {
-            return Err(Halt::Stopped);
-        }
+        self.gate_or_halt().await?;
         let Some(spec) = self.library.get(tool).cloned() else {
             return Ok(Observation::Error(format!("unknown tool '{tool}'")));
         };

@@ -2,12 +2,13 @@
 //! `state = events.fold(SessionState::default(), apply)`. The live view, the
 //! headless summary and a replayed trace all use this one function.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde_json::Value;
 
 use super::event::{
-    Event, EventKind, GraphSnapshot, Offered, RefuseReason, RoleModel, RunOutcome, StrategyKind, ToolBrief, ToolOutcome,
+    Event, EventKind, GraphSnapshot, Offered, RefuseReason, RoleModel, RunOutcome, StrategyKind, TaskBrief, ToolBrief,
+    ToolOutcome,
 };
 use super::params::Params;
 use crate::model::{Message, Role, Usage};
@@ -85,6 +86,10 @@ pub struct RunView {
     pub cost: f64,
     pub usage: Usage,
     pub tool_calls: u32,
+    /// Tools the model may no longer call in this run (budget spent).
+    pub forbidden: BTreeSet<String>,
+    /// Tools the judge found unhelpful in this run.
+    pub blacklisted: BTreeSet<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -172,6 +177,14 @@ pub struct SessionState {
     pub models: Vec<RoleModel>,
     pub tools: Vec<ToolBrief>,
     pub total_tasks: u32,
+    pub task_list: Vec<TaskBrief>,
+    /// Models a role can be switched to.
+    pub available_models: Vec<crate::model::ModelInfo>,
+    pub pace_ms: u64,
+    /// The task the user picked to run next (counted from 1).
+    pub picked: Option<u32>,
+    /// The last control the engine refused, and why.
+    pub last_rejection: Option<(String, String)>,
     pub mode: Mode,
     pub stopped: bool,
     pub step: u32,
@@ -199,7 +212,23 @@ impl SessionState {
         self.t = ev.t;
         self.step = ev.step;
         match &ev.kind {
-            EventKind::SessionStarted { strategy, seed, params, models, tools, cost_unit, tasks, graph, .. } => {
+            EventKind::SessionStarted {
+                strategy,
+                seed,
+                params,
+                models,
+                tools,
+                cost_unit,
+                tasks,
+                task_list,
+                available_models,
+                pace_ms,
+                graph,
+                ..
+            } => {
+                self.task_list = task_list.clone();
+                self.available_models = available_models.clone();
+                self.pace_ms = *pace_ms;
                 self.strategy = Some(*strategy);
                 self.seed = *seed;
                 self.params = params.clone();
@@ -213,6 +242,9 @@ impl SessionState {
                 }
             }
             EventKind::RunStarted { task_id, task, gold, index, .. } => {
+                if self.picked == Some(*index) {
+                    self.picked = None;
+                }
                 self.current = Some(RunView {
                     run: ev.run,
                     task_id: task_id.clone(),
@@ -299,7 +331,39 @@ impl SessionState {
                     latency_ms: *latency_ms,
                 });
             }
+            EventKind::ModelSwitched { role, model, price } => {
+                match self.models.iter_mut().find(|m| m.role == *role) {
+                    Some(m) => {
+                        m.model = model.clone();
+                        m.price = *price;
+                    }
+                    None => self.models.push(RoleModel { role: *role, model: model.clone(), price: *price }),
+                }
+                self.push(Entry::Note(format!("{role} is now played by {}", model.name)));
+            }
+            EventKind::TaskEdited { index, text } => {
+                if let Some(t) = self.task_list.get_mut(*index as usize - 1) {
+                    t.query = text.clone();
+                }
+            }
+            EventKind::TaskPicked { index } => self.picked = Some(*index),
+            EventKind::PaceChanged { ms } => self.pace_ms = *ms,
+            EventKind::ControlRejected { control, why } => {
+                self.last_rejection = Some((control.clone(), why.clone()));
+                self.push(Entry::Note(format!("{control} refused: {why}")));
+            }
             EventKind::Refused { tool, reason, detail } => {
+                if let Some(r) = self.current.as_mut() {
+                    match reason {
+                        RefuseReason::Forbidden => {
+                            r.forbidden.insert(tool.clone());
+                        }
+                        RefuseReason::Blacklisted => {
+                            r.blacklisted.insert(tool.clone());
+                        }
+                        _ => {}
+                    }
+                }
                 self.push(Entry::Refusal { tool: tool.clone(), reason: *reason, detail: detail.clone() });
             }
             EventKind::FaultInjected { tool, fault } => {

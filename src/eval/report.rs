@@ -19,7 +19,11 @@ pub struct Metrics {
 }
 
 impl Metrics {
+    /// Runs the user restarted are not attempts of their own and are left out.
     pub fn from_runs(label: impl Into<String>, runs: &[RunSummary]) -> Metrics {
+        let runs: Vec<RunSummary> =
+            runs.iter().filter(|r| r.outcome != crate::engine::event::RunOutcome::Restarted).cloned().collect();
+        let runs = runs.as_slice();
         let n = runs.len().max(1) as f64;
         let sum = |f: fn(&RunSummary) -> f64| runs.iter().map(f).sum::<f64>() / n;
         let succeeded = runs.iter().filter(|r| r.success == Some(true)).count();
