@@ -14,3 +14,4 @@ pub mod retrieve;
 pub mod session;
 pub mod strategy;
 pub mod tool;
+pub mod ui;

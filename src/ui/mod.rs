@@ -1,0 +1,11 @@
+//! The workbench: a ratatui terminal UI over the live engine (or a replayed
+//! trace). Its state is the engine's events folded into `SessionState` plus
+//! a `ViewState`; the panes are pure functions of both.
+
+pub mod dialog;
+pub mod panes;
+pub mod theme;
+pub mod view;
+
+pub use theme::Theme;
+pub use view::{GraphMode, Pane, PaneCtx, ReplayInfo, ViewState};
