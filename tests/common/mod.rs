@@ -87,3 +87,40 @@ pub fn call(tool: &str, args: Value) -> String {
 pub fn finish(answer: &str) -> String {
     json!({"tool": "finish", "answer": answer}).to_string()
 }
+
+/// The events of a fixture trace in `tests/fixtures/`.
+pub fn fixture(name: &str) -> Vec<switchyard::engine::Event> {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    switchyard::engine::trace::read_trace(&path).unwrap()
+}
+
+/// The state after the first `n` events of a fixture (all of them with None).
+pub fn fixture_state(name: &str, n: Option<usize>) -> switchyard::engine::SessionState {
+    let events = fixture(name);
+    let n = n.unwrap_or(events.len()).min(events.len());
+    switchyard::engine::SessionState::from_events(&events[..n])
+}
+
+/// Renders with a TestBackend of `width` × `height` and returns the buffer.
+pub fn render(
+    width: u16,
+    height: u16,
+    draw: impl FnOnce(&mut ratatui::Frame),
+) -> ratatui::buffer::Buffer {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
+    terminal.draw(draw).unwrap();
+    terminal.backend().buffer().clone()
+}
+
+/// The buffer's text, one line per row, trailing spaces kept (for snapshots).
+pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
+    let area = buf.area;
+    let mut out = String::new();
+    for y in 0..area.height {
+        for x in 0..area.width {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
