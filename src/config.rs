@@ -87,6 +87,10 @@ struct RawConfig {
     #[serde(default)]
     cost_unit: Option<String>,
     #[serde(default)]
+    theme: Option<String>,
+    #[serde(default)]
+    pace_ms: Option<u64>,
+    #[serde(default)]
     params: Option<Params>,
     #[serde(default)]
     models: BTreeMap<String, ModelConfig>,
@@ -107,6 +111,10 @@ pub struct Config {
     pub data_dir: Option<PathBuf>,
     pub tool_timeout_ms: u64,
     pub cost_unit: String,
+    /// The workbench's theme: a shipped name or a theme file.
+    pub theme: String,
+    /// The workbench waits this long before each call, so a run can be followed.
+    pub pace_ms: u64,
     pub params: Params,
     pub models: BTreeMap<String, ModelConfig>,
     /// Role → model name.
@@ -138,6 +146,8 @@ impl Default for Config {
             data_dir: None,
             tool_timeout_ms: 10_000,
             cost_unit: "credits".into(),
+            theme: "dark".into(),
+            pace_ms: 400,
             params: Params::default(),
             models,
             roles: Role::ALL.into_iter().map(|r| (r, "sim".to_string())).collect(),
@@ -187,6 +197,13 @@ impl Config {
         }
         if let Some(u) = raw.cost_unit {
             c.cost_unit = u;
+        }
+        if let Some(t) = raw.theme {
+            // A theme file is read from the config's folder like any path.
+            c.theme = if t.ends_with(".toml") { rel(PathBuf::from(t)).display().to_string() } else { t };
+        }
+        if let Some(p) = raw.pace_ms {
+            c.pace_ms = p;
         }
         if let Some(p) = raw.params {
             p.validate().map_err(|e| field(&format!("params.{}", e.param), e.why))?;

@@ -86,6 +86,10 @@ pub struct SessionOptions {
     pub logical_clock: bool,
     pub tape: Tape,
     pub start_paused: bool,
+    /// Wait this long before each call (the workbench's pace).
+    pub pace_ms: u64,
+    /// After the last task, wait for the user (the workbench) instead of ending.
+    pub linger: bool,
 }
 
 pub fn load_library(config: &Config) -> Result<Arc<ToolLibrary>, SetupError> {
@@ -221,6 +225,8 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     setup.schedule = opts.schedule.clone();
     setup.cost_unit = config.cost_unit.clone();
     setup.start_paused = opts.start_paused;
+    setup.pace = Duration::from_millis(opts.pace_ms);
+    setup.linger = opts.linger;
     let (mut engine, handle) = Engine::new(setup);
     if let Some(p) = &opts.trace {
         engine.set_trace(TraceWriter::create(p)?);

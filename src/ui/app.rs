@@ -1,0 +1,384 @@
+//! The workbench's state machine: `update(action) -> effects`. The session
+//! part of the state is the fold of the engine's events; the rest is what
+//! the user is looking at. No I/O here: effects (controls for the engine,
+//! quitting) are carried out by the terminal loop.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use crate::engine::state::Mode;
+use crate::engine::{Control, Event, SessionState};
+use crate::ui::dialog::{Dialog, Outcome};
+use crate::ui::view::{GraphMode, Pane, ReplayInfo, ViewState};
+
+/// How far one press of + or - moves the pace.
+const PACE_STEP_MS: u64 = 100;
+/// Lines a PgUp/PgDn scrolls.
+const PAGE: usize = 10;
+
+/// What can happen to the app.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    Key(KeyEvent),
+    /// An event from the engine (live) — never sent in replay.
+    Engine(Event),
+    /// Time passed: `now_ms` on the engine's clock.
+    Tick { now_ms: u64 },
+    /// The engine task ended (for good).
+    EngineEnded { error: Option<String> },
+}
+
+/// What the app asks the outside world to do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    Control(Control),
+    Quit,
+}
+
+/// The `/` prompt.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Find {
+    pub query: String,
+    pub matches: Vec<String>,
+    pub selected: usize,
+}
+
+/// A recorded trace being stepped through.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Replay {
+    pub events: Vec<Event>,
+    pub cursor: usize,
+    /// Digits typed towards a jump.
+    pub jump: String,
+}
+
+pub struct App {
+    pub state: SessionState,
+    pub view: ViewState,
+    pub dialog: Option<Dialog>,
+    pub find: Option<Find>,
+    pub replay: Option<Replay>,
+    pub now_ms: u64,
+    pub engine_ended: bool,
+    pub quit: bool,
+    /// Something changed since the last frame.
+    pub dirty: bool,
+}
+
+impl App {
+    pub fn live() -> App {
+        App {
+            state: SessionState::default(),
+            view: ViewState::default(),
+            dialog: None,
+            find: None,
+            replay: None,
+            now_ms: 0,
+            engine_ended: false,
+            quit: false,
+            dirty: true,
+        }
+    }
+
+    /// A read-only app over a recorded trace, its cursor at the end.
+    pub fn replay(events: Vec<Event>) -> App {
+        let mut app = App::live();
+        let total = events.len();
+        app.replay = Some(Replay { events, cursor: 0, jump: String::new() });
+        app.seek(total);
+        app
+    }
+
+    pub fn is_replay(&self) -> bool {
+        self.replay.is_some()
+    }
+
+    pub fn update(&mut self, action: Action) -> Vec<Effect> {
+        self.dirty = true;
+        match action {
+            Action::Engine(ev) => {
+                if self.replay.is_none() {
+                    self.now_ms = self.now_ms.max(ev.t);
+                    self.state.apply(&ev);
+                }
+                Vec::new()
+            }
+            Action::Tick { now_ms } => {
+                if self.replay.is_none() {
+                    self.now_ms = self.now_ms.max(now_ms);
+                }
+                Vec::new()
+            }
+            Action::EngineEnded { error } => {
+                self.engine_ended = true;
+                if let Some(e) = error {
+                    self.view.flash = Some(format!("engine stopped: {e}"));
+                }
+                Vec::new()
+            }
+            Action::Key(key) if key.kind == KeyEventKind::Press => self.key(key),
+            Action::Key(_) => {
+                self.dirty = false;
+                Vec::new()
+            }
+        }
+    }
+
+    fn key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
+            return self.quit();
+        }
+        if let Some(d) = self.dialog.as_mut() {
+            return match d.handle_key(key, &self.state) {
+                Outcome::Continue => Vec::new(),
+                Outcome::Cancel => {
+                    self.dialog = None;
+                    Vec::new()
+                }
+                Outcome::Submit(controls) => {
+                    self.dialog = None;
+                    if controls.is_empty() {
+                        self.view.flash = Some("nothing changed".into());
+                    } else {
+                        self.view.flash = Some(format!("sent: {}; takes effect at the next decision", describe(&controls)));
+                    }
+                    controls.into_iter().map(Effect::Control).collect()
+                }
+            };
+        }
+        if self.find.is_some() {
+            self.find_key(key);
+            return Vec::new();
+        }
+        if self.replay.is_some()
+            && let Some(effects) = self.replay_key(key)
+        {
+            return effects;
+        }
+        self.view_key(key)
+    }
+
+    /// Keys that look around; the same live and in replay.
+    fn view_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let v = &mut self.view;
+        match key.code {
+            KeyCode::Char('q') => return self.quit(),
+            KeyCode::Char('?') => self.dialog = Some(Dialog::help(self.replay.is_some())),
+            KeyCode::Tab => v.focus = v.focus.next(),
+            KeyCode::BackTab => v.focus = v.focus.prev(),
+            KeyCode::Char('z') => v.zoom = if v.zoom.is_some() { None } else { Some(v.focus) },
+            KeyCode::Char('g') => {
+                v.graph_mode = match v.graph_mode {
+                    GraphMode::Neighbourhood => GraphMode::Whole,
+                    GraphMode::Whole => GraphMode::Neighbourhood,
+                };
+                v.table_offset = 0;
+            }
+            KeyCode::Char('u') => v.unfold = !v.unfold,
+            KeyCode::Char('/') => {
+                self.find = Some(Find::default());
+                self.refresh_find();
+            }
+            KeyCode::Esc => {
+                if v.zoom.is_some() {
+                    v.zoom = None;
+                } else {
+                    v.selected = None;
+                    v.flash = None;
+                }
+            }
+            KeyCode::Up => self.scroll(1, true),
+            KeyCode::Down => self.scroll(1, false),
+            KeyCode::PageUp => self.scroll(PAGE, true),
+            KeyCode::PageDown => self.scroll(PAGE, false),
+            KeyCode::Char(c) if self.replay.is_none() => return self.control_key(c),
+            KeyCode::Char(' ' | 's' | 'f' | 'x' | 'e' | 'p' | 'm' | 't' | 'r' | '+' | '-') => {
+                v.flash = Some("a replay is read-only".into());
+            }
+            _ => self.dirty = false,
+        }
+        Vec::new()
+    }
+
+    /// Keys that steer the live engine.
+    fn control_key(&mut self, c: char) -> Vec<Effect> {
+        let control = match c {
+            ' ' => Some(match self.state.mode {
+                Mode::Paused => Control::Resume,
+                _ => Control::Pause,
+            }),
+            's' => Some(Control::Step),
+            'x' => Some(Control::ClearFault { tool: None }),
+            'r' => Some(Control::RestartTask),
+            '+' => Some(Control::SetPace { ms: self.state.pace_ms + PACE_STEP_MS }),
+            '-' => Some(Control::SetPace { ms: self.state.pace_ms.saturating_sub(PACE_STEP_MS) }),
+            'f' => {
+                let focus = self.focused_tool();
+                self.dialog = Some(Dialog::fault(&self.state, focus.as_deref()));
+                None
+            }
+            'e' => {
+                match self.focused_tool() {
+                    Some(tool) => self.dialog = Some(Dialog::score(&self.state, &tool)),
+                    None => self.view.flash = Some("select a tool first (/ to find one)".into()),
+                }
+                None
+            }
+            'p' => {
+                self.dialog = Some(Dialog::params(&self.state));
+                None
+            }
+            'm' => {
+                self.dialog = Some(Dialog::model(&self.state));
+                None
+            }
+            't' => {
+                self.dialog = Some(Dialog::task(&self.state));
+                None
+            }
+            _ => {
+                self.dirty = false;
+                None
+            }
+        };
+        if self.engine_ended && control.is_some() {
+            self.view.flash = Some("the session has ended".into());
+            return Vec::new();
+        }
+        control.map(Effect::Control).into_iter().collect()
+    }
+
+    fn quit(&mut self) -> Vec<Effect> {
+        self.quit = true;
+        let mut effects = Vec::new();
+        if self.replay.is_none() && !self.engine_ended {
+            effects.push(Effect::Control(Control::Stop));
+        }
+        effects.push(Effect::Quit);
+        effects
+    }
+
+    /// The tool the graph pane is focused on, if it is a tool.
+    pub fn focused_tool(&self) -> Option<String> {
+        let focus = match &self.view.selected {
+            Some(s) => s.clone(),
+            None => self.state.current.as_ref()?.path.last()?.clone(),
+        };
+        self.state.tools.iter().any(|t| t.name == focus).then_some(focus)
+    }
+
+    fn scroll(&mut self, by: usize, up: bool) {
+        let v = &mut self.view;
+        let target = v.zoom.unwrap_or(v.focus);
+        let field = match target {
+            Pane::Transcript => &mut v.transcript_scroll,
+            Pane::Graph => &mut v.table_offset,
+            _ => {
+                self.dirty = false;
+                return;
+            }
+        };
+        // The transcript counts lines up from the newest; the table rows down.
+        let grow = (target == Pane::Transcript) == up;
+        *field = if grow { field.saturating_add(by) } else { field.saturating_sub(by) };
+    }
+
+    fn find_key(&mut self, key: KeyEvent) {
+        let Some(f) = self.find.as_mut() else { return };
+        match key.code {
+            KeyCode::Esc => self.find = None,
+            KeyCode::Enter => {
+                let choice = f.matches.get(f.selected).cloned();
+                self.find = None;
+                match choice {
+                    Some(tool) => {
+                        self.view.flash = Some(format!("focused {tool} (Esc follows the agent again)"));
+                        self.view.selected = Some(tool);
+                        self.view.focus = Pane::Graph;
+                    }
+                    None => self.view.flash = Some("no tool matches".into()),
+                }
+            }
+            KeyCode::Up => f.selected = f.selected.saturating_sub(1),
+            KeyCode::Down => f.selected = (f.selected + 1).min(f.matches.len().saturating_sub(1)),
+            KeyCode::Backspace => {
+                f.query.pop();
+                self.refresh_find();
+            }
+            KeyCode::Char(c) => {
+                f.query.push(c);
+                self.refresh_find();
+            }
+            _ => {}
+        }
+    }
+
+    fn refresh_find(&mut self) {
+        if let Some(f) = self.find.as_mut() {
+            f.matches = crate::ui::panes::graph::find_tools(&self.state, &f.query, 8);
+            f.selected = f.selected.min(f.matches.len().saturating_sub(1));
+        }
+    }
+
+    /// Replay navigation; None when the key is not a replay key.
+    fn replay_key(&mut self, key: KeyEvent) -> Option<Vec<Effect>> {
+        let r = self.replay.as_mut()?;
+        let (cursor, total) = (r.cursor, r.events.len());
+        match key.code {
+            KeyCode::Left => self.seek(cursor.saturating_sub(1)),
+            KeyCode::Right => self.seek(cursor + 1),
+            KeyCode::Home => self.seek(0),
+            KeyCode::End => self.seek(total),
+            KeyCode::Char(c) if c.is_ascii_digit() => {
+                r.jump.push(c);
+                self.view.flash = Some(format!("jump to event {} (Enter)", r.jump));
+            }
+            KeyCode::Backspace if !r.jump.is_empty() => {
+                r.jump.pop();
+            }
+            KeyCode::Enter if !r.jump.is_empty() => {
+                let n = std::mem::take(&mut r.jump).parse().unwrap_or(usize::MAX);
+                self.view.flash = None;
+                self.seek(n);
+            }
+            KeyCode::Esc if !r.jump.is_empty() => {
+                r.jump.clear();
+                self.view.flash = None;
+            }
+            _ => return None,
+        }
+        Some(Vec::new())
+    }
+
+    /// Shows the fold of the first `n` events: what was on screen live then.
+    pub fn seek(&mut self, n: usize) {
+        let Some(r) = self.replay.as_mut() else { return };
+        let n = n.min(r.events.len());
+        if n >= r.cursor {
+            for e in &r.events[r.cursor..n] {
+                self.state.apply(e);
+            }
+        } else {
+            self.state = SessionState::from_events(&r.events[..n]);
+        }
+        r.cursor = n;
+        self.now_ms = self.state.t;
+        self.view.replay = Some(ReplayInfo { cursor: n, total: r.events.len() });
+    }
+}
+
+fn describe(controls: &[Control]) -> String {
+    controls
+        .iter()
+        .map(|c| match c {
+            Control::InjectFault { tool, fault } => format!("fault {} on {tool} ({})", fault.mode, fault.scope),
+            Control::EditScore { tool, score } => format!("score of {tool} = {score}"),
+            Control::SetParam { change } => format!("{change:?}"),
+            Control::SwitchModel { role, model } => format!("{role} → {model}"),
+            Control::EditTask { .. } => "new task text (restarts the task)".to_string(),
+            Control::PickTask { index } => format!("task {index} next"),
+            Control::SetPace { ms } => format!("pace {ms} ms"),
+            other => format!("{other:?}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,104 @@
+//! The screen: which pane goes where. Wide terminals show every pane at
+//! once; small ones (80×24) show one pane at a time under a tab bar. A
+//! zoomed pane takes the whole screen. Pure: it reads the app, never changes it.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Tabs};
+
+use crate::ui::app::App;
+use crate::ui::panes;
+use crate::ui::theme::Theme;
+use crate::ui::view::{Pane, PaneCtx};
+
+/// The smallest terminal that shows every pane at once.
+pub const WIDE: (u16, u16) = (120, 32);
+const STATUS_LINES: u16 = 2;
+
+pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
+    let area = frame.area();
+    frame.render_widget(Block::default().style(theme.base()), area);
+    let [main, status] = Layout::vertical([Constraint::Min(1), Constraint::Length(STATUS_LINES)]).areas(area);
+    let ctx = |pane: Option<Pane>| PaneCtx {
+        state: &app.state,
+        view: &app.view,
+        theme,
+        focused: pane.is_some_and(|p| p == app.view.focus),
+        now_ms: app.now_ms,
+    };
+    if let Some(z) = app.view.zoom {
+        render_pane(frame, main, z, &PaneCtx { focused: true, ..ctx(Some(z)) });
+    } else if area.width >= WIDE.0 && area.height >= WIDE.1 {
+        let [top, bottom] = Layout::vertical([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(main);
+        let [graph, transcript] =
+            Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(top);
+        let [budget, models, workers] = Layout::horizontal([Constraint::Ratio(1, 3); 3]).areas(bottom);
+        for (pane, rect) in [
+            (Pane::Graph, graph),
+            (Pane::Transcript, transcript),
+            (Pane::Budget, budget),
+            (Pane::Models, models),
+            (Pane::Workers, workers),
+        ] {
+            render_pane(frame, rect, pane, &ctx(Some(pane)));
+        }
+    } else {
+        let [tabs, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(main);
+        let titles: Vec<Line> = Pane::ALL.iter().map(|p| Line::from(p.title())).collect();
+        let selected = Pane::ALL.iter().position(|p| *p == app.view.focus).unwrap_or(0);
+        frame.render_widget(
+            Tabs::new(titles)
+                .select(selected)
+                .style(theme.muted())
+                .highlight_style(theme.title().add_modifier(Modifier::REVERSED))
+                .divider("│"),
+            tabs,
+        );
+        let focus = app.view.focus;
+        render_pane(frame, body, focus, &ctx(Some(focus)));
+    }
+    panes::status::render(frame, status, &ctx(None));
+    if let Some(find) = &app.find {
+        draw_find(frame, main, find, theme);
+    }
+    if let Some(d) = &app.dialog {
+        d.render(frame, area, &app.state, theme);
+    }
+}
+
+fn render_pane(frame: &mut Frame, area: Rect, pane: Pane, ctx: &PaneCtx) {
+    match pane {
+        Pane::Graph => panes::graph::render(frame, area, ctx),
+        Pane::Transcript => panes::transcript::render(frame, area, ctx),
+        Pane::Budget => panes::budget::render(frame, area, ctx),
+        Pane::Models => panes::models::render(frame, area, ctx),
+        Pane::Workers => panes::workers::render(frame, area, ctx),
+    }
+}
+
+/// The `/` prompt: the query and the tools it matches, at the bottom.
+fn draw_find(frame: &mut Frame, main: Rect, find: &crate::ui::app::Find, theme: &Theme) {
+    let height = (find.matches.len() as u16 + 3).min(main.height);
+    let width = main.width.min(60);
+    let rect = Rect { x: main.x, y: main.y + main.height - height, width, height };
+    frame.render_widget(Clear, rect);
+    let mut lines = vec![Line::from(vec![
+        Span::styled("find: ", theme.accent()),
+        Span::raw(find.query.clone()),
+        Span::styled("▏", theme.accent()),
+    ])];
+    if find.matches.is_empty() {
+        lines.push(Line::styled("no tool matches", theme.muted()));
+    }
+    for (i, m) in find.matches.iter().enumerate() {
+        let style = if i == find.selected { theme.selected() } else { Style::default() };
+        lines.push(Line::styled(m.clone(), style));
+    }
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border(true))
+        .title(Span::styled(" find a tool · Enter focus · Esc cancel ", theme.title()));
+    frame.render_widget(Paragraph::new(lines).block(block).style(theme.base()), rect);
+}

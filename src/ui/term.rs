@@ -1,0 +1,155 @@
+//! The terminal side: raw mode and the alternate screen, restored on quit,
+//! on error, on panic (ratatui's hook) and on SIGTERM; the loop that feeds
+//! key presses, engine events and ticks to the app and carries out its
+//! effects; redraws only when something changed, at a capped frame rate.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::engine::{EngineHandle, Event, SessionOutcome};
+use crate::session::{Prepared, SetupError};
+use crate::ui::app::{Action, App, Effect};
+use crate::ui::draw::draw;
+use crate::ui::theme::Theme;
+
+/// At most this many frames a second.
+const FRAME: Duration = Duration::from_millis(33);
+/// Elapsed times and the clock move on at this rate without events.
+const TICK: Duration = Duration::from_millis(250);
+/// How long quitting waits for the engine to stop and save.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
+#[derive(thiserror::Error, Debug)]
+pub enum UiError {
+    #[error("the workbench needs a terminal (stdin and stdout must be a TTY); `switchyard run` runs headless")]
+    NotATerminal,
+    #[error("terminal: {0}")]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+}
+
+pub fn check_terminal() -> Result<(), UiError> {
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        Ok(())
+    } else {
+        Err(UiError::NotATerminal)
+    }
+}
+
+/// Runs the workbench over a live session until the user quits.
+pub async fn run_live(prepared: Prepared, theme: Theme) -> Result<Option<SessionOutcome>, UiError> {
+    check_terminal()?;
+    let mut prepared = prepared;
+    let events = prepared.engine.subscribe();
+    let handle = prepared.handle.clone();
+    let engine = tokio::spawn(crate::session::run(prepared));
+    let mut terminal = ratatui::try_init()?;
+    let result = event_loop(&mut terminal, App::live(), Some((events, handle)), &theme).await;
+    ratatui::restore();
+    result?;
+    // The engine was told to stop; give it a moment to finish and save.
+    match tokio::time::timeout(STOP_GRACE, engine).await {
+        Ok(Ok(Ok(outcome))) => Ok(Some(outcome)),
+        Ok(Ok(Err(e))) => Err(e.into()),
+        _ => Ok(None),
+    }
+}
+
+/// Steps through a recorded trace, read-only.
+pub async fn run_replay(events: Vec<Event>, theme: Theme) -> Result<(), UiError> {
+    check_terminal()?;
+    let mut terminal = ratatui::try_init()?;
+    let result = event_loop(&mut terminal, App::replay(events), None, &theme).await;
+    ratatui::restore();
+    result
+}
+
+async fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    mut app: App,
+    live: Option<(UnboundedReceiver<Event>, EngineHandle)>,
+    theme: &Theme,
+) -> Result<(), UiError> {
+    let (mut engine_events, handle) = match live {
+        Some((rx, h)) => (Some(rx), Some(h)),
+        None => (None, None),
+    };
+    let mut keys = crossterm::event::EventStream::new();
+    let mut tick = tokio::time::interval(TICK);
+    let mut sigterm = sigterm()?;
+    // The engine's clock started about when we did: keep it moving between events.
+    let started = Instant::now();
+    let mut last_frame: Option<Instant> = None;
+    loop {
+        if app.dirty {
+            let due = last_frame.is_none_or(|t| t.elapsed() >= FRAME);
+            if due {
+                terminal.draw(|f| draw(f, &app, theme))?;
+                app.dirty = false;
+                last_frame = Some(Instant::now());
+            }
+        }
+        let next_frame = last_frame.map(|t| t + FRAME).unwrap_or_else(Instant::now);
+        let effects = tokio::select! {
+            key = keys.next() => match key {
+                Some(Ok(crossterm::event::Event::Key(k))) => app.update(Action::Key(k)),
+                Some(Ok(crossterm::event::Event::Resize(..))) => {
+                    app.dirty = true;
+                    Vec::new()
+                }
+                Some(Ok(_)) => Vec::new(),
+                Some(Err(e)) => return Err(e.into()),
+                None => vec![Effect::Quit],
+            },
+            ev = recv(&mut engine_events) => match ev {
+                Some(ev) => {
+                    app.update(Action::Engine(ev));
+                    // Take what else has arrived before drawing again.
+                    if let Some(rx) = engine_events.as_mut() {
+                        while let Ok(ev) = rx.try_recv() {
+                            app.update(Action::Engine(ev));
+                        }
+                    }
+                    Vec::new()
+                }
+                None => {
+                    engine_events = None;
+                    app.update(Action::EngineEnded { error: None })
+                }
+            },
+            _ = tick.tick() => app.update(Action::Tick { now_ms: started.elapsed().as_millis() as u64 }),
+            _ = tokio::time::sleep_until(next_frame.into()), if app.dirty => Vec::new(),
+            _ = sigterm.recv() => {
+                let mut e = app.update(Action::Key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char('q'))));
+                e.push(Effect::Quit);
+                e
+            }
+        };
+        for effect in effects {
+            match effect {
+                Effect::Control(c) => {
+                    if let Some(h) = &handle {
+                        h.send(c);
+                    }
+                }
+                Effect::Quit => return Ok(()),
+            }
+        }
+    }
+}
+
+async fn recv(rx: &mut Option<UnboundedReceiver<Event>>) -> Option<Event> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(unix)]
+fn sigterm() -> Result<tokio::signal::unix::Signal, UiError> {
+    Ok(tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?)
+}
