@@ -15,6 +15,7 @@ use switchyard::eval::report::{Metrics, table};
 use switchyard::graph::START;
 use switchyard::session::{self, GraphSource, SessionOptions, Tape, TaskSource};
 use switchyard::tool::fault::Fault;
+use switchyard::ui::Theme;
 
 #[derive(Parser, Debug)]
 #[command(name = "switchyard", version, about = "A workbench for tool-using LLM agents")]
@@ -31,6 +32,16 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// The workbench (the default): watch, pause, step, break tools, edit scores and parameters.
+    Ui(UiArgs),
+    /// Step through a recorded trace in the workbench, read-only.
+    Replay {
+        /// A trace written by `run --trace` or by the workbench.
+        file: PathBuf,
+        /// dark, light, high-contrast, or a theme file.
+        #[arg(long)]
+        theme: Option<String>,
+    },
     /// Run tasks headless and print a summary.
     Run(RunArgs),
     /// Run a task set under several strategies and compare them.
@@ -93,6 +104,41 @@ struct RunArgs {
     replay: Option<PathBuf>,
 }
 
+#[derive(Args, Debug, Default)]
+struct UiArgs {
+    /// One task, typed here.
+    #[arg(long)]
+    task: Option<String>,
+    #[arg(long)]
+    strategy: Option<StrategyKind>,
+    #[command(flatten)]
+    common: Common,
+    /// Write the trace here (default: a new file under DATA_DIR/traces).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// dark, light, high-contrast, or a theme file (default: the config's).
+    #[arg(long)]
+    theme: Option<String>,
+    /// Milliseconds to wait before each call (default: the config's).
+    #[arg(long)]
+    pace: Option<u64>,
+    /// Start paused: press space to run, s to step.
+    #[arg(long)]
+    paused: bool,
+    /// Start from the trajectories' graph, not the saved one.
+    #[arg(long)]
+    fresh_graph: bool,
+    /// Do not save the learnt graph.
+    #[arg(long)]
+    no_save: bool,
+    /// Record every model reply to this cassette.
+    #[arg(long, conflicts_with = "replay_models")]
+    record: Option<PathBuf>,
+    /// Answer model calls from this cassette instead of the models.
+    #[arg(long = "replay-models")]
+    replay_models: Option<PathBuf>,
+}
+
 #[derive(Args, Debug)]
 struct EvalArgs {
     /// Strategies to compare, comma-separated.
@@ -143,7 +189,9 @@ pub fn main() -> Result<ExitCode> {
         config.data_dir = Some(d.clone());
     }
     let _log = init_logging(&config);
-    match cli.command.unwrap_or(Command::Run(RunArgs::default())) {
+    match cli.command.unwrap_or(Command::Ui(UiArgs::default())) {
+        Command::Ui(a) => workbench(&config, a),
+        Command::Replay { file, theme } => replay(&config, &file, theme),
         Command::Run(a) => run(&config, a),
         Command::Eval(a) => eval(&config, a),
         Command::Graph(GraphCommand::Build { trajectories }) => graph_build(config, trajectories),
@@ -262,6 +310,51 @@ fn accounts_json(state: &SessionState) -> Vec<serde_json::Value> {
             })
         })
         .collect()
+}
+
+fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
+    // Everything that can be wrong is found before the terminal is taken over.
+    let theme = Theme::resolve(a.theme.as_deref().unwrap_or(&config.theme))?;
+    switchyard::ui::term::check_terminal()?;
+    let mut opts = common_options(&a.common)?;
+    if let Some(t) = a.task {
+        if a.common.tasks.is_some() {
+            return Err(eyre!("--task and --tasks exclude each other: give one task or a task file"));
+        }
+        opts.tasks = TaskSource::Text(t);
+    }
+    opts.strategy = a.strategy;
+    opts.graph = if a.fresh_graph { GraphSource::Fresh } else { GraphSource::Saved };
+    opts.save_graph = !a.no_save;
+    opts.start_paused = a.paused;
+    opts.linger = true;
+    opts.pace_ms = a.pace.unwrap_or(config.pace_ms);
+    opts.tape = match (a.record, a.replay_models) {
+        (Some(r), _) => Tape::Record(r),
+        (_, Some(r)) => Tape::Replay(r),
+        _ => Tape::Live,
+    };
+    let trace = match a.trace {
+        Some(t) => t,
+        None => {
+            let stamp =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+            config.data_dir()?.join("traces").join(format!("session-{stamp}.jsonl"))
+        }
+    };
+    opts.trace = Some(trace.clone());
+    let prepared = session::prepare(config, &opts)?;
+    runtime()?.block_on(switchyard::ui::term::run_live(prepared, theme))?;
+    println!("trace: {}\nreplay it with: switchyard replay {}", trace.display(), trace.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn replay(config: &Config, file: &std::path::Path, theme: Option<String>) -> Result<ExitCode> {
+    let theme = Theme::resolve(theme.as_deref().unwrap_or(&config.theme))?;
+    let events = read_trace(file)?;
+    switchyard::ui::term::check_terminal()?;
+    runtime()?.block_on(switchyard::ui::term::run_replay(events, theme))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run_json(r: &RunSummary) -> serde_json::Value {

@@ -116,6 +116,10 @@ pub struct GraphView {
     pub score_history: Vec<(u32, String, f64)>,
     /// (iteration, from, to, weight) for every weight change.
     pub weight_history: Vec<(u32, String, String, f64)>,
+    /// How many other nodes lead to each node with a positive weight (self
+    /// edges and edges to `end` aside): kept here so a view of a huge graph
+    /// need not walk every edge.
+    pub in_degree: BTreeMap<String, u32>,
 }
 
 impl GraphView {
@@ -123,6 +127,7 @@ impl GraphView {
         let mut g = GraphView { iteration: s.iteration, ..Default::default() };
         for (from, to, w) in &s.edges {
             g.out.entry(from.clone()).or_default().insert(to.clone(), *w);
+            g.count_in(from, to, 0.0, *w);
         }
         for (n, sc) in &s.scores {
             g.scores.insert(n.clone(), *sc);
@@ -139,13 +144,26 @@ impl GraphView {
             self.score_history.push((self.iteration, n.clone(), *s));
         }
         for c in &u.weights {
-            self.out.entry(c.from.clone()).or_default().insert(c.to.clone(), c.new);
+            let old = self.out.entry(c.from.clone()).or_default().insert(c.to.clone(), c.new).unwrap_or(0.0);
+            self.count_in(&c.from, &c.to, old, c.new);
             self.weight_history.push((self.iteration, c.from.clone(), c.to.clone(), c.new));
         }
     }
 
     pub fn weight(&self, from: &str, to: &str) -> Option<f64> {
         self.out.get(from)?.get(to).copied()
+    }
+
+    fn count_in(&mut self, from: &str, to: &str, old: f64, new: f64) {
+        if from == to || to == crate::graph::END || (old > 0.0) == (new > 0.0) {
+            return;
+        }
+        let n = self.in_degree.entry(to.to_string()).or_default();
+        if new > 0.0 {
+            *n += 1;
+        } else {
+            *n = n.saturating_sub(1);
+        }
     }
 
     pub fn score(&self, node: &str) -> f64 {

@@ -16,15 +16,22 @@ const PACE_STEP_MS: u64 = 100;
 const PAGE: usize = 10;
 
 /// What can happen to the app.
+// Actions live for one `update`; boxing the event would only add an
+// allocation per event.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
     Key(KeyEvent),
     /// An event from the engine (live) — never sent in replay.
     Engine(Event),
     /// Time passed: `now_ms` on the engine's clock.
-    Tick { now_ms: u64 },
+    Tick {
+        now_ms: u64,
+    },
     /// The engine task ended (for good).
-    EngineEnded { error: Option<String> },
+    EngineEnded {
+        error: Option<String>,
+    },
 }
 
 /// What the app asks the outside world to do.
@@ -139,7 +146,8 @@ impl App {
                     if controls.is_empty() {
                         self.view.flash = Some("nothing changed".into());
                     } else {
-                        self.view.flash = Some(format!("sent: {}; takes effect at the next decision", describe(&controls)));
+                        self.view.flash =
+                            Some(format!("sent: {}; takes effect at the next decision", describe(&controls)));
                     }
                     controls.into_iter().map(Effect::Control).collect()
                 }

@@ -2,12 +2,12 @@
 //! trace). Its state is the engine's events folded into `SessionState` plus
 //! a `ViewState`; the panes are pure functions of both.
 
-// pub mod app; (joins once the dialogs and find_tools exist)
+pub mod app;
 pub mod dialog;
-// pub mod draw;
+pub mod draw;
 pub mod panes;
 pub mod symbols;
-// pub mod term;
+pub mod term;
 pub mod theme;
 pub mod view;
 

@@ -33,11 +33,7 @@ pub enum UiError {
 }
 
 pub fn check_terminal() -> Result<(), UiError> {
-    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
-        Ok(())
-    } else {
-        Err(UiError::NotATerminal)
-    }
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() { Ok(()) } else { Err(UiError::NotATerminal) }
 }
 
 /// Runs the workbench over a live session until the user quits.

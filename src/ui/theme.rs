@@ -101,7 +101,8 @@ impl Theme {
     }
 
     pub fn load(path: &Path) -> Result<Theme, ThemeError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ThemeError::Io { path: path.to_path_buf(), source })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ThemeError::Io { path: path.to_path_buf(), source })?;
         Theme::parse(&text, path)
     }
 
@@ -119,7 +120,9 @@ impl Theme {
             Color::from_str(v).map_err(|_| key_err(&format!("colors.{k}"), format!("'{v}' is not a colour")))
         };
         Ok(Theme {
-            name: raw.name.unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()),
+            name: raw
+                .name
+                .unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()),
             text: color("text")?,
             background: color("background")?,
             muted: color("muted")?,

@@ -102,11 +102,7 @@ pub fn fixture_state(name: &str, n: Option<usize>) -> switchyard::engine::Sessio
 }
 
 /// Renders with a TestBackend of `width` × `height` and returns the buffer.
-pub fn render(
-    width: u16,
-    height: u16,
-    draw: impl FnOnce(&mut ratatui::Frame),
-) -> ratatui::buffer::Buffer {
+pub fn render(width: u16, height: u16, draw: impl FnOnce(&mut ratatui::Frame)) -> ratatui::buffer::Buffer {
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
     terminal.draw(draw).unwrap();
     terminal.backend().buffer().clone()

@@ -9,8 +9,11 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 #[derive(Clone, Debug)]
 pub(super) struct Field {
-    area: TextArea<'static>,
+    /// Boxed: a text area is large, and dialogs hold several.
+    area: Box<TextArea<'static>>,
     multiline: bool,
+    /// Shown dimmed while the field is empty.
+    hint: Option<String>,
 }
 
 fn cursor_style(focused: bool) -> Style {
@@ -35,14 +38,13 @@ impl Field {
         area.set_cursor_line_style(Style::default());
         area.set_cursor_style(cursor_style(false));
         area.set_selection_style(Style::default().add_modifier(Modifier::REVERSED | Modifier::UNDERLINED));
-        area.set_placeholder_style(Style::default().add_modifier(Modifier::DIM | Modifier::ITALIC));
         area.move_cursor(CursorMove::Bottom);
         area.move_cursor(CursorMove::End);
-        Field { area, multiline }
+        Field { area: Box::new(area), multiline, hint: None }
     }
 
-    pub(super) fn with_placeholder(mut self, text: &str) -> Field {
-        self.area.set_placeholder_text(text);
+    pub(super) fn with_hint(mut self, text: &str) -> Field {
+        self.hint = Some(text.to_string());
         self
     }
 
@@ -96,8 +98,16 @@ impl Field {
     }
 
     pub(super) fn render(&self, frame: &mut Frame, rect: Rect) {
-        if rect.width > 0 && rect.height > 0 {
-            frame.render_widget(&self.area, rect);
+        if rect.width == 0 || rect.height == 0 {
+            return;
+        }
+        frame.render_widget(&*self.area, rect);
+        if let (Some(hint), true) = (&self.hint, self.area.is_empty()) {
+            // After the cursor's cell, so the cursor stays visible.
+            let at = Rect { x: rect.x + 1, width: rect.width - 1, height: 1, ..rect };
+            let style = Style::default().add_modifier(Modifier::DIM | Modifier::ITALIC);
+            frame
+                .render_widget(ratatui::widgets::Paragraph::new(ratatui::text::Span::styled(hint.as_str(), style)), at);
         }
     }
 }

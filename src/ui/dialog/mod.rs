@@ -1,2 +1,147 @@
 //! Dialogs over the workbench: inject fault, edit score, parameters, model
-//! per role, task text or next task, help.
+//! per role, task text or next task, help. A dialog turns keys into engine
+//! controls; the app holds `Option<Dialog>`, routes keys to `handle_key` and
+//! acts on the `Outcome`. Esc cancels any dialog.
+
+mod fault;
+mod field;
+mod help;
+mod kit;
+mod model;
+mod params;
+mod score;
+mod task;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear};
+
+pub use fault::FaultDialog;
+pub use help::HelpDialog;
+pub use model::ModelDialog;
+pub use params::ParamsDialog;
+pub use score::ScoreDialog;
+pub use task::TaskDialog;
+
+use crate::engine::params::Control;
+use crate::engine::state::SessionState;
+use crate::ui::Theme;
+
+#[derive(Clone, Debug)]
+pub enum Dialog {
+    Fault(FaultDialog),
+    Score(ScoreDialog),
+    Params(ParamsDialog),
+    Model(ModelDialog),
+    Task(TaskDialog),
+    Help(HelpDialog),
+}
+
+/// What a key did to a dialog.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Keep the dialog open.
+    Continue,
+    /// Close it; nothing to send.
+    Cancel,
+    /// Close it and send these controls, in order (empty when nothing changed).
+    Submit(Vec<Control>),
+}
+
+impl Dialog {
+    /// Inject a fault; `preselect` (the graph's focused tool) starts selected.
+    pub fn fault(state: &SessionState, preselect: Option<&str>) -> Dialog {
+        Dialog::Fault(FaultDialog::new(state, preselect))
+    }
+
+    /// Edit `tool`'s score, its current score prefilled.
+    pub fn score(state: &SessionState, tool: &str) -> Dialog {
+        Dialog::Score(ScoreDialog::new(state, tool))
+    }
+
+    /// The run parameters and the pace, current values prefilled.
+    pub fn params(state: &SessionState) -> Dialog {
+        Dialog::Params(ParamsDialog::new(state))
+    }
+
+    /// The model of each role, to switch among the session's available models.
+    pub fn model(state: &SessionState) -> Dialog {
+        Dialog::Model(ModelDialog::new(state))
+    }
+
+    /// The current task's text to edit, and the task list to pick the next one.
+    pub fn task(state: &SessionState) -> Dialog {
+        Dialog::Task(TaskDialog::new(state))
+    }
+
+    /// Every key, of the live workbench or of a replay.
+    pub fn help(replay: bool) -> Dialog {
+        Dialog::Help(HelpDialog::new(replay))
+    }
+
+    pub fn title(&self) -> &'static str {
+        match self {
+            Dialog::Fault(_) => "Inject a fault",
+            Dialog::Score(_) => "Edit score",
+            Dialog::Params(_) => "Parameters",
+            Dialog::Model(_) => "Model per role",
+            Dialog::Task(_) => "Task",
+            Dialog::Help(_) => "Keys",
+        }
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent, state: &SessionState) -> Outcome {
+        if key.kind == KeyEventKind::Release {
+            return Outcome::Continue;
+        }
+        if key.code == KeyCode::Esc {
+            return Outcome::Cancel;
+        }
+        match self {
+            Dialog::Fault(d) => d.handle_key(key),
+            Dialog::Score(d) => d.handle_key(key),
+            Dialog::Params(d) => d.handle_key(key, state),
+            Dialog::Model(d) => d.handle_key(key, state),
+            Dialog::Task(d) => d.handle_key(key),
+            Dialog::Help(d) => d.handle_key(key),
+        }
+    }
+
+    /// The largest popup the dialog wants (it shrinks to fit the area).
+    fn size(&self, state: &SessionState) -> (u16, u16) {
+        match self {
+            Dialog::Fault(d) => (110, d.height()),
+            Dialog::Score(d) => (90, d.height(state)),
+            Dialog::Params(_) => (96, 16),
+            Dialog::Model(_) => (96, 20),
+            Dialog::Task(d) => (120, d.height()),
+            Dialog::Help(d) => (84, d.height()),
+        }
+    }
+
+    /// Draws the dialog as a popup centred in `area`, over a cleared background.
+    pub fn render(&self, frame: &mut Frame, area: Rect, state: &SessionState, theme: &Theme) {
+        let (w, h) = self.size(state);
+        let rect = kit::popup(area, w, h);
+        if rect.width < 3 || rect.height < 3 {
+            return;
+        }
+        frame.render_widget(Clear, rect);
+        let block = Block::bordered()
+            .title(Line::from(Span::styled(format!(" {} ", self.title()), theme.title())))
+            .border_style(theme.border(true))
+            .style(theme.base());
+        let inner = block.inner(rect);
+        frame.render_widget(block, rect);
+        match self {
+            Dialog::Fault(d) => d.render(frame, inner, state, theme),
+            Dialog::Score(d) => d.render(frame, inner, state, theme),
+            Dialog::Params(d) => d.render(frame, inner, state, theme),
+            Dialog::Model(d) => d.render(frame, inner, state, theme),
+            Dialog::Task(d) => d.render(frame, inner, state, theme),
+            Dialog::Help(d) => d.render(frame, inner, theme),
+        }
+    }
+}

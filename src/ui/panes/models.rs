@@ -1,8 +1,158 @@
-//! The models pane.
+//! The models pane: which model plays each role, and what it has cost so far.
+//! Simulated models are marked, so nobody mistakes a simulated run for a real one.
 
 use ratatui::Frame;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Cell, Row, Table};
 
+use super::budget::visible_columns;
+use super::transcript::{fit, fmt_cost, fmt_count, fmt_ms, width};
+use crate::engine::state::Account;
+use crate::model::Role;
+use crate::model::price::Price;
 use crate::ui::PaneCtx;
 
-pub fn render(_frame: &mut Frame, _area: Rect, _ctx: &PaneCtx) {}
+pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
+    let (s, th) = (ctx.state, ctx.theme);
+    let block = Block::bordered()
+        .border_style(th.border(ctx.focused))
+        .style(th.base())
+        .title(Line::styled(format!(" {} ", fit("Models", (area.width as usize).saturating_sub(4))), th.title()));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.width == 0 || inner.height == 0 {
+        return;
+    }
+    let cost_head = if s.cost_unit.is_empty() { "cost".to_string() } else { format!("cost ({})", s.cost_unit) };
+    let widest = s
+        .models
+        .iter()
+        .map(|m| width(&m.model.name) + if m.model.simulated { width(SIMULATED) } else { 0 })
+        .chain(
+            s.accounts
+                .keys()
+                .filter(|(r, n)| !s.models.iter().any(|m| m.role == *r && m.model.name == *n))
+                .map(|(_, n)| width(n) + width(SIMULATED) + width(BEFORE)),
+        )
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let role_w = s.models.iter().map(|m| width(m.role.as_str())).chain([width("total")]).max().unwrap_or(5);
+    // role, model, calls, tok in, tok out, cost, avg, price: the calls and
+    // the cost matter most after who plays the role.
+    let widths = [role_w, 0, 6, 7, 7, width(&cost_head).max(9), 7, 21];
+    let base = role_w + 1 + widest.min(MODEL_MIN);
+    let mut show = visible_columns(inner.width as usize, base, &widths, &[2, 5, 3, 4, 6, 7]);
+    show[0] = true;
+    show[1] = true;
+    let others: usize = widths.iter().zip(&show).skip(2).filter(|(_, s)| **s).map(|(w, _)| w + 1).sum();
+    let name_w = widest.min((inner.width as usize).saturating_sub(role_w + 1 + others)).max(1);
+
+    let mut grid: Vec<(Vec<Cell>, Style)> = Vec::with_capacity(s.models.len() + 2);
+    let mut total = Account::default();
+    for rm in &s.models {
+        let a = s.accounts.get(&(rm.role, rm.model.name.clone())).cloned().unwrap_or_default();
+        add(&mut total, &a);
+        let model = ModelCell { name: &rm.model.name, simulated: rm.model.simulated, former: false, width: name_w };
+        grid.push((cells(rm.role, model, &a, Some(rm.price), ctx), Style::default()));
+    }
+    // Models that played a role before a switch keep their share of the cost.
+    for ((role, name), a) in &s.accounts {
+        if s.models.iter().any(|m| m.role == *role && m.model.name == *name) {
+            continue;
+        }
+        add(&mut total, a);
+        let simulated = s.available_models.iter().any(|m| m.name == *name && m.simulated);
+        let model = ModelCell { name, simulated, former: true, width: name_w };
+        grid.push((cells(*role, model, a, None, ctx), Style::default()));
+    }
+    if grid.is_empty() {
+        grid.push((vec![Cell::from(""), Cell::from("no models yet")], th.muted()));
+    }
+    let total_row = vec![
+        Cell::from("total"),
+        Cell::from(""),
+        num(total.calls.to_string()),
+        num(fmt_count(total.usage.prompt_tokens)),
+        num(fmt_count(total.usage.completion_tokens)),
+        num(fmt_cost(total.cost)),
+        num(avg_latency(&total)),
+    ];
+    grid.push((total_row, th.base().add_modifier(Modifier::BOLD)));
+    let mut header: Vec<Cell> = vec![Cell::from("role"), Cell::from("model")];
+    header.extend(
+        ["calls", "tok in", "tok out", cost_head.as_str(), "avg", "price in/out /Mtok"].map(|h| num(h.to_string())),
+    );
+    let pick = |cells: Vec<Cell<'static>>| -> Vec<Cell<'static>> {
+        cells.into_iter().zip(&show).filter_map(|(c, s)| s.then_some(c)).collect()
+    };
+    let rows: Vec<Row> = grid.into_iter().map(|(c, style)| Row::new(pick(c)).style(style)).collect();
+    let header = Row::new(pick(header)).style(th.muted().add_modifier(Modifier::BOLD));
+    let constraints: Vec<Constraint> = widths
+        .iter()
+        .zip(&show)
+        .enumerate()
+        .filter(|(_, (_, s))| **s)
+        .map(|(i, (w, _))| Constraint::Length(if i == 1 { name_w } else { *w } as u16))
+        .collect();
+    frame.render_widget(Table::new(rows, constraints).header(header).column_spacing(1), inner);
+}
+
+/// The model column is not squeezed below this to make room for numbers.
+const MODEL_MIN: usize = 16;
+const SIMULATED: &str = " (simulated)";
+const BEFORE: &str = " (before)";
+
+/// A number, right-aligned in its column.
+fn num<'a>(s: String) -> Cell<'a> {
+    Cell::from(Line::from(s).right_aligned())
+}
+
+struct ModelCell<'s> {
+    name: &'s str,
+    simulated: bool,
+    /// It played the role before a switch.
+    former: bool,
+    width: usize,
+}
+
+fn cells<'a>(role: Role, m: ModelCell, a: &Account, price: Option<Price>, ctx: &PaneCtx) -> Vec<Cell<'a>> {
+    let th = ctx.theme;
+    // The marks matter more than the end of a long name.
+    let marks = if m.simulated { width(SIMULATED) } else { 0 } + if m.former { width(BEFORE) } else { 0 };
+    let name = fit(m.name, m.width.saturating_sub(marks).max(3)).into_owned();
+    let mut model = vec![Span::styled(name, if m.former { th.muted() } else { th.base() })];
+    if m.simulated {
+        model.push(Span::styled(SIMULATED, th.fg(th.simulated)));
+    }
+    if m.former {
+        model.push(Span::styled(BEFORE, th.muted()));
+    }
+    let price = price.map(|p| format!("{} / {}", fmt_cost(p.input_per_mtok), fmt_cost(p.output_per_mtok)));
+    vec![
+        Cell::from(role.to_string()).style(if m.former { th.muted() } else { th.fg(th.accent) }),
+        Cell::from(Line::from(model)),
+        num(a.calls.to_string()),
+        num(fmt_count(a.usage.prompt_tokens)),
+        num(fmt_count(a.usage.completion_tokens)),
+        num(fmt_cost(a.cost)),
+        num(avg_latency(a)).style(th.muted()),
+        num(price.unwrap_or_default()).style(th.muted()),
+    ]
+}
+
+fn add(total: &mut Account, a: &Account) {
+    total.calls += a.calls;
+    total.usage.prompt_tokens += a.usage.prompt_tokens;
+    total.usage.completion_tokens += a.usage.completion_tokens;
+    total.cost += a.cost;
+    total.latency_ms += a.latency_ms;
+}
+
+/// Mean latency a call. A failed call counts as a call but the fold records
+/// no latency for it, so failures pull the mean down a little.
+fn avg_latency(a: &Account) -> String {
+    a.latency_ms.checked_div(a.calls).map_or_else(|| "—".to_string(), fmt_ms)
+}

@@ -1,8 +1,211 @@
-//! The status pane.
+//! The status bar: what the engine is doing, where the session stands, the
+//! parameters in force and the keys that work now. One or two lines, no
+//! border; what matters most comes first, so a narrow screen loses the rest.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
 
+use super::transcript::{clean, fit, fmt_cost, fmt_ms, width};
+use crate::engine::state::{Mode, SessionState};
 use crate::ui::PaneCtx;
+use crate::ui::theme::Theme;
 
-pub fn render(_frame: &mut Frame, _area: Rect, _ctx: &PaneCtx) {}
+const SEP: &str = " · ";
+/// The state line is dense; plain gaps keep α β τ B K on it at 80 columns.
+const GAP: &str = "  ";
+
+type Segment = Vec<Span<'static>>;
+
+pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let th = ctx.theme;
+    let w = area.width as usize;
+    let info = info(ctx);
+    let (keys, always) = keys(ctx);
+    let flash = ctx.view.flash.as_deref().map(|f| {
+        // The flash keeps room for the help key, however long it is.
+        let room = w.saturating_sub(seg_width(&always) + width(SEP) + 2);
+        vec![Span::styled(format!(" {} ", fit(&clean(f), room.max(1))), flash_style(th))]
+    });
+    let lines = if area.height >= 2 {
+        let mut second: Vec<Segment> = flash.into_iter().collect();
+        second.extend(keys);
+        vec![pack(info, Vec::new(), GAP, w, th), pack(second, always, SEP, w, th)]
+    } else {
+        let mut one = info;
+        if let Some(f) = flash {
+            one.insert(1.min(one.len()), f);
+        }
+        one.extend(keys);
+        vec![pack(one, always, SEP, w, th)]
+    };
+    frame.render_widget(Paragraph::new(lines).style(th.base()), area);
+}
+
+/// The run state and where the session stands, most important first.
+fn info(ctx: &PaneCtx) -> Vec<Segment> {
+    let (s, th) = (ctx.state, ctx.theme);
+    let mut out = Vec::new();
+    if let Some(r) = &ctx.view.replay {
+        out.push(vec![Span::styled(
+            format!(" REPLAY event {}/{} ", r.cursor, r.total),
+            th.fg(th.accent).add_modifier(Modifier::REVERSED | Modifier::BOLD),
+        )]);
+    }
+    let (label, colour) = mode(s, th);
+    out.push(vec![Span::styled(format!(" {label} "), th.fg(colour).add_modifier(Modifier::REVERSED | Modifier::BOLD))]);
+    let task = match &s.current {
+        Some(r) => format!("task {}/{}", r.index, s.total_tasks),
+        None => format!("task –/{}", s.total_tasks),
+    };
+    out.push(plain(task, th));
+    if let Some(r) = &s.current {
+        out.push(plain(format!("run {}", r.run), th));
+    }
+    out.push(plain(format!("step {}", s.step), th));
+    if let Some(g) = &s.graph {
+        out.push(plain(format!("iteration {}", g.iteration), th));
+    }
+    let p = &s.params;
+    let budget = p.budget.map_or_else(|| "∞".to_string(), fmt_cost);
+    out.push(vec![
+        Span::styled(format!("α {} β {} τ {} ", p.alpha, p.beta, p.tau), th.base()),
+        Span::styled(format!("B {budget} "), th.base()),
+        Span::styled(format!("K {}", p.top_k), th.base()),
+    ]);
+    out.push(vec![Span::styled(format!("pace {}", fmt_ms(s.pace_ms)), th.muted())]);
+    out
+}
+
+fn mode(s: &SessionState, th: &Theme) -> (&'static str, ratatui::style::Color) {
+    match s.mode {
+        Mode::Idle => ("○ idle", th.muted),
+        Mode::Paused => ("‖ paused", th.fault),
+        Mode::Finished if s.stopped => ("■ stopped", th.muted),
+        Mode::Finished => ("■ finished", th.muted),
+        Mode::Running if all_done(s) => ("■ all tasks done", th.muted),
+        Mode::Running => ("▶ running", th.ok),
+    }
+}
+
+/// A workbench engine lingers after the last task, waiting for the user, but
+/// is no longer running anything.
+fn all_done(s: &SessionState) -> bool {
+    s.current.as_ref().is_some_and(|r| {
+        r.index >= s.total_tasks && s.finished.last().is_some_and(|f| f.run == r.run) && s.picked.is_none()
+    })
+}
+
+/// The keys that work now, and the ones that are always shown.
+fn keys(ctx: &PaneCtx) -> (Vec<Segment>, Segment) {
+    let th = ctx.theme;
+    let always = [("?", "help"), ("q", "quit")];
+    let list: &[(&str, &str)] = if ctx.view.replay.is_some() {
+        &[("←/→", "step"), ("Home/End", ""), ("0-9", "jump")]
+    } else {
+        match ctx.state.mode {
+            Mode::Finished => &[("/", "find"), ("tab", "pane"), ("z", "zoom")],
+            Mode::Paused => &[
+                ("space", "resume"),
+                ("s", "step"),
+                ("f", "fault"),
+                ("x", "clear"),
+                ("e", "score"),
+                ("p", "params"),
+                ("m", "model"),
+                ("t", "task"),
+                ("r", "restart"),
+                ("/", "find"),
+                ("tab", "pane"),
+                ("z", "zoom"),
+            ],
+            _ => &[
+                ("space", "pause"),
+                ("s", "step"),
+                ("f", "fault"),
+                ("x", "clear"),
+                ("e", "score"),
+                ("p", "params"),
+                ("m", "model"),
+                ("t", "task"),
+                ("r", "restart"),
+                ("/", "find"),
+                ("tab", "pane"),
+                ("z", "zoom"),
+            ],
+        }
+    };
+    let mut tail = Vec::new();
+    for (i, (k, d)) in always.iter().enumerate() {
+        if i > 0 {
+            tail.push(Span::styled(SEP, th.muted()));
+        }
+        tail.extend(key(k, d, th));
+    }
+    (list.iter().map(|(k, d)| key(k, d, th)).collect(), tail)
+}
+
+fn key(k: &str, desc: &str, th: &Theme) -> Segment {
+    let mut s = vec![Span::styled(k.to_string(), th.accent())];
+    if !desc.is_empty() {
+        s.push(Span::styled(format!(" {desc}"), th.muted()));
+    }
+    s
+}
+
+fn plain(text: String, th: &Theme) -> Segment {
+    vec![Span::styled(text, th.base())]
+}
+
+fn flash_style(th: &Theme) -> Style {
+    th.selected().fg(th.text)
+}
+
+fn seg_width(seg: &Segment) -> usize {
+    seg.iter().map(Span::width).sum()
+}
+
+/// Segments in order while they fit in `w`, keeping room for `tail` at the end.
+fn pack(segments: Vec<Segment>, tail: Segment, sep: &'static str, w: usize, th: &Theme) -> Line<'static> {
+    let sep_w = width(sep);
+    let tail_w = seg_width(&tail);
+    let reserve = if tail.is_empty() { 0 } else { tail_w + sep_w };
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut used = 0;
+    for seg in segments {
+        let sw = seg_width(&seg);
+        let extra = if spans.is_empty() { sw } else { sw + sep_w };
+        if used + extra + reserve > w {
+            if spans.is_empty() && tail_w > w {
+                // Too narrow for anything whole: what fits of the help key,
+                // or else of the first segment.
+                let shown = if tail.is_empty() { &seg } else { &tail };
+                let text: String = shown.iter().map(|s| s.content.as_ref()).collect();
+                let style = shown.first().map_or_else(Style::default, |s| s.style);
+                spans.push(Span::styled(fit(&text, w).into_owned(), style));
+                return Line::from(spans);
+            }
+            break;
+        }
+        if !spans.is_empty() {
+            spans.push(Span::styled(sep, th.muted()));
+        }
+        spans.extend(seg);
+        used += extra;
+    }
+    if !tail.is_empty() {
+        let extra = if spans.is_empty() { tail_w } else { tail_w + sep_w };
+        if used + extra <= w {
+            if !spans.is_empty() {
+                spans.push(Span::styled(sep, th.muted()));
+            }
+            spans.extend(tail);
+        }
+    }
+    Line::from(spans)
+}

@@ -1,8 +1,603 @@
-//! The transcript pane.
+//! The transcript pane: what the model was shown (the candidates with their
+//! weights), what it answered, what each tool returned, refusals and notes,
+//! newest at the bottom.
+//!
+//! Only the entries needed to fill the pane (plus the scroll offset) are laid
+//! out, from the newest backwards, so a long run costs no more per frame than
+//! a short one.
+
+use std::borrow::Cow;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+use serde_json::Value;
 
+use crate::engine::event::{RefuseReason, RunOutcome, ToolOutcome};
+use crate::engine::state::{Entry, RunView};
+use crate::model::{Message, Role, Speaker, Usage};
+use crate::tool::ToolError;
+use crate::tool::fault::FaultMode;
 use crate::ui::PaneCtx;
+use crate::ui::symbols::{BLACKLISTED, FAILING, FAULT, FORBIDDEN, OK};
+use crate::ui::theme::Theme;
 
-pub fn render(_frame: &mut Frame, _area: Rect, _ctx: &PaneCtx) {}
+/// JSON values longer than this (in characters) are folded even when the pane
+/// is wide enough to show them.
+const VALUE_MAX: usize = 200;
+/// Folded model replies show at most this many lines.
+const TEXT_LINES_MAX: usize = 8;
+
+pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
+    let th = ctx.theme;
+    let mut block = Block::bordered()
+        .border_style(th.border(ctx.focused))
+        .style(th.base())
+        .title(Line::styled(title(ctx, area.width), th.title()));
+    let inner = block.inner(area);
+    let (w, h) = (inner.width as usize, inner.height as usize);
+    if w == 0 || h == 0 {
+        frame.render_widget(block, area);
+        return;
+    }
+    let (lines, below) = visible_lines(ctx, w, h);
+    if below > 0 {
+        block = block.title_bottom(Line::styled(format!(" ↓ {below} newer lines "), th.muted()).right_aligned());
+    }
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+fn title(ctx: &PaneCtx, width: u16) -> String {
+    let name = if ctx.view.unfold { "Transcript (unfolded)" } else { "Transcript" };
+    let text = match &ctx.state.current {
+        Some(r) => format!("{name} — run {}, task {}/{}: {}", r.run, r.index, ctx.state.total_tasks, clean(&r.task)),
+        None => name.to_string(),
+    };
+    format!(" {} ", fit(&text, (width as usize).saturating_sub(4)))
+}
+
+/// The screen lines to show and how many newer lines lie below them.
+fn visible_lines(ctx: &PaneCtx, w: usize, h: usize) -> (Vec<Line<'static>>, usize) {
+    let th = ctx.theme;
+    let Some(run) = &ctx.state.current else {
+        return (vec![Line::styled("No task has started yet.", th.muted())], 0);
+    };
+    let want = h.saturating_add(ctx.view.transcript_scroll);
+    let lay = |logical: Vec<Logical>| -> Vec<Line<'static>> {
+        let mut out = Vec::with_capacity(logical.len());
+        for l in logical {
+            if ctx.view.unfold {
+                out.extend(wrap(l.spans, w));
+            } else {
+                out.push(fold(l.spans, w.min(l.limit), th));
+            }
+        }
+        out
+    };
+    // Chunks of screen lines, newest first.
+    let mut chunks: Vec<Vec<Line<'static>>> = Vec::new();
+    let mut count = 0;
+    if let Some(end) = outcome_lines(ctx, run) {
+        let c = lay(end);
+        count += c.len();
+        chunks.push(c);
+    }
+    if run.transcript.is_empty() {
+        chunks.push(vec![Line::styled("Waiting for the first model call…", th.muted())]);
+        count += 1;
+    }
+    for (i, e) in run.transcript.iter().enumerate().rev() {
+        if count >= want {
+            break;
+        }
+        let mut logical = Vec::new();
+        if i > 0 && matches!(e, Entry::Prompt { .. }) {
+            logical.push(Logical::new(Vec::new()));
+        }
+        entry_lines(e, ctx, w, &mut logical);
+        let c = lay(logical);
+        count += c.len();
+        chunks.push(c);
+    }
+    let all: Vec<Line<'static>> = chunks.into_iter().rev().flatten().collect();
+    let total = all.len();
+    let below = ctx.view.transcript_scroll.min(total.saturating_sub(h));
+    let end = total - below;
+    let start = end.saturating_sub(h);
+    (all.into_iter().skip(start).take(end - start).collect(), below)
+}
+
+/// One line of the log before it is fitted to the pane.
+struct Logical {
+    spans: Vec<Span<'static>>,
+    /// Folded mode cuts the line at this width even when the pane is wider
+    /// (long JSON values).
+    limit: usize,
+}
+
+impl Logical {
+    fn new(spans: Vec<Span<'static>>) -> Self {
+        Logical { spans, limit: usize::MAX }
+    }
+
+    fn one(text: impl Into<Cow<'static, str>>, style: Style) -> Self {
+        Logical::new(vec![Span::styled(text, style)])
+    }
+}
+
+fn entry_lines(e: &Entry, ctx: &PaneCtx, w: usize, out: &mut Vec<Logical>) {
+    let th = ctx.theme;
+    let unfold = ctx.view.unfold;
+    match e {
+        Entry::Prompt { role, model, messages } => prompt_lines(*role, model, messages, ctx, w, out),
+        Entry::Reply { role, model, text, usage, cost, latency_ms } => {
+            out.push(Logical::new(vec![
+                Span::styled(format!("◂ {role}"), th.accent()),
+                Span::styled(reply_stats(model, usage, *cost, *latency_ms, &ctx.state.cost_unit), th.muted()),
+            ]));
+            if text.trim().is_empty() {
+                out.push(Logical::one("  (empty reply)", th.muted()));
+            }
+            text_block(text, "  ", th.base(), unfold, th, out);
+        }
+        Entry::ModelError { role, model, error } => {
+            let style = th.fg(th.failing).add_modifier(Modifier::BOLD);
+            out.push(Logical::one(format!("{FAILING} {role} · {model} failed: {}", clean(error)), style));
+        }
+        Entry::Call { tool, args, .. } => {
+            let head = vec![
+                Span::styled("→ ", th.muted()),
+                Span::styled(tool.clone(), bold(th)),
+                Span::styled(" ", th.base()),
+            ];
+            value_lines(head, args, None, th.base(), unfold, out);
+        }
+        Entry::Result { tool, outcome, fault, latency_ms, .. } => {
+            let ok = matches!(outcome, ToolOutcome::Ok { .. });
+            let (sym, sym_style) =
+                if ok { (OK, th.fg(th.ok)) } else { (FAILING, th.fg(th.failing).add_modifier(Modifier::BOLD)) };
+            let tool_style = if ok { bold(th) } else { th.fg(th.failing).add_modifier(Modifier::BOLD) };
+            let mut head = vec![
+                Span::styled("← ", th.muted()),
+                Span::styled(tool.clone(), tool_style),
+                Span::styled(" ", th.base()),
+                Span::styled(sym, sym_style),
+            ];
+            if let Some(f) = fault {
+                head.push(Span::styled(" ", th.base()));
+                head.push(Span::styled(fault_tag(f), th.fg(th.fault).add_modifier(Modifier::BOLD)));
+            }
+            head.push(Span::styled(" ", th.base()));
+            let latency = Span::styled(format!(" · {}", fmt_ms(*latency_ms)), th.muted());
+            match outcome {
+                ToolOutcome::Ok { value } => value_lines(head, value, Some(latency), th.base(), unfold, out),
+                ToolOutcome::Err { error } => {
+                    head.push(Span::styled(tool_error(error), th.fg(th.failing)));
+                    head.push(latency);
+                    out.push(Logical::new(head));
+                }
+            }
+        }
+        Entry::Refusal { tool, reason, detail } => {
+            let (sym, colour, why) = match reason {
+                RefuseReason::Forbidden => (FORBIDDEN, th.forbidden, "forbidden, its budget is spent"),
+                RefuseReason::Blacklisted => (BLACKLISTED, th.blacklisted, "blacklisted in this task"),
+                RefuseReason::NotOffered => ("!", th.accent, "not among the candidates"),
+                RefuseReason::Malformed => ("!", th.accent, "the reply was not an action"),
+            };
+            let style = th.fg(colour).add_modifier(Modifier::BOLD);
+            let mut spans = vec![Span::styled(format!("{sym} refused {tool}: {why}"), style)];
+            if !detail.is_empty() {
+                spans.push(Span::styled(format!(" — {}", clean(detail)), th.fg(colour)));
+            }
+            out.push(Logical::new(spans));
+        }
+        Entry::Note(text) => out.push(Logical::new(vec![
+            Span::styled("• ", th.accent()),
+            Span::styled(clean(text).into_owned(), th.accent()),
+        ])),
+    }
+}
+
+fn prompt_lines(role: Role, model: &str, messages: &[Message], ctx: &PaneCtx, w: usize, out: &mut Vec<Logical>) {
+    let th = ctx.theme;
+    out.push(Logical::new(vec![
+        Span::styled(format!("▸ {role}"), th.accent()),
+        Span::styled(format!(" prompt · {model}"), th.muted()),
+    ]));
+    if ctx.view.unfold {
+        for m in messages {
+            out.push(Logical::one(format!("  {}:", speaker(m.role)), bold(th)));
+            let style = if m.role == Speaker::System { th.muted() } else { th.base() };
+            for line in m.content.lines() {
+                out.push(content_line(line, "    ", style, th));
+            }
+        }
+        return;
+    }
+    // The system prompt is the same at every step: one line says it is there.
+    let mut shown = 0;
+    if let Some(sys) = messages.iter().find(|m| m.role == Speaker::System) {
+        shown += 1;
+        let n = sys.content.lines().count();
+        let first = sys.content.lines().next().unwrap_or("");
+        let suffix = if n > 1 { format!(" ({n} lines)") } else { String::new() };
+        let prefix = "  system: ";
+        let room = w.saturating_sub(width(prefix) + width(&suffix));
+        out.push(Logical::one(format!("{prefix}{}{suffix}", fit(&clean(first), room)), th.muted()));
+    }
+    let user = messages.iter().rposition(|m| m.role == Speaker::User);
+    if user.is_some() {
+        shown += 1;
+    }
+    let earlier = messages.len().saturating_sub(shown);
+    if earlier > 0 {
+        out.push(Logical::one(format!("  (+{earlier} earlier messages)"), th.muted()));
+    }
+    if let Some(u) = user {
+        for line in messages[u].content.lines().filter(|l| !l.trim().is_empty()) {
+            out.push(content_line(line, "  ", th.base(), th));
+        }
+    }
+}
+
+/// A line of a prompt; candidate lines (`- name [weight 13]: …`) get their
+/// name and weight picked out, since they are what the model chose from.
+fn content_line(line: &str, indent: &'static str, style: Style, th: &Theme) -> Logical {
+    let line = clean(line).into_owned();
+    let mut spans = vec![Span::styled(indent, style)];
+    if line.starts_with("- ") {
+        let (head, rest) = match line.find(": ") {
+            Some(i) => (&line[..i], &line[i..]),
+            None => (line.as_str(), ""),
+        };
+        match head.find(" [") {
+            Some(j) => {
+                spans.push(Span::styled(head[..j].to_string(), bold(th)));
+                spans.push(Span::styled(head[j..].to_string(), th.fg(th.chart_weight).add_modifier(Modifier::BOLD)));
+            }
+            None => spans.push(Span::styled(head.to_string(), bold(th))),
+        }
+        spans.push(Span::styled(rest.to_string(), style));
+    } else {
+        spans.push(Span::styled(line, style));
+    }
+    Logical::new(spans)
+}
+
+/// Free text (a model's reply), capped to a few lines when folded.
+fn text_block(text: &str, indent: &'static str, style: Style, unfold: bool, th: &Theme, out: &mut Vec<Logical>) {
+    let total = text.lines().count();
+    let cap = if unfold { usize::MAX } else { TEXT_LINES_MAX };
+    for line in text.lines().take(cap) {
+        out.push(Logical::new(vec![Span::styled(indent, style), Span::styled(clean(line).into_owned(), style)]));
+    }
+    if total > cap {
+        out.push(Logical::one(format!("{indent}… (+{} lines)", total - cap), th.muted()));
+    }
+}
+
+/// `head` followed by a JSON value (and `tail`): compact on one line, or
+/// pretty-printed below the head when unfolded and long.
+fn value_lines(
+    head: Vec<Span<'static>>,
+    value: &Value,
+    tail: Option<Span<'static>>,
+    style: Style,
+    unfold: bool,
+    out: &mut Vec<Logical>,
+) {
+    let compact = value.to_string();
+    let long = compact.chars().count() > VALUE_MAX;
+    let mut spans = head;
+    if unfold && long {
+        spans.extend(tail);
+        out.push(Logical::new(spans));
+        let pretty = serde_json::to_string_pretty(value).unwrap_or(compact);
+        for line in pretty.lines() {
+            out.push(Logical::new(vec![Span::styled("    ", style), Span::styled(line.to_string(), style)]));
+        }
+        return;
+    }
+    let head_width: usize = spans.iter().map(Span::width).sum();
+    spans.push(Span::styled(compact, style));
+    spans.extend(tail);
+    let limit = if long { head_width + VALUE_MAX } else { usize::MAX };
+    out.push(Logical { spans, limit });
+}
+
+/// The last line of a finished run: what it answered and whether that was right.
+fn outcome_lines(ctx: &PaneCtx, run: &RunView) -> Option<Vec<Logical>> {
+    let th = ctx.theme;
+    let s = ctx.state.finished.iter().rev().find(|s| s.run == run.run)?;
+    let (text, style) = match (&s.outcome, s.success) {
+        (RunOutcome::Answered, Some(true)) => (format!("{OK} answered: {}", answer(s.answer.as_deref())), th.fg(th.ok)),
+        (RunOutcome::Answered, Some(false)) => {
+            let gold = run.gold.as_deref().map(|g| format!(" (expected {})", clean(g))).unwrap_or_default();
+            (format!("{FAILING} answered: {}{gold}", answer(s.answer.as_deref())), th.fg(th.failing))
+        }
+        (RunOutcome::Answered, None) => (format!("■ answered: {}", answer(s.answer.as_deref())), th.accent()),
+        (RunOutcome::MaxSteps, _) => ("■ stopped at the step limit without an answer".to_string(), th.fg(th.failing)),
+        (RunOutcome::Stopped, _) => ("■ stopped by the user".to_string(), th.accent()),
+        (RunOutcome::Failed { error }, _) => (format!("{FAILING} run failed: {}", clean(error)), th.fg(th.failing)),
+        (RunOutcome::Restarted, _) => ("■ restarted".to_string(), th.accent()),
+    };
+    let stats =
+        format!(" · {} steps · {} tool calls · {} {}", s.steps, s.tool_calls, fmt_cost(s.cost), ctx.state.cost_unit);
+    Some(vec![
+        Logical::new(Vec::new()),
+        Logical::new(vec![Span::styled(text, style.add_modifier(Modifier::BOLD)), Span::styled(stats, th.muted())]),
+    ])
+}
+
+fn answer(a: Option<&str>) -> String {
+    a.map(|a| clean(a).into_owned()).unwrap_or_else(|| "(none)".to_string())
+}
+
+fn reply_stats(model: &str, usage: &Usage, cost: f64, latency_ms: u64, unit: &str) -> String {
+    format!(
+        " reply · {model} · {}→{} tok · {} {unit} · {}",
+        fmt_count(usage.prompt_tokens),
+        fmt_count(usage.completion_tokens),
+        fmt_cost(cost),
+        fmt_ms(latency_ms)
+    )
+}
+
+fn speaker(s: Speaker) -> &'static str {
+    match s {
+        Speaker::System => "system",
+        Speaker::User => "user",
+        Speaker::Assistant => "assistant",
+        Speaker::Tool => "tool",
+    }
+}
+
+fn tool_error(e: &ToolError) -> String {
+    let kind = serde_json::to_value(e.kind).ok().and_then(|v| v.as_str().map(|s| s.replace('_', " ")));
+    format!("{}: {}", kind.unwrap_or_else(|| "error".to_string()), clean(&e.message))
+}
+
+fn fault_tag(f: &FaultMode) -> String {
+    format!("{FAULT} {f}")
+}
+
+fn bold(th: &Theme) -> Style {
+    th.base().add_modifier(Modifier::BOLD)
+}
+
+/// Cuts a line that does not fit to one screen line ending in `… (+N chars)`.
+fn fold(spans: Vec<Span<'static>>, w: usize, th: &Theme) -> Line<'static> {
+    let total: usize = spans.iter().map(Span::width).sum();
+    if total <= w {
+        return Line::from(spans);
+    }
+    let chars: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    let suffix = |hidden: usize| format!("… (+{hidden} chars)");
+    // Too narrow for the count: a bare ellipsis.
+    if w < width(&suffix(chars)) + 8 {
+        let (mut kept, _) = cut(&spans, w.saturating_sub(1));
+        kept.push(Span::styled("…", th.muted()));
+        return Line::from(kept);
+    }
+    // The count's width depends on where the cut falls; a narrower count
+    // leaves room for more of the line, which can only narrow it further.
+    let mut hidden = chars;
+    let mut kept = Vec::new();
+    for _ in 0..3 {
+        let (k, kept_chars) = cut(&spans, w - width(&suffix(hidden)));
+        kept = k;
+        if chars - kept_chars == hidden {
+            break;
+        }
+        hidden = chars - kept_chars;
+    }
+    kept.push(Span::styled(suffix(hidden), th.muted()));
+    Line::from(kept)
+}
+
+/// The spans cut to `room` cells, and how many characters were kept.
+fn cut(spans: &[Span<'static>], room: usize) -> (Vec<Span<'static>>, usize) {
+    let mut kept = Vec::with_capacity(spans.len() + 1);
+    let (mut used, mut kept_chars) = (0, 0);
+    for s in spans {
+        let sw = s.width();
+        if used + sw <= room {
+            used += sw;
+            kept_chars += s.content.chars().count();
+            kept.push(s.clone());
+            continue;
+        }
+        let mut part = String::new();
+        for c in s.content.chars() {
+            let cw = char_width(c);
+            if used + cw > room {
+                break;
+            }
+            used += cw;
+            kept_chars += 1;
+            part.push(c);
+        }
+        if !part.is_empty() {
+            kept.push(Span::styled(part, s.style));
+        }
+        break;
+    }
+    (kept, kept_chars)
+}
+
+/// Splits a line into screen lines of at most `w` cells, at a space when
+/// one is near the end; continuation lines are indented under the first.
+fn wrap(spans: Vec<Span<'static>>, w: usize) -> Vec<Line<'static>> {
+    let total: usize = spans.iter().map(Span::width).sum();
+    if total <= w || w == 0 {
+        return vec![Line::from(spans)];
+    }
+    let chars: Vec<(char, usize)> =
+        spans.iter().enumerate().flat_map(|(i, s)| s.content.chars().map(move |c| (c, i))).collect();
+    let lead = chars.iter().take_while(|(c, _)| *c == ' ').count();
+    let indent = if lead + 2 <= w / 2 { lead + 2 } else { 0 };
+    let mut lines = Vec::new();
+    let mut start = 0;
+    while start < chars.len() {
+        let pad = if lines.is_empty() { 0 } else { indent };
+        let avail = w - pad;
+        let (mut end, mut used) = (start, 0);
+        while end < chars.len() {
+            let cw = char_width(chars[end].0);
+            if used + cw > avail && end > start {
+                break;
+            }
+            used += cw;
+            end += 1;
+        }
+        if end < chars.len()
+            && let Some(sp) = chars[start..end].iter().rposition(|(c, _)| *c == ' ')
+            && sp + 1 > (end - start) * 2 / 3
+        {
+            end = start + sp + 1;
+        }
+        let mut line: Vec<Span<'static>> = Vec::new();
+        if pad > 0 {
+            line.push(Span::raw(" ".repeat(pad)));
+        }
+        let mut k = start;
+        while k < end {
+            let style_of = chars[k].1;
+            let mut part = String::new();
+            while k < end && chars[k].1 == style_of {
+                part.push(chars[k].0);
+                k += 1;
+            }
+            line.push(Span::styled(part, spans[style_of].style));
+        }
+        lines.push(Line::from(line));
+        start = end;
+    }
+    lines
+}
+
+/// Width of `s` in terminal cells.
+pub(crate) fn width(s: &str) -> usize {
+    Span::raw(s).width()
+}
+
+fn char_width(c: char) -> usize {
+    let mut buf = [0u8; 4];
+    width(c.encode_utf8(&mut buf))
+}
+
+/// `s` cut to at most `max` cells, ending in `…` when cut.
+pub(crate) fn fit(s: &str, max: usize) -> Cow<'_, str> {
+    if width(s) <= max {
+        return Cow::Borrowed(s);
+    }
+    if max == 0 {
+        return Cow::Borrowed("");
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let cw = char_width(c);
+        if used + cw + 1 > max {
+            break;
+        }
+        out.push(c);
+        used += cw;
+    }
+    out.push('…');
+    Cow::Owned(out)
+}
+
+/// Control characters (tabs, carriage returns) would break the cell grid.
+pub(crate) fn clean(s: &str) -> Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        Cow::Owned(s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect())
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// A cost in the session's unit: two decimals from 1 up, three significant
+/// digits below (model calls cost fractions of a cent).
+pub(crate) fn fmt_cost(c: f64) -> String {
+    if !c.is_finite() {
+        return if c.is_nan() { "—".to_string() } else { "∞".to_string() };
+    }
+    if c == 0.0 {
+        return "0".to_string();
+    }
+    if c.abs() >= 1.0 {
+        return format!("{c:.2}");
+    }
+    let decimals = ((-c.abs().log10()).ceil() as usize + 2).min(9);
+    let s = format!("{c:.decimals$}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+pub(crate) fn fmt_ms(ms: u64) -> String {
+    match ms {
+        0..1_000 => format!("{ms} ms"),
+        1_000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        _ => format!("{}m{:02}s", ms / 60_000, (ms % 60_000) / 1000),
+    }
+}
+
+/// Token counts: exact when short, then k and M.
+pub(crate) fn fmt_count(n: u64) -> String {
+    match n {
+        0..10_000 => n.to_string(),
+        10_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.2}M", n as f64 / 1e6),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_cuts_by_cells_and_marks_the_cut() {
+        assert_eq!(fit("geo_lookup", 20), "geo_lookup");
+        assert_eq!(fit("geo_lookup", 5), "geo_…");
+        assert_eq!(fit("漢字漢字", 5), "漢字…");
+        assert_eq!(fit("abc", 0), "");
+    }
+
+    #[test]
+    fn fold_counts_the_hidden_characters() {
+        let th = Theme::default();
+        let text = "x".repeat(100);
+        let line = fold(vec![Span::raw(text)], 40, &th);
+        let s: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(width(&s), 40, "{s}");
+        let kept = s.chars().take_while(|c| *c == 'x').count();
+        assert!(s.ends_with(&format!("… (+{} chars)", 100 - kept)), "{s}");
+    }
+
+    fn rows_of(lines: &[Line]) -> Vec<String> {
+        lines.iter().map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect()).collect()
+    }
+
+    #[test]
+    fn wrap_keeps_every_character_and_indents_continuations() {
+        let rows = rows_of(&wrap(vec![Span::raw("abcdef"), Span::raw("ghij")], 4));
+        assert_eq!(rows, ["abcd", "  ef", "  gh", "  ij"]);
+        let rows = rows_of(&wrap(vec![Span::raw("  the quick brown fox")], 12));
+        assert_eq!(rows, ["  the quick ", "    brown ", "    fox"]);
+    }
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(fmt_cost(21.0), "21.00");
+        assert_eq!(fmt_cost(0.000123), "0.000123");
+        assert_eq!(fmt_cost(0.5), "0.5");
+        assert_eq!(fmt_cost(0.0), "0");
+        assert_eq!(fmt_ms(999), "999 ms");
+        assert_eq!(fmt_ms(1500), "1.5 s");
+        assert_eq!(fmt_ms(125_000), "2m05s");
+        assert_eq!(fmt_count(12_345), "12.3k");
+    }
+}

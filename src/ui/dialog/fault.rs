@@ -1,0 +1,322 @@
+//! Inject a fault: pick a tool (with a filter), a mode and a scope.
+
+use std::cell::Cell;
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::Outcome;
+use super::field::Field;
+use super::kit::{choice, error_message, field_row, hints, label, rows, truncate, window};
+use crate::engine::params::Control;
+use crate::engine::state::SessionState;
+use crate::tool::fault::{Fault, FaultMode, FaultScope};
+use crate::ui::Theme;
+use crate::ui::symbols::FAULT;
+
+const MODES: [&str; 6] = ["error", "nothing-found", "garbage", "timeout", "slow", "crash"];
+const SLOW: usize = 4;
+const SCOPES: [&str; 4] = ["once", "times", "probability", "until-cleared"];
+const TIMES: usize = 1;
+const PROBABILITY: usize = 2;
+const UNTIL_CLEARED: usize = 3;
+const LABEL_W: usize = 7;
+const VALUE_W: u16 = 8;
+const PAGE: usize = 10;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Focus {
+    Tool,
+    Mode,
+    Ms,
+    Scope,
+    Value,
+}
+
+#[derive(Clone, Debug)]
+pub struct FaultDialog {
+    names: Vec<String>,
+    lower: Vec<String>,
+    descriptions: Vec<String>,
+    /// Indices into `names` that pass the filter.
+    shown: Vec<usize>,
+    /// Index into `shown`.
+    selected: usize,
+    offset: Cell<usize>,
+    filter: Field,
+    mode: usize,
+    ms: Field,
+    scope: usize,
+    times: Field,
+    probability: Field,
+    focus: Focus,
+    /// Why the last Enter did nothing, when the live check does not say.
+    message: Option<String>,
+}
+
+impl FaultDialog {
+    pub(super) fn new(state: &SessionState, preselect: Option<&str>) -> FaultDialog {
+        let names: Vec<String> = state.tools.iter().map(|t| t.name.clone()).collect();
+        let lower = names.iter().map(|n| n.to_lowercase()).collect();
+        let descriptions = state.tools.iter().map(|t| t.description.clone()).collect();
+        let selected = preselect.and_then(|p| names.iter().position(|n| n == p)).unwrap_or(0);
+        let mut d = FaultDialog {
+            shown: (0..names.len()).collect(),
+            names,
+            lower,
+            descriptions,
+            selected,
+            offset: Cell::new(0),
+            filter: Field::single("").with_hint("type to filter the tools"),
+            mode: 0,
+            ms: Field::single("2000"),
+            scope: UNTIL_CLEARED,
+            times: Field::single("2"),
+            probability: Field::single("0.5"),
+            focus: Focus::Tool,
+            message: None,
+        };
+        d.set_focus(Focus::Tool);
+        d
+    }
+
+    /// Rows the popup wants: the fixed rows and the whole library up to a screenful.
+    pub(super) fn height(&self) -> u16 {
+        8 + self.names.len().clamp(5, 24) as u16
+    }
+
+    fn tool(&self) -> Option<&str> {
+        self.shown.get(self.selected).map(|&i| self.names[i].as_str())
+    }
+
+    /// The fault the dialog describes now, or why it describes none.
+    fn build(&self) -> Result<(String, Fault), String> {
+        let tool = self.tool().ok_or("no tool matches the filter")?.to_string();
+        let mode = if self.mode == SLOW {
+            FaultMode::parse(&format!("slow={}", self.ms.text().trim()))?
+        } else {
+            FaultMode::parse(MODES[self.mode])?
+        };
+        let scope = match self.scope {
+            TIMES => {
+                let n = self.times.text();
+                FaultScope::parse(&format!("times={}", n.trim())).map_err(|e| format!("N: {e}"))?
+            }
+            PROBABILITY => {
+                let p = self.probability.text();
+                FaultScope::parse(&format!("p={}", p.trim()))?
+            }
+            i => FaultScope::parse(SCOPES[i])?,
+        };
+        Ok((tool, Fault { mode, scope }))
+    }
+
+    fn stops(&self) -> Vec<Focus> {
+        let mut s = vec![Focus::Tool, Focus::Mode];
+        if self.mode == SLOW {
+            s.push(Focus::Ms);
+        }
+        s.push(Focus::Scope);
+        if matches!(self.scope, TIMES | PROBABILITY) {
+            s.push(Focus::Value);
+        }
+        s
+    }
+
+    fn value_field(&mut self) -> &mut Field {
+        if self.scope == PROBABILITY { &mut self.probability } else { &mut self.times }
+    }
+
+    fn set_focus(&mut self, focus: Focus) {
+        self.focus = focus;
+        self.filter.focus(focus == Focus::Tool);
+        self.ms.focus(focus == Focus::Ms);
+        self.times.focus(focus == Focus::Value && self.scope == TIMES);
+        self.probability.focus(focus == Focus::Value && self.scope == PROBABILITY);
+        match focus {
+            Focus::Ms => self.ms.select_all(),
+            Focus::Value => self.value_field().select_all(),
+            _ => {}
+        }
+    }
+
+    fn step_focus(&mut self, forward: bool) {
+        let stops = self.stops();
+        let i = stops.iter().position(|f| *f == self.focus).unwrap_or(0);
+        let n = stops.len();
+        let next = if forward { (i + 1) % n } else { (i + n - 1) % n };
+        self.set_focus(stops[next]);
+    }
+
+    fn refilter(&mut self) {
+        let keep = self.shown.get(self.selected).copied();
+        let q = self.filter.text().trim().to_lowercase();
+        self.shown = (0..self.names.len()).filter(|&i| q.is_empty() || self.lower[i].contains(&q)).collect();
+        self.selected = keep.and_then(|k| self.shown.iter().position(|&i| i == k)).unwrap_or(0);
+    }
+
+    fn move_selection(&mut self, delta: isize) {
+        if self.shown.is_empty() {
+            return;
+        }
+        let last = self.shown.len() - 1;
+        self.selected = self.selected.saturating_add_signed(delta).min(last);
+    }
+
+    pub(super) fn handle_key(&mut self, key: KeyEvent) -> Outcome {
+        self.message = None;
+        match key.code {
+            KeyCode::Tab => self.step_focus(true),
+            KeyCode::BackTab => self.step_focus(false),
+            KeyCode::Enter => {
+                if self.focus == Focus::Tool {
+                    match self.tool() {
+                        Some(_) => self.set_focus(Focus::Mode),
+                        None => self.message = Some("no tool matches the filter".into()),
+                    }
+                } else if let Ok((tool, fault)) = self.build() {
+                    return Outcome::Submit(vec![Control::InjectFault { tool, fault }]);
+                }
+            }
+            KeyCode::Up | KeyCode::Down | KeyCode::PageUp | KeyCode::PageDown if self.focus == Focus::Tool => {
+                let delta = match key.code {
+                    KeyCode::Up => -1,
+                    KeyCode::Down => 1,
+                    KeyCode::PageUp => -(PAGE as isize),
+                    _ => PAGE as isize,
+                };
+                self.move_selection(delta);
+            }
+            KeyCode::Up => self.step_focus(false),
+            KeyCode::Down => self.step_focus(true),
+            KeyCode::Left | KeyCode::Right if matches!(self.focus, Focus::Mode | Focus::Scope) => {
+                let forward = key.code == KeyCode::Right;
+                let cycle = |i: usize, n: usize| if forward { (i + 1) % n } else { (i + n - 1) % n };
+                if self.focus == Focus::Mode {
+                    self.mode = cycle(self.mode, MODES.len());
+                } else {
+                    self.scope = cycle(self.scope, SCOPES.len());
+                }
+            }
+            _ => match self.focus {
+                Focus::Tool => {
+                    if self.filter.input(key) {
+                        self.refilter();
+                    }
+                }
+                Focus::Ms => {
+                    self.ms.input(key);
+                }
+                Focus::Value => {
+                    self.value_field().input(key);
+                }
+                Focus::Mode | Focus::Scope => {}
+            },
+        }
+        Outcome::Continue
+    }
+
+    pub(super) fn render(&self, frame: &mut Frame, area: Rect, state: &SessionState, theme: &Theme) {
+        let [filter_row, list_area, active_row, mode_row, scope_row, error_row, hint_row] =
+            rows(area, [Some(1), None, Some(1), Some(1), Some(1), Some(1), Some(1)]);
+
+        let count = Span::styled(format!("  {} of {} tools", self.shown.len(), self.names.len()), theme.muted());
+        let prefix = Line::from(label("Tool", LABEL_W, self.focus == Focus::Tool, theme));
+        let fw = filter_row.width.saturating_sub(LABEL_W as u16 + 2 + 2 + 18).clamp(1, 40);
+        field_row(frame, filter_row, prefix, &self.filter, fw, Line::from(count));
+
+        self.render_list(frame, list_area, state, theme);
+
+        let tool = self.tool();
+        let active: Vec<String> = match tool {
+            Some(t) => state
+                .faults
+                .iter()
+                .filter(|f| f.tool == t)
+                .map(|f| match f.left {
+                    Some(left) => format!("{} ({}, {left} left)", f.fault.mode, f.fault.scope),
+                    None => format!("{} ({})", f.fault.mode, f.fault.scope),
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let active_line = match (tool, active.is_empty()) {
+            (None, _) => Line::from(""),
+            (Some(t), true) => Line::from(Span::styled(format!("  no fault active on {t}"), theme.muted())),
+            (Some(t), false) => Line::from(vec![
+                Span::raw("  "),
+                Span::styled(format!("{FAULT} active on {t}: {}", active.join(", ")), theme.fg(theme.fault)),
+            ]),
+        };
+        frame.render_widget(Paragraph::new(active_line), active_row);
+
+        let mut mode = vec![label("Mode", LABEL_W, self.focus == Focus::Mode, theme)];
+        mode.extend(choice(&MODES, self.mode, self.focus == Focus::Mode, theme));
+        if self.mode == SLOW {
+            mode.push(Span::styled("  ms ", if self.focus == Focus::Ms { theme.accent() } else { Style::default() }));
+            field_row(frame, mode_row, Line::from(mode), &self.ms, VALUE_W, Line::from(""));
+        } else {
+            frame.render_widget(Paragraph::new(Line::from(mode)), mode_row);
+        }
+
+        let mut scope = vec![label("Scope", LABEL_W, self.focus == Focus::Scope, theme)];
+        scope.extend(choice(&SCOPES, self.scope, self.focus == Focus::Scope, theme));
+        let value_style = if self.focus == Focus::Value { theme.accent() } else { Style::default() };
+        match self.scope {
+            TIMES => {
+                scope.push(Span::styled("  N ", value_style));
+                field_row(frame, scope_row, Line::from(scope), &self.times, VALUE_W, Line::from(""));
+            }
+            PROBABILITY => {
+                scope.push(Span::styled("  p ", value_style));
+                field_row(frame, scope_row, Line::from(scope), &self.probability, VALUE_W, Line::from(""));
+            }
+            _ => frame.render_widget(Paragraph::new(Line::from(scope)), scope_row),
+        }
+
+        let error = self.build().err().or_else(|| self.message.clone());
+        if let Some(e) = error {
+            frame.render_widget(Paragraph::new(error_message(&e, theme)), error_row);
+        }
+        let keys: &[(&str, &str)] = if self.focus == Focus::Tool {
+            &[("↑/↓", "tool"), ("Enter", "choose"), ("Tab", "next field"), ("Esc", "cancel")]
+        } else {
+            &[("←/→", "choose"), ("Tab", "next field"), ("Enter", "inject"), ("Esc", "cancel")]
+        };
+        frame.render_widget(Paragraph::new(hints(keys, theme)), hint_row);
+    }
+
+    fn render_list(&self, frame: &mut Frame, area: Rect, state: &SessionState, theme: &Theme) {
+        let height = area.height as usize;
+        let visible = window(self.selected, self.shown.len(), height, &self.offset);
+        let name_w =
+            self.shown[visible.clone()].iter().map(|&i| self.names[i].chars().count()).max().unwrap_or(0).min(30);
+        let width = area.width as usize;
+        let mut lines = Vec::with_capacity(height);
+        for pos in visible {
+            let i = self.shown[pos];
+            let name = &self.names[i];
+            let faulted = state.faults.iter().any(|f| &f.tool == name);
+            let chosen = pos == self.selected;
+            let marker = if chosen { "▸ " } else { "  " };
+            let mut spans = vec![
+                Span::raw(format!("    {marker}")),
+                Span::raw(format!("{:<name_w$} ", truncate(name, name_w))),
+                Span::styled(if faulted { format!("{FAULT} ") } else { "   ".into() }, theme.fg(theme.fault)),
+            ];
+            let used: usize = spans.iter().map(Span::width).sum();
+            let desc = truncate(&self.descriptions[i], width.saturating_sub(used));
+            spans.push(Span::styled(desc, theme.muted()));
+            let line = Line::from(spans);
+            lines.push(if chosen { line.style(theme.selected()) } else { line });
+        }
+        if self.shown.is_empty() && height > 0 {
+            lines.push(Line::from(Span::styled("      no tool matches", theme.muted())));
+        }
+        frame.render_widget(Paragraph::new(lines), area);
+    }
+}

@@ -1,0 +1,128 @@
+//! Every key of the workbench, live or in a replay.
+
+use std::cell::Cell;
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::Outcome;
+use super::kit::{hints, rows};
+use crate::ui::Theme;
+
+/// A section heading (empty key) or a key and what it does.
+type Row = (&'static str, &'static str);
+
+const LIVE: &[Row] = &[
+    ("", "Run"),
+    ("space", "pause / resume"),
+    ("s", "step: let one model or tool call through, then pause"),
+    ("r", "restart the current task"),
+    ("+ / -", "pace: a longer / shorter wait before each call"),
+    ("q", "quit"),
+    ("", "Change the run (takes effect at the next decision point)"),
+    ("f", "inject a fault into a tool"),
+    ("x", "clear faults (all tools)"),
+    ("e", "edit the selected node's score"),
+    ("p", "parameters: α β τ B K, weight format, steps, pace"),
+    ("m", "model per role"),
+    ("t", "edit the task text, or pick the next task"),
+];
+
+const REPLAY: &[Row] = &[
+    ("", "Replay"),
+    ("← / →", "one event back / forward"),
+    ("Home / End", "first / last event"),
+    ("digits, Enter", "jump to event N"),
+    ("q", "quit"),
+];
+
+const VIEW: &[Row] = &[
+    ("", "View"),
+    ("tab / shift-tab", "next / previous pane"),
+    ("z", "zoom the focused pane (again to unzoom)"),
+    ("g", "graph: neighbourhood / whole graph"),
+    ("/", "find a tool by name"),
+    ("Enter", "on a found tool: focus it in the graph"),
+    ("↑/↓ PgUp/PgDn", "scroll the focused pane"),
+    ("u", "fold / unfold long values"),
+    ("?", "this help"),
+];
+
+const DIALOG: &[Row] = &[
+    ("", "In a dialog"),
+    ("Tab / shift-tab", "next / previous field"),
+    ("↑/↓", "move in a list"),
+    ("← / →", "change a choice"),
+    ("Enter", "submit (in a filter: take the selection)"),
+    ("Esc", "cancel"),
+];
+
+#[derive(Clone, Debug)]
+pub struct HelpDialog {
+    replay: bool,
+    scroll: usize,
+    /// Rows the last frame showed, so paging moves by a screenful.
+    page: Cell<usize>,
+}
+
+impl HelpDialog {
+    pub(super) fn new(replay: bool) -> HelpDialog {
+        HelpDialog { replay, scroll: 0, page: Cell::new(10) }
+    }
+
+    fn rows(&self) -> impl Iterator<Item = &'static Row> {
+        let (first, last) = if self.replay { (REPLAY, &[][..]) } else { (LIVE, DIALOG) };
+        first.iter().chain(VIEW).chain(last)
+    }
+
+    /// Rows the popup wants: every key, the hint row and the border.
+    pub(super) fn height(&self) -> u16 {
+        self.len() as u16 + 3
+    }
+
+    fn len(&self) -> usize {
+        self.rows().count()
+    }
+
+    pub(super) fn handle_key(&mut self, key: KeyEvent) -> Outcome {
+        let page = self.page.get().max(1);
+        let max = self.len().saturating_sub(page);
+        self.scroll = match key.code {
+            KeyCode::Up => self.scroll.saturating_sub(1),
+            KeyCode::Down => self.scroll + 1,
+            KeyCode::PageUp => self.scroll.saturating_sub(page),
+            KeyCode::PageDown => self.scroll + page,
+            _ => return Outcome::Cancel,
+        }
+        .min(max);
+        Outcome::Continue
+    }
+
+    pub(super) fn render(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
+        let [body, hint_row] = rows(area, [None, Some(1)]);
+        let height = body.height as usize;
+        self.page.set(height);
+        let len = self.len();
+        let start = self.scroll.min(len.saturating_sub(height));
+        let lines: Vec<Line> = self
+            .rows()
+            .skip(start)
+            .take(height)
+            .map(|(key, what)| {
+                if key.is_empty() {
+                    Line::from(Span::styled(format!(" {what}"), theme.title()))
+                } else {
+                    Line::from(vec![Span::styled(format!("   {key:<16} "), theme.accent()), Span::raw(*what)])
+                }
+            })
+            .collect();
+        frame.render_widget(Paragraph::new(lines), body);
+        let end = (start + height).min(len);
+        let pos = format!("rows {}–{end} of {len}", start + 1);
+        let keys = [("↑/↓ PgUp/PgDn", "scroll"), ("any other key", "closes"), (pos.as_str(), "")];
+        frame.render_widget(Paragraph::new(hints(&keys, theme)), hint_row);
+    }
+}

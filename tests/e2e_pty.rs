@@ -1,0 +1,149 @@
+//! The real binary in a pseudo-terminal, driven as a person would: pause,
+//! break the primary tool, step, resume; the screen must show the fault, the
+//! primary's weight falling and the backup being chosen. Quitting must give
+//! the terminal back as it was.
+
+use std::io::{Read, Write};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+/// Generous: the run is paced for people; this only stops a broken build
+/// from hanging CI.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+struct Screen {
+    parser: vt100::Parser,
+    bytes: Receiver<Vec<u8>>,
+    raw: Vec<u8>,
+}
+
+impl Screen {
+    fn text(&self) -> String {
+        self.parser.screen().contents()
+    }
+
+    /// Reads output until `pred` holds for the screen, or fails with the screen.
+    fn wait(&mut self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let text = self.text();
+            if pred(&text) {
+                return text;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.bytes.recv_timeout(left) {
+                Ok(b) => {
+                    self.parser.process(&b);
+                    self.raw.extend_from_slice(&b);
+                }
+                Err(_) => panic!("waited for {what}; the screen shows:\n{text}"),
+            }
+        }
+    }
+
+    /// Reads everything until the program closes the terminal.
+    fn drain(&mut self) {
+        let deadline = Instant::now() + PATIENCE;
+        while let Ok(b) = self.bytes.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            self.parser.process(&b);
+            self.raw.extend_from_slice(&b);
+        }
+    }
+}
+
+fn contains_all(text: &str, parts: &[&str]) -> bool {
+    parts.iter().all(|p| text.contains(p))
+}
+
+#[test]
+fn break_the_primary_and_watch_the_backup_take_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let pty = native_pty_system().openpty(PtySize { rows: 48, cols: 160, pixel_width: 0, pixel_height: 0 }).unwrap();
+    // A shell runs the workbench, then prints the terminal's settings, so the
+    // test sees whether the modes were restored.
+    let script = format!(
+        "{bin} --data-dir {dir} ui --pace 60 --fresh-graph --no-save --seed 42 --trace {dir}/t.jsonl; echo EXIT=$?; stty -a",
+        bin = env!("CARGO_BIN_EXE_switchyard"),
+        dir = dir.path().display()
+    );
+    let mut cmd = CommandBuilder::new("sh");
+    cmd.args(["-c", &script]);
+    cmd.env("TERM", "xterm-256color");
+    cmd.cwd(dir.path());
+    let mut child = pty.slave.spawn_command(cmd).unwrap();
+    drop(pty.slave);
+    let mut reader = pty.master.try_clone_reader().unwrap();
+    let mut keys = pty.master.take_writer().unwrap();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut screen = Screen { parser: vt100::Parser::new(48, 160, 0), bytes: rx, raw: Vec::new() };
+    let mut press = |s: &str| {
+        keys.write_all(s.as_bytes()).unwrap();
+        keys.flush().unwrap();
+    };
+
+    screen.wait("the workbench running", |t| contains_all(t, &["Graph", "Transcript", "running"]));
+    press(" ");
+    screen.wait("the run paused", |t| t.contains("paused"));
+
+    // Focus the graph on the primary and read its weight from start.
+    press("/");
+    press("geo_lookup");
+    press("\r");
+    let before = screen.wait("the graph focused on geo_lookup", |t| start_weight(t).is_some());
+    let w0 = start_weight(&before).unwrap();
+
+    // Break it: fault dialog, filter to the primary, accept (error, until cleared).
+    press("f");
+    press("geo_lookup");
+    for _ in 0..4 {
+        press("\r");
+        if screen.text().contains("⚡") {
+            break;
+        }
+    }
+    // One step at a time for a moment, then run on.
+    press("s");
+    screen.wait("the fault shown", |t| t.contains("⚡") && t.contains("geo_lookup"));
+    press("s");
+    press("s");
+    press(" ");
+    // The evaluator has punished the primary (its score is negative), its
+    // weight from start has fallen, and the mirror answers on the path.
+    let after = screen.wait("the mirror chosen and the primary's weight fallen", |t| {
+        let mirror_on_path = t.lines().any(|l| l.contains("start ›") && l.contains("geo_lookup_mirror ✓"));
+        let punished = t.contains("score -");
+        mirror_on_path && punished && start_weight(t).is_some_and(|w| w < w0)
+    });
+    assert!(after.contains("failed"), "the primary's failed calls are counted:\n{after}");
+    assert!(after.contains("⚡"), "the fault stays shown:\n{after}");
+
+    press("q");
+    screen.drain();
+    child.wait().unwrap();
+    let raw = String::from_utf8_lossy(&screen.raw).to_string();
+    assert!(raw.contains("EXIT=0"), "the workbench exited cleanly:\n{}", screen.text());
+    assert!(!screen.parser.screen().alternate_screen(), "the alternate screen was left");
+    let stty = raw.rsplit("EXIT=0").next().unwrap();
+    assert!(stty.contains(" icanon") && stty.contains(" echo "), "cooked mode restored: {stty}");
+    assert!(raw.contains("\u{1b}[?1049l"), "left the alternate screen");
+}
+
+/// The weight shown on the `start → geo_lookup` edge in the graph pane's
+/// predecessor column, as a number.
+fn start_weight(screen: &str) -> Option<f64> {
+    screen.lines().find_map(|l| {
+        let i = l.find("start")?;
+        let rest = &l[i + "start".len()..];
+        rest.split_whitespace().next()?.trim_matches(|c: char| !c.is_ascii_digit() && c != '.').parse().ok()
+    })
+}

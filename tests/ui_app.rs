@@ -1,0 +1,245 @@
+//! The workbench headless: keys go through `App::update`, its effects go to
+//! a real engine over the control channel, the engine's events come back as
+//! actions. Also: a replayed trace shows what was seen live.
+
+mod common;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use proptest::prelude::*;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use switchyard::config::Config;
+use switchyard::engine::state::Mode;
+use switchyard::engine::{Control, EngineHandle, Event, EventKind, ParamChange, SessionState};
+use switchyard::session::{self, GraphSource, SessionOptions};
+use switchyard::tool::fault::FaultMode;
+use switchyard::ui::app::{Action, App, Effect};
+
+fn key(c: KeyCode) -> Action {
+    Action::Key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+fn ch(c: char) -> Action {
+    key(KeyCode::Char(c))
+}
+
+/// A live app wired to a real engine (simulated model, sample tools).
+struct Rig {
+    app: App,
+    handle: EngineHandle,
+    events: UnboundedReceiver<Event>,
+    seen: Vec<Event>,
+    engine: tokio::task::JoinHandle<Result<switchyard::engine::SessionOutcome, session::SetupError>>,
+    _dir: tempfile::TempDir,
+}
+
+impl Rig {
+    fn start(paused: bool) -> Rig {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Config { data_dir: Some(dir.path().to_path_buf()), ..Config::default() };
+        let opts = SessionOptions {
+            graph: GraphSource::Fresh,
+            logical_clock: true,
+            start_paused: paused,
+            count: Some(12),
+            // A pace makes the engine wait (and so yield) before each call,
+            // as it does in the workbench.
+            pace_ms: 5,
+            ..Default::default()
+        };
+        let mut prepared = session::prepare(&cfg, &opts).unwrap();
+        let events = prepared.engine.subscribe();
+        let handle = prepared.handle.clone();
+        let engine = tokio::spawn(session::run(prepared));
+        Rig { app: App::live(), handle, events, seen: Vec::new(), engine, _dir: dir }
+    }
+
+    /// Presses keys; sends the controls they produce to the engine.
+    fn press(&mut self, actions: impl IntoIterator<Item = Action>) -> Vec<Control> {
+        let mut sent = Vec::new();
+        for a in actions {
+            for e in self.app.update(a) {
+                if let Effect::Control(c) = e {
+                    self.handle.send(c.clone());
+                    sent.push(c);
+                }
+            }
+        }
+        sent
+    }
+
+    /// Feeds engine events to the app until one matches.
+    async fn until(&mut self, pred: impl Fn(&EventKind) -> bool) -> Event {
+        loop {
+            let e = self.events.recv().await.expect("the engine ended first");
+            self.app.update(Action::Engine(e.clone()));
+            self.seen.push(e.clone());
+            if pred(&e.kind) {
+                return e;
+            }
+        }
+    }
+}
+
+fn typed(text: &str) -> Vec<Action> {
+    text.chars().map(ch).collect()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn pause_step_and_resume_from_the_keyboard() {
+    let mut rig = Rig::start(false);
+    rig.until(|k| matches!(k, EventKind::RunStarted { .. })).await;
+    assert_eq!(rig.press([ch(' ')]), vec![Control::Pause]);
+    rig.until(|k| matches!(k, EventKind::Paused)).await;
+    assert_eq!(rig.app.state.mode, Mode::Paused);
+    // Space again now resumes; s steps.
+    assert_eq!(rig.press([ch('s')]), vec![Control::Step]);
+    rig.until(|k| matches!(k, EventKind::Stepped)).await;
+    rig.until(|k| matches!(k, EventKind::ModelReply { .. } | EventKind::ToolResult { .. })).await;
+    assert_eq!(rig.app.state.mode, Mode::Paused);
+    assert_eq!(rig.press([ch(' ')]), vec![Control::Resume]);
+    rig.until(|k| matches!(k, EventKind::Resumed)).await;
+    assert_eq!(rig.app.state.mode, Mode::Running);
+    rig.press([ch('q')]);
+    rig.engine.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_fault_injected_from_the_dialog_reaches_the_tool() {
+    let mut rig = Rig::start(true);
+    rig.until(|k| matches!(k, EventKind::Paused)).await;
+    // f, filter to the primary, accept the defaults (error, until cleared).
+    let mut keys = vec![ch('f')];
+    keys.extend(typed("geo_lookup"));
+    keys.push(key(KeyCode::Enter));
+    let mut sent = rig.press(keys);
+    // Some dialogs take a field per Enter: press Enter until it submits.
+    for _ in 0..6 {
+        if !sent.is_empty() {
+            break;
+        }
+        sent = rig.press([key(KeyCode::Enter)]);
+    }
+    assert_eq!(sent.len(), 1, "one control sent: {sent:?}");
+    let Control::InjectFault { tool, fault } = &sent[0] else { panic!("{sent:?}") };
+    assert_eq!(tool, "geo_lookup");
+    assert_eq!(fault.mode, FaultMode::Error);
+    rig.press([ch(' ')]);
+    rig.until(|k| matches!(k, EventKind::FaultInjected { .. })).await;
+    assert!(rig.app.state.faults.iter().any(|f| f.tool == "geo_lookup"));
+    // The next call of the primary fails with the fault.
+    let hit = rig.until(|k| matches!(k, EventKind::ToolResult { tool, .. } if tool == "geo_lookup")).await;
+    let EventKind::ToolResult { fault, .. } = hit.kind else { unreachable!() };
+    assert_eq!(fault, Some(FaultMode::Error));
+    rig.press([ch('q')]);
+    rig.engine.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_score_edited_and_alpha_changed_take_effect_and_are_recorded() {
+    let mut rig = Rig::start(true);
+    rig.until(|k| matches!(k, EventKind::Paused)).await;
+    let before = rig.app.state.graph.as_ref().unwrap().weight("start", "geo_lookup").unwrap();
+    // Focus geo_lookup with the finder, then edit its score.
+    let mut keys = vec![ch('/')];
+    keys.extend(typed("geo_lookup"));
+    keys.push(key(KeyCode::Enter));
+    rig.press(keys);
+    assert_eq!(rig.app.view.selected.as_deref(), Some("geo_lookup"));
+    let mut keys = vec![ch('e')];
+    keys.extend(typed("-3"));
+    keys.push(key(KeyCode::Enter));
+    let sent = rig.press(keys);
+    assert_eq!(sent, vec![Control::EditScore { tool: "geo_lookup".into(), score: -3.0 }]);
+    rig.until(|k| matches!(k, EventKind::ScoreEdited { .. })).await;
+    let g = rig.app.state.graph.as_ref().unwrap();
+    assert_eq!(g.score("geo_lookup"), -3.0);
+    assert!(g.weight("start", "geo_lookup").unwrap() < before, "the edited score lowers the weight into it");
+
+    // α through the parameters dialog: the first row is alpha.
+    rig.press([ch('p')]);
+    rig.press((0..8).map(|_| key(KeyCode::Backspace)));
+    rig.press(typed("0.9"));
+    let mut sent = rig.press([key(KeyCode::Enter)]);
+    for _ in 0..10 {
+        if !sent.is_empty() {
+            break;
+        }
+        sent = rig.press([key(KeyCode::Enter)]);
+    }
+    assert_eq!(sent, vec![Control::SetParam { change: ParamChange::Alpha(0.9) }]);
+    let changed = rig.until(|k| matches!(k, EventKind::ParamChanged { .. })).await;
+    assert_eq!(rig.app.state.params.alpha, 0.9);
+    // Recorded with the step it took effect in.
+    assert_eq!(changed.run, 1);
+    rig.press([ch('q')]);
+    rig.engine.await.unwrap().unwrap();
+}
+
+#[test]
+fn replay_keys_move_the_cursor_and_controls_are_refused() {
+    let events = common::fixture("toolnet-fault.jsonl");
+    let total = events.len();
+    let mut app = App::replay(events.clone());
+    assert_eq!(app.state, SessionState::from_events(&events));
+    app.update(key(KeyCode::Home));
+    assert_eq!(app.state, SessionState::default());
+    app.update(key(KeyCode::Right));
+    app.update(key(KeyCode::Right));
+    assert_eq!(app.state, SessionState::from_events(&events[..2]));
+    for c in "40".chars() {
+        app.update(ch(c));
+    }
+    app.update(key(KeyCode::Enter));
+    assert_eq!(app.state, SessionState::from_events(&events[..40]));
+    app.update(key(KeyCode::Left));
+    assert_eq!(app.state, SessionState::from_events(&events[..39]));
+    app.update(key(KeyCode::End));
+    assert_eq!(app.view.replay.unwrap().cursor, total);
+    // Read-only: a control key sends nothing.
+    assert!(app.update(ch(' ')).is_empty());
+    assert!(app.update(ch('f')).is_empty());
+    assert!(app.dialog.is_none());
+    assert_eq!(app.update(ch('q')), vec![Effect::Quit]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    // The screen at event N of a replay is what the live app showed after
+    // N events, whatever N and however the cursor got there.
+    #[test]
+    fn replay_at_n_equals_live_after_n(n in 0usize..145, back in 0usize..20) {
+        let events = common::fixture("toolnet-fault.jsonl");
+        let n = n.min(events.len());
+        let mut live = App::live();
+        for e in &events[..n] {
+            live.update(Action::Engine(e.clone()));
+        }
+        let mut replay = App::replay(events.clone());
+        replay.seek(n + back);
+        replay.seek(n);
+        prop_assert_eq!(&replay.state, &live.state);
+    }
+}
+
+#[test]
+fn only_changes_ask_for_a_redraw() {
+    let events = common::fixture("toolnet-fault.jsonl");
+    let mut app = App::live();
+    app.dirty = false;
+    // A key that does nothing, and a key release, change nothing on screen.
+    app.update(key(KeyCode::F(5)));
+    assert!(!app.dirty);
+    app.update(Action::Key(KeyEvent::new_with_kind(
+        KeyCode::Char('z'),
+        KeyModifiers::NONE,
+        crossterm::event::KeyEventKind::Release,
+    )));
+    assert!(!app.dirty);
+    // An engine event does; so does the tick (elapsed times move).
+    app.update(Action::Engine(events[0].clone()));
+    assert!(app.dirty);
+    app.dirty = false;
+    app.update(Action::Tick { now_ms: 10 });
+    assert!(app.dirty);
+}

@@ -1,0 +1,375 @@
+//! The graph pane: snapshots at 80×24 and 160×48 from the fault fixture,
+//! meaning carried by style on the buffer, node states, the find search, and
+//! no panics at tiny sizes or on an empty session.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Color;
+
+use switchyard::engine::event::{GraphSnapshot, ToolBrief};
+use switchyard::engine::state::{ActiveFault, FinishedCall, RunView, ToolSpend};
+use switchyard::engine::{Event, EventKind, Params, SessionState, StrategyKind};
+use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
+use switchyard::ui::panes::graph::{self, NodeState, find_tools, node_state};
+use switchyard::ui::symbols;
+use switchyard::ui::{GraphMode, PaneCtx, Theme, ViewState};
+
+const FIXTURE: &str = "toolnet-fault.jsonl";
+/// The first 102 events end with geo_lookup's first failed call (task 7, with
+/// the fault injected after task 1 still active).
+const JUST_FAILED: usize = 102;
+
+fn view(mode: GraphMode, selected: Option<&str>) -> ViewState {
+    ViewState { graph_mode: mode, selected: selected.map(str::to_string), ..Default::default() }
+}
+
+fn draw(state: &SessionState, view: &ViewState, w: u16, h: u16) -> Buffer {
+    let theme = Theme::default();
+    let ctx = PaneCtx { state, view, theme: &theme, focused: true, now_ms: state.t };
+    common::render(w, h, |f| graph::render(f, Rect::new(0, 0, w, h), &ctx))
+}
+
+/// The row of the buffer and the column where `text` starts, for every
+/// occurrence.
+fn find_text(buf: &Buffer, text: &str) -> Vec<(u16, u16)> {
+    let cols: Vec<char> = text.chars().collect();
+    let mut hits = Vec::new();
+    for y in 0..buf.area.height {
+        let row: Vec<String> = (0..buf.area.width).map(|x| buf[(x, y)].symbol().to_string()).collect();
+        for x in 0..row.len() {
+            if cols.iter().enumerate().all(|(k, c)| row.get(x + k).is_some_and(|s| s.chars().eq(std::iter::once(*c)))) {
+                hits.push((x as u16, y));
+            }
+        }
+    }
+    hits
+}
+
+fn snapshot_both(name: &str, state: &SessionState, view: &ViewState) {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let buf = draw(state, view, w, h);
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), common::buffer_text(&buf));
+    }
+}
+
+#[test]
+fn neighbourhood_at_the_end_focused_on_geo_lookup() {
+    let state = common::fixture_state(FIXTURE, None);
+    snapshot_both("neighbourhood_end_geo_lookup", &state, &view(GraphMode::Neighbourhood, Some("geo_lookup")));
+}
+
+#[test]
+fn neighbourhood_just_after_geo_lookup_failed() {
+    let state = common::fixture_state(FIXTURE, Some(JUST_FAILED));
+    assert_eq!(state.current.as_ref().unwrap().path, vec!["geo_lookup".to_string()]);
+    // Follows the agent: the focus is the last tool on the path.
+    snapshot_both("neighbourhood_geo_lookup_failed", &state, &view(GraphMode::Neighbourhood, None));
+}
+
+#[test]
+fn whole_graph_is_layered_when_small() {
+    let state = common::fixture_state(FIXTURE, None);
+    let v = view(GraphMode::Whole, Some("geo_lookup"));
+    snapshot_both("whole_layered", &state, &v);
+    let buf = draw(&state, &v, 160, 48);
+    let text = common::buffer_text(&buf);
+    for tool in &state.tools {
+        assert!(text.contains(&tool.name), "{} missing from the drawing:\n{text}", tool.name);
+    }
+    assert!(!text.contains("of 17 tools"), "the sample library is drawn, not tabled");
+}
+
+#[test]
+fn layout_is_the_same_every_time() {
+    let state = common::fixture_state(FIXTURE, None);
+    let g = state.graph.as_ref().unwrap();
+    let first = graph::layered_layout(g);
+    assert_eq!(first.nodes.len(), 19, "17 tools, start and end");
+    for _ in 0..20 {
+        assert_eq!(graph::layered_layout(g), first);
+    }
+    let layer = |n: &str| first.nodes.iter().find(|p| p.name == n).unwrap().layer;
+    assert_eq!(layer("start"), 0);
+    assert!(layer("city_search") < layer("city_stats"), "an edge points down the layers");
+    assert!(first.nodes.iter().all(|p| p.layer <= layer("end")), "end is at the bottom");
+}
+
+/// A session over `n` tools: start → each (descending weights), each → end,
+/// scores rising with the index so the ranking is known.
+fn large_state(n: usize) -> SessionState {
+    let names: Vec<String> = (0..n).map(|i| format!("tool_{i:04}")).collect();
+    let mut edges = Vec::new();
+    for (i, t) in names.iter().enumerate() {
+        edges.push(("start".to_string(), t.clone(), 1.0 / (i as f64 + 2.0)));
+        edges.push((t.clone(), "end".to_string(), 1.0));
+        edges.push((t.clone(), t.clone(), 0.0));
+    }
+    // Two edges into tool_0199 besides start's.
+    edges.push(("tool_0000".into(), "tool_0199".into(), 0.5));
+    edges.push(("tool_0001".into(), "tool_0199".into(), 0.5));
+    let scores = names.iter().enumerate().map(|(i, t)| (t.clone(), i as f64 / 10.0)).collect();
+    let ev = Event {
+        v: 1,
+        run: 0,
+        step: 0,
+        t: 0,
+        kind: EventKind::SessionStarted {
+            schema: 1,
+            strategy: StrategyKind::Toolnet,
+            seed: 1,
+            params: Params::default(),
+            models: vec![],
+            tools: names
+                .iter()
+                .map(|t| ToolBrief {
+                    name: t.clone(),
+                    description: format!("{t} does things"),
+                    category: None,
+                    cost: 1.0,
+                })
+                .collect(),
+            cost_unit: "call".into(),
+            tasks: 1,
+            task_list: vec![],
+            available_models: vec![],
+            pace_ms: 0,
+            graph: Some(GraphSnapshot { iteration: 3, edges, scores }),
+        },
+    };
+    SessionState::from_events([&ev])
+}
+
+#[test]
+fn whole_graph_is_a_ranked_table_when_large() {
+    let state = large_state(240);
+    let v = view(GraphMode::Whole, Some("tool_0199"));
+    snapshot_both("whole_table", &state, &v);
+    let text = common::buffer_text(&draw(&state, &v, 160, 48));
+    assert!(text.contains("of 240 tools"), "{text}");
+    // Highest score first: tool_0239 (23.9) is rank 1.
+    let first_row = text.lines().find(|l| l.contains("tool_") && !l.contains("Graph")).unwrap();
+    assert!(first_row.contains(" 1 ") && first_row.contains("tool_0239"), "{first_row}");
+}
+
+#[test]
+fn ranked_table_scrolls_and_counts_in_edges() {
+    let state = large_state(240);
+    let mut v = view(GraphMode::Whole, Some("start"));
+    v.table_offset = 40;
+    let text = common::buffer_text(&draw(&state, &v, 160, 48));
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("tool_") && !l.contains("Graph")).collect();
+    let cells: Vec<&str> = rows[0].trim_matches('│').split_whitespace().collect();
+    assert_eq!(&cells[..2], ["41", "tool_0199"], "{}", rows[0]);
+    // start, tool_0000 and tool_0001 point at tool_0199.
+    assert!(cells.contains(&"3"), "in-degree 3 expected: {}", rows[0]);
+    // Scrolling past the end shows the last rows rather than nothing.
+    v.table_offset = 10_000;
+    let text = common::buffer_text(&draw(&state, &v, 160, 48));
+    assert!(text.contains("tool_0000") && text.contains("of 240 tools"), "{text}");
+}
+
+#[test]
+fn failing_geo_lookup_carries_fault_colour_and_symbol() {
+    let state = common::fixture_state(FIXTURE, Some(JUST_FAILED));
+    let theme = Theme::default();
+    assert_eq!(node_state(&state, "geo_lookup"), NodeState::Faulted);
+    // From start, geo_lookup is a successor row in the right column.
+    let v = view(GraphMode::Neighbourhood, Some("start"));
+    let buf = draw(&state, &v, 160, 48);
+    let (x, y) = *find_text(&buf, "geo_lookup ").iter().find(|(x, _)| *x > 80).expect("geo_lookup row");
+    let row: String = (x..buf.area.width).map(|c| buf[(c, y)].symbol().to_string()).collect();
+    let sym_x = x + row.find(symbols::FAULT).map(|b| row[..b].chars().count() as u16).expect("fault symbol on the row");
+    assert_eq!(buf[(sym_x, y)].fg, theme.fault);
+    assert_ne!(theme.fault, theme.ok);
+    // The agent stands on start: its successors are the candidates, marked.
+    assert_eq!(buf[(x - 1, y)].symbol(), "›");
+    // geo_lookup is on this task's path: its name is in the path colour.
+    assert_eq!(buf[(x, y)].fg, theme.path);
+
+    // In the layered drawing too.
+    let buf = draw(&state, &view(GraphMode::Whole, None), 160, 48);
+    // The symbol is wide (two cells), then a space, then the name.
+    let (x, y) = *find_text(&buf, "geo_lookup")
+        .iter()
+        .find(|(x, y)| *x >= 3 && buf[(x - 3, *y)].symbol() == symbols::FAULT)
+        .expect("geo_lookup's label with its fault symbol");
+    assert_eq!(buf[(x - 3, y)].fg, theme.fault);
+}
+
+#[test]
+fn the_path_line_shows_each_call_outcome() {
+    let state = common::fixture_state(FIXTURE, Some(107));
+    let buf = draw(&state, &view(GraphMode::Neighbourhood, None), 160, 48);
+    let text = common::buffer_text(&buf);
+    let want = format!("start › geo_lookup {} › geo_lookup_mirror {}", symbols::FAILING, symbols::OK);
+    assert!(text.contains(&want), "{want} not in\n{text}");
+    let theme = Theme::default();
+    let (x, y) = find_text(&buf, &want)[0];
+    let fail_x = x + "start › geo_lookup ".chars().count() as u16;
+    assert_eq!(buf[(fail_x, y)].symbol(), symbols::FAILING);
+    assert_eq!(buf[(fail_x, y)].fg, theme.fault, "the failure was injected");
+}
+
+#[test]
+fn chart_shows_the_twin_overtaking() {
+    let state = common::fixture_state(FIXTURE, None);
+    let text = common::buffer_text(&draw(&state, &view(GraphMode::Neighbourhood, Some("geo_lookup")), 160, 48));
+    assert!(text.contains("w city_search→ ━ geo_lookup"), "the edge it was reached by:\n{text}");
+    assert!(text.contains("• geo_lookup_mirror"), "the twin's series is named:\n{text}");
+}
+
+fn session_with(tool: &str) -> SessionState {
+    SessionState {
+        tools: vec![ToolBrief { name: tool.into(), description: String::new(), category: None, cost: 1.0 }],
+        current: Some(RunView::default()),
+        ..Default::default()
+    }
+}
+
+fn call(tool: &str, ok: bool) -> FinishedCall {
+    FinishedCall { call: 1, run: 1, tool: tool.into(), ok, latency_ms: 1, fault: None }
+}
+
+#[test]
+fn node_state_precedence() {
+    let mut s = session_with("t");
+    assert_eq!(node_state(&s, "t"), NodeState::Unused);
+    s.recent_calls.push_front(call("t", true));
+    assert_eq!(node_state(&s, "t"), NodeState::Ok);
+    s.recent_calls.push_front(call("t", false));
+    assert_eq!(node_state(&s, "t"), NodeState::Failing, "the newest call decides");
+    s.recent_calls.push_front(call("other", true));
+    assert_eq!(node_state(&s, "t"), NodeState::Failing, "other tools' calls do not count");
+    s.current.as_mut().unwrap().forbidden.insert("t".into());
+    assert_eq!(node_state(&s, "t"), NodeState::Forbidden);
+    s.current.as_mut().unwrap().blacklisted.insert("t".into());
+    assert_eq!(node_state(&s, "t"), NodeState::Blacklisted);
+    s.faults.push(ActiveFault {
+        tool: "t".into(),
+        fault: Fault { mode: FaultMode::Error, scope: FaultScope::UntilCleared },
+        left: None,
+    });
+    assert_eq!(node_state(&s, "t"), NodeState::Faulted);
+    assert_eq!(node_state(&s, "other"), NodeState::Ok);
+}
+
+#[test]
+fn node_state_of_a_tool_whose_calls_left_the_recent_window() {
+    let mut s = session_with("t");
+    s.tool_spend.insert("t".into(), ToolSpend { calls: 3, errors: 1, cost: 3.0 });
+    assert_eq!(node_state(&s, "t"), NodeState::Ok);
+}
+
+#[test]
+fn node_states_have_distinct_symbols_and_the_shared_ones() {
+    let all = [
+        NodeState::Ok,
+        NodeState::Failing,
+        NodeState::Faulted,
+        NodeState::Forbidden,
+        NodeState::Blacklisted,
+        NodeState::Unused,
+    ];
+    let syms: BTreeSet<&str> = all.iter().map(|s| s.symbol()).collect();
+    assert_eq!(syms.len(), all.len());
+    assert_eq!(NodeState::Faulted.symbol(), symbols::FAULT);
+    assert_eq!(NodeState::Failing.symbol(), symbols::FAILING);
+    let theme = Theme::default();
+    assert_eq!(NodeState::Failing.color(&theme), theme.failing);
+    assert_eq!(NodeState::Blacklisted.color(&theme), theme.blacklisted);
+}
+
+#[test]
+fn fixture_node_states() {
+    let state = common::fixture_state(FIXTURE, None);
+    assert_eq!(node_state(&state, "geo_lookup"), NodeState::Faulted);
+    assert_eq!(node_state(&state, "geo_lookup_mirror"), NodeState::Ok);
+    assert_eq!(node_state(&state, "web_search"), NodeState::Unused);
+    // Before the fault: geo_lookup had one good call.
+    let early = common::fixture_state(FIXTURE, Some(15));
+    assert_eq!(node_state(&early, "geo_lookup"), NodeState::Ok);
+}
+
+#[test]
+fn find_tools_puts_prefix_matches_first() {
+    let state = common::fixture_state(FIXTURE, None);
+    assert_eq!(find_tools(&state, "geo", 10), vec!["geo_lookup", "geo_lookup_mirror"]);
+    assert_eq!(find_tools(&state, "CITY", 10), vec!["city_search", "city_stats"]);
+    // Prefix matches, then the others containing it, each alphabetical.
+    assert_eq!(find_tools(&state, "calc", 10), vec!["calculator", "random_calculator"]);
+    assert_eq!(find_tools(&state, "r", 3), vec!["random_calculator", "roman_numerals", "calculator"]);
+    assert_eq!(find_tools(&state, "lookup", 10), vec!["geo_lookup", "geo_lookup_mirror", "glossary_lookup"]);
+    assert!(find_tools(&state, "zzz", 10).is_empty());
+    assert!(find_tools(&state, "end", 10).iter().all(|n| n != "end"), "end is not a tool");
+    assert_eq!(find_tools(&state, "", 100).len(), 17);
+    assert!(find_tools(&SessionState::default(), "geo", 10).is_empty());
+}
+
+#[test]
+fn no_panic_at_tiny_sizes_or_on_empty_state() {
+    let states = [
+        SessionState::default(),
+        common::fixture_state(FIXTURE, Some(1)),
+        common::fixture_state(FIXTURE, Some(JUST_FAILED)),
+        common::fixture_state(FIXTURE, None),
+        large_state(200),
+    ];
+    let sizes = [(10, 3), (20, 5), (1, 1), (2, 2), (30, 8), (40, 14), (80, 24), (200, 60)];
+    for s in &states {
+        for mode in [GraphMode::Neighbourhood, GraphMode::Whole] {
+            for sel in [None, Some("geo_lookup"), Some("start"), Some("end"), Some("no_such_tool")] {
+                for (w, h) in sizes {
+                    let buf = draw(s, &view(mode, sel), w, h);
+                    assert_eq!(buf.area, Rect::new(0, 0, w, h));
+                }
+            }
+        }
+    }
+    let empty = common::buffer_text(&draw(&SessionState::default(), &view(GraphMode::Neighbourhood, None), 80, 24));
+    assert!(empty.contains("Graph"), "{empty}");
+}
+
+#[test]
+fn the_title_names_mode_and_focus() {
+    let state = common::fixture_state(FIXTURE, None);
+    let text = common::buffer_text(&draw(&state, &view(GraphMode::Whole, Some("calculator")), 80, 24));
+    let top = text.lines().next().unwrap();
+    assert!(top.contains("Graph") && top.contains("whole") && top.contains("calculator"), "{top}");
+    assert_ne!(Theme::default().fault, Color::Reset);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Any drawable graph (cycles, self-loops, edges into start and out of end,
+    /// zero weights, loose nodes) lays out without a panic or a hang (the
+    /// library's default network-simplex ranking can cycle forever), every
+    /// node in a layer, and draws.
+    #[test]
+    fn any_small_graph_lays_out(
+        n in 1usize..61,
+        edges in proptest::collection::vec((0usize..62, 0usize..62, 0u8..4), 0..200),
+    ) {
+        let name = |i: usize| match i % (n + 2) {
+            0 => "start".to_string(),
+            1 => "end".to_string(),
+            k => format!("t{k}"),
+        };
+        let mut g = switchyard::engine::state::GraphView::default();
+        for i in 0..n + 2 {
+            g.out.entry(name(i)).or_default();
+        }
+        for (f, t, w) in edges {
+            g.out.entry(name(f)).or_default().insert(name(t), f64::from(w) / 4.0);
+        }
+        let l = graph::layered_layout(&g);
+        proptest::prop_assert!(l.nodes.iter().all(|p| p.layer < l.layers && (0.0..=1.0).contains(&p.x)));
+        let state = SessionState { graph: Some(g), ..Default::default() };
+        for (w, h) in [(80, 24), (30, 8)] {
+            draw(&state, &view(GraphMode::Whole, Some("t2")), w, h);
+        }
+    }
+}
