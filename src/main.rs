@@ -9,8 +9,10 @@ fn main() -> ExitCode {
     match cli::main() {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
-            for cause in e.chain().skip(1) {
+            let top = e.to_string();
+            eprintln!("error: {top}");
+            // Our errors usually quote their cause already.
+            for cause in e.chain().skip(1).map(|c| c.to_string()).filter(|c| !top.contains(c.as_str())) {
                 eprintln!("  caused by: {cause}");
             }
             ExitCode::FAILURE
