@@ -46,6 +46,21 @@ enum Command {
     Run(RunArgs),
     /// Run a task set under several strategies and compare them.
     Eval(EvalArgs),
+    /// BTP's plan for a task: tool, cost, v, F̃, planned calls and cost, R.
+    Plan {
+        #[arg(long)]
+        task: String,
+        /// The budget B (default: the config's).
+        #[arg(long)]
+        budget: Option<f64>,
+        #[arg(long)]
+        tau: Option<f64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// BTP's experience store.
+    #[command(subcommand)]
+    Experience(ExperienceCommand),
     /// ToolNet's tool graph.
     #[command(subcommand)]
     Graph(GraphCommand),
@@ -73,6 +88,18 @@ struct Common {
     /// Timestamps in ticks instead of milliseconds (byte-identical traces for a seed).
     #[arg(long)]
     logical_clock: bool,
+    /// BTP's budget B per task (same as --set budget=B).
+    #[arg(long)]
+    budget: Option<f64>,
+    /// BTP's value threshold τ (same as --set tau=T).
+    #[arg(long)]
+    tau: Option<f64>,
+    /// BTP planning and enforcement when a budget is set: on or off (default: the config's).
+    #[arg(long, value_parser = ["on", "off"])]
+    btp: Option<String>,
+    /// Replace the tools' costs, e.g. random:1-10 (the BTP paper's setting), drawn with the seed.
+    #[arg(long)]
+    tool_costs: Option<String>,
 }
 
 #[derive(Args, Debug, Default)]
@@ -149,6 +176,9 @@ struct EvalArgs {
     /// How many tools `react` is offered: a number, or `all` (the paper's baseline).
     #[arg(long, default_value = "all")]
     react_k: String,
+    /// One row per value: tau=0,0.05,0.1 or budget=10,20,30.
+    #[arg(long)]
+    sweep: Option<String>,
     #[arg(long)]
     json: bool,
 }
@@ -167,6 +197,14 @@ enum GraphCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum ExperienceCommand {
+    /// Read past trajectories (JSON Lines of {"query", "tools"}) into the store.
+    Import { file: PathBuf },
+    /// How many usages the store holds, per tool.
+    Show,
 }
 
 #[derive(Subcommand, Debug)]
@@ -194,6 +232,9 @@ pub fn main() -> Result<ExitCode> {
         Command::Replay { file, theme } => replay(&config, &file, theme),
         Command::Run(a) => run(&config, a),
         Command::Eval(a) => eval(&config, a),
+        Command::Plan { task, budget, tau, json } => plan(&config, &task, budget, tau, json),
+        Command::Experience(ExperienceCommand::Import { file }) => experience_import(&config, &file),
+        Command::Experience(ExperienceCommand::Show) => experience_show(&config),
         Command::Graph(GraphCommand::Build { trajectories }) => graph_build(config, trajectories),
         Command::Graph(GraphCommand::Show { tool, json }) => graph_show(&config, &tool, json),
         Command::Trace(TraceCommand::Show { file, json }) => trace_show(&file, json),
@@ -224,6 +265,16 @@ fn common_options(c: &Common) -> Result<SessionOptions> {
     };
     for s in &c.set {
         o.param_changes.push(ParamChange::parse(s).map_err(|e| eyre!("--set {s}: {e}"))?);
+    }
+    if let Some(b) = c.budget {
+        o.param_changes.push(ParamChange::parse(&format!("budget={b}")).map_err(|e| eyre!("--budget: {e}"))?);
+    }
+    if let Some(t) = c.tau {
+        o.param_changes.push(ParamChange::parse(&format!("tau={t}")).map_err(|e| eyre!("--tau: {e}"))?);
+    }
+    o.btp = c.btp.as_deref().map(|b| b == "on");
+    if let Some(tc) = &c.tool_costs {
+        o.tool_costs = Some(tc.parse().map_err(|e| eyre!("--tool-costs: {e}"))?);
     }
     for f in &c.faults {
         let (spec, at) = match f.rsplit_once('@') {
@@ -389,6 +440,7 @@ fn print_session(state: &SessionState) {
             (_, RunOutcome::MaxSteps) => "no answer",
             (_, RunOutcome::Stopped) => "stopped",
             (_, RunOutcome::Restarted) => "restarted",
+            (_, RunOutcome::OutOfBudget) => "no budget",
             (_, RunOutcome::Failed { .. }) => "failed",
         };
         let answer: String = r.answer.clone().unwrap_or_default().chars().take(40).collect();
@@ -409,30 +461,123 @@ fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
     let rt = runtime()?;
     let mut rows = Vec::new();
     let mut unit = config.cost_unit.clone();
-    for strategy in &a.strategy {
-        let mut opts = common_options(&a.common)?;
-        opts.strategy = Some(*strategy);
-        // An experiment starts from the trajectories and leaves the saved graph alone.
-        opts.graph = GraphSource::Fresh;
-        opts.save_graph = false;
-        let mut label = strategy.as_str().to_string();
-        if *strategy == StrategyKind::React {
-            let k = if a.react_k == "all" {
-                session::load_library(config)?.len()
-            } else {
-                a.react_k.parse().map_err(|_| eyre!("--react-k: '{}' is neither a number nor 'all'", a.react_k))?
-            };
-            opts.param_changes.push(ParamChange::TopK(k));
-            label = format!("react (k={})", a.react_k);
+    let sweep: Vec<(String, String)> = match &a.sweep {
+        None => vec![(String::new(), String::new())],
+        Some(spec) => {
+            let (name, values) = spec.split_once('=').ok_or_else(|| eyre!("--sweep: expected NAME=V1,V2,..."))?;
+            if !matches!(name, "tau" | "budget" | "alpha" | "beta" | "top_k") {
+                return Err(eyre!("--sweep: '{name}' cannot be swept (tau, budget, alpha, beta, top_k)"));
+            }
+            values.split(',').map(|v| (name.to_string(), v.trim().to_string())).collect()
         }
-        let outcome = rt.block_on(session::run(session::prepare(config, &opts)?))?;
-        unit = outcome.state.cost_unit.clone();
-        rows.push(Metrics::from_state(label, &outcome.state));
+    };
+    // BTP's estimates start from the configured trajectories, held in memory:
+    // an experiment neither reads nor grows the saved experience.
+    let seed_experience = match &config.trajectories {
+        Some(p) => switchyard::budget::experience::import_trajectories(p)?,
+        None => Vec::new(),
+    };
+    let budgeted = a.common.budget.is_some() || a.sweep.as_deref().is_some_and(|s| s.starts_with("budget="));
+    for (sweep_name, sweep_value) in &sweep {
+        for strategy in &a.strategy {
+            let mut opts = common_options(&a.common)?;
+            opts.experience = session::ExperienceSource::InMemory(seed_experience.clone());
+            if !sweep_name.is_empty() {
+                opts.param_changes.push(
+                    ParamChange::parse(&format!("{sweep_name}={sweep_value}")).map_err(|e| eyre!("--sweep: {e}"))?,
+                );
+            }
+            opts.strategy = Some(*strategy);
+            // An experiment starts from the trajectories and leaves the saved graph alone.
+            opts.graph = GraphSource::Fresh;
+            opts.save_graph = false;
+            let mut label = strategy.as_str().to_string();
+            if *strategy == StrategyKind::React {
+                let k = if a.react_k == "all" {
+                    session::load_library(config)?.len()
+                } else {
+                    a.react_k.parse().map_err(|_| eyre!("--react-k: '{}' is neither a number nor 'all'", a.react_k))?
+                };
+                opts.param_changes.push(ParamChange::TopK(k));
+                label = format!("react (k={})", a.react_k);
+            }
+            if budgeted {
+                let on = opts.btp.unwrap_or(config.btp.enabled);
+                label = format!("{label} btp {}", if on { "on" } else { "off" });
+            }
+            if !sweep_name.is_empty() {
+                label = format!("{label} {sweep_name}={sweep_value}");
+            }
+            let outcome = rt.block_on(session::run(session::prepare(config, &opts)?))?;
+            unit = outcome.state.cost_unit.clone();
+            rows.push(Metrics::from_state(label, &outcome.state));
+        }
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         print!("{}", table(&rows, &unit));
+        if budgeted {
+            print!("{}", switchyard::eval::report::budget_table(&rows, &unit));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn plan(config: &Config, task: &str, budget: Option<f64>, tau: Option<f64>, json: bool) -> Result<ExitCode> {
+    let budget =
+        budget.or(config.params.budget).ok_or_else(|| eyre!("no budget: give --budget B (or set params.budget)"))?;
+    let tau = tau.unwrap_or(config.params.tau);
+    let report = session::plan_task(config, task, budget, tau)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "B = {:.2}, c_s = {:.2}, R = {:.2}, τ = {tau}, λ = {}; {} experience records",
+        report.budget, report.fixed_cost, report.remaining, report.lambda, report.experience
+    );
+    println!("{:<22} {:>8} {:>6} {:>6} {:>6} {:>11}", "tool", "cost", "v", "F̃", "calls", "plan cost");
+    for r in &report.rows {
+        println!(
+            "{:<22} {:>8.2} {:>6.2} {:>6.2} {:>6} {:>11.2}{}",
+            r.tool,
+            r.cost,
+            r.value,
+            r.freq,
+            r.calls,
+            r.cost * f64::from(r.calls),
+            if r.defaulted { "  (no experience: defaults)" } else { "" }
+        );
+    }
+    println!("planned: {} calls, {:.2} of R = {:.2}", report.planned_calls, report.planned_cost, report.remaining);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn experience_import(config: &Config, file: &std::path::Path) -> Result<ExitCode> {
+    let records = switchyard::budget::experience::import_trajectories(file)?;
+    let path = session::experience_path(config)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).wrap_err_with(|| format!("could not create {}", dir.display()))?;
+    }
+    let mut store = switchyard::budget::experience::ExperienceStore::open(&path)?;
+    store.append(&records)?;
+    println!("imported {} tool usages from {} into {}", records.len(), file.display(), path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn experience_show(config: &Config) -> Result<ExitCode> {
+    let path = session::experience_path(config)?;
+    let store = switchyard::budget::experience::ExperienceStore::open(&path)?;
+    let mut per_tool: std::collections::BTreeMap<&str, (usize, usize)> = Default::default();
+    for r in store.records() {
+        let e = per_tool.entry(r.tool.as_str()).or_default();
+        e.0 += 1;
+        e.1 += usize::from(r.helpful);
+    }
+    println!("{}: {} usages", path.display(), store.records().len());
+    for (tool, (n, good)) in per_tool {
+        println!("  {tool:<24} {n:>5} used {good:>5} helpful");
     }
     Ok(ExitCode::SUCCESS)
 }

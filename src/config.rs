@@ -93,9 +93,44 @@ struct RawConfig {
     #[serde(default)]
     params: Option<Params>,
     #[serde(default)]
+    btp: Option<BtpConfig>,
+    #[serde(default)]
     models: BTreeMap<String, ModelConfig>,
     #[serde(default)]
     roles: BTreeMap<String, String>,
+}
+
+/// BTP's settings (`[btp]`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct BtpConfig {
+    /// Plan and enforce when a budget is set.
+    pub enabled: bool,
+    /// Real costs are scaled by λ into integers for the plan (appendix A.1).
+    pub lambda: f64,
+    /// Retrieved tools the plan chooses among (the paper: 5).
+    pub candidates: usize,
+    /// Cost per second of a tool call's time.
+    pub time_rate: f64,
+    /// Ask the `judge` model whether a result helped, instead of the rule.
+    pub model_judge: bool,
+    /// v and F̃ for a tool with no experience.
+    pub default_value: f64,
+    pub default_freq: f64,
+}
+
+impl Default for BtpConfig {
+    fn default() -> Self {
+        BtpConfig {
+            enabled: true,
+            lambda: 100.0,
+            candidates: 5,
+            time_rate: 0.0,
+            model_judge: false,
+            default_value: 0.5,
+            default_freq: 1.0,
+        }
+    }
 }
 
 /// Everything a run needs to know before it starts.
@@ -116,6 +151,7 @@ pub struct Config {
     /// The workbench waits this long before each call, so a run can be followed.
     pub pace_ms: u64,
     pub params: Params,
+    pub btp: BtpConfig,
     pub models: BTreeMap<String, ModelConfig>,
     /// Role → model name.
     pub roles: BTreeMap<Role, String>,
@@ -149,6 +185,7 @@ impl Default for Config {
             theme: "dark".into(),
             pace_ms: 400,
             params: Params::default(),
+            btp: BtpConfig::default(),
             models,
             roles: Role::ALL.into_iter().map(|r| (r, "sim".to_string())).collect(),
         }
@@ -204,6 +241,23 @@ impl Config {
         }
         if let Some(p) = raw.pace_ms {
             c.pace_ms = p;
+        }
+        if let Some(b) = raw.btp {
+            if !(b.lambda.is_finite() && b.lambda >= 1.0) {
+                return Err(field("btp.lambda", format!("must be a number >= 1, got {}", b.lambda)));
+            }
+            if b.candidates == 0 {
+                return Err(field("btp.candidates", "must be at least 1".into()));
+            }
+            if !(0.0..=1.0).contains(&b.default_value) {
+                return Err(field("btp.default_value", "must be within [0, 1]".into()));
+            }
+            if !(b.default_freq.is_finite() && b.default_freq >= 0.0)
+                || !(b.time_rate.is_finite() && b.time_rate >= 0.0)
+            {
+                return Err(field("btp", "default_freq and time_rate must be numbers >= 0".into()));
+            }
+            c.btp = b;
         }
         if let Some(p) = raw.params {
             p.validate().map_err(|e| field(&format!("params.{}", e.param), e.why))?;

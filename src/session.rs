@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::budget::experience::ExperienceStore;
 use crate::config::{Config, ConfigError};
+use crate::engine::btp::BtpSetup;
 use crate::engine::trace::{TraceError, TraceWriter};
 use crate::engine::{
     Engine, EngineError, EngineHandle, EngineSetup, LogicalClock, ModelSlot, Models, Scheduled, SessionOutcome,
@@ -90,6 +92,66 @@ pub struct SessionOptions {
     pub pace_ms: u64,
     /// After the last task, wait for the user (the workbench) instead of ending.
     pub linger: bool,
+    /// BTP planning and enforcement: None follows the config.
+    pub btp: Option<bool>,
+    /// Where past tool usages come from and go to.
+    pub experience: ExperienceSource,
+    /// Replace every tool's cost (the BTP paper's setting: random integers).
+    pub tool_costs: Option<ToolCosts>,
+}
+
+/// Where BTP's experience comes from.
+#[derive(Clone, Debug, Default)]
+pub enum ExperienceSource {
+    /// `DATA_DIR/experience.jsonl`, appended after each run.
+    #[default]
+    DataDir,
+    /// Held in memory for this session only, starting from these usages (eval).
+    InMemory(Vec<crate::budget::experience::Experience>),
+}
+
+/// Tool costs for an experiment.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ToolCosts {
+    /// Each tool costs a whole number drawn from [lo, hi] with the session's seed.
+    Random { lo: u32, hi: u32 },
+}
+
+impl std::str::FromStr for ToolCosts {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let spec = s.strip_prefix("random:").ok_or_else(|| format!("expected random:LO-HI, got '{s}'"))?;
+        let (lo, hi) = spec.split_once('-').ok_or_else(|| format!("expected random:LO-HI, got '{s}'"))?;
+        let (lo, hi): (u32, u32) = (
+            lo.trim().parse().map_err(|_| format!("'{lo}' is not a whole number"))?,
+            hi.trim().parse().map_err(|_| format!("'{hi}' is not a whole number"))?,
+        );
+        if lo == 0 || lo > hi {
+            return Err(format!("need 1 <= LO <= HI, got {lo}-{hi}"));
+        }
+        Ok(ToolCosts::Random { lo, hi })
+    }
+}
+
+/// The library with its costs replaced as asked, deterministically for the seed.
+pub fn with_costs(library: &ToolLibrary, costs: ToolCosts, seed: u64) -> Result<ToolLibrary, SetupError> {
+    use rand::{Rng, SeedableRng};
+    let ToolCosts::Random { lo, hi } = costs;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0xC057_C057);
+    let tools = library
+        .tools()
+        .iter()
+        .map(|t| {
+            let mut t = (**t).clone();
+            t.cost = f64::from(rng.random_range(lo..=hi));
+            t
+        })
+        .collect();
+    Ok(ToolLibrary::new(tools)?)
+}
+
+pub fn experience_path(config: &Config) -> Result<PathBuf, SetupError> {
+    Ok(config.data_dir()?.join("experience.jsonl"))
 }
 
 pub fn load_library(config: &Config) -> Result<Arc<ToolLibrary>, SetupError> {
@@ -195,7 +257,10 @@ pub struct Prepared {
 }
 
 pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, SetupError> {
-    let library = load_library(config)?;
+    let mut library = load_library(config)?;
+    if let Some(c) = opts.tool_costs {
+        library = Arc::new(with_costs(&library, c, opts.seed.unwrap_or(config.seed))?);
+    }
     let tasks = load_task_list(config, &opts.tasks, opts.count)?;
     let strategy = opts.strategy.unwrap_or(config.strategy);
     let seed = opts.seed.unwrap_or(config.seed);
@@ -227,6 +292,19 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     setup.start_paused = opts.start_paused;
     setup.pace = Duration::from_millis(opts.pace_ms);
     setup.linger = opts.linger;
+    let store = match &opts.experience {
+        ExperienceSource::DataDir => ExperienceStore::open(&experience_path(config)?)
+            .map_err(|e| SetupError::Invalid(format!("experience: {e}")))?,
+        ExperienceSource::InMemory(records) => ExperienceStore::in_memory(records.clone()),
+    };
+    let mut btp = BtpSetup::new(store);
+    btp.enforce = opts.btp.unwrap_or(config.btp.enabled);
+    btp.lambda = config.btp.lambda;
+    btp.candidates = config.btp.candidates;
+    btp.time_rate = config.btp.time_rate;
+    btp.model_judge = config.btp.model_judge;
+    btp.defaults = crate::budget::estimate::Defaults { value: config.btp.default_value, freq: config.btp.default_freq };
+    setup.btp = Some(btp);
     let (mut engine, handle) = Engine::new(setup);
     if let Some(p) = &opts.trace {
         engine.set_trace(TraceWriter::create(p)?);
@@ -253,4 +331,36 @@ pub async fn run(prepared: Prepared) -> Result<SessionOutcome, SetupError> {
 
 fn show_paths(paths: &[PathBuf]) -> String {
     paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// BTP's plan for one task, as `switchyard plan` prints it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PlanReport {
+    pub task: String,
+    pub budget: f64,
+    pub fixed_cost: f64,
+    pub remaining: f64,
+    pub lambda: f64,
+    pub tau: f64,
+    pub experience: usize,
+    pub rows: Vec<crate::engine::event::PlanRow>,
+    pub planned_cost: f64,
+    pub planned_calls: u32,
+}
+
+/// Plans one task without running it: the same retrieval, estimates and
+/// knapsack a run starts with.
+pub fn plan_task(config: &Config, task: &str, budget: f64, tau: f64) -> Result<PlanReport, SetupError> {
+    let mut opts = SessionOptions {
+        tasks: TaskSource::Text(task.to_string()),
+        btp: Some(true),
+        logical_clock: true,
+        ..Default::default()
+    };
+    opts.param_changes.push(crate::engine::ParamChange::Budget(Some(budget)));
+    opts.param_changes.push(crate::engine::ParamChange::Tau(tau));
+    opts.strategy = Some(StrategyKind::React);
+    let mut prepared = prepare(config, &opts)?;
+    let plan = prepared.engine.plan_only(task)?;
+    Ok(PlanReport { task: task.to_string(), tau, ..plan })
 }

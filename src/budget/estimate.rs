@@ -1,1 +1,95 @@
-//! See mod.rs.
+//! Expected value v(q_u, t) and frequency constraint F̃(q_u, t) of each
+//! candidate tool for a new query, from past experience (DESIGN §3.2, the
+//! paper's equations 3 and 4).
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use super::experience::Experience;
+use crate::retrieve::similarity;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub tool: String,
+    /// v(q_u, t), in [0, 1].
+    pub value: f64,
+    /// F̃(q_u, t): 0 when `value` < τ.
+    pub freq: f64,
+    /// |E_t|, the past usages of the tool.
+    pub uses: usize,
+    /// The tool had no experience, so `Defaults` stand in for v and F̃.
+    pub defaulted: bool,
+}
+
+/// v₀ and F₀ for a tool with no experience.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Defaults {
+    pub value: f64,
+    pub freq: f64,
+}
+
+impl Default for Defaults {
+    /// An unknown tool gets one try at even odds: v₀ = 0.5 passes the usual
+    /// τ, so a new tool is not shut out before it has any record, and F₀ = 1
+    /// keeps that try from eating a budget the known tools have earned.
+    fn default() -> Self {
+        Self { value: 0.5, freq: 1.0 }
+    }
+}
+
+/// v and F̃ for every candidate tool, in the order of `tools`:
+///
+/// ```text
+/// v(q_u,t) = Σ_{U∈E_t} exp(sim(q_u,q_U))·score(U) / Σ_{U∈E_t} exp(sim(q_u,q_U))
+/// F̃(q_u,t) = 0 if v < τ, else Σ_q exp(sim(q_u,q))·F(q,t) / Σ_q exp(sim(q_u,q))
+/// ```
+///
+/// with q over the distinct past queries in which t was used and F(q, t) the
+/// number of times it was used for q. A tool with no experience gets
+/// `defaults` (and v₀ < τ still gives F̃ = 0). `sim` is
+/// [`crate::retrieve::similarity`].
+pub fn estimate(
+    query: &str,
+    tools: &[String],
+    experience: &[Experience],
+    tau: f64,
+    defaults: Defaults,
+) -> Vec<Estimate> {
+    // Runs before every task over a store that may hold tens of thousands of
+    // usages: group once, and score each distinct past query once.
+    let mut by_tool: BTreeMap<&str, Vec<&Experience>> = tools.iter().map(|t| (t.as_str(), Vec::new())).collect();
+    for e in experience {
+        if let Some(uses) = by_tool.get_mut(e.tool.as_str()) {
+            uses.push(e);
+        }
+    }
+    let mut cache: HashMap<&str, f64> = HashMap::new();
+    tools
+        .iter()
+        .map(|tool| {
+            let uses = &by_tool[tool.as_str()];
+            if uses.is_empty() {
+                let freq = if defaults.value < tau { 0.0 } else { defaults.freq };
+                return Estimate { tool: tool.clone(), value: defaults.value, freq, uses: 0, defaulted: true };
+            }
+            let mut per_query: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
+            let (mut num, mut den) = (0.0, 0.0);
+            for u in uses {
+                let w = *cache.entry(u.query.as_str()).or_insert_with(|| similarity(query, &u.query).exp());
+                num += if u.helpful { w } else { 0.0 };
+                den += w;
+                per_query.entry(u.query.as_str()).or_insert((w, 0)).1 += 1;
+            }
+            let value = num / den;
+            let freq = if value < tau {
+                0.0
+            } else {
+                let (fnum, fden) =
+                    per_query.values().fold((0.0, 0.0), |(n, d), &(w, count)| (n + w * count as f64, d + w));
+                fnum / fden
+            };
+            Estimate { tool: tool.clone(), value, freq, uses: uses.len(), defaulted: false }
+        })
+        .collect()
+}

@@ -138,6 +138,24 @@ pub enum RunOutcome {
     Failed { error: String },
     /// The user restarted the task (it runs again as a new run).
     Restarted,
+    /// The budget could not pay for the next model call.
+    OutOfBudget,
+}
+
+/// One tool's line in a BTP plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanRow {
+    pub tool: String,
+    /// c_i: the estimated cost of one call (tool + model step + time).
+    pub cost: f64,
+    /// v(q_u, t)
+    pub value: f64,
+    /// F̃(q_u, t)
+    pub freq: f64,
+    /// No experience: v and F̃ are the configured defaults.
+    pub defaulted: bool,
+    /// f(q_u, t): the planned calls.
+    pub calls: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -249,6 +267,33 @@ pub enum EventKind {
     GraphUpdated {
         update: GraphUpdate,
     },
+    /// BTP's plan for this run (Algorithm 1).
+    PlanMade {
+        budget: f64,
+        /// c_s: the estimated cost of the prompts and the plan itself.
+        fixed_cost: f64,
+        /// R = B − c_s
+        remaining: f64,
+        lambda: f64,
+        tau: f64,
+        rows: Vec<PlanRow>,
+        planned_cost: f64,
+        planned_calls: u32,
+    },
+    /// Spending against the budget after a call.
+    BudgetSpent {
+        tool: String,
+        amount: f64,
+        spent: f64,
+        left: f64,
+        /// Planned calls of this tool still allowed.
+        allowance: u32,
+    },
+    /// The judge found the tool's result unhelpful: no more calls this task.
+    Blacklisted {
+        tool: String,
+        reason: String,
+    },
     ModelSwitched {
         role: Role,
         model: ModelInfo,
@@ -309,6 +354,9 @@ impl EventKind {
             EventKind::ParamChanged { .. } => "ParamChanged",
             EventKind::Evaluated { .. } => "Evaluated",
             EventKind::GraphUpdated { .. } => "GraphUpdated",
+            EventKind::PlanMade { .. } => "PlanMade",
+            EventKind::BudgetSpent { .. } => "BudgetSpent",
+            EventKind::Blacklisted { .. } => "Blacklisted",
             EventKind::ModelSwitched { .. } => "ModelSwitched",
             EventKind::TaskEdited { .. } => "TaskEdited",
             EventKind::TaskPicked { .. } => "TaskPicked",

@@ -3,6 +3,7 @@
 //! versioned events to subscribers and to the trace. It knows nothing of a
 //! terminal.
 
+pub mod btp;
 pub mod clock;
 pub mod event;
 pub mod models;
@@ -61,6 +62,8 @@ pub struct EngineSetup {
     pub pace: Duration,
     /// After the last task, wait for the user instead of ending the session.
     pub linger: bool,
+    /// BTP: experience, planning and enforcement (None: neither).
+    pub btp: Option<btp::BtpSetup>,
 }
 
 impl EngineSetup {
@@ -79,6 +82,7 @@ impl EngineSetup {
             start_paused: false,
             pace: Duration::ZERO,
             linger: false,
+            btp: None,
         }
     }
 }
@@ -145,6 +149,7 @@ pub struct Engine {
     next_task: Option<usize>,
     pace: Duration,
     linger: bool,
+    btp: Option<btp::BtpSetup>,
     run_no: u32,
     step: u32,
     next_call: u64,
@@ -194,6 +199,7 @@ impl Engine {
             next_task: None,
             pace: setup.pace,
             linger: setup.linger,
+            btp: setup.btp,
             run_no: 0,
             step: 0,
             next_call: 0,

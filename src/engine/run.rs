@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::event::{EventKind, Offered, RefuseReason, RunOutcome, StrategyKind, ToolOutcome};
-use super::{Engine, EngineError};
+use super::{Engine, EngineError, btp};
 use crate::eval::tasks::{Task, answer_matches};
 use crate::graph::{END, START};
 use crate::model::{ChatRequest, ChatResponse, Role, Usage};
 use crate::strategy::protocol::{
-    self, ActorAction, ActorView, CandidateView, EvalView, HistoryEntry, Observation, finish_candidate,
+    self, ActorAction, ActorView, CandidateView, EvalView, HistoryEntry, JudgeView, Observation, finish_candidate,
 };
 use crate::tool::exec::is_nothing_found;
 
@@ -19,6 +19,7 @@ use crate::tool::exec::is_nothing_found;
 enum Halt {
     Stopped,
     Restarted,
+    OutOfBudget,
     ModelFailed(String),
     Engine(EngineError),
 }
@@ -27,6 +28,14 @@ impl From<EngineError> for Halt {
     fn from(e: EngineError) -> Self {
         Halt::Engine(e)
     }
+}
+
+struct ComputedPlan {
+    run: btp::RunBudget,
+    rows: Vec<crate::engine::event::PlanRow>,
+    fixed_cost: f64,
+    planned_cost: f64,
+    planned_calls: u32,
 }
 
 #[derive(Default)]
@@ -64,12 +73,13 @@ impl Engine {
             },
             Err(Halt::Stopped) => (RunOutcome::Stopped, None),
             Err(Halt::Restarted) => (RunOutcome::Restarted, None),
+            Err(Halt::OutOfBudget) => (RunOutcome::OutOfBudget, None),
             Err(Halt::ModelFailed(error)) => (RunOutcome::Failed { error }, None),
             Err(Halt::Engine(e)) => return Err(e),
         };
         if self.strategy == StrategyKind::Toolnet && !history.is_empty() && !self.stop && !self.restart {
             match self.evaluate(task, &history, answer.as_deref(), &mut tally).await {
-                Ok(()) | Err(Halt::Stopped) | Err(Halt::Restarted) | Err(Halt::ModelFailed(_)) => {}
+                Ok(()) | Err(Halt::Stopped | Halt::Restarted | Halt::OutOfBudget | Halt::ModelFailed(_)) => {}
                 Err(Halt::Engine(e)) => return Err(e),
             }
         }
@@ -103,11 +113,37 @@ impl Engine {
         let retrieved = self.retrieve(&task.query);
         let mut node = START.to_string();
         let mut notes: Vec<String> = Vec::new();
-        while self.step < self.params.max_steps {
+        let mut budget = self.make_plan(task)?;
+        let mut usages = Vec::new();
+        let mut told_empty = false;
+        let result = loop {
+            if self.step >= self.params.max_steps {
+                break Ok(None);
+            }
             self.step += 1;
             // Changes made since the last step shape this step's candidates.
             self.apply_pending()?;
-            let candidates = self.candidates(&node, &retrieved);
+            let mut candidates = self.candidates(&node, &retrieved);
+            if let Some(b) = budget.as_ref() {
+                // Algorithm 2: only tools the plan still allows are offered.
+                candidates.retain(|(n, _)| n == protocol::FINISH || b.allowed(n));
+                if candidates.len() == 1 && b.any_left() {
+                    // Nothing allowed is reachable from here: offer what is left of the plan.
+                    let left: Vec<(String, Option<f64>)> =
+                        b.allowance.keys().filter(|t| b.allowed(t)).map(|t| (t.clone(), None)).collect();
+                    candidates.splice(0..0, left);
+                }
+                if !b.any_left() && !told_empty {
+                    notes.push(
+                        "No tool is left within the plan and the budget: answer the task with what you have.".into(),
+                    );
+                    told_empty = true;
+                }
+                let c_step = btp::step_cost(&self.models.get(Role::Actor).price, 0);
+                if b.spent + c_step > b.budget + 1e-9 {
+                    break Err(Halt::OutOfBudget);
+                }
+            }
             let offered: Vec<Offered> = candidates
                 .iter()
                 .map(|(name, w)| Offered {
@@ -143,6 +179,18 @@ impl Engine {
             match action {
                 ActorAction::Finish { answer } => return Ok(Some(answer)),
                 ActorAction::Call { tool, arguments } => {
+                    if let Some(b) = budget.as_ref() {
+                        let (reason, detail) = match b.verdict(&tool) {
+                            btp::Verdict::Allowed => (None, String::new()),
+                            btp::Verdict::Forbidden(d) => (Some(RefuseReason::Forbidden), d),
+                            btp::Verdict::Blacklisted(d) => (Some(RefuseReason::Blacklisted), d),
+                        };
+                        if let Some(reason) = reason.filter(|_| self.library.get(&tool).is_some()) {
+                            self.emit(EventKind::Refused { tool: tool.clone(), reason, detail: detail.clone() })?;
+                            history.push(HistoryEntry { tool, arguments, observation: Observation::Refused(detail) });
+                            continue;
+                        }
+                    }
                     if !names.iter().any(|n| n == &tool && n != protocol::FINISH) {
                         let detail = format!("'{tool}' is not among the candidates ({})", names.join(", "));
                         self.emit(EventKind::Refused {
@@ -154,6 +202,21 @@ impl Engine {
                         continue;
                     }
                     let observation = self.tool_call(&tool, &arguments, tally).await?;
+                    let raw: Result<Value, String> = match &observation {
+                        Observation::Result(v) => Ok(v.clone()),
+                        Observation::Error(e) | Observation::Refused(e) => Err(e.clone()),
+                    };
+                    let helpful = self.judge(task, &tool, &arguments, &observation, tally).await?;
+                    usages.push(btp::usage(&task.query, &tool, &arguments, &raw, helpful));
+                    if let Some(b) = budget.as_mut() {
+                        self.spend(b, &tool, tally, &mut notes)?;
+                        if !helpful {
+                            b.blacklisted.insert(tool.clone());
+                            let reason = "the judge found its result unhelpful for this task".to_string();
+                            self.emit(EventKind::Blacklisted { tool: tool.clone(), reason })?;
+                            notes.push(format!("'{tool}' is blacklisted for this task: its result was not helpful."));
+                        }
+                    }
                     // ToolNet moves along an edge only when the call helped: after a
                     // failure the agent still stands where it was, so a sibling
                     // (the backup of a broken tool) stays within reach.
@@ -163,15 +226,151 @@ impl Engine {
                     history.push(HistoryEntry { tool, arguments, observation });
                 }
             }
+        };
+        if let Some(b) = self.btp.as_mut() {
+            b.experience.append(&usages).map_err(|e| Halt::Engine(EngineError::Setup(format!("experience: {e}"))))?;
         }
-        Ok(None)
+        result
+    }
+
+    /// Algorithm 1 before the first call, when BTP is on and a budget is set.
+    fn make_plan(&mut self, task: &Task) -> Result<Option<btp::RunBudget>, Halt> {
+        let (Some(b), Some(total)) = (self.btp.as_ref(), self.params.budget) else {
+            return Ok(None);
+        };
+        if !b.enforce {
+            return Ok(None);
+        }
+        let lambda = b.lambda;
+        let p = self.compute_plan(&task.query, total);
+        self.emit(EventKind::PlanMade {
+            budget: total,
+            fixed_cost: p.fixed_cost,
+            remaining: total - p.fixed_cost,
+            lambda,
+            tau: self.params.tau,
+            rows: p.rows,
+            planned_cost: p.planned_cost,
+            planned_calls: p.planned_calls,
+        })?;
+        Ok(Some(p.run))
+    }
+
+    /// The plan for a query under the budget `total`, without running anything.
+    fn compute_plan(&self, query: &str, total: f64) -> ComputedPlan {
+        let b = self.btp.as_ref().expect("compute_plan is only called with BTP set up");
+        let candidates = self.retrieve_k(query, b.candidates);
+        // c_s: the first prompt, and the final summary, at the actor's price.
+        let views: Vec<CandidateView> = candidates
+            .iter()
+            .map(|n| self.candidate_view(&Offered { name: n.clone(), weight: None, shown: None }))
+            .chain(std::iter::once(finish_candidate(None)))
+            .collect();
+        let first = protocol::render_actor(&ActorView {
+            task: query.to_string(),
+            history: Vec::new(),
+            candidates: views,
+            notes: Vec::new(),
+        });
+        let price = self.models.get(Role::Actor).price;
+        let c_step = btp::step_cost(&price, crate::model::tokens::count_messages(&first));
+        let fixed_cost = 2.0 * c_step;
+        let costs: Vec<(String, f64)> = candidates
+            .iter()
+            .map(|n| (n.clone(), self.library.get(n).map(|t| t.cost).unwrap_or(0.0) + c_step))
+            .collect();
+        let (run, rows, planned_cost, planned_calls) =
+            btp::plan_run(b, query, &costs, total, fixed_cost, self.params.tau);
+        ComputedPlan { run, rows, fixed_cost, planned_cost, planned_calls }
+    }
+
+    /// `switchyard plan`: the plan a run of `query` would start with.
+    pub fn plan_only(&mut self, query: &str) -> Result<crate::session::PlanReport, EngineError> {
+        let total = self.params.budget.ok_or_else(|| EngineError::Setup("no budget set".into()))?;
+        let b = self.btp.as_ref().ok_or_else(|| EngineError::Setup("BTP is not set up".into()))?;
+        let (lambda, experience) = (b.lambda, b.experience.records().len());
+        let p = self.compute_plan(query, total);
+        Ok(crate::session::PlanReport {
+            task: query.to_string(),
+            budget: total,
+            fixed_cost: p.fixed_cost,
+            remaining: total - p.fixed_cost,
+            lambda,
+            tau: self.params.tau,
+            experience,
+            rows: p.rows,
+            planned_cost: p.planned_cost,
+            planned_calls: p.planned_calls,
+        })
+    }
+
+    /// Counts a call against the budget (Algorithm 2: one allowance spent).
+    fn spend(
+        &mut self,
+        b: &mut btp::RunBudget,
+        tool: &str,
+        tally: &RunTally,
+        notes: &mut Vec<String>,
+    ) -> Result<(), EngineError> {
+        let allowance = b.allowance.get_mut(tool).map(|a| {
+            *a = a.saturating_sub(1);
+            *a
+        });
+        let spent = tally.cost;
+        let amount = spent - b.spent;
+        b.spent = spent;
+        let left = allowance.unwrap_or(0);
+        self.emit(EventKind::BudgetSpent {
+            tool: tool.to_string(),
+            amount,
+            spent,
+            left: b.budget - spent,
+            allowance: left,
+        })?;
+        if left == 0 {
+            notes.push(format!("'{tool}' is now forbidden: the plan allows it no more calls."));
+        }
+        Ok(())
+    }
+
+    /// Was the tool's result helpful? The rule by default, the `judge` model if asked.
+    async fn judge(
+        &mut self,
+        task: &Task,
+        tool: &str,
+        arguments: &Value,
+        observation: &Observation,
+        tally: &mut RunTally,
+    ) -> Result<bool, Halt> {
+        let raw: Result<Value, String> = match observation {
+            Observation::Result(v) => Ok(v.clone()),
+            Observation::Error(e) | Observation::Refused(e) => Err(e.clone()),
+        };
+        let by_rule = btp::rule(&raw);
+        if !self.btp.as_ref().is_some_and(|b| b.model_judge) {
+            return Ok(by_rule);
+        }
+        let view = JudgeView {
+            task: task.query.clone(),
+            tool: tool.to_string(),
+            arguments: arguments.clone(),
+            observation: observation.clone(),
+        };
+        let mut req = ChatRequest::new(Role::Judge, protocol::render_judge(&view));
+        req.temperature = Some(0.0);
+        let reply = self.model_call(req, tally).await?;
+        // A verdict that cannot be read falls back to the rule.
+        Ok(protocol::parse_judge_reply(&reply).unwrap_or(by_rule))
     }
 
     /// The top-K tools for a query. When fewer than K match at all, the rest
     /// of the library fills the list in its own order, so K is always what
     /// the model is offered (and K = all lists the whole library).
     fn retrieve(&self, query: &str) -> Vec<String> {
-        let k = self.params.top_k;
+        self.retrieve_k(query, self.params.top_k)
+    }
+
+    fn retrieve_k(&self, query: &str, k: usize) -> Vec<String> {
         let mut names: Vec<String> = self.index.search(query, k).into_iter().map(|h| h.name).collect();
         for t in self.library.names() {
             if names.len() >= k {

@@ -90,6 +90,24 @@ pub struct RunView {
     pub forbidden: BTreeSet<String>,
     /// Tools the judge found unhelpful in this run.
     pub blacklisted: BTreeSet<String>,
+    /// BTP's plan for this run, if it has one.
+    pub plan: Option<PlanView>,
+    /// What BTP counted against the budget so far.
+    pub spent: f64,
+}
+
+/// BTP's plan as the events tell it, with what was used of it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PlanView {
+    pub budget: f64,
+    pub fixed_cost: f64,
+    pub remaining: f64,
+    pub tau: f64,
+    pub rows: Vec<crate::engine::event::PlanRow>,
+    pub planned_cost: f64,
+    pub planned_calls: u32,
+    /// Calls used and cost spent per tool.
+    pub used: BTreeMap<String, (u32, f64)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -104,6 +122,11 @@ pub struct RunSummary {
     pub steps: u32,
     pub tool_calls: u32,
     pub path: Vec<String>,
+    /// BTP: the budget, the planned cost and calls, and the spend counted against it.
+    pub budget: Option<f64>,
+    pub planned_cost: Option<f64>,
+    pub planned_calls: Option<u32>,
+    pub spent: f64,
 }
 
 /// ToolNet's graph as the events tell it, with the history a chart needs.
@@ -349,6 +372,42 @@ impl SessionState {
                     latency_ms: *latency_ms,
                 });
             }
+            EventKind::PlanMade { budget, fixed_cost, remaining, tau, rows, planned_cost, planned_calls, .. } => {
+                if let Some(r) = self.current.as_mut() {
+                    r.plan = Some(PlanView {
+                        budget: *budget,
+                        fixed_cost: *fixed_cost,
+                        remaining: *remaining,
+                        tau: *tau,
+                        rows: rows.clone(),
+                        planned_cost: *planned_cost,
+                        planned_calls: *planned_calls,
+                        used: BTreeMap::new(),
+                    });
+                    for row in rows.iter().filter(|r| r.calls == 0) {
+                        r.forbidden.insert(row.tool.clone());
+                    }
+                }
+            }
+            EventKind::BudgetSpent { tool, amount, spent, allowance, .. } => {
+                if let Some(r) = self.current.as_mut() {
+                    r.spent = *spent;
+                    if let Some(p) = r.plan.as_mut() {
+                        let u = p.used.entry(tool.clone()).or_default();
+                        u.0 += 1;
+                        u.1 += amount;
+                    }
+                    if *allowance == 0 {
+                        r.forbidden.insert(tool.clone());
+                    }
+                }
+            }
+            EventKind::Blacklisted { tool, reason } => {
+                if let Some(r) = self.current.as_mut() {
+                    r.blacklisted.insert(tool.clone());
+                }
+                self.push(Entry::Note(format!("{tool} blacklisted: {reason}")));
+            }
             EventKind::ModelSwitched { role, model, price } => {
                 match self.models.iter_mut().find(|m| m.role == *role) {
                     Some(m) => {
@@ -428,6 +487,8 @@ impl SessionState {
             EventKind::RunFinished { outcome, answer, success, cost, usage, steps, tool_calls } => {
                 let path = self.current.as_ref().map(|r| r.path.clone()).unwrap_or_default();
                 let task_id = self.current.as_ref().map(|r| r.task_id.clone()).unwrap_or_default();
+                let plan = self.current.as_ref().and_then(|r| r.plan.clone());
+                let spent = self.current.as_ref().map(|r| r.spent).unwrap_or_default();
                 if let Some(r) = self.current.as_mut() {
                     r.in_flight.clear();
                 }
@@ -442,6 +503,10 @@ impl SessionState {
                     steps: *steps,
                     tool_calls: *tool_calls,
                     path,
+                    budget: plan.as_ref().map(|p| p.budget),
+                    planned_cost: plan.as_ref().map(|p| p.planned_cost),
+                    planned_calls: plan.as_ref().map(|p| p.planned_calls),
+                    spent,
                 });
             }
             EventKind::SessionFinished { stopped, .. } => {

@@ -280,6 +280,15 @@ fn uncovered_words(view: &ActorView, tools: &[&CandidateView]) -> Vec<String> {
     for h in view.history.iter().filter(|h| is_useful(&h.observation)) {
         let doc = tools.iter().find(|c| c.name == h.tool).map(|c| doc_of(c)).unwrap_or_else(|| h.tool.clone());
         covered.extend(tokenize(&doc));
+        // What was asked and what came back cover the task's words too: a
+        // tool that left the list (BTP forbids it) is still remembered by
+        // its call and its result, as a real model remembers them.
+        if !tools.iter().any(|c| c.name == h.tool) {
+            covered.extend(tokenize(&h.arguments.to_string()));
+            if let Observation::Result(v) = &h.observation {
+                covered.extend(tokenize(&v.to_string()));
+            }
+        }
     }
     task_words(&view.task).into_iter().filter(|t| !covered.iter().any(|c| words_match(t, c))).collect()
 }

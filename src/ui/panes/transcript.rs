@@ -323,6 +323,9 @@ fn outcome_lines(ctx: &PaneCtx, run: &RunView) -> Option<Vec<Logical>> {
         (RunOutcome::Stopped, _) => ("■ stopped by the user".to_string(), th.accent()),
         (RunOutcome::Failed { error }, _) => (format!("{FAILING} run failed: {}", clean(error)), th.fg(th.failing)),
         (RunOutcome::Restarted, _) => ("■ restarted".to_string(), th.accent()),
+        (RunOutcome::OutOfBudget, _) => {
+            ("■ out of budget: no money left for another model call".to_string(), th.fg(th.forbidden))
+        }
     };
     let stats =
         format!(" · {} steps · {} tool calls · {} {}", s.steps, s.tool_calls, fmt_cost(s.cost), ctx.state.cost_unit);
