@@ -252,9 +252,7 @@ impl Config {
             if !(0.0..=1.0).contains(&b.default_value) {
                 return Err(field("btp.default_value", "must be within [0, 1]".into()));
             }
-            if !(b.default_freq.is_finite() && b.default_freq >= 0.0)
-                || !(b.time_rate.is_finite() && b.time_rate >= 0.0)
-            {
+            if !(b.default_freq.is_finite() && b.default_freq >= 0.0 && b.time_rate.is_finite() && b.time_rate >= 0.0) {
                 return Err(field("btp", "default_freq and time_rate must be numbers >= 0".into()));
             }
             c.btp = b;

@@ -57,25 +57,26 @@ fn contains_all(text: &str, parts: &[&str]) -> bool {
     parts.iter().all(|p| text.contains(p))
 }
 
-#[test]
-fn break_the_primary_and_watch_the_backup_take_over() {
-    let dir = tempfile::tempdir().unwrap();
+/// The workbench under a shell in a 160×48 pseudo-terminal; the shell then
+/// prints `EXIT=` and the terminal's settings.
+fn spawn(
+    dir: &std::path::Path,
+    args: &str,
+) -> (Screen, Box<dyn Write + Send>, Box<dyn portable_pty::Child + Send + Sync>) {
     let pty = native_pty_system().openpty(PtySize { rows: 48, cols: 160, pixel_width: 0, pixel_height: 0 }).unwrap();
-    // A shell runs the workbench, then prints the terminal's settings, so the
-    // test sees whether the modes were restored.
     let script = format!(
-        "{bin} --data-dir {dir} ui --pace 60 --fresh-graph --no-save --seed 42 --trace {dir}/t.jsonl; echo EXIT=$?; stty -a",
+        "{bin} --data-dir {dir} ui {args} --trace {dir}/t.jsonl; echo EXIT=$?; stty -a",
         bin = env!("CARGO_BIN_EXE_switchyard"),
-        dir = dir.path().display()
+        dir = dir.display()
     );
     let mut cmd = CommandBuilder::new("sh");
     cmd.args(["-c", &script]);
     cmd.env("TERM", "xterm-256color");
-    cmd.cwd(dir.path());
-    let mut child = pty.slave.spawn_command(cmd).unwrap();
+    cmd.cwd(dir);
+    let child = pty.slave.spawn_command(cmd).unwrap();
     drop(pty.slave);
     let mut reader = pty.master.try_clone_reader().unwrap();
-    let mut keys = pty.master.take_writer().unwrap();
+    let keys = pty.master.take_writer().unwrap();
     let (tx, rx) = channel();
     std::thread::spawn(move || {
         let mut buf = [0u8; 8192];
@@ -85,7 +86,15 @@ fn break_the_primary_and_watch_the_backup_take_over() {
             }
         }
     });
-    let mut screen = Screen { parser: vt100::Parser::new(48, 160, 0), bytes: rx, raw: Vec::new() };
+    // The master must outlive the child's use of the terminal.
+    std::mem::forget(pty.master);
+    (Screen { parser: vt100::Parser::new(48, 160, 0), bytes: rx, raw: Vec::new() }, keys, child)
+}
+
+#[test]
+fn break_the_primary_and_watch_the_backup_take_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut screen, mut keys, mut child) = spawn(dir.path(), "--pace 60 --fresh-graph --no-save --seed 42");
     let mut press = |s: &str| {
         keys.write_all(s.as_bytes()).unwrap();
         keys.flush().unwrap();
@@ -146,4 +155,30 @@ fn start_weight(screen: &str) -> Option<f64> {
         let rest = &l[i + "start".len()..];
         rest.split_whitespace().next()?.trim_matches(|c: char| !c.is_ascii_digit() && c != '.').parse().ok()
     })
+}
+
+#[test]
+fn a_budget_plan_and_a_blacklisting_are_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let smoke = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-tools/tasks/smoke.toml");
+    let args = format!(
+        "--pace 60 --fresh-graph --no-save --seed 3 --tasks {} --budget 20 --tool-costs random:1-10 \
+         --fault geo_lookup:nothing-found:times=2",
+        smoke.display()
+    );
+    let (mut screen, mut keys, mut child) = spawn(dir.path(), &args);
+    let mut press = |s: &str| {
+        keys.write_all(s.as_bytes()).unwrap();
+        keys.flush().unwrap();
+    };
+    // The plan table in the Budget pane, then the judge blacklisting the
+    // primary after it found nothing.
+    let shown = screen.wait("a plan and a blacklisting", |t| {
+        t.contains("left of B 20") && t.contains("plan") && t.contains("■ blacklisted")
+    });
+    assert!(shown.contains("geo_lookup"), "{shown}");
+    press("q");
+    screen.drain();
+    child.wait().unwrap();
+    assert!(String::from_utf8_lossy(&screen.raw).contains("EXIT=0"));
 }

@@ -59,10 +59,10 @@ pub struct Plan {
 const TABLE_LIMIT_BYTES: u128 = 64 << 20;
 
 /// Per-item method, from measurements at n = 1,000, R = 10,000: the direct
-/// k-loop costs F passes over the row, doubling ~log₂F + 1 (each a little
-/// dearer), the deque ~8 passes' worth whatever F.
-const DIRECT_MAX_CALLS: u32 = 0;
-const DOUBLING_MAX_CALLS: u32 = 255;
+/// k-loop costs F cheap passes over the row (~1 cycle a cell), the deque
+/// ~7 passes' worth whatever F. (A log₂F doubling scheme measured no better
+/// at F ≤ 10: its merges branch on data.)
+const DIRECT_MAX_CALLS: u32 = 6;
 
 /// Relative slack for float noise in λ·x (0.7 × 10 = 7.000000000000001):
 /// without it a cost of 0.7 at λ = 10 would plan as 0.8.
@@ -220,7 +220,7 @@ fn solve(active: &[Active], capacity: u64, f: &mut [u32]) {
     // Every plan's cost is a multiple of the gcd, so dividing it out is exact.
     let g = active.iter().fold(0, |g, a| gcd(g, a.cost));
     let capacity = capacity / g;
-    let mut items: Vec<Active> = active.iter().map(|a| Active { cost: a.cost / g, ..*a }).collect();
+    let items: Vec<Active> = active.iter().map(|a| Active { cost: a.cost / g, ..*a }).collect();
     let widest = items.iter().map(|a| a.max_calls).max().unwrap_or(0);
     let cell_bytes: u128 = if widest <= u32::from(u8::MAX) {
         1
@@ -229,9 +229,9 @@ fn solve(active: &[Active], capacity: u64, f: &mut [u32]) {
     } else {
         4
     };
-    // Per capacity unit: one cell per item, two f64 value rows, and the
-    // doubling (2 × (f64 + u8)) and deque (f64 + usize) work buffers.
-    let per_unit = items.len() as u128 * cell_bytes + 16 + 18 + 16;
+    // Per capacity unit: one cell per item, two f64 value rows and the
+    // deque's (f64 + usize) buffers.
+    let per_unit = items.len() as u128 * cell_bytes + 16 + 16;
     if (u128::from(capacity) + 1) * per_unit > TABLE_LIMIT_BYTES {
         let fits = (TABLE_LIMIT_BYTES / per_unit).max(2) - 1;
         let s = u64::try_from(u128::from(capacity).div_ceil(fits)).unwrap_or(u64::MAX).max(2);
@@ -252,9 +252,9 @@ fn solve(active: &[Active], capacity: u64, f: &mut [u32]) {
     // The table fits in 64 MiB, so the capacity fits in usize.
     let capacity = usize::try_from(capacity).unwrap_or(usize::MAX);
     match cell_bytes {
-        1 => table_dp::<u8>(&mut items, capacity, f),
-        2 => table_dp::<u16>(&mut items, capacity, f),
-        _ => table_dp::<u32>(&mut items, capacity, f),
+        1 => table_dp::<u8>(&items, capacity, f),
+        2 => table_dp::<u16>(&items, capacity, f),
+        _ => table_dp::<u32>(&items, capacity, f),
     }
 }
 
@@ -290,20 +290,17 @@ cell!(u32);
 
 /// Algorithm 1 with trace-back. V[j] is the best value within capacity j
 /// (so V is non-decreasing in j); `choice[i][j]` is the k item i took there.
-fn table_dp<C: Cell>(items: &mut [Active], capacity: usize, f: &mut [u32]) {
+fn table_dp<C: Cell>(items: &[Active], capacity: usize, f: &mut [u32]) {
     let width = capacity + 1;
     let mut prev = vec![0.0f64; width];
     let mut cur = vec![0.0f64; width];
     let mut choice: Vec<C> = vec![C::default(); items.len() * width];
     let mut deque = Deque::default();
-    let mut doubling = Doubling::default();
     // Items are already capped at capacity / cost, so the casts are lossless.
     for (a, row) in items.iter().zip(choice.chunks_exact_mut(width)) {
         let cost = usize::try_from(a.cost).unwrap_or(usize::MAX);
         if a.max_calls <= DIRECT_MAX_CALLS {
             row_direct(&prev, &mut cur, row, cost, a.value, a.max_calls);
-        } else if a.max_calls <= DOUBLING_MAX_CALLS {
-            row_doubling(&prev, &mut cur, row, cost, a.value, a.max_calls, &mut doubling);
         } else {
             row_deque(&prev, &mut cur, row, cost, a.value, a.max_calls as usize, &mut deque);
         }
@@ -315,12 +312,13 @@ fn table_dp<C: Cell>(items: &mut [Active], capacity: usize, f: &mut [u32]) {
     for (a, row) in items.iter().zip(choice.chunks_exact(width)).rev() {
         let k = row[j].calls();
         f[a.index] = k;
-        j -= k as usize * a.cost as usize;
+        // Each recorded k satisfies k·c ≤ j, so this never saturates.
+        j = j.saturating_sub(k as usize * a.cost as usize);
     }
 }
 
 /// V_i[j] = max_{0 ≤ k ≤ m, kc ≤ j} V_{i−1}[j − kc] + kv, k-outer so the
-/// inner loop is a branch-free max over two slices. Strict `>` keeps the
+/// inner loop is a plain max over two slices. Strict `>` keeps the
 /// smaller k on ties.
 fn row_direct<C: Cell>(prev: &[f64], cur: &mut [f64], row: &mut [C], cost: usize, value: f64, max_calls: u32) {
     cur.copy_from_slice(prev);
@@ -338,71 +336,6 @@ fn row_direct<C: Cell>(prev: &[f64], cur: &mut [f64], row: &mut [C], cost: usize
                 *r = kc;
             }
         }
-    }
-}
-
-/// Reused buffers for the doubling windows: best value and its k.
-#[derive(Default)]
-struct Doubling {
-    a: Vec<f64>,
-    ka: Vec<f64>,
-    b: Vec<f64>,
-    kb: Vec<f64>,
-}
-
-/// One merge of two windows of k: `out[j]` is the better of `v[j]` (calls
-/// `k[j]`) and `v[j − shift] + add` (calls `k[j − shift] + steps`); strict
-/// `>` keeps the lower window, i.e. the fewer calls, on ties.
-fn merge(v: &[f64], k: &[f64], out_v: &mut [f64], out_k: &mut [f64], shift: usize, add: f64, steps: f64) {
-    let split = shift.min(v.len());
-    out_v[..split].copy_from_slice(&v[..split]);
-    out_k[..split].copy_from_slice(&k[..split]);
-    let (low_v, low_k) = (&v[..v.len() - split], &k[..k.len() - split]);
-    let lanes = out_v[split..].iter_mut().zip(&mut out_k[split..]).zip(v[split..].iter().zip(&k[split..]));
-    for (((ov, ok), (&here, &here_k)), (&low, &low_k)) in lanes.zip(low_v.iter().zip(low_k)) {
-        let candidate = low + add;
-        let take = candidate > here;
-        *ov = if take { candidate } else { here };
-        *ok = if take { low_k + steps } else { here_k };
-    }
-}
-
-/// The recurrence in O(R log F): after level l, `a[j]` is the best over
-/// k in [0, w) with w = 2^l, by merging the window with itself shifted by w
-/// calls; the final window [0, F] is two overlapping windows of width w,
-/// [0, w) and [F + 1 − w, F]. Needs F ≤ 255 so k fits the u8 buffers.
-fn row_doubling<C: Cell>(
-    prev: &[f64],
-    cur: &mut [f64],
-    row: &mut [C],
-    cost: usize,
-    value: f64,
-    max_calls: u32,
-    buf: &mut Doubling,
-) {
-    let width = prev.len();
-    for v in [&mut buf.a, &mut buf.b] {
-        v.resize(width, 0.0);
-    }
-    for k in [&mut buf.ka, &mut buf.kb] {
-        k.clear();
-        k.resize(width, 0.0);
-    }
-    // Level 0: the window {0}.
-    buf.a.copy_from_slice(prev);
-    let mut w: u32 = 1;
-    // Stop early once the window spans every affordable k (w·c ≥ width):
-    // the last merge then only copies.
-    while 2 * w <= max_calls + 1 && (w as usize) * cost < width {
-        merge(&buf.a, &buf.ka, &mut buf.b, &mut buf.kb, w as usize * cost, f64::from(w) * value, f64::from(w));
-        std::mem::swap(&mut buf.a, &mut buf.b);
-        std::mem::swap(&mut buf.ka, &mut buf.kb);
-        w *= 2;
-    }
-    let shift = max_calls + 1 - w;
-    merge(&buf.a, &buf.ka, cur, &mut buf.kb, shift as usize * cost, f64::from(shift) * value, f64::from(shift));
-    for (r, &k) in row.iter_mut().zip(&buf.kb) {
-        *r = C::from_calls(k as u32);
     }
 }
 

@@ -3,6 +3,9 @@
 //!
 //! B is BTP's allowance per task (DESIGN §3.2), so the bar measures the
 //! current run's cost against it; the session total is shown beside it.
+//! When the run has a BTP plan the pane shows the plan against what was
+//! used of it instead: c_s, planned, spent and what is left of B, and a row
+//! per planned tool with its state.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -13,10 +16,11 @@ use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 use super::graph::{NodeState, node_state};
 use super::transcript::{fit, fmt_cost, width};
 use crate::engine::SessionState;
-use crate::engine::state::ToolSpend;
+use crate::engine::event::PlanRow;
+use crate::engine::state::{PlanView, RunView, ToolSpend};
 use crate::model::Role;
 use crate::ui::PaneCtx;
-use crate::ui::symbols::FAILING;
+use crate::ui::symbols::{BLACKLISTED, FAILING, FORBIDDEN, OK};
 use crate::ui::theme::Theme;
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
@@ -31,6 +35,13 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         return;
     }
     let [head, table] = Layout::vertical([Constraint::Length(3.min(inner.height)), Constraint::Fill(1)]).areas(inner);
+    if let Some((run, plan)) = ctx.state.current.as_ref().and_then(|r| r.plan.as_ref().map(|p| (r, p))) {
+        frame.render_widget(Paragraph::new(plan_summary(ctx, plan, inner.width as usize)), head);
+        if table.height >= 2 {
+            render_plan_table(frame, table, ctx, run, plan);
+        }
+        return;
+    }
     frame.render_widget(Paragraph::new(summary(ctx, inner.width as usize)), head);
     if table.height >= 2 {
         render_table(frame, table, ctx);
@@ -40,7 +51,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
 /// The bar of this run's cost against B, then the session's totals.
 fn summary(ctx: &PaneCtx, w: usize) -> Vec<Line<'static>> {
     let (s, th) = (ctx.state, ctx.theme);
-    let unit = if s.cost_unit.is_empty() { String::new() } else { format!(" {}", s.cost_unit) };
+    let unit = unit_suffix(s);
     let run_cost = s.current.as_ref().map_or(0.0, |r| r.cost);
     let first = match s.params.budget {
         None => Line::from(vec![
@@ -49,16 +60,258 @@ fn summary(ctx: &PaneCtx, w: usize) -> Vec<Line<'static>> {
         ]),
         Some(b) => budget_bar(run_cost, b, &unit, w, th),
     };
+    vec![first, session_line(s, &unit, th)]
+}
+
+fn unit_suffix(s: &SessionState) -> String {
+    if s.cost_unit.is_empty() { String::new() } else { format!(" {}", s.cost_unit) }
+}
+
+fn session_line(s: &SessionState, unit: &str, th: &Theme) -> Line<'static> {
     let runs = s.finished.len();
-    let mut second = vec![Span::styled(format!("session {}{unit}", fmt_cost(s.total_cost)), th.base())];
+    let mut spans = vec![Span::styled(format!("session {}{unit}", fmt_cost(s.total_cost)), th.base())];
     if runs > 0 {
         let done: f64 = s.finished.iter().map(|r| r.cost).sum();
-        second.push(Span::styled(
+        spans.push(Span::styled(
             format!(" · {runs} runs done, {} a run on average", fmt_cost(done / runs as f64)),
             th.muted(),
         ));
     }
-    vec![first, Line::from(second)]
+    Line::from(spans)
+}
+
+/// Glyphs of the plan bar's segments: each segment has its own glyph, so the
+/// bar reads without colour.
+const BAR_FIXED: &str = "▓";
+const BAR_SPENT: &str = "█";
+const BAR_PLANNED: &str = "▒";
+const BAR_FREE: &str = "░";
+
+/// Spend beyond plan smaller than this is rounding, not overspending.
+const EPS: f64 = 1e-9;
+
+/// The plan's bar against B, its key with the numbers, the session's totals.
+fn plan_summary(ctx: &PaneCtx, plan: &PlanView, w: usize) -> Vec<Line<'static>> {
+    let (s, th) = (ctx.state, ctx.theme);
+    let unit = unit_suffix(s);
+    let spent: f64 = plan.used.values().map(|u| u.1).sum();
+    let over = spent > plan.planned_cost + EPS;
+    let left = plan.remaining - spent;
+    let mut label_style = th.fg(if over || left < -EPS { th.failing } else { th.accent });
+    if over {
+        label_style = label_style.add_modifier(Modifier::BOLD);
+    }
+    let label = format!(" {} spent · {} left of B {}{unit}", fmt_cost(spent), fmt_cost(left), fmt_cost(plan.budget));
+    let bar_w = w.saturating_sub(width(&label)).min(48);
+    let first = if bar_w < 6 {
+        Line::styled(label.trim_start().to_string(), label_style)
+    } else {
+        let mut spans = plan_bar(plan, spent, bar_w, th);
+        spans.push(Span::styled(label, label_style));
+        Line::from(spans)
+    };
+
+    let free = (plan.remaining - plan.planned_cost.max(spent)).max(0.0);
+    let mut keys: Vec<Span<'static>> = Vec::new();
+    let mut used_w = 0;
+    let mut key = |glyph: &str, text: String, colour: Color| {
+        let sep = if keys.is_empty() { "" } else { " · " };
+        let piece = width(sep) + width(glyph) + 1 + width(&text);
+        if used_w + piece > w {
+            return;
+        }
+        used_w += piece;
+        if !sep.is_empty() {
+            keys.push(Span::styled(sep, th.muted()));
+        }
+        keys.push(Span::styled(format!("{glyph} "), th.fg(colour)));
+        keys.push(Span::styled(text, th.base()));
+    };
+    let calls = if plan.planned_calls == 1 { "call" } else { "calls" };
+    key(BAR_FIXED, format!("c_s {}", fmt_cost(plan.fixed_cost)), th.muted);
+    key(BAR_SPENT, format!("spent {}", fmt_cost(spent)), if over { th.failing } else { th.accent });
+    key(BAR_PLANNED, format!("planned {} ({} {calls})", fmt_cost(plan.planned_cost), plan.planned_calls), th.accent);
+    if over {
+        key(BAR_SPENT, format!("over plan {}", fmt_cost(spent - plan.planned_cost)), th.failing);
+    }
+    key(BAR_FREE, format!("unplanned {}", fmt_cost(free)), th.muted);
+    key("τ", format!("{:.2}", plan.tau), th.muted);
+    vec![first, Line::from(keys), session_line(s, &unit, th)]
+}
+
+/// c_s, then the spent part of the plan, the unspent part, spend beyond the
+/// plan (failing colour) and the unplanned rest, scaled to `w` cells.
+fn plan_bar(plan: &PlanView, spent: f64, w: usize, th: &Theme) -> Vec<Span<'static>> {
+    let fixed = plan.fixed_cost.max(0.0);
+    let planned = plan.planned_cost.max(0.0);
+    let spent = spent.max(0.0);
+    let ends = [fixed, fixed + spent.min(planned), fixed + planned, fixed + planned.max(spent)];
+    let scale = plan.budget.max(ends[3]);
+    let cell = |x: f64| -> usize {
+        if scale > 0.0 && x.is_finite() { ((x / scale) * w as f64).round().clamp(0.0, w as f64) as usize } else { 0 }
+    };
+    let glyphs = [(BAR_FIXED, th.muted), (BAR_SPENT, th.accent), (BAR_PLANNED, th.accent), (BAR_SPENT, th.failing)];
+    let mut spans = Vec::with_capacity(5);
+    let mut at = 0;
+    for (end, (glyph, colour)) in ends.iter().zip(glyphs) {
+        let to = cell(*end).max(at);
+        if to > at {
+            spans.push(Span::styled(glyph.repeat(to - at), th.fg(colour)));
+        }
+        at = to;
+    }
+    if w > at {
+        spans.push(Span::styled(BAR_FREE.repeat(w - at), th.muted()));
+    }
+    spans
+}
+
+/// Where a planned tool stands in this run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PlanState {
+    Allowed,
+    Exhausted,
+    Blacklisted,
+    Removed,
+}
+
+impl PlanState {
+    fn of(run: &RunView, row: &PlanRow, used: u32) -> Self {
+        if run.blacklisted.contains(&row.tool) {
+            PlanState::Blacklisted
+        } else if row.calls == 0 {
+            PlanState::Removed
+        } else if used >= row.calls {
+            PlanState::Exhausted
+        } else {
+            PlanState::Allowed
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            PlanState::Allowed => "allowed",
+            PlanState::Exhausted => "exhausted",
+            PlanState::Blacklisted => "blacklisted",
+            PlanState::Removed => "removed",
+        }
+    }
+
+    /// An exhausted tool is forbidden to the model like a removed one, but
+    /// it got what the plan gave it, so it is not drawn as a warning.
+    fn symbol_colour(self, th: &Theme) -> (&'static str, Color) {
+        match self {
+            PlanState::Allowed => (OK, th.ok),
+            PlanState::Exhausted => (FORBIDDEN, th.muted),
+            PlanState::Blacklisted => (BLACKLISTED, th.blacklisted),
+            PlanState::Removed => (FORBIDDEN, th.forbidden),
+        }
+    }
+}
+
+/// Planned tools first, most planned calls first, then the removed ones;
+/// ties keep the plan's order.
+fn plan_order(plan: &PlanView) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..plan.rows.len()).collect();
+    order.sort_by_key(|&i| (plan.rows[i].calls == 0, std::cmp::Reverse(plan.rows[i].calls)));
+    order
+}
+
+fn render_plan_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx, run: &RunView, plan: &PlanView) {
+    let th = ctx.theme;
+    let order = plan_order(plan);
+    let any_default = plan.rows.iter().any(|r| r.defaulted);
+    // The header and the total take two rows, a note on defaults one more.
+    let note = any_default && area.height >= 5;
+    let body = (area.height as usize).saturating_sub(2 + usize::from(note));
+    let (shown, hidden) = if order.len() > body {
+        (body.saturating_sub(1), order.len() - body.saturating_sub(1))
+    } else {
+        (order.len(), 0)
+    };
+    let more = format!("… {hidden} more tools");
+    let widest = order[..shown]
+        .iter()
+        .map(|&i| width(&plan.rows[i].tool))
+        .chain((hidden > 0).then(|| width(&more)))
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    // tool, planned calls, planned cost, used calls, spent, v, F̃, state:
+    // the state and the counts matter most, v and F̃ least.
+    let widths = [0, 4, 9, 4, 8, 5, 5, 13];
+    let base = widest.min(NAME_MIN);
+    let mut show = visible_columns(area.width as usize, base, &widths, &[7, 1, 3, 4, 2, 6, 5]);
+    show[0] = true;
+    let others: usize = widths.iter().zip(&show).skip(1).filter(|(_, s)| **s).map(|(w, _)| w + 1).sum();
+    let name_w = widest.min((area.width as usize).saturating_sub(others)).max(1);
+
+    let estimate = |x: f64, defaulted: bool| {
+        let text = if defaulted { format!("{x:.2}*") } else { format!("{x:.2}") };
+        num(text).style(if defaulted { th.muted() } else { th.base() })
+    };
+    let mut grid: Vec<(Vec<Cell>, Style)> = Vec::with_capacity(shown + 2);
+    for &i in &order[..shown] {
+        let row = &plan.rows[i];
+        let (used, spent) = plan.used.get(&row.tool).copied().unwrap_or((0, 0.0));
+        let state = PlanState::of(run, row, used);
+        let (sym, colour) = state.symbol_colour(th);
+        let name_style = match state {
+            PlanState::Blacklisted | PlanState::Removed => th.fg(colour),
+            _ => th.base(),
+        };
+        let planned_cost = f64::from(row.calls) * row.cost;
+        let spent_cell = num(fmt_cost(spent));
+        let spent_cell = if spent > planned_cost + EPS { spent_cell.style(th.fg(th.failing)) } else { spent_cell };
+        let cells = vec![
+            Cell::from(fit(&row.tool, name_w).into_owned()).style(name_style),
+            num(row.calls.to_string()),
+            num(fmt_cost(planned_cost)),
+            num(used.to_string()),
+            spent_cell,
+            estimate(row.value, row.defaulted),
+            estimate(row.freq, row.defaulted),
+            Cell::from(format!("{sym} {}", state.label())).style(th.fg(colour)),
+        ];
+        grid.push((cells, Style::default()));
+    }
+    if hidden > 0 && body > 0 {
+        grid.push((vec![Cell::from(fit(&more, name_w).into_owned())], th.muted()));
+    }
+    let used_calls: u32 = plan.used.values().map(|u| u.0).sum();
+    let spent: f64 = plan.used.values().map(|u| u.1).sum();
+    let spent_total = num(fmt_cost(spent));
+    let spent_total = if spent > plan.planned_cost + EPS { spent_total.style(th.fg(th.failing)) } else { spent_total };
+    let total = vec![
+        Cell::from("total"),
+        num(plan.planned_calls.to_string()),
+        num(fmt_cost(plan.planned_cost)),
+        num(used_calls.to_string()),
+        spent_total,
+        Cell::from(""),
+        Cell::from(""),
+        Cell::from(""),
+    ];
+    grid.push((total, th.base().add_modifier(Modifier::BOLD)));
+    let header = ["tool", "plan", "plan cost", "used", "spent", "v", "F̃", "state"]
+        .into_iter()
+        .enumerate()
+        .map(|(i, h)| if i == 0 || i == 7 { Cell::from(h) } else { num(h.to_string()) })
+        .collect::<Vec<_>>();
+    let pick = |cells: Vec<Cell<'static>>| -> Vec<Cell<'static>> {
+        cells.into_iter().zip(&show).filter_map(|(c, s)| s.then_some(c)).collect()
+    };
+    let rows: Vec<Row> = grid.into_iter().map(|(cells, style)| Row::new(pick(cells)).style(style)).collect();
+    let header = Row::new(pick(header)).style(th.muted().add_modifier(Modifier::BOLD));
+    let mut constraints = vec![Constraint::Length(name_w as u16)];
+    constraints
+        .extend(widths.iter().zip(&show).skip(1).filter(|(_, s)| **s).map(|(w, _)| Constraint::Length(*w as u16)));
+    let [table, foot] = Layout::vertical([Constraint::Fill(1), Constraint::Length(u16::from(note))]).areas(area);
+    frame.render_widget(Table::new(rows, constraints).header(header).column_spacing(1), table);
+    if note {
+        let text = fit("* default v and F̃: no experience with the tool", area.width as usize).into_owned();
+        frame.render_widget(Paragraph::new(Line::styled(text, th.muted())), foot);
+    }
 }
 
 fn budget_bar(spent: f64, budget: f64, unit: &str, w: usize, th: &Theme) -> Line<'static> {
@@ -301,5 +554,36 @@ mod tests {
         assert_eq!(visible_columns(80, 16, &widths, &[3, 1, 2, 4]), [false, true, true, true, true]);
         assert_eq!(visible_columns(40, 16, &widths, &[3, 1, 2, 4]), [false, true, false, true, false]);
         assert_eq!(visible_columns(20, 16, &widths, &[3, 1, 2, 4]), [false, false, false, false, false]);
+    }
+
+    fn row(tool: &str, calls: u32) -> PlanRow {
+        PlanRow { tool: tool.into(), cost: 2.0, value: 1.0, freq: 3.0, defaulted: false, calls }
+    }
+
+    #[test]
+    fn plan_rows_go_by_planned_calls_then_removed_in_plan_order() {
+        let plan = PlanView {
+            rows: vec![row("gone", 0), row("one", 1), row("three", 3), row("also_gone", 0), row("one_more", 1)],
+            ..Default::default()
+        };
+        let names: Vec<&str> = plan_order(&plan).into_iter().map(|i| plan.rows[i].tool.as_str()).collect();
+        assert_eq!(names, ["three", "one", "one_more", "gone", "also_gone"]);
+    }
+
+    #[test]
+    fn the_bar_splits_b_into_its_segments_and_shows_overspend() {
+        let th = Theme::default();
+        let plan = PlanView { budget: 20.0, fixed_cost: 4.0, remaining: 16.0, planned_cost: 8.0, ..Default::default() };
+        let text = |spans: &[Span]| spans.iter().map(|s| s.content.as_ref()).collect::<String>();
+        assert_eq!(
+            text(&plan_bar(&plan, 2.0, 20, &th)),
+            format!("{}{}{}{}", "▓".repeat(4), "█".repeat(2), "▒".repeat(6), "░".repeat(8))
+        );
+        let over = plan_bar(&plan, 12.0, 20, &th);
+        assert_eq!(text(&over), format!("{}{}{}{}", "▓".repeat(4), "█".repeat(8), "█".repeat(4), "░".repeat(4)));
+        assert_eq!(over[2].style.fg, Some(th.failing));
+        assert_eq!(over[1].style.fg, Some(th.accent));
+        // Spend beyond B stretches the scale instead of overflowing the bar.
+        assert_eq!(text(&plan_bar(&plan, 100.0, 20, &th)).chars().count(), 20);
     }
 }
