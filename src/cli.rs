@@ -179,6 +179,11 @@ struct EvalArgs {
     /// One row per value: tau=0,0.05,0.1 or budget=10,20,30.
     #[arg(long)]
     sweep: Option<String>,
+    /// Before measuring, gather experience with one unbudgeted react pass over
+    /// the task set (seed + 1), so BTP's v and F̃ see failures, not only the
+    /// trajectories' successes.
+    #[arg(long)]
+    warmup: bool,
     #[arg(long)]
     json: bool,
 }
@@ -318,7 +323,10 @@ fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         print_session(&state);
-        print!("{}", table(&[metrics], &state.cost_unit));
+        print!("{}", table(std::slice::from_ref(&metrics), &state.cost_unit));
+        if state.finished.iter().any(|r| r.budget.is_some()) || state.params.budget.is_some() {
+            print!("{}", switchyard::eval::report::budget_table(std::slice::from_ref(&metrics), &state.cost_unit));
+        }
         for ((role, model), acc) in &state.accounts {
             println!(
                 "{role:<10} {model:<12} {:>5} calls {:>9} tokens in {:>7} out {:>10.4} {}",
@@ -473,10 +481,20 @@ fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
     };
     // BTP's estimates start from the configured trajectories, held in memory:
     // an experiment neither reads nor grows the saved experience.
-    let seed_experience = match &config.trajectories {
+    let mut seed_experience = match &config.trajectories {
         Some(p) => switchyard::budget::experience::import_trajectories(p)?,
         None => Vec::new(),
     };
+    if a.warmup {
+        let mut opts = common_options(&a.common)?;
+        opts.seed = Some(opts.seed.unwrap_or(config.seed) + 1);
+        opts.strategy = Some(StrategyKind::React);
+        opts.btp = Some(false);
+        opts.param_changes.push(ParamChange::TopK(session::load_library(config)?.len()));
+        opts.experience = session::ExperienceSource::InMemory(seed_experience.clone());
+        opts.save_graph = false;
+        seed_experience = rt.block_on(session::run(session::prepare(config, &opts)?))?.experience;
+    }
     let budgeted = a.common.budget.is_some() || a.sweep.as_deref().is_some_and(|s| s.starts_with("budget="));
     for (sweep_name, sweep_value) in &sweep {
         for strategy in &a.strategy {

@@ -262,3 +262,58 @@ fn a_server_that_is_down_fails_the_run_cleanly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("could not reach the model endpoint"), "{err}");
 }
+
+#[test]
+fn plan_prints_the_knapsack_and_experience_feeds_it() {
+    let d = tempfile::tempdir().unwrap();
+    let task = "Exchange 100 USD into the currency of the country 'Japan'.";
+    let before = ok(d.path(), &["plan", "--task", task, "--budget", "3", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&before).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 5, "the paper's five candidates: {v}");
+    assert!(rows.iter().all(|r| r["defaulted"] == true), "no experience yet: defaults");
+    assert!(v["planned_cost"].as_f64().unwrap() <= v["remaining"].as_f64().unwrap());
+    assert_eq!(v["planned_calls"], 3, "budget 3 at cost 1 a call buys three calls: {v}");
+    let imported = ok(d.path(), &["experience", "import", sample("trajectories.jsonl").to_str().unwrap()]);
+    assert!(imported.contains("imported 100 tool usages"), "{imported}");
+    let after = ok(d.path(), &["plan", "--task", task, "--budget", "3"]);
+    assert!(after.contains("100 experience records") && after.contains("currency_convert"), "{after}");
+    let shown = ok(d.path(), &["experience", "show"]);
+    assert!(shown.contains("100 usages"), "{shown}");
+    let err = fails(d.path(), &["plan", "--task", task]);
+    assert!(err.contains("--budget"), "{err}");
+}
+
+#[test]
+fn eval_reports_the_budget_metrics_by_their_names() {
+    let d = tempfile::tempdir().unwrap();
+    let smoke = sample("tasks/smoke.toml");
+    let out = ok(
+        d.path(),
+        &[
+            "eval",
+            "--tasks",
+            smoke.to_str().unwrap(),
+            "--strategy",
+            "react",
+            "--budget",
+            "20",
+            "--tool-costs",
+            "random:1-10",
+            "--sweep",
+            "tau=0,0.5",
+            "--json",
+        ],
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    assert_eq!(rows.len(), 2, "one row per τ");
+    for key in ["pbc", "ac", "pr", "rfbc", "planned_cost", "spent_cost", "planned_calls", "used_calls"] {
+        assert!(rows[0][key].is_number(), "{key} in {}", rows[0]);
+    }
+    assert!(rows[0]["label"].as_str().unwrap().contains("tau=0"));
+    assert_eq!(rows[0]["rfbc"], 0.0);
+    let table = ok(d.path(), &["eval", "--tasks", smoke.to_str().unwrap(), "--budget", "20", "--btp", "off"]);
+    assert!(table.contains("PBC") && table.contains("btp off"), "{table}");
+    let err = fails(d.path(), &["eval", "--sweep", "gamma=1"]);
+    assert!(err.contains("cannot be swept"), "{err}");
+}

@@ -100,6 +100,8 @@ pub enum EngineError {
 pub struct SessionOutcome {
     pub graph: Option<ToolGraph>,
     pub state: SessionState,
+    /// Every tool usage the experience store holds at the end.
+    pub experience: Vec<crate::budget::experience::Experience>,
 }
 
 /// The sending side of the control channel.
@@ -308,7 +310,8 @@ impl Engine {
         self.run_no = 0;
         self.step = 0;
         self.emit(EventKind::SessionFinished { runs: self.state.finished.len() as u32, stopped: self.stop })?;
-        Ok(SessionOutcome { graph: self.graph, state: self.state })
+        let experience = self.btp.as_ref().map(|b| b.experience.records().to_vec()).unwrap_or_default();
+        Ok(SessionOutcome { graph: self.graph, state: self.state, experience })
     }
 
     /// Between runs there is no run or step to speak of.

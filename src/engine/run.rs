@@ -177,7 +177,7 @@ impl Engine {
                 }
             };
             match action {
-                ActorAction::Finish { answer } => return Ok(Some(answer)),
+                ActorAction::Finish { answer } => break Ok(Some(answer)),
                 ActorAction::Call { tool, arguments } => {
                     if let Some(b) = budget.as_ref() {
                         let (reason, detail) = match b.verdict(&tool) {
@@ -277,11 +277,25 @@ impl Engine {
         let fixed_cost = 2.0 * c_step;
         let costs: Vec<(String, f64)> = candidates
             .iter()
-            .map(|n| (n.clone(), self.library.get(n).map(|t| t.cost).unwrap_or(0.0) + c_step))
+            .map(|n| {
+                let time = self.mean_latency_s(n) * b.time_rate;
+                (n.clone(), self.library.get(n).map(|t| t.cost).unwrap_or(0.0) + c_step + time)
+            })
             .collect();
         let (run, rows, planned_cost, planned_calls) =
             btp::plan_run(b, query, &costs, total, fixed_cost, self.params.tau);
         ComputedPlan { run, rows, fixed_cost, planned_cost, planned_calls }
+    }
+
+    /// The tool's mean latency over its recent calls, in seconds (0 unseen).
+    fn mean_latency_s(&self, tool: &str) -> f64 {
+        let (n, sum) = self
+            .state
+            .recent_calls
+            .iter()
+            .filter(|c| c.tool == tool)
+            .fold((0u64, 0u64), |(n, s), c| (n + 1, s + c.latency_ms));
+        if n == 0 { 0.0 } else { sum as f64 / n as f64 / 1000.0 }
     }
 
     /// `switchyard plan`: the plan a run of `query` would start with.
@@ -482,6 +496,10 @@ impl Engine {
         let latency_ms = self.clock.now_ms().saturating_sub(t0);
         tally.tool_calls += 1;
         tally.cost += spec.cost;
+        // c_i's third part: the call's time at the configured rate.
+        if let Some(rate) = self.btp.as_ref().map(|b| b.time_rate).filter(|r| *r > 0.0) {
+            tally.cost += latency_ms as f64 / 1000.0 * rate;
+        }
         let (outcome, observation) = match result {
             Ok(value) => (ToolOutcome::Ok { value: value.clone() }, Observation::Result(value)),
             Err(error) => {
