@@ -6,6 +6,13 @@ mod cli;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Piped into `head`, a command line tool ends quietly when the reader
+    // goes away; Rust's default is to ignore SIGPIPE and panic on the write.
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     match cli::main() {
         Ok(code) => code,
         Err(e) => {

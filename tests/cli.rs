@@ -317,3 +317,20 @@ fn eval_reports_the_budget_metrics_by_their_names() {
     let err = fails(d.path(), &["eval", "--sweep", "gamma=1"]);
     assert!(err.contains("cannot be swept"), "{err}");
 }
+
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    let d = tempfile::tempdir().unwrap();
+    let mut child = bin()
+        .arg("--data-dir")
+        .arg(d.path())
+        .args(["run", "--tasks", sample("tasks/sample.toml").to_str().unwrap(), "--no-save"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read nothing: close the pipe at once, as `| head -0` would.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"), "{}", String::from_utf8_lossy(&out.stderr));
+}
