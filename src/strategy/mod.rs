@@ -2,3 +2,4 @@
 //! `toolnet` walks ToolNet's graph.
 
 pub mod protocol;
+pub mod rewoo;
