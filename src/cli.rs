@@ -295,23 +295,37 @@ fn common_options(c: &Common) -> Result<SessionOptions> {
     Ok(o)
 }
 
-fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
-    let mut opts = common_options(&a.common)?;
-    if let Some(t) = a.task {
-        if a.common.tasks.is_some() {
+/// What `run` and `ui` share: the task, strategy, graph and model tape.
+fn session_options(
+    common: &Common,
+    task: Option<String>,
+    strategy: Option<StrategyKind>,
+    fresh_graph: bool,
+    no_save: bool,
+    record: Option<PathBuf>,
+    replay: Option<PathBuf>,
+) -> Result<SessionOptions> {
+    let mut opts = common_options(common)?;
+    if let Some(t) = task {
+        if common.tasks.is_some() {
             return Err(eyre!("--task and --tasks exclude each other: give one task or a task file"));
         }
         opts.tasks = TaskSource::Text(t);
     }
-    opts.strategy = a.strategy;
-    opts.trace = a.trace.clone();
-    opts.graph = if a.fresh_graph { GraphSource::Fresh } else { GraphSource::Saved };
-    opts.save_graph = !a.no_save;
-    opts.tape = match (a.record, a.replay) {
+    opts.strategy = strategy;
+    opts.graph = if fresh_graph { GraphSource::Fresh } else { GraphSource::Saved };
+    opts.save_graph = !no_save;
+    opts.tape = match (record, replay) {
         (Some(r), _) => Tape::Record(r),
         (_, Some(r)) => Tape::Replay(r),
         _ => Tape::Live,
     };
+    Ok(opts)
+}
+
+fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
+    let mut opts = session_options(&a.common, a.task, a.strategy, a.fresh_graph, a.no_save, a.record, a.replay)?;
+    opts.trace = a.trace.clone();
     let prepared = session::prepare(config, &opts)?;
     let outcome = runtime()?.block_on(session::run(prepared))?;
     let state = outcome.state;
@@ -375,24 +389,10 @@ fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
     // Everything that can be wrong is found before the terminal is taken over.
     let theme = Theme::resolve(a.theme.as_deref().unwrap_or(&config.theme))?;
     switchyard::ui::term::check_terminal()?;
-    let mut opts = common_options(&a.common)?;
-    if let Some(t) = a.task {
-        if a.common.tasks.is_some() {
-            return Err(eyre!("--task and --tasks exclude each other: give one task or a task file"));
-        }
-        opts.tasks = TaskSource::Text(t);
-    }
-    opts.strategy = a.strategy;
-    opts.graph = if a.fresh_graph { GraphSource::Fresh } else { GraphSource::Saved };
-    opts.save_graph = !a.no_save;
+    let mut opts = session_options(&a.common, a.task, a.strategy, a.fresh_graph, a.no_save, a.record, a.replay_models)?;
     opts.start_paused = a.paused;
     opts.linger = true;
     opts.pace_ms = a.pace.unwrap_or(config.pace_ms);
-    opts.tape = match (a.record, a.replay_models) {
-        (Some(r), _) => Tape::Record(r),
-        (_, Some(r)) => Tape::Replay(r),
-        _ => Tape::Live,
-    };
     let trace = match a.trace {
         Some(t) => t,
         None => {

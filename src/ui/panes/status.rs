@@ -105,39 +105,27 @@ fn all_done(s: &SessionState) -> bool {
 fn keys(ctx: &PaneCtx) -> (Vec<Segment>, Segment) {
     let th = ctx.theme;
     let always = [("?", "help"), ("q", "quit")];
-    let list: &[(&str, &str)] = if ctx.view.replay.is_some() {
-        &[("←/→", "step"), ("Home/End", ""), ("0-9", "jump")]
+    // The keys of a live run, after space (whose meaning follows the state).
+    const LIVE: [(&str, &str); 11] = [
+        ("s", "step"),
+        ("f", "fault"),
+        ("x", "clear"),
+        ("e", "score"),
+        ("p", "params"),
+        ("m", "model"),
+        ("t", "task"),
+        ("r", "restart"),
+        ("/", "find"),
+        ("tab", "pane"),
+        ("z", "zoom"),
+    ];
+    let list: Vec<(&str, &str)> = if ctx.view.replay.is_some() {
+        vec![("←/→", "step"), ("Home/End", ""), ("0-9", "jump")]
     } else {
         match ctx.state.mode {
-            Mode::Finished => &[("/", "find"), ("tab", "pane"), ("z", "zoom")],
-            Mode::Paused => &[
-                ("space", "resume"),
-                ("s", "step"),
-                ("f", "fault"),
-                ("x", "clear"),
-                ("e", "score"),
-                ("p", "params"),
-                ("m", "model"),
-                ("t", "task"),
-                ("r", "restart"),
-                ("/", "find"),
-                ("tab", "pane"),
-                ("z", "zoom"),
-            ],
-            _ => &[
-                ("space", "pause"),
-                ("s", "step"),
-                ("f", "fault"),
-                ("x", "clear"),
-                ("e", "score"),
-                ("p", "params"),
-                ("m", "model"),
-                ("t", "task"),
-                ("r", "restart"),
-                ("/", "find"),
-                ("tab", "pane"),
-                ("z", "zoom"),
-            ],
+            Mode::Finished => vec![("/", "find"), ("tab", "pane"), ("z", "zoom")],
+            Mode::Paused => std::iter::once(("space", "resume")).chain(LIVE).collect(),
+            _ => std::iter::once(("space", "pause")).chain(LIVE).collect(),
         }
     };
     let mut tail = Vec::new();
