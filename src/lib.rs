@@ -14,5 +14,6 @@ pub mod model;
 pub mod retrieve;
 pub mod session;
 pub mod strategy;
+pub mod text;
 pub mod tool;
 pub mod ui;

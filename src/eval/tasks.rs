@@ -244,24 +244,7 @@ fn numbers_in(text: &str) -> Vec<Num> {
 }
 
 fn normalise(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars().flat_map(char::to_lowercase) {
-        let c = match c {
-            'á' | 'à' | 'â' | 'ä' | 'ã' | 'å' => 'a',
-            'é' | 'è' | 'ê' | 'ë' => 'e',
-            'í' | 'ì' | 'î' | 'ï' => 'i',
-            'ó' | 'ò' | 'ô' | 'ö' | 'õ' => 'o',
-            'ú' | 'ù' | 'û' | 'ü' => 'u',
-            'ñ' => 'n',
-            'ç' => 'c',
-            c if c.is_alphanumeric() => c,
-            _ => ' ',
-        };
-        if c != ' ' || !(out.is_empty() || out.ends_with(' ')) {
-            out.push(c);
-        }
-    }
-    out.trim_end().to_string()
+    crate::text::fold(s)
 }
 
 #[cfg(test)]

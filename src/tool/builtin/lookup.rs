@@ -106,25 +106,8 @@ fn rates() -> Result<&'static Rates, String> {
 /// Lower case, accents folded, punctuation and extra spaces dropped, so
 /// "São Paulo", "sao paulo" and "Sao-Paulo" are one key.
 pub(crate) fn fold(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars().flat_map(char::to_lowercase) {
-        let c = match c {
-            'á' | 'à' | 'â' | 'ä' | 'ã' | 'å' => 'a',
-            'é' | 'è' | 'ê' | 'ë' => 'e',
-            'í' | 'ì' | 'î' | 'ï' => 'i',
-            'ó' | 'ò' | 'ô' | 'ö' | 'õ' => 'o',
-            'ú' | 'ù' | 'û' | 'ü' => 'u',
-            'ñ' => 'n',
-            'ç' => 'c',
-            c if c.is_alphanumeric() => c,
-            _ => ' ',
-        };
-        if c != ' ' || !out.ends_with(' ') {
-            out.push(c);
-        }
-    }
-    let t = out.trim();
-    t.strip_prefix("the ").unwrap_or(t).to_string()
+    let t = crate::text::fold(s);
+    t.strip_prefix("the ").map(str::to_string).unwrap_or(t)
 }
 
 fn matches(query: &str, name: &str, aliases: &[String]) -> bool {

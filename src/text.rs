@@ -1,0 +1,34 @@
+//! Text folding shared by answer matching and the sample lookups, so that
+//! "São Paulo", "sao paulo" and "Sao-Paulo" compare equal everywhere.
+
+/// Lower case, common Latin accents folded, punctuation turned into single
+/// spaces, trimmed.
+pub fn fold(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars().flat_map(char::to_lowercase) {
+        let c = match c {
+            'á' | 'à' | 'â' | 'ä' | 'ã' | 'å' => 'a',
+            'é' | 'è' | 'ê' | 'ë' => 'e',
+            'í' | 'ì' | 'î' | 'ï' => 'i',
+            'ó' | 'ò' | 'ô' | 'ö' | 'õ' => 'o',
+            'ú' | 'ù' | 'û' | 'ü' => 'u',
+            'ñ' => 'n',
+            'ç' => 'c',
+            c if c.is_alphanumeric() => c,
+            _ => ' ',
+        };
+        if c != ' ' || !(out.is_empty() || out.ends_with(' ')) {
+            out.push(c);
+        }
+    }
+    out.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn folds_case_accents_and_punctuation() {
+        assert_eq!(super::fold("  São-Paulo!! "), "sao paulo");
+        assert_eq!(super::fold("Ça, c'est Zürich."), "ca c est zurich");
+    }
+}
