@@ -6,8 +6,6 @@
 mod common;
 
 use ratatui::buffer::Buffer;
-use ratatui::style::Color;
-use ratatui::text::Span;
 
 use switchyard::engine::event::PlanRow;
 use switchyard::engine::{EventKind, SessionState};
@@ -55,33 +53,6 @@ fn row_of(buf: &Buffer, tool: &str) -> String {
         .unwrap_or_else(|| panic!("no row for {tool}:\n{}", common::buffer_text(buf)))
 }
 
-/// (x, y) of the first cell of `needle`, stepping over the blank second
-/// cell of wide symbols.
-fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
-    let want: Vec<String> = needle.chars().map(String::from).collect();
-    let area = buf.area;
-    for y in 0..area.height {
-        let mut cells: Vec<(u16, &str)> = Vec::new();
-        let mut x = 0;
-        while x < area.width {
-            let sym = buf[(x, y)].symbol();
-            cells.push((x, sym));
-            x += Span::raw(sym).width().max(1) as u16;
-        }
-        for start in 0..cells.len() {
-            if want.iter().enumerate().all(|(k, w)| cells.get(start + k).is_some_and(|c| c.1 == w)) {
-                return Some((cells[start].0, y));
-            }
-        }
-    }
-    None
-}
-
-fn fg_at(buf: &Buffer, needle: &str) -> Color {
-    let (x, y) = find(buf, needle).unwrap_or_else(|| panic!("'{needle}' not on screen:\n{}", common::buffer_text(buf)));
-    buf[(x, y)].fg
-}
-
 #[test]
 fn snapshots_mid_run_and_at_the_end() {
     for (name, state) in [("blacklisted", after_blacklisting()), ("end", end_state())] {
@@ -104,13 +75,13 @@ fn the_blacklisted_tool_is_marked_in_its_colour() {
     assert!(row.contains("■ blacklisted"), "{row}");
     let (used, spent) = run.plan.as_ref().unwrap().used[&tool];
     assert!(row.contains(&format!(" {used} ")) && row.contains(&format!("{spent:.2}")), "{row}");
-    assert_eq!(fg_at(&buf, "■ blacklisted"), theme.blacklisted);
-    assert_eq!(fg_at(&buf, &format!("{tool} ")), theme.blacklisted);
+    assert_eq!(common::fg_at(&buf, "■ blacklisted"), theme.blacklisted);
+    assert_eq!(common::fg_at(&buf, &format!("{tool} ")), theme.blacklisted);
     // The others are still allowed: planned and not used.
     for r in run.plan.as_ref().unwrap().rows.iter().filter(|r| r.tool != tool) {
         assert!(row_of(&buf, &r.tool).contains("✓ allowed"), "{}", row_of(&buf, &r.tool));
     }
-    assert_eq!(fg_at(&buf, "✓ allowed"), theme.ok);
+    assert_eq!(common::fg_at(&buf, "✓ allowed"), theme.ok);
 }
 
 #[test]
@@ -129,7 +100,7 @@ fn removed_tools_come_last_marked_forbidden() {
         assert!(row.contains("⊘ removed"), "{row}");
         assert!(at(&r.tool) > last_planned, "removed rows come after planned ones");
     }
-    assert_eq!(fg_at(&buf, "⊘ removed"), theme.forbidden);
+    assert_eq!(common::fg_at(&buf, "⊘ removed"), theme.forbidden);
     // Tools used up to their allowance are exhausted.
     for (tool, (used, _)) in &plan.used {
         let planned = plan.rows.iter().find(|r| &r.tool == tool).unwrap().calls;
@@ -162,7 +133,7 @@ fn the_bar_shows_c_s_planned_spent_and_left_against_b() {
     assert_eq!(count('█'), at(plan.fixed_cost + spent) - at(plan.fixed_cost), "{bar}");
     assert_eq!(count('▒'), at(plan.fixed_cost + plan.planned_cost) - at(plan.fixed_cost + spent), "{bar}");
     assert!(count('░') > 0, "{bar}");
-    assert_eq!(fg_at(&buf, "█"), theme.accent);
+    assert_eq!(common::fg_at(&buf, "█"), theme.accent);
 }
 
 #[test]
@@ -178,7 +149,7 @@ fn spending_over_the_plan_is_drawn_failing() {
     let buf = draw(&state, 80, 24);
     let text = common::buffer_text(&buf);
     assert!(text.contains(&format!("over plan {over:.2}")), "{text}");
-    assert_eq!(fg_at(&buf, &format!("{spent:.2} spent")), theme.failing);
+    assert_eq!(common::fg_at(&buf, &format!("{spent:.2} spent")), theme.failing);
     // The bar's last filled segment and the tool's spent cell.
     let bar = &rows(&buf)[1];
     let last_full = bar.char_indices().filter(|(_, c)| *c == '█').map(|(i, _)| bar[..i].chars().count()).max();
@@ -187,7 +158,7 @@ fn spending_over_the_plan_is_drawn_failing() {
     let row = row_of(&buf, &tool);
     let cell = format!("{:.2}", state.current.as_ref().unwrap().plan.as_ref().unwrap().used[&tool].1);
     assert!(row.contains(&cell), "{row}");
-    assert_eq!(fg_at(&buf, &cell), theme.failing);
+    assert_eq!(common::fg_at(&buf, &cell), theme.failing);
 }
 
 #[test]

@@ -7,8 +7,6 @@ mod common;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Color;
-use ratatui::text::Span;
 use serde_json::json;
 
 use switchyard::engine::event::{RefuseReason, ToolOutcome};
@@ -70,34 +68,6 @@ fn rows(buf: &Buffer) -> Vec<String> {
     common::buffer_text(buf).lines().map(str::to_string).collect()
 }
 
-/// (x, y) of the first cell of `needle` in the buffer. A wide symbol (⚡)
-/// takes two cells; the blank second one is skipped.
-fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
-    let want: Vec<String> = needle.chars().map(String::from).collect();
-    let area = buf.area;
-    for y in 0..area.height {
-        let mut cells: Vec<(u16, &str)> = Vec::new();
-        let mut x = 0;
-        while x < area.width {
-            let sym = buf[(x, y)].symbol();
-            cells.push((x, sym));
-            x += Span::raw(sym).width().max(1) as u16;
-        }
-        for start in 0..cells.len() {
-            let fits = want.iter().enumerate().all(|(k, w)| cells.get(start + k).is_some_and(|c| c.1 == w));
-            if fits {
-                return Some((cells[start].0, y));
-            }
-        }
-    }
-    None
-}
-
-fn fg_at(buf: &Buffer, needle: &str) -> Color {
-    let (x, y) = find(buf, needle).unwrap_or_else(|| panic!("'{needle}' not on screen:\n{}", common::buffer_text(buf)));
-    buf[(x, y)].fg
-}
-
 #[test]
 fn every_pane_at_both_sizes_at_the_end_of_the_fixture() {
     let state = end_state();
@@ -152,25 +122,25 @@ fn mid_run_right_after_a_failing_call() {
     let line = rows(&buf).into_iter().find(|r| r.contains("← geo_lookup")).expect("the result is shown");
     assert!(line.contains("← geo_lookup ✗ ⚡"), "{line}");
     assert!(line.contains("failed: injected fault: error"), "{line}");
-    assert_eq!(fg_at(&buf, "✗ ⚡"), theme.failing);
-    assert_eq!(fg_at(&buf, "geo_lookup ✗"), theme.failing);
-    assert_eq!(fg_at(&buf, "⚡ error"), theme.fault);
+    assert_eq!(common::fg_at(&buf, "✗ ⚡"), theme.failing);
+    assert_eq!(common::fg_at(&buf, "geo_lookup ✗"), theme.failing);
+    assert_eq!(common::fg_at(&buf, "⚡ error"), theme.fault);
 
     // Workers: the failed call, newest first, in the failing colour with ✗.
     let buf = draw(workers::render, &state, &view, 80, 24);
     let rows = rows(&buf);
     let first = rows.iter().position(|r| r.contains("run") && r.contains("result")).unwrap() + 1;
     assert!(rows[first].contains("geo_lookup") && rows[first].contains("✗ failed"), "{}", rows[first]);
-    let fault = find(&buf, "⚡ error").expect("the fault that caused it");
+    let fault = common::find(&buf, "⚡ error").expect("the fault that caused it");
     assert_eq!(fault.1 as usize, first);
     assert_eq!(buf[fault].fg, theme.fault);
-    assert_eq!(fg_at(&buf, "✗ failed"), theme.failing);
-    let (x, y) = find(&buf, "✗ failed").unwrap();
+    assert_eq!(common::fg_at(&buf, "✗ failed"), theme.failing);
+    let (x, y) = common::find(&buf, "✗ failed").unwrap();
     let tool_x = rows[y as usize].find("geo_lookup").unwrap() as u16;
     assert!(tool_x < x);
     assert_eq!(buf[(tool_x, y)].fg, theme.failing, "the failed call's tool name");
     // A successful call is not in the failing colour.
-    assert_eq!(fg_at(&buf, "✓ ok"), theme.ok);
+    assert_eq!(common::fg_at(&buf, "✓ ok"), theme.ok);
 }
 
 #[test]
@@ -180,7 +150,7 @@ fn the_simulated_model_is_marked() {
     let buf = draw(models::render, &state, &ViewState::default(), 80, 24);
     let actor = rows(&buf).into_iter().find(|r| r.contains("actor")).unwrap();
     assert!(actor.contains("sim (simulated)"), "{actor}");
-    assert_eq!(fg_at(&buf, "(simulated)"), theme.simulated);
+    assert_eq!(common::fg_at(&buf, "(simulated)"), theme.simulated);
     // Every role is listed, also the ones that made no call.
     for role in ["planner", "solver", "actor", "evaluator", "classifier", "judge"] {
         assert!(common::buffer_text(&buf).contains(role), "{role} missing");
@@ -213,7 +183,7 @@ fn a_switched_role_shows_the_new_model_and_keeps_the_old_ones_cost() {
     assert!(actor.contains("0.15 / 0.6"), "its price: {actor}");
     let old = rows.iter().find(|r| r.contains("(before)")).expect("the model it replaced");
     assert!(old.contains("sim (simulated)") && old.split_whitespace().any(|c| c == before.to_string()), "{old}");
-    let (x, y) = find(&buf, "gpt-4o-mini").unwrap();
+    let (x, y) = common::find(&buf, "gpt-4o-mini").unwrap();
     assert_eq!(buf[(x, y)].fg, theme.text);
 }
 
@@ -304,10 +274,10 @@ fn refusals_and_notes_stand_out() {
     let buf = draw(transcript::render, &state, &ViewState::default(), 80, 24);
     let text = common::buffer_text(&buf);
     assert!(text.contains("⊘ refused geo_lookup: forbidden"), "{text}");
-    assert_eq!(fg_at(&buf, "⊘ refused"), theme.forbidden);
+    assert_eq!(common::fg_at(&buf, "⊘ refused"), theme.forbidden);
     assert!(text.contains("! refused web_search: not among the candidates"), "{text}");
     assert!(text.contains("✗ actor · sim failed: HTTP 500"), "{text}");
-    assert_eq!(fg_at(&buf, "✗ actor"), theme.failing);
+    assert_eq!(common::fg_at(&buf, "✗ actor"), theme.failing);
     assert!(text.contains("• fault injected: geo_lookup error"), "{text}");
     // A long value is one line, with what was left out counted.
     let call = rows(&buf).into_iter().find(|r| r.contains("→ web_search")).unwrap();
@@ -325,7 +295,7 @@ fn budget_shows_spend_per_tool_and_the_bar_against_b() {
     let spend = &state.tool_spend["geo_lookup"];
     assert!(geo.contains(&format!("✗ {}", spend.errors)), "errors counted: {geo}");
     assert!(geo.contains("⚡"), "the tool still has a fault injected: {geo}");
-    assert_eq!(fg_at(&buf, &format!("✗ {}", spend.errors)), theme.failing);
+    assert_eq!(common::fg_at(&buf, &format!("✗ {}", spend.errors)), theme.failing);
     assert!(text.contains(&format!("session {:.2} credits", state.total_cost)), "{text}");
 
     // Over budget: the bar says so in the failing colour.
@@ -334,8 +304,8 @@ fn budget_shows_spend_per_tool_and_the_bar_against_b() {
     insta::assert_snapshot!("budget_over_80x24", common::buffer_text(&buf));
     let cost = state.current.as_ref().unwrap().cost;
     let label = format!("this task {cost:.2} / 2.00 credits ({:.0}%)", cost / 2.0 * 100.0);
-    assert_eq!(fg_at(&buf, &label), theme.failing);
-    assert_eq!(fg_at(&buf, "█"), theme.failing);
+    assert_eq!(common::fg_at(&buf, &label), theme.failing);
+    assert_eq!(common::fg_at(&buf, "█"), theme.failing);
 }
 
 #[test]
@@ -394,7 +364,7 @@ fn status_bar_live_replay_and_flash() {
     let text = common::buffer_text(&buf);
     assert!(text.contains("paused") && text.contains("space resume"), "{text}");
     let theme = Theme::default();
-    let (x, y) = find(&buf, "fault injected on geo_lookup").unwrap();
+    let (x, y) = common::find(&buf, "fault injected on geo_lookup").unwrap();
     assert_eq!(buf[(x, y)].bg, theme.selected);
 
     // One line: the state first, the help key last, all within the width.

@@ -167,11 +167,7 @@ impl Engine {
             let action = match protocol::parse_actor_reply(&reply) {
                 Ok(a) => a,
                 Err(e) => {
-                    self.emit(EventKind::Refused {
-                        tool: String::new(),
-                        reason: RefuseReason::Malformed,
-                        detail: e.to_string(),
-                    })?;
+                    self.refuse_malformed(&e)?;
                     notes.push(format!("Your last reply could not be read ({}). Reply with one JSON object.", e.why));
                     continue;
                 }
@@ -377,6 +373,11 @@ impl Engine {
         Ok(protocol::parse_judge_reply(&reply).unwrap_or(by_rule))
     }
 
+    /// A reply that could not be read is recorded as a refusal of no tool.
+    fn refuse_malformed(&mut self, e: &protocol::ReplyError) -> Result<(), EngineError> {
+        self.emit(EventKind::Refused { tool: String::new(), reason: RefuseReason::Malformed, detail: e.to_string() })
+    }
+
     /// The top-K tools for a query. When fewer than K match at all, the rest
     /// of the library fills the list in its own order, so K is always what
     /// the model is offered (and K = all lists the whole library).
@@ -535,11 +536,7 @@ impl Engine {
         let scores = match protocol::parse_eval_reply(&reply) {
             Ok(s) => s,
             Err(e) => {
-                self.emit(EventKind::Refused {
-                    tool: String::new(),
-                    reason: RefuseReason::Malformed,
-                    detail: e.to_string(),
-                })?;
+                self.refuse_malformed(&e)?;
                 return Ok(());
             }
         };

@@ -120,3 +120,31 @@ pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
     }
     out
 }
+
+/// (x, y) of the first cell of `needle` on screen, stepping over the blank
+/// second cell of wide symbols.
+pub fn find(buf: &ratatui::buffer::Buffer, needle: &str) -> Option<(u16, u16)> {
+    let want: Vec<String> = needle.chars().map(String::from).collect();
+    let area = buf.area;
+    for y in 0..area.height {
+        let mut cells: Vec<(u16, &str)> = Vec::new();
+        let mut x = 0;
+        while x < area.width {
+            let sym = buf[(x, y)].symbol();
+            cells.push((x, sym));
+            x += ratatui::text::Span::raw(sym).width().max(1) as u16;
+        }
+        for start in 0..cells.len() {
+            if want.iter().enumerate().all(|(k, w)| cells.get(start + k).is_some_and(|c| c.1 == w)) {
+                return Some((cells[start].0, y));
+            }
+        }
+    }
+    None
+}
+
+/// The foreground colour where `needle` starts on screen.
+pub fn fg_at(buf: &ratatui::buffer::Buffer, needle: &str) -> ratatui::style::Color {
+    let (x, y) = find(buf, needle).unwrap_or_else(|| panic!("'{needle}' not on screen:\n{}", buffer_text(buf)));
+    buf[(x, y)].fg
+}

@@ -298,16 +298,8 @@ fn render_plan_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx, run: &RunView
         .enumerate()
         .map(|(i, h)| if i == 0 || i == 7 { Cell::from(h) } else { num(h.to_string()) })
         .collect::<Vec<_>>();
-    let pick = |cells: Vec<Cell<'static>>| -> Vec<Cell<'static>> {
-        cells.into_iter().zip(&show).filter_map(|(c, s)| s.then_some(c)).collect()
-    };
-    let rows: Vec<Row> = grid.into_iter().map(|(cells, style)| Row::new(pick(cells)).style(style)).collect();
-    let header = Row::new(pick(header)).style(th.muted().add_modifier(Modifier::BOLD));
-    let mut constraints = vec![Constraint::Length(name_w as u16)];
-    constraints
-        .extend(widths.iter().zip(&show).skip(1).filter(|(_, s)| **s).map(|(w, _)| Constraint::Length(*w as u16)));
     let [table, foot] = Layout::vertical([Constraint::Fill(1), Constraint::Length(u16::from(note))]).areas(area);
-    frame.render_widget(Table::new(rows, constraints).header(header).column_spacing(1), table);
+    frame.render_widget(columns_table(grid, header, &show, &widths, name_w, th), table);
     if note {
         let text = fit("* default v and F̃: no experience with the tool", area.width as usize).into_owned();
         frame.render_widget(Paragraph::new(Line::styled(text, th.muted())), foot);
@@ -422,15 +414,7 @@ fn render_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         num(cost_head),
         num("share".to_string()),
     ];
-    let pick = |cells: Vec<Cell<'static>>| -> Vec<Cell<'static>> {
-        cells.into_iter().zip(&show).filter_map(|(c, s)| s.then_some(c)).collect()
-    };
-    let rows: Vec<Row> = grid.into_iter().map(|(cells, style)| Row::new(pick(cells)).style(style)).collect();
-    let header = Row::new(pick(header)).style(th.muted().add_modifier(Modifier::BOLD));
-    let mut constraints = vec![Constraint::Length(name_w as u16)];
-    constraints
-        .extend(widths.iter().zip(&show).skip(1).filter(|(_, s)| **s).map(|(w, _)| Constraint::Length(*w as u16)));
-    frame.render_widget(Table::new(rows, constraints).header(header).column_spacing(1), area);
+    frame.render_widget(columns_table(grid, header, &show, &widths, name_w, th), area);
 }
 
 /// A name column is not squeezed below this to make room for numbers.
@@ -439,6 +423,27 @@ const NAME_MIN: usize = 16;
 /// Which columns fit in `avail` cells beside a first column of `base` cells,
 /// taking the optional ones in `priority` order (indices into `widths`);
 /// columns are one cell apart.
+/// A table of the columns `show` keeps: the name column `name_w` wide, the
+/// others at their `widths`.
+fn columns_table(
+    grid: Vec<(Vec<Cell<'static>>, Style)>,
+    header: Vec<Cell<'static>>,
+    show: &[bool],
+    widths: &[usize],
+    name_w: usize,
+    th: &Theme,
+) -> Table<'static> {
+    let pick = |cells: Vec<Cell<'static>>| -> Vec<Cell<'static>> {
+        cells.into_iter().zip(show).filter_map(|(c, s)| s.then_some(c)).collect()
+    };
+    let rows: Vec<Row> = grid.into_iter().map(|(cells, style)| Row::new(pick(cells)).style(style)).collect();
+    let header = Row::new(pick(header)).style(th.muted().add_modifier(Modifier::BOLD));
+    let mut constraints = vec![Constraint::Length(name_w as u16)];
+    constraints
+        .extend(widths.iter().zip(show).skip(1).filter(|(_, s)| **s).map(|(w, _)| Constraint::Length(*w as u16)));
+    Table::new(rows, constraints).header(header).column_spacing(1)
+}
+
 pub(crate) fn visible_columns(avail: usize, base: usize, widths: &[usize], priority: &[usize]) -> Vec<bool> {
     let mut show = vec![false; widths.len()];
     let mut used = base;
