@@ -450,6 +450,7 @@ fn print_session(state: &SessionState) {
             (_, RunOutcome::Restarted) => "restarted",
             (_, RunOutcome::OutOfBudget) => "no budget",
             (_, RunOutcome::Failed { .. }) => "failed",
+            (_, RunOutcome::BadPlan { .. }) => "bad plan",
         };
         let answer: String = r.answer.clone().unwrap_or_default().chars().take(40).collect();
         println!(

@@ -278,7 +278,7 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     }
     let graph = match strategy {
         StrategyKind::Toolnet => Some(load_graph(config, &library, opts.graph)?),
-        StrategyKind::React => None,
+        StrategyKind::React | StrategyKind::Rewoo => None,
     };
     let models = prepare_models(config, seed, &opts.tape)?;
     let mut setup = EngineSetup::new(library, models, strategy);

@@ -35,6 +35,8 @@ pub struct Event {
 pub enum StrategyKind {
     React,
     Toolnet,
+    /// Planner, concurrent workers, solver (DESIGN §3.5).
+    Rewoo,
 }
 
 impl StrategyKind {
@@ -42,6 +44,7 @@ impl StrategyKind {
         match self {
             StrategyKind::React => "react",
             StrategyKind::Toolnet => "toolnet",
+            StrategyKind::Rewoo => "rewoo",
         }
     }
 }
@@ -52,7 +55,8 @@ impl std::str::FromStr for StrategyKind {
         match s.trim() {
             "react" => Ok(StrategyKind::React),
             "toolnet" => Ok(StrategyKind::Toolnet),
-            other => Err(format!("unknown strategy '{other}' (expected react or toolnet)")),
+            "rewoo" => Ok(StrategyKind::Rewoo),
+            other => Err(format!("unknown strategy '{other}' (expected react, toolnet or rewoo)")),
         }
     }
 }
@@ -116,6 +120,8 @@ pub enum RefuseReason {
     Forbidden,
     /// The judge found the tool unhelpful in this task.
     Blacklisted,
+    /// A plan step whose calls would overspend the budget (refused before it runs).
+    OverBudget,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -140,6 +146,59 @@ pub enum RunOutcome {
     Restarted,
     /// The budget could not pay for the next model call.
     OutOfBudget,
+    /// The planner's plan could not be read, even on the retry.
+    BadPlan { error: String },
+}
+
+/// Where a tool's category came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LabelSource {
+    /// Fixed in the tool's manifest: it wins over any model.
+    Manifest,
+    /// The classifier model's answer in this session.
+    Model,
+    /// The classifier's answer cached for this library and model.
+    Cache,
+    /// Set by the user in the workbench.
+    User,
+    /// The classifier gave none (or an unknown one): the first category.
+    Default,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolLabel {
+    pub tool: String,
+    pub category: String,
+    pub source: LabelSource,
+}
+
+/// One call of a plan step, as the worker is about to make it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LanePlan {
+    /// Counted from 0 within the step.
+    pub lane: u32,
+    /// The call id its ToolCall/ToolResult events will carry.
+    pub call: u64,
+    pub tool: String,
+    /// The input as the planner wrote it (references not substituted).
+    pub input: String,
+    /// The arguments after substituting the evidence.
+    pub args: Value,
+}
+
+/// What a user can do to one lane of the running step.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum LaneAction {
+    /// Keep the lane from starting while its siblings run on.
+    Hold,
+    /// Let a held lane start when the gate allows.
+    Release,
+    /// Let this one lane start now, even when paused or held.
+    Step,
+    /// Make the lane's call fail this way (a running call is cut short).
+    Fail { fault: FaultMode },
 }
 
 /// One tool's line in a BTP plan.
@@ -223,6 +282,9 @@ pub enum EventKind {
         call: u64,
         tool: String,
         args: Value,
+        /// The lane of a concurrent plan step.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lane: Option<u32>,
     },
     ToolResult {
         call: u64,
@@ -236,6 +298,8 @@ pub enum EventKind {
         /// The result was replaced by null before it reached a model.
         #[serde(default)]
         filtered: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lane: Option<u32>,
     },
     Refused {
         tool: String,
@@ -314,6 +378,48 @@ pub enum EventKind {
         control: String,
         why: String,
     },
+    /// The tool classifier's labels (rewoo), for the whole library.
+    ToolsClassified {
+        categories: Vec<String>,
+        labels: Vec<ToolLabel>,
+        /// The classifier model, when one was asked or its answer cached.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
+    CategoryEdited {
+        tool: String,
+        category: String,
+    },
+    /// The planner's plan, parsed.
+    PlanWritten {
+        attempt: u32,
+        steps: Vec<crate::strategy::rewoo::parse::PlanStep>,
+    },
+    /// The planner's reply could not be read as a plan; `last` = no retry is left.
+    PlanRejected {
+        attempt: u32,
+        error: String,
+        last: bool,
+    },
+    /// A plan step begins: its calls, each a lane run concurrently.
+    StepStarted {
+        evidence: u32,
+        thought: String,
+        lanes: Vec<LanePlan>,
+    },
+    /// A user's action on one lane of the running step took effect.
+    LaneChanged {
+        lane: u32,
+        action: LaneAction,
+    },
+    /// All lanes of a step ended.
+    StepFinished {
+        evidence: u32,
+        /// What the solver will see per lane: the result, or None (null).
+        results: Vec<Option<Value>>,
+        /// BPE tokens the null filtering kept from the solver.
+        tokens_saved: u64,
+    },
     Paused,
     Resumed,
     Stepped,
@@ -362,6 +468,13 @@ impl EventKind {
             EventKind::TaskPicked { .. } => "TaskPicked",
             EventKind::PaceChanged { .. } => "PaceChanged",
             EventKind::ControlRejected { .. } => "ControlRejected",
+            EventKind::ToolsClassified { .. } => "ToolsClassified",
+            EventKind::CategoryEdited { .. } => "CategoryEdited",
+            EventKind::PlanWritten { .. } => "PlanWritten",
+            EventKind::PlanRejected { .. } => "PlanRejected",
+            EventKind::StepStarted { .. } => "StepStarted",
+            EventKind::LaneChanged { .. } => "LaneChanged",
+            EventKind::StepFinished { .. } => "StepFinished",
             EventKind::Paused => "Paused",
             EventKind::Resumed => "Resumed",
             EventKind::Stepped => "Stepped",

@@ -11,6 +11,7 @@ pub mod params;
 pub mod state;
 pub mod trace;
 
+mod rewoo;
 mod run;
 
 use std::sync::Arc;
@@ -64,6 +65,22 @@ pub struct EngineSetup {
     pub linger: bool,
     /// BTP: experience, planning and enforcement (None: neither).
     pub btp: Option<btp::BtpSetup>,
+    /// rewoo: the classifier's categories and its cache.
+    pub rewoo: RewooSetup,
+}
+
+/// What the `rewoo` strategy needs beyond the other strategies.
+#[derive(Clone, Debug)]
+pub struct RewooSetup {
+    pub categories: Vec<crate::strategy::rewoo::protocol::Category>,
+    /// Where the classifier's labels are cached, per library and model (None: not cached).
+    pub cache: Option<std::path::PathBuf>,
+}
+
+impl Default for RewooSetup {
+    fn default() -> Self {
+        RewooSetup { categories: crate::strategy::rewoo::protocol::default_categories(), cache: None }
+    }
 }
 
 impl EngineSetup {
@@ -83,6 +100,7 @@ impl EngineSetup {
             pace: Duration::ZERO,
             linger: false,
             btp: None,
+            rewoo: RewooSetup::default(),
         }
     }
 }
@@ -152,6 +170,9 @@ pub struct Engine {
     pace: Duration,
     linger: bool,
     btp: Option<btp::BtpSetup>,
+    rewoo: RewooSetup,
+    /// rewoo: every tool's category, once classified.
+    labels: std::collections::BTreeMap<String, (String, event::LabelSource)>,
     run_no: u32,
     step: u32,
     next_call: u64,
@@ -202,6 +223,8 @@ impl Engine {
             pace: setup.pace,
             linger: setup.linger,
             btp: setup.btp,
+            rewoo: setup.rewoo,
+            labels: Default::default(),
             run_no: 0,
             step: 0,
             next_call: 0,
@@ -496,6 +519,10 @@ impl Engine {
                 self.pace = Duration::from_millis(ms);
                 self.emit(EventKind::PaceChanged { ms })?;
             }
+            // Lane controls only mean something while a step's lanes run,
+            // where the worker applies them itself.
+            Control::Lane { lane, .. } => self.reject("lane", format!("no plan step is running (lane {lane})"))?,
+            Control::SetCategory { tool, category } => self.set_category(tool, category)?,
         }
         Ok(())
     }

@@ -180,4 +180,14 @@ pub enum Control {
     SetPace {
         ms: u64,
     },
+    /// Act on one lane (counted from 0) of the plan step now running.
+    Lane {
+        lane: u32,
+        action: crate::engine::event::LaneAction,
+    },
+    /// Give a tool another category (rewoo's classifier labels).
+    SetCategory {
+        tool: String,
+        category: String,
+    },
 }

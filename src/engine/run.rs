@@ -483,7 +483,7 @@ impl Engine {
         self.next_call += 1;
         let call = self.next_call;
         let fault = self.faults.draw(tool, &mut self.rng);
-        self.emit(EventKind::ToolCall { call, tool: tool.to_string(), args: args.clone() })?;
+        self.emit(EventKind::ToolCall { call, tool: tool.to_string(), args: args.clone(), lane: None })?;
         let timeout = match &spec.executor {
             crate::tool::ExecutorSpec::Command { timeout_ms, .. }
             | crate::tool::ExecutorSpec::Http { timeout_ms, .. } => std::time::Duration::from_millis(*timeout_ms),
@@ -516,6 +516,7 @@ impl Engine {
             cost: spec.cost,
             fault,
             filtered: false,
+            lane: None,
         })?;
         Ok(observation)
     }

@@ -7,9 +7,10 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use serde_json::Value;
 
 use super::event::{
-    Event, EventKind, GraphSnapshot, Offered, RefuseReason, RoleModel, RunOutcome, StrategyKind, TaskBrief, ToolBrief,
-    ToolOutcome,
+    Event, EventKind, GraphSnapshot, LaneAction, LabelSource, LanePlan, Offered, RefuseReason, RoleModel, RunOutcome,
+    StrategyKind, TaskBrief, ToolBrief, ToolOutcome,
 };
+use crate::strategy::rewoo::parse::PlanStep;
 use super::params::Params;
 use crate::model::{Message, Role, Usage};
 use crate::tool::fault::{Fault, FaultMode, FaultScope};
@@ -46,8 +47,25 @@ pub enum Entry {
     Prompt { role: Role, model: String, messages: Vec<Message> },
     Reply { role: Role, model: String, text: String, usage: Usage, cost: f64, latency_ms: u64 },
     ModelError { role: Role, model: String, error: String },
-    Call { call: u64, tool: String, args: Value },
-    Result { call: u64, tool: String, outcome: ToolOutcome, fault: Option<FaultMode>, latency_ms: u64 },
+    Call { call: u64, tool: String, args: Value, lane: Option<u32> },
+    Result {
+        call: u64,
+        tool: String,
+        outcome: ToolOutcome,
+        fault: Option<FaultMode>,
+        latency_ms: u64,
+        lane: Option<u32>,
+        /// Replaced by null before the solver saw it.
+        filtered: bool,
+    },
+    /// The planner's plan, as parsed.
+    Plan { attempt: u32, steps: Vec<PlanStep> },
+    /// A plan that could not be read; `last`: the run fails.
+    PlanError { attempt: u32, error: String, last: bool },
+    /// A plan step begins.
+    StepStart { evidence: u32, thought: String, lanes: usize },
+    /// A step's evidence as the solver will see it (None = null).
+    Evidence { evidence: u32, results: Vec<(String, Option<Value>)>, tokens_saved: u64 },
     Refusal { tool: String, reason: RefuseReason, detail: String },
     Note(String),
 }
@@ -94,6 +112,71 @@ pub struct RunView {
     pub plan: Option<PlanView>,
     /// What BTP counted against the budget so far.
     pub spent: f64,
+    /// The rewoo plan and its steps' lanes, once the planner wrote one.
+    pub rewoo: Option<RewooView>,
+}
+
+/// Where one lane of a plan step is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaneState {
+    /// Waiting for the gate.
+    Waiting,
+    /// Held by the user while its siblings run on.
+    Held,
+    Running,
+    /// Ended; `filtered` = the solver sees null.
+    Done { ok: bool, filtered: bool },
+    /// Never ran: the budget or the plan refused it.
+    Refused,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaneView {
+    pub lane: u32,
+    pub call: u64,
+    pub tool: String,
+    pub input: String,
+    pub args: Value,
+    pub state: LaneState,
+    /// Clock times of the call's start and end.
+    pub started: Option<u64>,
+    pub finished: Option<u64>,
+    pub latency_ms: Option<u64>,
+    pub fault: Option<FaultMode>,
+    /// A fault the user asked for, not yet seen fire.
+    pub pending_fault: Option<FaultMode>,
+    /// The result, or the error text.
+    pub result: Option<Result<Value, String>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepView {
+    pub evidence: u32,
+    pub thought: String,
+    pub lanes: Vec<LaneView>,
+    pub finished: bool,
+    pub tokens_saved: u64,
+}
+
+/// A rewoo run: the plan, and the steps run so far with their lanes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RewooView {
+    pub plan: Vec<PlanStep>,
+    /// Planner replies read so far (a retry makes two).
+    pub attempts: u32,
+    pub steps: Vec<StepView>,
+    pub tokens_saved: u64,
+}
+
+impl RewooView {
+    /// The step whose lanes are running (or about to), if any.
+    pub fn active_step(&self) -> Option<&StepView> {
+        self.steps.last().filter(|s| !s.finished)
+    }
+
+    fn lane_mut(&mut self, call: u64) -> Option<&mut LaneView> {
+        self.steps.iter_mut().rev().flat_map(|s| s.lanes.iter_mut()).find(|l| l.call == call)
+    }
 }
 
 /// BTP's plan as the events tell it, with what was used of it.
@@ -127,6 +210,8 @@ pub struct RunSummary {
     pub planned_cost: Option<f64>,
     pub planned_calls: Option<u32>,
     pub spent: f64,
+    /// rewoo: tokens the null filtering kept from the solver.
+    pub tokens_saved: u64,
 }
 
 /// ToolNet's graph as the events tell it, with the history a chart needs.
@@ -238,6 +323,9 @@ pub struct SessionState {
     pub tool_spend: BTreeMap<String, ToolSpend>,
     pub recent_calls: VecDeque<FinishedCall>,
     pub total_cost: f64,
+    /// rewoo: the classifier's category list and every tool's label.
+    pub categories: Vec<String>,
+    pub labels: BTreeMap<String, (String, LabelSource)>,
 }
 
 impl SessionState {
@@ -331,15 +419,20 @@ impl SessionState {
                 self.accounts.entry((*role, model.clone())).or_default().calls += 1;
                 self.push(Entry::ModelError { role: *role, model: model.clone(), error: error.clone() });
             }
-            EventKind::ToolCall { call, tool, args } => {
+            EventKind::ToolCall { call, tool, args, lane } => {
                 if let Some(r) = self.current.as_mut() {
                     r.in_flight.push(InFlight { call: *call, tool: tool.clone(), args: args.clone(), started: ev.t });
                     r.path.push(tool.clone());
                     r.tool_calls += 1;
+                    if let Some(l) = r.rewoo.as_mut().and_then(|w| w.lane_mut(*call)) {
+                        l.state = LaneState::Running;
+                        l.started = Some(ev.t);
+                        l.args = args.clone();
+                    }
                 }
-                self.push(Entry::Call { call: *call, tool: tool.clone(), args: args.clone() });
+                self.push(Entry::Call { call: *call, tool: tool.clone(), args: args.clone(), lane: *lane });
             }
-            EventKind::ToolResult { call, tool, outcome, latency_ms, cost, fault, .. } => {
+            EventKind::ToolResult { call, tool, outcome, latency_ms, cost, fault, filtered, lane } => {
                 let ok = matches!(outcome, ToolOutcome::Ok { .. });
                 let spend = self.tool_spend.entry(tool.clone()).or_default();
                 spend.calls += 1;
@@ -351,6 +444,17 @@ impl SessionState {
                 if let Some(r) = self.current.as_mut() {
                     r.in_flight.retain(|f| f.call != *call);
                     r.cost += cost;
+                    if let Some(l) = r.rewoo.as_mut().and_then(|w| w.lane_mut(*call)) {
+                        l.state = LaneState::Done { ok, filtered: *filtered };
+                        l.finished = Some(ev.t);
+                        l.latency_ms = Some(*latency_ms);
+                        l.fault = *fault;
+                        l.pending_fault = None;
+                        l.result = Some(match outcome {
+                            ToolOutcome::Ok { value } => Ok(value.clone()),
+                            ToolOutcome::Err { error } => Err(error.to_string()),
+                        });
+                    }
                 }
                 if fault.is_some() {
                     self.spend_fault(tool);
@@ -370,6 +474,8 @@ impl SessionState {
                     outcome: outcome.clone(),
                     fault: *fault,
                     latency_ms: *latency_ms,
+                    lane: *lane,
+                    filtered: *filtered,
                 });
             }
             EventKind::PlanMade { budget, fixed_cost, remaining, tau, rows, planned_cost, planned_calls, .. } => {
@@ -481,6 +587,76 @@ impl SessionState {
                     g.apply(update, true);
                 }
             }
+            EventKind::ToolsClassified { categories, labels, .. } => {
+                self.categories = categories.clone();
+                for l in labels {
+                    self.labels.insert(l.tool.clone(), (l.category.clone(), l.source));
+                }
+            }
+            EventKind::CategoryEdited { tool, category } => {
+                if !self.categories.contains(category) {
+                    self.categories.push(category.clone());
+                }
+                self.labels.insert(tool.clone(), (category.clone(), LabelSource::User));
+                self.push(Entry::Note(format!("{tool} is now in category {category}")));
+            }
+            EventKind::PlanWritten { attempt, steps } => {
+                if let Some(r) = self.current.as_mut() {
+                    let w = r.rewoo.get_or_insert_with(RewooView::default);
+                    w.plan = steps.clone();
+                    w.attempts = *attempt;
+                }
+                self.push(Entry::Plan { attempt: *attempt, steps: steps.clone() });
+            }
+            EventKind::PlanRejected { attempt, error, last } => {
+                if let Some(r) = self.current.as_mut() {
+                    r.rewoo.get_or_insert_with(RewooView::default).attempts = *attempt;
+                }
+                self.push(Entry::PlanError { attempt: *attempt, error: error.clone(), last: *last });
+            }
+            EventKind::StepStarted { evidence, thought, lanes } => {
+                if let Some(r) = self.current.as_mut() {
+                    let w = r.rewoo.get_or_insert_with(RewooView::default);
+                    w.steps.push(StepView {
+                        evidence: *evidence,
+                        thought: thought.clone(),
+                        lanes: lanes.iter().map(lane_view).collect(),
+                        finished: false,
+                        tokens_saved: 0,
+                    });
+                }
+                self.push(Entry::StepStart { evidence: *evidence, thought: thought.clone(), lanes: lanes.len() });
+            }
+            EventKind::LaneChanged { lane, action } => {
+                let step = self.current.as_mut().and_then(|r| r.rewoo.as_mut()).and_then(|w| w.steps.last_mut());
+                if let Some(l) = step.and_then(|s| s.lanes.iter_mut().find(|l| l.lane == *lane)) {
+                    match action {
+                        LaneAction::Hold if l.state == LaneState::Waiting => l.state = LaneState::Held,
+                        LaneAction::Release | LaneAction::Step if l.state == LaneState::Held => {
+                            l.state = LaneState::Waiting
+                        }
+                        LaneAction::Fail { fault } => l.pending_fault = Some(*fault),
+                        _ => {}
+                    }
+                }
+            }
+            EventKind::StepFinished { evidence, results, tokens_saved } => {
+                let mut shown = Vec::new();
+                if let Some(r) = self.current.as_mut()
+                    && let Some(w) = r.rewoo.as_mut()
+                {
+                    w.tokens_saved += tokens_saved;
+                    if let Some(step) = w.steps.iter_mut().rev().find(|s| s.evidence == *evidence) {
+                        step.finished = true;
+                        step.tokens_saved = *tokens_saved;
+                        for l in step.lanes.iter_mut().filter(|l| matches!(l.state, LaneState::Waiting | LaneState::Held)) {
+                            l.state = LaneState::Refused;
+                        }
+                        shown = step.lanes.iter().map(|l| l.tool.clone()).zip(results.iter().cloned()).collect();
+                    }
+                }
+                self.push(Entry::Evidence { evidence: *evidence, results: shown, tokens_saved: *tokens_saved });
+            }
             EventKind::Paused => self.mode = Mode::Paused,
             EventKind::Resumed => self.mode = Mode::Running,
             EventKind::Stepped => {}
@@ -489,6 +665,8 @@ impl SessionState {
                 let task_id = self.current.as_ref().map(|r| r.task_id.clone()).unwrap_or_default();
                 let plan = self.current.as_ref().and_then(|r| r.plan.clone());
                 let spent = self.current.as_ref().map(|r| r.spent).unwrap_or_default();
+                let tokens_saved =
+                    self.current.as_ref().and_then(|r| r.rewoo.as_ref()).map(|w| w.tokens_saved).unwrap_or_default();
                 if let Some(r) = self.current.as_mut() {
                     r.in_flight.clear();
                 }
@@ -507,6 +685,7 @@ impl SessionState {
                     planned_cost: plan.as_ref().map(|p| p.planned_cost),
                     planned_calls: plan.as_ref().map(|p| p.planned_calls),
                     spent,
+                    tokens_saved,
                 });
             }
             EventKind::SessionFinished { stopped, .. } => {
@@ -514,6 +693,11 @@ impl SessionState {
                 self.stopped = *stopped;
             }
         }
+    }
+
+    /// The category a tool is in (rewoo), if it has one.
+    pub fn category(&self, tool: &str) -> Option<&str> {
+        self.labels.get(tool).map(|(c, _)| c.as_str())
     }
 
     fn push(&mut self, e: Entry) {
@@ -538,5 +722,22 @@ impl SessionState {
 
     pub fn succeeded(&self) -> usize {
         self.finished.iter().filter(|r| r.success == Some(true)).count()
+    }
+}
+
+fn lane_view(l: &LanePlan) -> LaneView {
+    LaneView {
+        lane: l.lane,
+        call: l.call,
+        tool: l.tool.clone(),
+        input: l.input.clone(),
+        args: l.args.clone(),
+        state: LaneState::Waiting,
+        started: None,
+        finished: None,
+        latency_ms: None,
+        fault: None,
+        pending_fault: None,
+        result: None,
     }
 }

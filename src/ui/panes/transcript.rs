@@ -186,6 +186,7 @@ fn entry_lines(e: &Entry, ctx: &PaneCtx, w: usize, out: &mut Vec<Logical>) {
                 RefuseReason::Blacklisted => (BLACKLISTED, th.blacklisted, "blacklisted in this task"),
                 RefuseReason::NotOffered => ("!", th.accent, "not among the candidates"),
                 RefuseReason::Malformed => ("!", th.accent, "the reply was not an action"),
+                RefuseReason::OverBudget => (FORBIDDEN, th.forbidden, "the step would overspend the budget"),
             };
             let style = th.fg(colour).add_modifier(Modifier::BOLD);
             let mut spans = vec![Span::styled(format!("{sym} refused {tool}: {why}"), style)];
@@ -193,6 +194,40 @@ fn entry_lines(e: &Entry, ctx: &PaneCtx, w: usize, out: &mut Vec<Logical>) {
                 spans.push(Span::styled(format!(" — {}", clean(detail)), th.fg(colour)));
             }
             out.push(Logical::new(spans));
+        }
+        Entry::Plan { attempt, steps } => {
+            let retry = if *attempt > 1 { " (retry)" } else { "" };
+            out.push(Logical::one(format!("▤ plan{retry}: {} steps", steps.len()), bold(th)));
+            for st in steps {
+                if !st.thought.is_empty() {
+                    out.push(Logical::one(format!("  Plan: {}", clean(&st.thought)), th.muted()));
+                }
+                let calls: Vec<String> = st.calls.iter().map(|c| format!("{}[{}]", c.tool, clean(&c.input))).collect();
+                out.push(Logical::one(format!("  #E{} = {}", st.evidence, calls.join("; ")), th.base()));
+            }
+        }
+        Entry::PlanError { attempt, error, last } => {
+            let then = if *last { "the run fails" } else { "the planner gets one retry" };
+            let style = th.fg(th.failing).add_modifier(Modifier::BOLD);
+            out.push(Logical::one(format!("{FAILING} plan {attempt} unreadable ({then}): {}", clean(error)), style));
+        }
+        Entry::StepStart { evidence, thought, lanes } => {
+            let what = if thought.is_empty() { String::new() } else { format!(" — {}", clean(thought)) };
+            out.push(Logical::one(format!("▸ step #E{evidence} · {lanes} lanes{what}"), th.accent()));
+        }
+        Entry::Evidence { evidence, results, tokens_saved } => {
+            out.push(Logical::one(format!("≡ evidence #E{evidence} · {tokens_saved} tokens saved"), th.accent()));
+            for (tool, r) in results {
+                let head = vec![Span::styled(format!("  {tool}: "), bold(th))];
+                match r {
+                    Some(v) => value_lines(head, v, None, th.base(), unfold, out),
+                    None => {
+                        let mut spans = head;
+                        spans.push(Span::styled("null (filtered)", th.muted()));
+                        out.push(Logical::new(spans));
+                    }
+                }
+            }
         }
         Entry::Note(text) => out.push(Logical::new(vec![
             Span::styled("• ", th.accent()),
@@ -323,6 +358,9 @@ fn outcome_lines(ctx: &PaneCtx, run: &RunView) -> Option<Vec<Logical>> {
         (RunOutcome::Stopped, _) => ("■ stopped by the user".to_string(), th.accent()),
         (RunOutcome::Failed { error }, _) => (format!("{FAILING} run failed: {}", clean(error)), th.fg(th.failing)),
         (RunOutcome::Restarted, _) => ("■ restarted".to_string(), th.accent()),
+        (RunOutcome::BadPlan { error }, _) => {
+            (format!("{FAILING} no readable plan: {}", clean(error)), th.fg(th.failing))
+        }
         (RunOutcome::OutOfBudget, _) => {
             ("■ out of budget: no money left for another model call".to_string(), th.fg(th.forbidden))
         }
