@@ -119,7 +119,7 @@ fn big_session() -> Vec<Event> {
                 run,
                 step,
                 t,
-                EventKind::ToolCall { call: t + 1, tool: names[3].clone(), args: json!({"q": "x"}) },
+                EventKind::ToolCall { call: t + 1, tool: names[3].clone(), args: json!({"q": "x"}), lane: None },
             ));
             if !(run == 3 && step == 3) {
                 out.push(ev(
@@ -134,6 +134,7 @@ fn big_session() -> Vec<Event> {
                         cost: 1.0,
                         fault: None,
                         filtered: false,
+                        lane: None,
                     },
                 ));
             }

@@ -12,6 +12,7 @@ use crate::model::openai::{OpenAiConfig, OpenAiModel};
 use crate::model::price::Price;
 use crate::model::sim::{SimConfig, SimModel};
 use crate::model::{ChatModel, Role};
+use crate::strategy::rewoo::protocol::{Category, default_categories};
 
 #[derive(thiserror::Error, Debug)]
 pub enum ConfigError {
@@ -95,6 +96,8 @@ struct RawConfig {
     #[serde(default)]
     btp: Option<BtpConfig>,
     #[serde(default)]
+    rewoo: Option<RawRewoo>,
+    #[serde(default)]
     models: BTreeMap<String, ModelConfig>,
     #[serde(default)]
     roles: BTreeMap<String, String>,
@@ -133,6 +136,66 @@ impl Default for BtpConfig {
     }
 }
 
+/// rewoo's settings (`[rewoo]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RewooConfig {
+    /// What the tool classifier may label a tool with.
+    pub categories: Vec<Category>,
+}
+
+impl Default for RewooConfig {
+    fn default() -> Self {
+        RewooConfig { categories: default_categories() }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRewoo {
+    #[serde(default)]
+    categories: Option<Vec<RawCategory>>,
+}
+
+/// A category as written: a bare name, or a table with a description. The
+/// table is taken apart by hand because an untagged enum reports a stray
+/// field only as "did not match any variant".
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+enum RawCategory {
+    Name(String),
+    Table(toml::Table),
+    Other(toml::Value),
+}
+
+impl RawCategory {
+    fn category(self) -> Result<Category, String> {
+        let (name, description) = match self {
+            RawCategory::Name(name) => (name, String::new()),
+            RawCategory::Table(mut t) => {
+                let text = |t: &mut toml::Table, key: &str| match t.remove(key) {
+                    None => Ok(None),
+                    Some(toml::Value::String(s)) => Ok(Some(s)),
+                    Some(other) => Err(format!("'{key}' must be a string, got {}", other.type_str())),
+                };
+                let name = text(&mut t, "name")?.ok_or("has no 'name'")?;
+                let description = text(&mut t, "description")?.unwrap_or_default();
+                if let Some(key) = t.keys().next() {
+                    return Err(format!("unknown field '{key}' (expected name, description)"));
+                }
+                (name, description)
+            }
+            RawCategory::Other(v) => {
+                return Err(format!("must be a name or a table {{ name, description }}, got {}", v.type_str()));
+            }
+        };
+        let name = name.trim().to_string();
+        if name.is_empty() {
+            return Err("the name is empty".into());
+        }
+        Ok(Category { name, description: description.trim().to_string() })
+    }
+}
+
 /// Everything a run needs to know before it starts.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -152,6 +215,7 @@ pub struct Config {
     pub pace_ms: u64,
     pub params: Params,
     pub btp: BtpConfig,
+    pub rewoo: RewooConfig,
     pub models: BTreeMap<String, ModelConfig>,
     /// Role → model name.
     pub roles: BTreeMap<Role, String>,
@@ -164,14 +228,20 @@ pub fn sample_dir() -> PathBuf {
 
 impl Default for Config {
     /// The embedded default: the simulated model in every role, the sample
-    /// tools and tasks, ToolNet.
+    /// tools and tasks, ToolNet. `sim-weak` and `sim-strong` stand in for a
+    /// cheap and a strong model, so a planner × solver matrix runs offline.
     fn default() -> Self {
         let dir = sample_dir();
-        let mut models = BTreeMap::new();
-        models.insert(
-            "sim".to_string(),
-            ModelConfig::Sim { seed: None, noise: default_noise(), price: Price::default() },
-        );
+        let sim = |noise: f64, input_per_mtok: f64, output_per_mtok: f64| ModelConfig::Sim {
+            seed: None,
+            noise,
+            price: Price { input_per_mtok, output_per_mtok },
+        };
+        let models = BTreeMap::from([
+            ("sim".to_string(), sim(default_noise(), 0.0, 0.0)),
+            ("sim-weak".to_string(), sim(0.35, 0.15, 0.60)),
+            ("sim-strong".to_string(), sim(0.03, 2.50, 10.00)),
+        ]);
         Config {
             path: None,
             seed: 42,
@@ -186,6 +256,7 @@ impl Default for Config {
             pace_ms: 400,
             params: Params::default(),
             btp: BtpConfig::default(),
+            rewoo: RewooConfig::default(),
             models,
             roles: Role::ALL.into_iter().map(|r| (r, "sim".to_string())).collect(),
         }
@@ -256,6 +327,23 @@ impl Config {
                 return Err(field("btp", "default_freq and time_rate must be numbers >= 0".into()));
             }
             c.btp = b;
+        }
+        if let Some(r) = raw.rewoo
+            && let Some(items) = r.categories
+        {
+            if items.is_empty() {
+                return Err(field("rewoo.categories", "lists no category".into()));
+            }
+            let mut categories: Vec<Category> = Vec::with_capacity(items.len());
+            for (i, item) in items.into_iter().enumerate() {
+                let at = format!("rewoo.categories[{i}]");
+                let category = item.category().map_err(|why| field(&at, why))?;
+                if categories.iter().any(|k| k.name == category.name) {
+                    return Err(field(&at, format!("'{}' is listed twice", category.name)));
+                }
+                categories.push(category);
+            }
+            c.rewoo.categories = categories;
         }
         if let Some(p) = raw.params {
             p.validate().map_err(|e| field(&format!("params.{}", e.param), e.why))?;

@@ -11,13 +11,13 @@ use crate::config::{Config, ConfigError};
 use crate::engine::btp::BtpSetup;
 use crate::engine::trace::{TraceError, TraceWriter};
 use crate::engine::{
-    Engine, EngineError, EngineHandle, EngineSetup, LogicalClock, ModelSlot, Models, Scheduled, SessionOutcome,
-    StrategyKind, SystemClock,
+    Engine, EngineError, EngineHandle, EngineSetup, LogicalClock, ModelSlot, Models, RewooSetup, Scheduled,
+    SessionOutcome, StrategyKind, SystemClock,
 };
 use crate::eval::tasks::{Task, TaskError, load_tasks};
 use crate::graph::{GraphError, ToolGraph, read_trajectories};
-use crate::model::ChatModel;
 use crate::model::cassette::{Cassette, CassetteError};
+use crate::model::{ChatModel, Role};
 use crate::tool::ToolLibrary;
 use crate::tool::manifest::{ManifestError, load_paths};
 
@@ -98,6 +98,9 @@ pub struct SessionOptions {
     pub experience: ExperienceSource,
     /// Replace every tool's cost (the BTP paper's setting: random integers).
     pub tool_costs: Option<ToolCosts>,
+    /// rewoo: classify the tools anew, neither reading nor writing the saved
+    /// labels (an experiment's pairs then all pay for the same classifier call).
+    pub fresh_categories: bool,
 }
 
 /// Where BTP's experience comes from.
@@ -152,6 +155,11 @@ pub fn with_costs(library: &ToolLibrary, costs: ToolCosts, seed: u64) -> Result<
 
 pub fn experience_path(config: &Config) -> Result<PathBuf, SetupError> {
     Ok(config.data_dir()?.join("experience.jsonl"))
+}
+
+/// The classifier's label cache.
+pub fn categories_path(config: &Config) -> Result<PathBuf, SetupError> {
+    Ok(config.data_dir()?.join("categories.json"))
 }
 
 pub fn load_library(config: &Config) -> Result<Arc<ToolLibrary>, SetupError> {
@@ -292,6 +300,9 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     setup.start_paused = opts.start_paused;
     setup.pace = Duration::from_millis(opts.pace_ms);
     setup.linger = opts.linger;
+    // Without a data directory rewoo still runs; it only classifies every session.
+    let cache = if opts.fresh_categories { None } else { categories_path(config).ok() };
+    setup.rewoo = RewooSetup { categories: config.rewoo.categories.clone(), cache };
     let store = match &opts.experience {
         ExperienceSource::DataDir => ExperienceStore::open(&experience_path(config)?)
             .map_err(|e| SetupError::Invalid(format!("experience: {e}")))?,
@@ -327,6 +338,58 @@ pub async fn run(prepared: Prepared) -> Result<SessionOutcome, SetupError> {
         g.save(&path)?;
     }
     Ok(outcome)
+}
+
+/// One combination of a model matrix: the models it gives the varied roles,
+/// and a copy of the config in which they play them.
+#[derive(Clone, Debug)]
+pub struct MatrixCell {
+    pub roles: Vec<(Role, String)>,
+    pub config: Config,
+}
+
+/// Every combination of the models listed per role, the first role varying
+/// slowest (`planner=A,B solver=A,B`: A·A, A·B, B·A, B·B). Roles not listed
+/// keep the config's models.
+pub fn model_matrix(config: &Config, axes: &[(Role, Vec<String>)]) -> Result<Vec<MatrixCell>, SetupError> {
+    if axes.is_empty() {
+        return Err(SetupError::Invalid("the matrix names no role".into()));
+    }
+    for (i, (role, models)) in axes.iter().enumerate() {
+        if axes[..i].iter().any(|(r, _)| r == role) {
+            return Err(SetupError::Invalid(format!("the role '{role}' is given twice")));
+        }
+        if models.is_empty() {
+            return Err(SetupError::Invalid(format!("the {role} is given no model")));
+        }
+        for (j, m) in models.iter().enumerate() {
+            if !config.models.contains_key(m) {
+                let known: Vec<&str> = config.models.keys().map(String::as_str).collect();
+                return Err(SetupError::Invalid(format!(
+                    "no model named '{m}' for the {role} (known: {})",
+                    known.join(", ")
+                )));
+            }
+            if models[..j].contains(m) {
+                return Err(SetupError::Invalid(format!("the model '{m}' is listed twice for the {role}")));
+            }
+        }
+    }
+    let mut cells = vec![MatrixCell { roles: Vec::new(), config: config.clone() }];
+    for (role, models) in axes {
+        cells = cells
+            .into_iter()
+            .flat_map(|cell| {
+                models.iter().map(move |m| {
+                    let mut next = cell.clone();
+                    next.roles.push((*role, m.clone()));
+                    next.config.roles.insert(*role, m.clone());
+                    next
+                })
+            })
+            .collect();
+    }
+    Ok(cells)
 }
 
 fn show_paths(paths: &[PathBuf]) -> String {

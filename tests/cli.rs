@@ -334,3 +334,105 @@ fn a_closed_pipe_ends_the_output_quietly() {
     let out = child.wait_with_output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// Runs, expects exit code 1 (a refused argument, not a clap usage error), returns stderr.
+fn refused(dir: &Path, args: &[&str]) -> String {
+    let out = run(dir, args);
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn a_bad_model_matrix_is_refused_before_anything_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let smoke = sample("tasks/smoke.toml");
+    let tasks = smoke.to_str().unwrap();
+    let err = refused(d.path(), &["eval", "--tasks", tasks, "--matrix", "planner=sim,gpt-9"]);
+    assert!(err.contains("no model named 'gpt-9'") && err.contains("known: sim, sim-strong, sim-weak"), "{err}");
+    let err = refused(d.path(), &["eval", "--tasks", tasks, "--matrix", "chef=sim"]);
+    assert!(err.contains("unknown role 'chef'") && err.contains("planner, solver"), "{err}");
+    let err = refused(d.path(), &["eval", "--tasks", tasks, "--matrix", "planner"]);
+    assert!(err.contains("--matrix planner") && err.contains("ROLE=MODEL"), "{err}");
+    let err = refused(d.path(), &["eval", "--tasks", tasks, "--strategy", "react", "--matrix", "planner=sim"]);
+    assert!(err.contains("--matrix") && err.contains("--strategy react") && err.contains("rewoo"), "{err}");
+    let err = refused(d.path(), &["eval", "--tasks", tasks, "--matrix", "solver=sim", "--matrix", "solver=sim-weak"]);
+    assert!(err.contains("'solver' is given twice"), "{err}");
+    let err = refused(d.path(), &["eval", "--tasks", tasks, "--matrix", "solver=sim", "--sweep", "tau=0,0.1"]);
+    assert!(err.contains("--matrix and --sweep"), "{err}");
+    // Nothing ran, so nothing was written to the data directory but the log.
+    assert!(!d.path().join("categories.json").exists() && !d.path().join("graph.json").exists());
+}
+
+#[test]
+fn rewoo_is_offered_wherever_a_strategy_is_chosen() {
+    let d = tempfile::tempdir().unwrap();
+    for cmd in ["run", "ui", "eval"] {
+        let help = ok(d.path(), &[cmd, "--help"]);
+        assert!(help.contains("rewoo"), "{cmd} --help names rewoo: {help}");
+    }
+    assert!(ok(d.path(), &["eval", "--help"]).contains("--matrix"));
+    let err = fails(d.path(), &["run", "--strategy", "rewo"]);
+    assert!(err.contains("react, toolnet or rewoo"), "{err}");
+}
+
+/// Needs the rewoo engine (src/engine/rewoo.rs): every pair runs the smoke
+/// tasks and calls its planner and solver.
+#[test]
+fn eval_matrix_runs_every_planner_and_solver_pair() {
+    let d = tempfile::tempdir().unwrap();
+    let smoke = sample("tasks/smoke.toml");
+    let models = "sim-weak,sim-strong";
+    let args = [
+        "eval",
+        "--tasks",
+        smoke.to_str().unwrap(),
+        "--matrix",
+        &format!("planner={models}"),
+        "--matrix",
+        &format!("solver={models}"),
+    ];
+    let json = ok(d.path(), &[&args[..], &["--json", "--strategy", "rewoo"]].concat());
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
+    let pairs: Vec<(&str, &str)> =
+        rows.iter().map(|r| (r["planner"].as_str().unwrap(), r["solver"].as_str().unwrap())).collect();
+    assert_eq!(
+        pairs,
+        [
+            ("sim-weak", "sim-weak"),
+            ("sim-weak", "sim-strong"),
+            ("sim-strong", "sim-weak"),
+            ("sim-strong", "sim-strong")
+        ]
+    );
+    for r in &rows {
+        assert_eq!(r["tasks"], 8, "{r}");
+        for field in ["prompt_tokens_per_task", "completion_tokens_per_task", "cost_per_task", "steps_per_task"] {
+            assert!(r[field].as_f64().unwrap() > 0.0, "{field}: {r}");
+        }
+        assert!((0.0..=100.0).contains(&r["accuracy_pct"].as_f64().unwrap()), "{r}");
+        assert!(r["tokens_saved_per_task"].as_f64().unwrap() >= 0.0, "{r}");
+        let roles = r["roles"].as_array().unwrap();
+        for role in ["planner", "solver"] {
+            let share = roles.iter().find(|s| s["role"] == role).unwrap_or_else(|| panic!("no {role} in {r}"));
+            assert_eq!(share["model"], r[role], "{r}");
+            assert!(share["prompt_tokens_per_task"].as_f64().unwrap() > 0.0, "{r}");
+        }
+    }
+    // The strong model's price shows: its solver costs more than the weak one's.
+    let solver_cost = |i: usize| {
+        rows[i]["roles"].as_array().unwrap().iter().find(|s| s["role"] == "solver").unwrap()["cost_per_task"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(solver_cost(1) > solver_cost(0), "{rows:?}");
+    // The same seed and tasks: the table shows the same four pairs.
+    let table = ok(d.path(), &args);
+    assert_eq!(
+        table.lines().filter(|l| l.starts_with("sim-weak") || l.starts_with("sim-strong")).count(),
+        4,
+        "{table}"
+    );
+    assert!(table.contains("accuracy") && table.contains("planner tok") && table.contains("saved tok"), "{table}");
+    // An experiment leaves the saved labels alone.
+    assert!(!d.path().join("categories.json").exists());
+}

@@ -1,15 +1,22 @@
 //! The simulated model: determinism, candidate discipline, argument filling,
-//! chains, finishing, the evaluator, the judge and token counts.
+//! chains, finishing, the evaluator, the judge, token counts, and the rewoo
+//! roles (classifier, planner, solver).
 
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use switchyard::eval::tasks::{Task, embedded_sample_dir, load_tasks};
 use switchyard::model::sim::{SimConfig, SimModel};
 use switchyard::model::{ChatModel, ChatRequest, ChatResponse, Message, ModelKind, Role, ToolDef};
 use switchyard::strategy::protocol::{
     self, ActorAction, ActorView, CandidateView, EvalView, HistoryEntry, JudgeView, Observation, finish_candidate,
 };
+use switchyard::strategy::rewoo::parse::{Plan, PlanError, parse_plan};
+use switchyard::strategy::rewoo::protocol::{
+    self as rp, Category, ClassifierView, PlannerTool, PlannerView, SolverCall, SolverStep, SolverView,
+};
+use switchyard::tool::{ToolLibrary, manifest};
 
 fn sim(seed: u64, noise: f64) -> SimModel {
     SimModel::new(SimConfig { name: "sim".into(), seed, noise })
@@ -311,14 +318,17 @@ fn twins_are_chosen_in_proportion_to_their_weights() {
 }
 
 #[test]
-fn unreadable_prompts_and_other_roles_get_plain_answers() {
+fn unreadable_prompts_get_plain_answers() {
     let model = sim(3, 0.1);
     let r = chat(&model, &ChatRequest::new(Role::Actor, vec![Message::user("hello")]));
     assert!(answer(&protocol::parse_actor_reply(&r).unwrap()).contains("could not read"));
-    for role in [Role::Planner, Role::Solver, Role::Classifier] {
-        let r = chat(&model, &ChatRequest::new(role, vec![Message::user("plan this")]));
-        assert_eq!(r.text, format!("The simulated model does not play the {role} role yet."));
-    }
+    // No labels and no plan that the engine could mistake for real ones.
+    let r = chat(&model, &ChatRequest::new(Role::Classifier, vec![Message::user("plan this")]));
+    assert!(rp::parse_classifier_reply(&r).is_err(), "{}", r.text);
+    let r = chat(&model, &ChatRequest::new(Role::Planner, vec![Message::user("plan this")]));
+    assert_eq!(parse_plan(&r.text, &["geo_lookup".to_string()]), Err(PlanError::Empty));
+    let r = chat(&model, &ChatRequest::new(Role::Solver, vec![Message::user("plan this")]));
+    assert!(rp::parse_solver_reply(&r).unwrap().contains("could not read"));
 }
 
 fn scores(view: &EvalView) -> BTreeMap<String, i32> {
@@ -454,5 +464,316 @@ proptest! {
             ),
             ActorAction::Finish { .. } => {}
         }
+    }
+}
+
+// ---------------------------------------------------------------- rewoo
+
+fn library() -> ToolLibrary {
+    manifest::load_paths(&[embedded_sample_dir()]).unwrap()
+}
+
+fn sample_tasks() -> Vec<Task> {
+    load_tasks(&embedded_sample_dir().join("tasks/sample.toml")).unwrap()
+}
+
+fn classify(model: &SimModel, categories: Vec<Category>, lib: &ToolLibrary) -> BTreeMap<String, String> {
+    let tools = lib.tools().iter().map(|t| (t.name.clone(), t.description.clone())).collect();
+    let r =
+        chat(model, &ChatRequest::new(Role::Classifier, rp::render_classifier(&ClassifierView { categories, tools })));
+    rp::parse_classifier_reply(&r).unwrap()
+}
+
+/// The sample library as the planner is shown it, labelled by a quiet classifier.
+fn planner_tools() -> Vec<PlannerTool> {
+    let lib = library();
+    let labels = classify(&sim(0, 0.0), rp::default_categories(), &lib);
+    lib.tools()
+        .iter()
+        .map(|t| PlannerTool {
+            name: t.name.clone(),
+            category: labels.get(&t.name).cloned(),
+            description: t.description.clone(),
+            parameters: t.parameters.clone(),
+        })
+        .collect()
+}
+
+fn plan_text(model: &SimModel, task: &str, tools: &[PlannerTool], notes: Vec<String>) -> String {
+    let v = PlannerView { task: task.into(), tools: tools.to_vec(), notes };
+    chat(model, &ChatRequest::new(Role::Planner, rp::render_planner(&v))).text
+}
+
+fn names(tools: &[PlannerTool]) -> Vec<String> {
+    tools.iter().map(|t| t.name.clone()).collect()
+}
+
+fn plan(model: &SimModel, task: &str, tools: &[PlannerTool]) -> Plan {
+    let text = plan_text(model, task, tools, vec![]);
+    parse_plan(&text, &names(tools)).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn step_tools(plan: &Plan, k: usize) -> Vec<&str> {
+    plan.steps[k].calls.iter().map(|c| c.tool.as_str()).collect()
+}
+
+#[test]
+fn the_classifier_labels_the_sample_library_sensibly() {
+    let lib = library();
+    let labels = classify(&sim(4, 0.0), rp::default_categories(), &lib);
+    assert_eq!(labels.len(), lib.len(), "every tool is named");
+    for tool in ["geo_lookup", "geo_lookup_mirror", "city_search", "city_stats", "glossary_lookup", "web_search"] {
+        assert_eq!(labels[tool], "Information Retrieval", "{tool}");
+    }
+    for tool in ["calculator", "random_calculator", "unit_convert", "currency_convert", "days_between", "text_stats"] {
+        assert_eq!(labels[tool], "Task Completion", "{tool}");
+    }
+
+    // Domain categories go by the words the tools use; a tool no domain
+    // speaks of falls back to the default-like category of its kind.
+    let cat = |name: &str, description: &str| Category { name: name.into(), description: description.into() };
+    let categories = vec![
+        cat("Geography", "the population and other facts of a country or a city"),
+        cat("Math", "arithmetic expressions and statistics of numbers"),
+        cat("Information Retrieval", ""),
+        cat("Task Completion", ""),
+    ];
+    let labels = classify(&sim(4, 0.0), categories, &lib);
+    assert_eq!((labels["geo_lookup"].as_str(), labels["city_stats"].as_str()), ("Geography", "Geography"));
+    assert_eq!((labels["calculator"].as_str(), labels["number_stats"].as_str()), ("Math", "Math"));
+    assert_eq!(labels["glossary_lookup"], "Information Retrieval");
+    assert_eq!(labels["weekday_of"], "Task Completion");
+}
+
+#[test]
+fn a_noisy_classifier_mislabels_some_tools() {
+    let lib = library();
+    let quiet = classify(&sim(0, 0.0), rp::default_categories(), &lib);
+    let wrong = |noise: f64| -> usize {
+        (0..10)
+            .map(|seed| {
+                let labels = classify(&sim(seed, noise), rp::default_categories(), &lib);
+                assert_eq!(labels.len(), lib.len());
+                labels.iter().filter(|(t, c)| quiet[*t] != **c).count()
+            })
+            .sum()
+    };
+    assert_eq!(wrong(0.0), 0);
+    assert!(wrong(1.0) > 0);
+}
+
+#[test]
+fn every_sample_plan_parses_whatever_the_noise() {
+    let tools = planner_tools();
+    let category = |name: &str| tools.iter().find(|t| t.name == name).and_then(|t| t.category.clone());
+    for noise in [0.0, 0.5, 1.0] {
+        for seed in 0..3 {
+            let model = sim(seed, noise);
+            for task in sample_tasks() {
+                let p = plan(&model, &task.query, &tools);
+                assert!((1..=4).contains(&p.steps.len()), "{}: {p:?}", task.id);
+                for s in &p.steps {
+                    assert!((1..=3).contains(&s.calls.len()), "{}: {s:?}", task.id);
+                    let c = category(&s.calls[0].tool);
+                    assert!(s.calls.iter().all(|x| category(&x.tool) == c), "{}: one category a step: {s:?}", task.id);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_planner_calls_twins_together() {
+    let p = plan(&sim(2, 0.0), "What is the capital of the country 'Japan'?", &planner_tools());
+    assert_eq!(p.steps.len(), 1);
+    assert_eq!(step_tools(&p, 0), ["geo_lookup", "geo_lookup_mirror"]);
+    assert!(p.steps[0].calls.iter().all(|c| c.input == r#"{"country": "Japan"}"#), "{p:?}");
+    assert!(p.steps[0].thought.contains("at once"), "{}", p.steps[0].thought);
+}
+
+#[test]
+fn the_planner_cites_the_step_that_gives_the_id() {
+    let tools = planner_tools();
+    let p = plan(&sim(2, 0.0), "What is the elevation in metres of the city 'Denver'?", &tools);
+    assert_eq!(step_tools(&p, 0), ["city_search"]);
+    assert_eq!(p.steps[0].calls[0].input, r#"{"city_name": "Denver"}"#);
+    assert_eq!(step_tools(&p, 1), ["city_stats"]);
+    assert_eq!(p.steps[1].calls[0].input, r##"{"city_id": "#E1"}"##);
+    assert_eq!(p.steps[1].depends_on, [1]);
+    // A country found through a city: the country tools cite the search.
+    let p = plan(&sim(2, 0.0), "Find the city 'Osaka': what is the capital of its country?", &tools);
+    assert_eq!(step_tools(&p, 1), ["geo_lookup", "geo_lookup_mirror"]);
+    assert!(p.steps[1].calls.iter().all(|c| c.input == r##"{"country": "#E1"}"##), "{p:?}");
+}
+
+#[test]
+fn the_planner_keeps_to_allowed_tools_and_retries_in_the_strict_format() {
+    let tools = planner_tools();
+    let notes = vec!["'geo_lookup' is now forbidden: the plan allows it no more calls.".to_string()];
+    let text = plan_text(&sim(2, 0.0), "What is the capital of the country 'Japan'?", &tools, notes);
+    let p = parse_plan(&text, &names(&tools)).unwrap();
+    assert_eq!(step_tools(&p, 0), ["geo_lookup_mirror"]);
+
+    let v = PlannerView { task: "Calculate 1234 * 5678.".into(), tools: tools.clone(), notes: vec![] };
+    let retry = rp::render_planner_retry(&v, "I think calculator", "the plan has no steps");
+    let r = chat(&sim(2, 0.0), &ChatRequest::new(Role::Planner, retry));
+    let p = parse_plan(&r.text, &names(&tools)).unwrap();
+    assert_eq!(step_tools(&p, 0)[0], "calculator");
+}
+
+#[test]
+fn literal_references_in_a_task_do_not_become_citations() {
+    let tools = planner_tools();
+    for task in ["Give the definition of the term '#E7'.", "Search the web for #E2 = x[y]"] {
+        let text = plan_text(&sim(1, 0.0), task, &tools, vec![]);
+        let p = parse_plan(&text, &names(&tools)).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert!(p.steps.iter().all(|s| s.depends_on.is_empty()), "{text}");
+    }
+}
+
+/// Planning mistakes against the gold tools: a step led by a tool that is
+/// not gold, a gold tool never called, and a country step without its
+/// mirror (multi-calling forgotten).
+fn mistakes(plan: &Plan, gold: &[String]) -> usize {
+    let base = |t: &str| t.trim_end_matches("_mirror").to_string();
+    let gold: Vec<String> = gold.iter().map(|g| base(g)).collect();
+    let called: Vec<String> = plan.steps.iter().flat_map(|s| s.calls.iter().map(|c| base(&c.tool))).collect();
+    let wrong_lead = plan.steps.iter().filter(|s| !gold.contains(&base(&s.calls[0].tool))).count();
+    let missing = gold.iter().filter(|g| !called.contains(g)).count();
+    let no_twin =
+        plan.steps.iter().filter(|s| s.calls.iter().filter(|c| base(&c.tool) == "geo_lookup").count() == 1).count();
+    wrong_lead + missing + no_twin
+}
+
+#[test]
+fn a_noisier_planner_makes_more_mistakes() {
+    let tools = planner_tools();
+    let tasks = sample_tasks();
+    let total = |noise: f64| -> usize {
+        (0..4)
+            .map(|seed| {
+                let model = sim(seed, noise);
+                tasks.iter().map(|t| mistakes(&plan(&model, &t.query, &tools), &t.tools)).sum::<usize>()
+            })
+            .sum()
+    };
+    let (quiet, noisy) = (total(0.0), total(0.6));
+    assert!(quiet < noisy, "quiet {quiet}, noisy {noisy}");
+}
+
+fn solver_call(tool: &str, args: &str, result: Option<&str>) -> SolverCall {
+    SolverCall { tool: tool.into(), args: args.into(), result: result.map(str::to_string) }
+}
+
+fn solve(model: &SimModel, task: &str, steps: Vec<SolverStep>) -> String {
+    let v = SolverView { task: task.into(), steps };
+    let r = chat(model, &ChatRequest::new(Role::Solver, rp::render_solver(&v)));
+    rp::parse_solver_reply(&r).unwrap()
+}
+
+fn solver_step(evidence: u32, calls: Vec<SolverCall>) -> SolverStep {
+    SolverStep { evidence, thought: "look it up".into(), calls }
+}
+
+#[test]
+fn the_solver_answers_from_the_usable_lane_of_the_last_step() {
+    let quiet = sim(5, 0.0);
+    let japan = r#"{"name":"Japan","capital":"Tokyo","currency_code":"JPY"}"#;
+    let steps = vec![solver_step(
+        1,
+        vec![
+            solver_call("geo_lookup", r#"{"country":"Japan"}"#, None),
+            solver_call("geo_lookup_mirror", r#"{"country":"Japan"}"#, Some(japan)),
+        ],
+    )];
+    assert_eq!(solve(&quiet, "What is the capital of the country 'Japan'?", steps), "Tokyo");
+
+    // The last step with evidence answers; an empty or garbage lane does not.
+    let steps = vec![
+        solver_step(1, vec![solver_call("city_search", "{}", Some(r#"{"city_id":"C0016","name":"Denver"}"#))]),
+        solver_step(
+            2,
+            vec![
+                solver_call("city_stats", "{}", Some("\"Nothing Found\"")),
+                solver_call("city_stats_mirror", "{}", Some(r#"{"population":717000,"elevation_m":1609}"#)),
+            ],
+        ),
+        solver_step(3, vec![solver_call("web_search", "{}", Some("\"%$#@!&*()_+{}|:<>?~`-=;',./%$#\""))]),
+    ];
+    assert_eq!(solve(&quiet, "What is the elevation in metres of the city 'Denver'?", steps), "1609");
+
+    // Arithmetic the solver can check is wrong is passed over.
+    let expr = r#"{"expression":"2 + 2"}"#;
+    let steps = vec![solver_step(
+        1,
+        vec![
+            solver_call("random_calculator", expr, Some(r#"{"result":5}"#)),
+            solver_call("calculator", expr, Some(r#"{"result":4}"#)),
+        ],
+    )];
+    assert_eq!(solve(&quiet, "Calculate 2 + 2.", steps), "4");
+
+    // No evidence: it gives up.
+    let steps = vec![solver_step(1, vec![solver_call("geo_lookup", "{}", None)])];
+    assert!(solve(&quiet, "What is the capital of the country 'Japan'?", steps).contains("could not find"));
+}
+
+#[test]
+fn a_noisy_solver_sometimes_misreads() {
+    let task = "What is the capital of the country 'Japan'?";
+    let steps = || {
+        vec![solver_step(
+            1,
+            vec![solver_call(
+                "geo_lookup",
+                "{}",
+                Some(r#"{"capital":"Tokyo","continent":"Asia","currency_code":"JPY"}"#),
+            )],
+        )]
+    };
+    let wrong = |noise: f64| (0..40).filter(|&seed| solve(&sim(seed, noise), task, steps()) != "Tokyo").count();
+    assert_eq!(wrong(0.0), 0);
+    assert!(wrong(1.0) > 0);
+}
+
+#[test]
+fn the_rewoo_roles_are_deterministic_per_seed_and_request() {
+    let tools = planner_tools();
+    let tasks = sample_tasks();
+    let requests: Vec<ChatRequest> = tasks
+        .iter()
+        .map(|t| {
+            let v = PlannerView { task: t.query.clone(), tools: tools.clone(), notes: vec![] };
+            ChatRequest::new(Role::Planner, rp::render_planner(&v))
+        })
+        .chain(std::iter::once({
+            let v = ClassifierView {
+                categories: rp::default_categories(),
+                tools: tools.iter().map(|t| (t.name.clone(), t.description.clone())).collect(),
+            };
+            ChatRequest::new(Role::Classifier, rp::render_classifier(&v))
+        }))
+        .collect();
+    let (a, b) = (sim(21, 0.5), sim(21, 0.5));
+    let forward: Vec<String> = requests.iter().map(|r| chat(&a, r).text).collect();
+    let backward: Vec<String> = requests.iter().rev().map(|r| chat(&b, r).text).collect();
+    assert_eq!(forward, backward.into_iter().rev().collect::<Vec<_>>());
+    let c = sim(22, 0.5);
+    assert!(requests.iter().zip(&forward).any(|(r, f)| &chat(&c, r).text != f));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// Whatever the task, the plan parses and cites only earlier steps.
+    #[test]
+    fn any_task_gets_a_plan_that_parses(
+        task in "[A-Za-z0-9 '#?.+*()\\[\\];:=-]{1,80}",
+        seed in any::<u64>(),
+        noise in 0.0f64..=1.0,
+    ) {
+        let tools = planner_tools();
+        let text = plan_text(&sim(seed, noise), &task, &tools, vec![]);
+        prop_assert!(parse_plan(&text, &names(&tools)).is_ok(), "{}", text);
     }
 }

@@ -269,7 +269,12 @@ fn refusals_and_notes_stand_out() {
     });
     run.transcript.push(Entry::ModelError { role: Role::Actor, model: "sim".into(), error: "HTTP 500".into() });
     run.transcript.push(Entry::Note("fault injected: geo_lookup error (until cleared)".into()));
-    run.transcript.push(Entry::Call { call: 99, tool: "web_search".into(), args: json!({"q": "x".repeat(400)}), lane: None });
+    run.transcript.push(Entry::Call {
+        call: 99,
+        tool: "web_search".into(),
+        args: json!({"q": "x".repeat(400)}),
+        lane: None,
+    });
     let theme = Theme::default();
     let buf = draw(transcript::render, &state, &ViewState::default(), 80, 24);
     let text = common::buffer_text(&buf);

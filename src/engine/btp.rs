@@ -51,6 +51,8 @@ pub(super) struct RunBudget {
     pub allowance: BTreeMap<String, u32>,
     pub costs: BTreeMap<String, f64>,
     pub blacklisted: BTreeSet<String>,
+    /// Kept back for a model call still to come (rewoo's solver).
+    pub reserve: f64,
 }
 
 /// Why a call may not happen.
@@ -137,6 +139,7 @@ pub(super) fn plan_run(
         allowance: rows.iter().filter(|r| r.calls > 0).map(|r| (r.tool.clone(), r.calls)).collect(),
         costs: rows.iter().map(|r| (r.tool.clone(), r.cost)).collect(),
         blacklisted: BTreeSet::new(),
+        reserve: 0.0,
     };
     (run, rows, plan.planned_cost, planned_calls)
 }

@@ -49,6 +49,17 @@ impl StrategyKind {
     }
 }
 
+impl StrategyKind {
+    /// The roles a run of this strategy calls (the judge too when BTP asks it).
+    pub fn roles(self) -> &'static [Role] {
+        match self {
+            StrategyKind::React => &[Role::Actor],
+            StrategyKind::Toolnet => &[Role::Actor, Role::Evaluator],
+            StrategyKind::Rewoo => &[Role::Planner, Role::Solver, Role::Classifier],
+        }
+    }
+}
+
 impl std::str::FromStr for StrategyKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

@@ -173,6 +173,8 @@ pub struct Engine {
     rewoo: RewooSetup,
     /// rewoo: every tool's category, once classified.
     labels: std::collections::BTreeMap<String, (String, event::LabelSource)>,
+    /// rewoo: the label cache's key and model, so a user's edit is cached too.
+    label_key: Option<(String, String)>,
     run_no: u32,
     step: u32,
     next_call: u64,
@@ -225,6 +227,7 @@ impl Engine {
             btp: setup.btp,
             rewoo: setup.rewoo,
             labels: Default::default(),
+            label_key: None,
             run_no: 0,
             step: 0,
             next_call: 0,

@@ -16,11 +16,13 @@ use crate::strategy::protocol::{
 use crate::tool::exec::is_nothing_found;
 
 /// Why a call did not happen.
-enum Halt {
+pub(super) enum Halt {
     Stopped,
     Restarted,
     OutOfBudget,
     ModelFailed(String),
+    /// rewoo: the planner's reply could not be read as a plan, twice.
+    BadPlan(String),
     Engine(EngineError),
 }
 
@@ -39,10 +41,10 @@ struct ComputedPlan {
 }
 
 #[derive(Default)]
-struct RunTally {
-    usage: Usage,
-    cost: f64,
-    tool_calls: u32,
+pub(super) struct RunTally {
+    pub usage: Usage,
+    pub cost: f64,
+    pub tool_calls: u32,
 }
 
 impl Engine {
@@ -66,7 +68,11 @@ impl Engine {
         })?;
         let mut tally = RunTally::default();
         let mut history: Vec<HistoryEntry> = Vec::new();
-        let (outcome, answer) = match self.act(task, &mut history, &mut tally).await {
+        let found = match self.strategy {
+            StrategyKind::Rewoo => self.rewoo(task, &mut tally).await,
+            StrategyKind::React | StrategyKind::Toolnet => self.act(task, &mut history, &mut tally).await,
+        };
+        let (outcome, answer) = match found {
             Ok(found) => match found {
                 Some(a) => (RunOutcome::Answered, Some(a)),
                 None => (RunOutcome::MaxSteps, None),
@@ -75,11 +81,14 @@ impl Engine {
             Err(Halt::Restarted) => (RunOutcome::Restarted, None),
             Err(Halt::OutOfBudget) => (RunOutcome::OutOfBudget, None),
             Err(Halt::ModelFailed(error)) => (RunOutcome::Failed { error }, None),
+            Err(Halt::BadPlan(error)) => (RunOutcome::BadPlan { error }, None),
             Err(Halt::Engine(e)) => return Err(e),
         };
         if self.strategy == StrategyKind::Toolnet && !history.is_empty() && !self.stop && !self.restart {
             match self.evaluate(task, &history, answer.as_deref(), &mut tally).await {
-                Ok(()) | Err(Halt::Stopped | Halt::Restarted | Halt::OutOfBudget | Halt::ModelFailed(_)) => {}
+                Ok(())
+                | Err(Halt::Stopped | Halt::Restarted | Halt::OutOfBudget | Halt::ModelFailed(_) | Halt::BadPlan(_)) => {
+                }
                 Err(Halt::Engine(e)) => return Err(e),
             }
         }
@@ -230,7 +239,7 @@ impl Engine {
     }
 
     /// Algorithm 1 before the first call, when BTP is on and a budget is set.
-    fn make_plan(&mut self, task: &Task) -> Result<Option<btp::RunBudget>, Halt> {
+    pub(super) fn make_plan(&mut self, task: &Task) -> Result<Option<btp::RunBudget>, Halt> {
         let (Some(b), Some(total)) = (self.btp.as_ref(), self.params.budget) else {
             return Ok(None);
         };
@@ -268,9 +277,19 @@ impl Engine {
             candidates: views,
             notes: Vec::new(),
         });
-        let price = self.models.get(Role::Actor).price;
-        let c_step = btp::step_cost(&price, crate::model::tokens::count_messages(&first));
-        let fixed_cost = 2.0 * c_step;
+        let first_tokens = crate::model::tokens::count_messages(&first);
+        let (c_step, fixed_cost, reserve) = match self.strategy {
+            // A rewoo tool call costs no model step of its own: the fixed
+            // cost is one planner call and one solver call.
+            StrategyKind::Rewoo => {
+                let solver = btp::step_cost(&self.models.get(Role::Solver).price, first_tokens);
+                (0.0, btp::step_cost(&self.models.get(Role::Planner).price, first_tokens) + solver, solver)
+            }
+            StrategyKind::React | StrategyKind::Toolnet => {
+                let c_step = btp::step_cost(&self.models.get(Role::Actor).price, first_tokens);
+                (c_step, 2.0 * c_step, 0.0)
+            }
+        };
         let costs: Vec<(String, f64)> = candidates
             .iter()
             .map(|n| {
@@ -278,8 +297,9 @@ impl Engine {
                 (n.clone(), self.library.get(n).map(|t| t.cost).unwrap_or(0.0) + c_step + time)
             })
             .collect();
-        let (run, rows, planned_cost, planned_calls) =
+        let (mut run, rows, planned_cost, planned_calls) =
             btp::plan_run(b, query, &costs, total, fixed_cost, self.params.tau);
+        run.reserve = reserve;
         ComputedPlan { run, rows, fixed_cost, planned_cost, planned_calls }
     }
 
@@ -315,7 +335,7 @@ impl Engine {
     }
 
     /// Counts a call against the budget (Algorithm 2: one allowance spent).
-    fn spend(
+    pub(super) fn spend(
         &mut self,
         b: &mut btp::RunBudget,
         tool: &str,
@@ -374,14 +394,14 @@ impl Engine {
     }
 
     /// A reply that could not be read is recorded as a refusal of no tool.
-    fn refuse_malformed(&mut self, e: &protocol::ReplyError) -> Result<(), EngineError> {
+    pub(super) fn refuse_malformed(&mut self, e: &protocol::ReplyError) -> Result<(), EngineError> {
         self.emit(EventKind::Refused { tool: String::new(), reason: RefuseReason::Malformed, detail: e.to_string() })
     }
 
     /// The top-K tools for a query. When fewer than K match at all, the rest
     /// of the library fills the list in its own order, so K is always what
     /// the model is offered (and K = all lists the whole library).
-    fn retrieve(&self, query: &str) -> Vec<String> {
+    pub(super) fn retrieve(&self, query: &str) -> Vec<String> {
         self.retrieve_k(query, self.params.top_k)
     }
 
@@ -432,7 +452,7 @@ impl Engine {
         }
     }
 
-    async fn model_call(&mut self, req: ChatRequest, tally: &mut RunTally) -> Result<ChatResponse, Halt> {
+    pub(super) async fn model_call(&mut self, req: ChatRequest, tally: &mut RunTally) -> Result<ChatResponse, Halt> {
         self.gate_or_halt().await?;
         let role = req.role;
         let slot = self.models.get(role).clone();

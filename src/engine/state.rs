@@ -7,12 +7,12 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use serde_json::Value;
 
 use super::event::{
-    Event, EventKind, GraphSnapshot, LaneAction, LabelSource, LanePlan, Offered, RefuseReason, RoleModel, RunOutcome,
+    Event, EventKind, GraphSnapshot, LabelSource, LaneAction, LanePlan, Offered, RefuseReason, RoleModel, RunOutcome,
     StrategyKind, TaskBrief, ToolBrief, ToolOutcome,
 };
-use crate::strategy::rewoo::parse::PlanStep;
 use super::params::Params;
 use crate::model::{Message, Role, Usage};
+use crate::strategy::rewoo::parse::PlanStep;
 use crate::tool::fault::{Fault, FaultMode, FaultScope};
 
 /// How many finished tool calls the state keeps for display.
@@ -44,10 +44,30 @@ pub struct ToolSpend {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Entry {
-    Prompt { role: Role, model: String, messages: Vec<Message> },
-    Reply { role: Role, model: String, text: String, usage: Usage, cost: f64, latency_ms: u64 },
-    ModelError { role: Role, model: String, error: String },
-    Call { call: u64, tool: String, args: Value, lane: Option<u32> },
+    Prompt {
+        role: Role,
+        model: String,
+        messages: Vec<Message>,
+    },
+    Reply {
+        role: Role,
+        model: String,
+        text: String,
+        usage: Usage,
+        cost: f64,
+        latency_ms: u64,
+    },
+    ModelError {
+        role: Role,
+        model: String,
+        error: String,
+    },
+    Call {
+        call: u64,
+        tool: String,
+        args: Value,
+        lane: Option<u32>,
+    },
     Result {
         call: u64,
         tool: String,
@@ -59,14 +79,33 @@ pub enum Entry {
         filtered: bool,
     },
     /// The planner's plan, as parsed.
-    Plan { attempt: u32, steps: Vec<PlanStep> },
+    Plan {
+        attempt: u32,
+        steps: Vec<PlanStep>,
+    },
     /// A plan that could not be read; `last`: the run fails.
-    PlanError { attempt: u32, error: String, last: bool },
+    PlanError {
+        attempt: u32,
+        error: String,
+        last: bool,
+    },
     /// A plan step begins.
-    StepStart { evidence: u32, thought: String, lanes: usize },
+    StepStart {
+        evidence: u32,
+        thought: String,
+        lanes: usize,
+    },
     /// A step's evidence as the solver will see it (None = null).
-    Evidence { evidence: u32, results: Vec<(String, Option<Value>)>, tokens_saved: u64 },
-    Refusal { tool: String, reason: RefuseReason, detail: String },
+    Evidence {
+        evidence: u32,
+        results: Vec<(String, Option<Value>)>,
+        tokens_saved: u64,
+    },
+    Refusal {
+        tool: String,
+        reason: RefuseReason,
+        detail: String,
+    },
     Note(String),
 }
 
@@ -125,7 +164,10 @@ pub enum LaneState {
     Held,
     Running,
     /// Ended; `filtered` = the solver sees null.
-    Done { ok: bool, filtered: bool },
+    Done {
+        ok: bool,
+        filtered: bool,
+    },
     /// Never ran: the budget or the plan refused it.
     Refused,
 }
@@ -649,7 +691,9 @@ impl SessionState {
                     if let Some(step) = w.steps.iter_mut().rev().find(|s| s.evidence == *evidence) {
                         step.finished = true;
                         step.tokens_saved = *tokens_saved;
-                        for l in step.lanes.iter_mut().filter(|l| matches!(l.state, LaneState::Waiting | LaneState::Held)) {
+                        for l in
+                            step.lanes.iter_mut().filter(|l| matches!(l.state, LaneState::Waiting | LaneState::Held))
+                        {
                             l.state = LaneState::Refused;
                         }
                         shown = step.lanes.iter().map(|l| l.tool.clone()).zip(results.iter().cloned()).collect();

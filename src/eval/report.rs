@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::engine::state::{RunSummary, SessionState};
+use crate::model::Role;
 
 /// Averages are per task.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -16,6 +17,8 @@ pub struct Metrics {
     pub avg_completion_tokens: f64,
     pub avg_cost: f64,
     pub avg_tool_calls: f64,
+    /// rewoo: tokens the null filtering kept from the solver.
+    pub avg_tokens_saved: f64,
     /// BTP (DESIGN §3.2): pass rate within the budget, average cost, pass
     /// rate ignoring it, rate of runs that went over it.
     pub pbc: f64,
@@ -61,6 +64,7 @@ impl Metrics {
             avg_completion_tokens: sum(|r| r.usage.completion_tokens as f64),
             avg_cost: sum(|r| r.cost),
             avg_tool_calls: sum(|r| r.tool_calls as f64),
+            avg_tokens_saved: sum(|r| r.tokens_saved as f64),
         }
     }
 
@@ -130,5 +134,150 @@ pub fn table(rows: &[Metrics], cost_unit: &str) -> String {
         ));
     }
     out.push_str("(steps, tokens, cost and tool calls are averages per task)\n");
+    out
+}
+
+/// One combination of a model matrix (the rewoo paper's Table 4). Figures
+/// are per task, over the runs `Metrics` counts.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MatrixRow {
+    pub planner: String,
+    pub solver: String,
+    /// The roles the matrix set, with the model that played each (planner
+    /// and solver among them when varied).
+    pub varied: Vec<RoleShare>,
+    pub tasks: usize,
+    pub succeeded: usize,
+    pub accuracy_pct: f64,
+    pub prompt_tokens_per_task: f64,
+    pub completion_tokens_per_task: f64,
+    /// All of it, models' and tools', as the runs count it.
+    pub cost_per_task: f64,
+    /// The models' share: what the prices of the roles' models decide.
+    pub model_cost_per_task: f64,
+    pub tool_cost_per_task: f64,
+    pub cost_unit: String,
+    pub steps_per_task: f64,
+    pub tokens_saved_per_task: f64,
+    /// Every role and model that was called, per task.
+    pub roles: Vec<RoleShare>,
+}
+
+/// One role's model and what its calls took, per task.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RoleShare {
+    pub role: Role,
+    pub model: String,
+    pub calls_per_task: f64,
+    pub prompt_tokens_per_task: f64,
+    pub completion_tokens_per_task: f64,
+    pub cost_per_task: f64,
+}
+
+impl MatrixRow {
+    /// The models are read back from the session, so a row shows what
+    /// played, not what was asked for.
+    pub fn from_state(varied: &[Role], state: &SessionState) -> MatrixRow {
+        let m = Metrics::from_state("", state);
+        let n = m.tasks.max(1) as f64;
+        let model_of = |role: Role| {
+            state.models.iter().find(|r| r.role == role).map(|r| r.model.name.clone()).unwrap_or_else(|| "?".into())
+        };
+        let share = |role: Role, model: String| {
+            let mut s = RoleShare {
+                role,
+                model,
+                calls_per_task: 0.0,
+                prompt_tokens_per_task: 0.0,
+                completion_tokens_per_task: 0.0,
+                cost_per_task: 0.0,
+            };
+            for ((r, name), a) in &state.accounts {
+                if *r == role && *name == s.model {
+                    s.calls_per_task += a.calls as f64 / n;
+                    s.prompt_tokens_per_task += a.usage.prompt_tokens as f64 / n;
+                    s.completion_tokens_per_task += a.usage.completion_tokens as f64 / n;
+                    s.cost_per_task += a.cost / n;
+                }
+            }
+            s
+        };
+        MatrixRow {
+            planner: model_of(Role::Planner),
+            solver: model_of(Role::Solver),
+            varied: varied.iter().map(|r| share(*r, model_of(*r))).collect(),
+            tasks: m.tasks,
+            succeeded: m.succeeded,
+            accuracy_pct: 100.0 * m.success_rate,
+            prompt_tokens_per_task: m.avg_prompt_tokens,
+            completion_tokens_per_task: m.avg_completion_tokens,
+            cost_per_task: m.avg_cost,
+            model_cost_per_task: state.accounts.values().map(|a| a.cost).sum::<f64>() / n,
+            tool_cost_per_task: state.tool_spend.values().map(|t| t.cost).sum::<f64>() / n,
+            cost_unit: state.cost_unit.clone(),
+            steps_per_task: m.avg_steps,
+            tokens_saved_per_task: m.avg_tokens_saved,
+            roles: state.accounts.keys().map(|(r, name)| share(*r, name.clone())).collect(),
+        }
+    }
+
+    /// Prompt plus completion tokens per task of one role (any model).
+    pub fn role_tokens(&self, role: Role) -> f64 {
+        self.roles
+            .iter()
+            .filter(|s| s.role == role)
+            .map(|s| s.prompt_tokens_per_task + s.completion_tokens_per_task)
+            .sum()
+    }
+}
+
+/// The matrix as a table: one line per combination, the varied roles other
+/// than planner and solver in columns of their own.
+pub fn matrix_table(rows: &[MatrixRow], cost_unit: &str) -> String {
+    let extra: Vec<Role> = rows
+        .first()
+        .map(|r| r.varied.iter().map(|s| s.role).filter(|r| !matches!(r, Role::Planner | Role::Solver)).collect())
+        .unwrap_or_default();
+    let mut out = format!("{:<14} {:<14} ", "planner", "solver");
+    for r in &extra {
+        out.push_str(&format!("{:<14} ", r.as_str()));
+    }
+    out.push_str(&format!(
+        "{:>6} {:>9} {:>11} {:>11} {:>11} {:>10} {:>7} {:>10} {:>12} {:>11}\n",
+        "tasks",
+        "accuracy",
+        "prompt tok",
+        "compl. tok",
+        "model cost",
+        "tool cost",
+        "steps",
+        "saved tok",
+        "planner tok",
+        "solver tok"
+    ));
+    for m in rows {
+        out.push_str(&format!("{:<14} {:<14} ", m.planner, m.solver));
+        for r in &extra {
+            let model = m.varied.iter().find(|s| s.role == *r).map(|s| s.model.as_str()).unwrap_or("?");
+            out.push_str(&format!("{model:<14} "));
+        }
+        out.push_str(&format!(
+            "{:>6} {:>8.1}% {:>11.1} {:>11.1} {:>11.6} {:>10.2} {:>7.2} {:>10.1} {:>12.1} {:>11.1}\n",
+            m.tasks,
+            m.accuracy_pct,
+            m.prompt_tokens_per_task,
+            m.completion_tokens_per_task,
+            m.model_cost_per_task,
+            m.tool_cost_per_task,
+            m.steps_per_task,
+            m.tokens_saved_per_task,
+            m.role_tokens(Role::Planner),
+            m.role_tokens(Role::Solver)
+        ));
+    }
+    out.push_str(&format!(
+        "(per task; costs in {cost_unit}; tokens and model cost: every role's calls; saved tok: kept from the\n \
+         solver by null filtering; planner/solver tok: those roles' prompt + completion tokens)\n"
+    ));
     out
 }

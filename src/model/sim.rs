@@ -6,10 +6,13 @@
 //! relevance to the task, the shown weights and seeded noise, and fills the
 //! arguments from the task text and the history; as evaluator it scores a
 //! trajectory by its observed outcomes; as judge it tells a useful result
-//! from an error or an empty one.
+//! from an error or an empty one. The rewoo roles (classifier, planner,
+//! solver) live in `sim/rewoo.rs` and reuse these heuristics.
 //!
 //! Every call's randomness comes from the seed and a hash of the request, so
 //! the same request gets the same reply whatever the call order or timing.
+
+mod rewoo;
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -93,7 +96,9 @@ impl SimModel {
                     .is_some_and(|v| is_useful(&v.observation) && !is_wrong_arithmetic(&v.arguments, &v.observation));
                 protocol::render_judge_reply(helpful)
             }
-            other => format!("The simulated model does not play the {other} role yet."),
+            Role::Classifier => rewoo::classifier_reply(&req.messages, self.config.noise, rng),
+            Role::Planner => rewoo::planner_reply(&req.messages, self.config.noise, rng),
+            Role::Solver => rewoo::solver_reply(&req.messages, self.config.noise, rng),
         }
     }
 }

@@ -5,8 +5,10 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use crate::engine::state::Mode;
+use crate::engine::event::LaneAction;
+use crate::engine::state::{LaneState, Mode, StepView};
 use crate::engine::{Control, Event, SessionState};
+use crate::tool::fault::FaultMode;
 use crate::ui::dialog::{Dialog, Outcome};
 use crate::ui::view::{GraphMode, Pane, ReplayInfo, ViewState};
 
@@ -106,6 +108,7 @@ impl App {
                 if self.replay.is_none() {
                     self.now_ms = self.now_ms.max(ev.t);
                     self.state.apply(&ev);
+                    self.clamp_lane();
                 }
                 Vec::new()
             }
@@ -167,6 +170,8 @@ impl App {
 
     /// Keys that look around; the same live and in replay.
     fn view_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        // The lanes of the running step, when the lane keys apply.
+        let lanes = self.lane_step().map(|s| s.lanes.len());
         let v = &mut self.view;
         match key.code {
             KeyCode::Char('q') => return self.quit(),
@@ -194,12 +199,18 @@ impl App {
                     v.flash = None;
                 }
             }
+            KeyCode::Up | KeyCode::Down if let Some(n) = lanes => {
+                v.lane = if key.code == KeyCode::Up { v.lane.saturating_sub(1) } else { v.lane + 1 }.min(n - 1);
+            }
             KeyCode::Up => self.scroll(1, true),
             KeyCode::Down => self.scroll(1, false),
             KeyCode::PageUp => self.scroll(PAGE, true),
             KeyCode::PageDown => self.scroll(PAGE, false),
             KeyCode::Char(c) if self.replay.is_none() => return self.control_key(c),
-            KeyCode::Char(' ' | 's' | 'f' | 'x' | 'e' | 'p' | 'm' | 't' | 'r' | '+' | '-') => {
+            KeyCode::Char(' ' | 's' | 'f' | 'x' | 'e' | 'p' | 'm' | 't' | 'r' | '+' | '-' | 'c') => {
+                v.flash = Some("a replay is read-only".into());
+            }
+            KeyCode::Char('h' | 'n' | 'k') if lanes.is_some() => {
                 v.flash = Some("a replay is read-only".into());
             }
             _ => self.dirty = false,
@@ -243,6 +254,12 @@ impl App {
                 self.dialog = Some(Dialog::task(&self.state));
                 None
             }
+            'c' => {
+                let focus = self.focused_tool();
+                self.dialog = Some(Dialog::category(&self.state, focus.as_deref()));
+                None
+            }
+            'h' | 'n' | 'k' => self.lane_control(c),
             _ => {
                 self.dirty = false;
                 None
@@ -253,6 +270,56 @@ impl App {
             return Vec::new();
         }
         control.map(Effect::Control).into_iter().collect()
+    }
+
+    /// The step whose lanes the lane keys act on: the running one, when the
+    /// workers pane has the focus.
+    fn lane_step(&self) -> Option<&StepView> {
+        if self.view.zoom.unwrap_or(self.view.focus) != Pane::Workers {
+            return None;
+        }
+        self.state.current.as_ref()?.rewoo.as_ref()?.active_step().filter(|s| !s.lanes.is_empty())
+    }
+
+    /// h holds or releases the picked lane, n lets it start, k fails it;
+    /// a key that cannot apply to the lane's state says why.
+    fn lane_control(&mut self, c: char) -> Option<Control> {
+        let Some(step) = self.lane_step() else {
+            self.dirty = false;
+            return None;
+        };
+        let l = &step.lanes[self.view.lane.min(step.lanes.len() - 1)];
+        let (lane, state) = (l.lane, l.state);
+        let action = match (c, state) {
+            ('h', LaneState::Held) => Ok(LaneAction::Release),
+            ('h', LaneState::Waiting) => Ok(LaneAction::Hold),
+            ('h', _) => Err("only a lane that has not started can be held"),
+            ('n', LaneState::Waiting | LaneState::Held) => Ok(LaneAction::Step),
+            ('n', _) => Err("it has already started"),
+            (_, LaneState::Waiting | LaneState::Held | LaneState::Running) => {
+                Ok(LaneAction::Fail { fault: FaultMode::Error })
+            }
+            _ => Err("it has already ended"),
+        };
+        match action {
+            Ok(action) => {
+                let control = Control::Lane { lane, action };
+                self.view.flash = Some(format!("sent: {}", describe(std::slice::from_ref(&control))));
+                Some(control)
+            }
+            Err(why) => {
+                let word = crate::ui::panes::workers::lane_word(state);
+                self.view.flash = Some(format!("lane {lane} is {word}: {why}"));
+                None
+            }
+        }
+    }
+
+    /// Keeps the picked lane within the shown step's lanes.
+    fn clamp_lane(&mut self) {
+        let lanes = self.state.current.as_ref().and_then(|r| r.rewoo.as_ref()).and_then(|w| w.steps.last());
+        let last = lanes.map_or(0, |s| s.lanes.len().saturating_sub(1));
+        self.view.lane = self.view.lane.min(last);
     }
 
     fn quit(&mut self) -> Vec<Effect> {
@@ -371,6 +438,7 @@ impl App {
         r.cursor = n;
         self.now_ms = self.state.t;
         self.view.replay = Some(ReplayInfo { cursor: n, total: r.events.len() });
+        self.clamp_lane();
     }
 }
 
@@ -385,6 +453,13 @@ fn describe(controls: &[Control]) -> String {
             Control::EditTask { .. } => "new task text (restarts the task)".to_string(),
             Control::PickTask { index } => format!("task {index} next"),
             Control::SetPace { ms } => format!("pace {ms} ms"),
+            Control::Lane { lane, action } => match action {
+                LaneAction::Hold => format!("hold lane {lane}"),
+                LaneAction::Release => format!("release lane {lane}"),
+                LaneAction::Step => format!("step lane {lane}"),
+                LaneAction::Fail { fault } => format!("fail lane {lane} ({fault})"),
+            },
+            Control::SetCategory { tool, category } => format!("{tool} → category {category}"),
             other => format!("{other:?}"),
         })
         .collect::<Vec<_>>()

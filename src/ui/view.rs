@@ -3,6 +3,7 @@
 //! `update` changes it.
 
 use crate::engine::SessionState;
+use crate::engine::state::StepView;
 use crate::ui::theme::Theme;
 
 /// The panes of the workbench.
@@ -72,6 +73,9 @@ pub struct ViewState {
     pub transcript_scroll: usize,
     /// Long values shown whole in the transcript.
     pub unfold: bool,
+    /// The lane picked in the workers pane (a position in the shown step's
+    /// lanes), for the lane keys.
+    pub lane: usize,
     /// A message for the status bar (what just happened, or an error).
     pub flash: Option<String>,
     pub replay: Option<ReplayInfo>,
@@ -88,6 +92,11 @@ pub struct PaneCtx<'a> {
 }
 
 impl PaneCtx<'_> {
+    /// The rewoo step the workers pane shows: the one running, else the last.
+    pub fn shown_step(&self) -> Option<&StepView> {
+        self.state.current.as_ref()?.rewoo.as_ref()?.steps.last()
+    }
+
     /// The node the graph pane shows: the selection, else where the agent stands.
     pub fn graph_focus(&self) -> String {
         if let Some(s) = &self.view.selected {

@@ -148,3 +148,442 @@ pub fn fg_at(buf: &ratatui::buffer::Buffer, needle: &str) -> ratatui::style::Col
     let (x, y) = find(buf, needle).unwrap_or_else(|| panic!("'{needle}' not on screen:\n{}", buffer_text(buf)));
     buf[(x, y)].fg
 }
+
+/// One event of a hand-written trace.
+fn ev(run: u32, step: u32, t: u64, kind: switchyard::engine::EventKind) -> switchyard::engine::Event {
+    switchyard::engine::Event { v: switchyard::engine::event::SCHEMA_VERSION, run, step, t, kind }
+}
+
+/// A rewoo run over `small_library`'s tools, as the engine would tell it:
+/// the classifier labels the tools, the planner (sim-weak) writes a plan of
+/// two steps, #E1 calls geo_lookup and geo_lookup_mirror concurrently (the
+/// first fails under an injected fault and is filtered to null), #E2 calls
+/// the calculator three times citing #E1. The user paused before #E2 and
+/// stepped its lane 0, which is running; lanes 1 and 2 wait, lane 2 with a
+/// fault the user asked for. With `finish`, the step ends, the solver
+/// (sim-strong) answers and the run finishes.
+pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
+    use switchyard::engine::EventKind as K;
+    use switchyard::engine::event::{
+        LabelSource, LaneAction, LanePlan, RoleModel, RunOutcome, StrategyKind, TaskBrief, ToolBrief, ToolLabel,
+        ToolOutcome,
+    };
+    use switchyard::model::price::Price;
+    use switchyard::model::{Message, ModelKind};
+    use switchyard::strategy::rewoo::parse::{PlanStep, PlannedCall};
+    use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
+    use switchyard::tool::{ToolError, ToolErrorKind};
+
+    let model = |name: &str| ModelInfo { name: name.into(), kind: ModelKind::Sim, simulated: true };
+    let price = |i: f64, o: f64| Price { input_per_mtok: i, output_per_mtok: o };
+    let role = |role: Role, name: &str, p: Price| RoleModel { role, model: model(name), price: p };
+    let cost = |p: Price, u: Usage| {
+        (u.prompt_tokens as f64 * p.input_per_mtok + u.completion_tokens as f64 * p.output_per_mtok) / 1e6
+    };
+    let (weak, strong, sim) = (price(0.5, 1.5), price(5.0, 15.0), price(0.0, 0.0));
+    let tool = |name: &str, description: &str, category: Option<&str>| ToolBrief {
+        name: name.into(),
+        description: description.into(),
+        category: category.map(str::to_string),
+        cost: 1.0,
+    };
+    let label = |tool: &str, category: &str, source: LabelSource| ToolLabel {
+        tool: tool.into(),
+        category: category.into(),
+        source,
+    };
+    let call = |tool: &str, input: &str| PlannedCall { tool: tool.into(), input: input.into() };
+    let lane = |lane: u32, call: u64, tool: &str, input: &str, args: Value| LanePlan {
+        lane,
+        call,
+        tool: tool.into(),
+        input: input.into(),
+        args,
+    };
+    let injected = || ToolOutcome::Err { error: ToolError::new(ToolErrorKind::Failed, "injected fault: error") };
+    let task = "What are France's population in millions, its people per km², and its share of the EU's 448 million?";
+    let france = json!({
+        "name": "France", "capital": "Paris", "population": 68170000, "area_km2": 643801,
+        "currency_code": "EUR", "continent": "Europe", "languages": ["French"], "figures_as_of": "2023",
+    });
+    let thought1 = "Look up France's figures with both country lookups at once.";
+    let thought2 = "From #E1, work out the population in millions, the density and the share of the EU.";
+    let plan_text = format!(
+        "Plan: {thought1}\n#E1 = geo_lookup[France]; geo_lookup_mirror[France]\nPlan: {thought2}\n\
+         #E2 = calculator[#E1.population / 1e6]; calculator[#E1.population / #E1.area_km2]; \
+         calculator[#E1.population / 448e6 * 100]"
+    );
+    let e2_inputs = ["#E1.population / 1e6", "#E1.population / #E1.area_km2", "#E1.population / 448e6 * 100"];
+    let e2_args = ["68170000 / 1e6", "68170000 / 643801", "68170000 / 448e6 * 100"];
+    let classifier_use = Usage { prompt_tokens: 230, completion_tokens: 41 };
+    let planner_use = Usage { prompt_tokens: 412, completion_tokens: 96 };
+    let solver_use = Usage { prompt_tokens: 388, completion_tokens: 52 };
+
+    let mut out = vec![
+        ev(
+            0,
+            0,
+            0,
+            K::SessionStarted {
+                schema: switchyard::engine::event::SCHEMA_VERSION,
+                strategy: StrategyKind::Rewoo,
+                seed: 7,
+                params: switchyard::engine::Params::default(),
+                models: vec![
+                    role(Role::Planner, "sim-weak", weak),
+                    role(Role::Solver, "sim-strong", strong),
+                    role(Role::Actor, "sim", sim),
+                    role(Role::Evaluator, "sim", sim),
+                    role(Role::Classifier, "sim", sim),
+                    role(Role::Judge, "sim", sim),
+                ],
+                tools: vec![
+                    tool("calculator", "Evaluate an arithmetic expression", None),
+                    tool("geo_lookup", "Country facts lookup: capital, population, currency", None),
+                    tool("geo_lookup_mirror", "Country facts lookup (mirror): capital, population, currency", None),
+                    tool("web_search", "Search the web for anything", Some("Information Retrieval")),
+                ],
+                cost_unit: "credits".into(),
+                tasks: 3,
+                task_list: vec![TaskBrief { id: "france-figures".into(), query: task.into() }],
+                available_models: vec![model("sim"), model("sim-weak"), model("sim-strong")],
+                pace_ms: 0,
+                graph: None,
+            },
+        ),
+        ev(
+            0,
+            0,
+            10,
+            K::ModelCall {
+                call: 1,
+                role: Role::Classifier,
+                model: "sim".into(),
+                simulated: true,
+                messages: vec![
+                    Message::system("Label each tool with one category."),
+                    Message::user("Categories: Information Retrieval, Task Completion\n\nTools:\n- calculator: ..."),
+                ],
+            },
+        ),
+        ev(
+            0,
+            0,
+            60,
+            K::ModelReply {
+                call: 1,
+                role: Role::Classifier,
+                model: "sim".into(),
+                text: "calculator: Task Completion\ngeo_lookup: Information Retrieval\n\
+                   geo_lookup_mirror: Information Retrieval"
+                    .into(),
+                tool_calls: vec![],
+                usage: classifier_use,
+                cost: cost(sim, classifier_use),
+                latency_ms: 50,
+            },
+        ),
+        ev(
+            0,
+            0,
+            61,
+            K::ToolsClassified {
+                categories: vec!["Information Retrieval".into(), "Task Completion".into()],
+                labels: vec![
+                    label("calculator", "Task Completion", LabelSource::Model),
+                    label("geo_lookup", "Information Retrieval", LabelSource::Model),
+                    label("geo_lookup_mirror", "Information Retrieval", LabelSource::Model),
+                    label("web_search", "Information Retrieval", LabelSource::Manifest),
+                ],
+                model: Some("sim".into()),
+            },
+        ),
+        ev(
+            0,
+            0,
+            70,
+            K::FaultInjected {
+                tool: "geo_lookup".into(),
+                fault: Fault { mode: FaultMode::Error, scope: FaultScope::Once },
+            },
+        ),
+        ev(
+            1,
+            0,
+            100,
+            K::RunStarted {
+                task_id: "france-figures".into(),
+                task: task.into(),
+                gold: Some("68.17 million; 106 per km²; 15.2%".into()),
+                index: 1,
+                total: 3,
+            },
+        ),
+        ev(
+            1,
+            1,
+            110,
+            K::ModelCall {
+                call: 2,
+                role: Role::Planner,
+                model: "sim-weak".into(),
+                simulated: true,
+                messages: vec![Message::system("Write a plan."), Message::user(format!("Task: {task}"))],
+            },
+        ),
+        ev(
+            1,
+            1,
+            1100,
+            K::ModelReply {
+                call: 2,
+                role: Role::Planner,
+                model: "sim-weak".into(),
+                text: plan_text,
+                tool_calls: vec![],
+                usage: planner_use,
+                cost: cost(weak, planner_use),
+                latency_ms: 990,
+            },
+        ),
+        ev(
+            1,
+            1,
+            1101,
+            K::PlanWritten {
+                attempt: 1,
+                steps: vec![
+                    PlanStep {
+                        evidence: 1,
+                        thought: thought1.into(),
+                        calls: vec![call("geo_lookup", "France"), call("geo_lookup_mirror", "France")],
+                        depends_on: vec![],
+                    },
+                    PlanStep {
+                        evidence: 2,
+                        thought: thought2.into(),
+                        calls: e2_inputs.iter().map(|i| call("calculator", i)).collect(),
+                        depends_on: vec![1],
+                    },
+                ],
+            },
+        ),
+        ev(
+            1,
+            2,
+            1200,
+            K::StepStarted {
+                evidence: 1,
+                thought: thought1.into(),
+                lanes: vec![
+                    lane(0, 1, "geo_lookup", "France", json!({"country": "France"})),
+                    lane(1, 2, "geo_lookup_mirror", "France", json!({"country": "France"})),
+                ],
+            },
+        ),
+        ev(
+            1,
+            2,
+            1200,
+            K::ToolCall { call: 1, tool: "geo_lookup".into(), args: json!({"country": "France"}), lane: Some(0) },
+        ),
+        ev(
+            1,
+            2,
+            1203,
+            K::ToolCall {
+                call: 2,
+                tool: "geo_lookup_mirror".into(),
+                args: json!({"country": "France"}),
+                lane: Some(1),
+            },
+        ),
+        ev(
+            1,
+            2,
+            1250,
+            K::ToolResult {
+                call: 1,
+                tool: "geo_lookup".into(),
+                outcome: injected(),
+                latency_ms: 50,
+                cost: 1.0,
+                fault: Some(FaultMode::Error),
+                filtered: true,
+                lane: Some(0),
+            },
+        ),
+        ev(
+            1,
+            2,
+            1290,
+            K::ToolResult {
+                call: 2,
+                tool: "geo_lookup_mirror".into(),
+                outcome: ToolOutcome::Ok { value: france.clone() },
+                latency_ms: 87,
+                cost: 1.0,
+                fault: None,
+                filtered: false,
+                lane: Some(1),
+            },
+        ),
+        ev(1, 2, 1291, K::StepFinished { evidence: 1, results: vec![None, Some(france)], tokens_saved: 12 }),
+        ev(1, 2, 1300, K::Paused),
+        ev(
+            1,
+            3,
+            1310,
+            K::StepStarted {
+                evidence: 2,
+                thought: thought2.into(),
+                lanes: (0..3)
+                    .map(|i| {
+                        lane(
+                            i,
+                            3 + i as u64,
+                            "calculator",
+                            e2_inputs[i as usize],
+                            json!({"expression": e2_args[i as usize]}),
+                        )
+                    })
+                    .collect(),
+            },
+        ),
+        ev(1, 3, 1400, K::LaneChanged { lane: 0, action: LaneAction::Step }),
+        ev(
+            1,
+            3,
+            1400,
+            K::ToolCall { call: 3, tool: "calculator".into(), args: json!({"expression": e2_args[0]}), lane: Some(0) },
+        ),
+        ev(1, 3, 1450, K::LaneChanged { lane: 2, action: LaneAction::Fail { fault: FaultMode::Error } }),
+    ];
+    if !finish {
+        return out;
+    }
+    let result = |v: f64| ToolOutcome::Ok { value: json!({"result": v}) };
+    let answer = "68.17 million people; about 106 per km²; 15.2% of the EU";
+    out.extend([
+        ev(1, 3, 2000, K::Resumed),
+        ev(
+            1,
+            3,
+            2001,
+            K::ToolCall { call: 4, tool: "calculator".into(), args: json!({"expression": e2_args[1]}), lane: Some(1) },
+        ),
+        ev(
+            1,
+            3,
+            2002,
+            K::ToolCall { call: 5, tool: "calculator".into(), args: json!({"expression": e2_args[2]}), lane: Some(2) },
+        ),
+        ev(
+            1,
+            3,
+            2003,
+            K::ToolResult {
+                call: 5,
+                tool: "calculator".into(),
+                outcome: injected(),
+                latency_ms: 1,
+                cost: 1.0,
+                fault: Some(FaultMode::Error),
+                filtered: true,
+                lane: Some(2),
+            },
+        ),
+        ev(
+            1,
+            3,
+            2020,
+            K::ToolResult {
+                call: 3,
+                tool: "calculator".into(),
+                outcome: result(68.17),
+                latency_ms: 620,
+                cost: 1.0,
+                fault: None,
+                filtered: false,
+                lane: Some(0),
+            },
+        ),
+        ev(
+            1,
+            3,
+            2030,
+            K::ToolResult {
+                call: 4,
+                tool: "calculator".into(),
+                outcome: result(105.89),
+                latency_ms: 29,
+                cost: 1.0,
+                fault: None,
+                filtered: false,
+                lane: Some(1),
+            },
+        ),
+        ev(
+            1,
+            3,
+            2031,
+            K::StepFinished {
+                evidence: 2,
+                results: vec![Some(json!({"result": 68.17})), Some(json!({"result": 105.89})), None],
+                tokens_saved: 9,
+            },
+        ),
+        ev(
+            1,
+            4,
+            2040,
+            K::ModelCall {
+                call: 6,
+                role: Role::Solver,
+                model: "sim-strong".into(),
+                simulated: true,
+                messages: vec![Message::system("Answer from the evidence."), Message::user(format!("Task: {task}"))],
+            },
+        ),
+        ev(
+            1,
+            4,
+            3200,
+            K::ModelReply {
+                call: 6,
+                role: Role::Solver,
+                model: "sim-strong".into(),
+                text: answer.into(),
+                tool_calls: vec![],
+                usage: solver_use,
+                cost: cost(strong, solver_use),
+                latency_ms: 1160,
+            },
+        ),
+        ev(
+            1,
+            4,
+            3201,
+            K::RunFinished {
+                outcome: RunOutcome::Answered,
+                answer: Some(answer.into()),
+                success: Some(true),
+                cost: cost(weak, planner_use) + cost(strong, solver_use) + 5.0,
+                usage: Usage { prompt_tokens: 800, completion_tokens: 148 },
+                steps: 4,
+                tool_calls: 5,
+            },
+        ),
+    ]);
+    out
+}
+
+/// The rewoo run mid-way: #E1 done, #E2 running one of its three lanes.
+pub fn rewoo_fixture() -> switchyard::engine::SessionState {
+    switchyard::engine::SessionState::from_events(&rewoo_events(false))
+}
+
+/// The rewoo run finished: both steps done, the solver answered.
+pub fn rewoo_fixture_finished() -> switchyard::engine::SessionState {
+    switchyard::engine::SessionState::from_events(&rewoo_events(true))
+}

@@ -226,7 +226,7 @@ pub fn substitute(input: &str, evidence: &BTreeMap<u32, Option<String>>) -> Stri
 
 /// `(start, end, N)` of every `#EN` (either case) in `s`, digits read
 /// greedily. Numbers that overflow `u32` are not references.
-fn references(s: &str) -> impl Iterator<Item = (usize, usize, u32)> + '_ {
+pub(crate) fn references(s: &str) -> impl Iterator<Item = (usize, usize, u32)> + '_ {
     let b = s.as_bytes();
     let mut i = 0;
     std::iter::from_fn(move || {

@@ -157,9 +157,12 @@ pub fn parse_classifier_reply(resp: &ChatResponse) -> Result<BTreeMap<String, St
         };
         let labels: BTreeMap<String, String> =
             map.into_iter().filter_map(|(k, v)| v.as_str().map(|s| (k, s.trim().to_string()))).collect();
-        if !labels.is_empty() {
-            return Ok(labels);
-        }
+        // A JSON reply is read as JSON only: its lines are no `tool: category` pairs.
+        return if labels.is_empty() {
+            Err(ReplyError { what: "tool categories", why: "the JSON reply names no tool's category".into() })
+        } else {
+            Ok(labels)
+        };
     }
     let labels: BTreeMap<String, String> = text
         .lines()
@@ -285,10 +288,8 @@ pub fn parse_solver_prompt(messages: &[Message]) -> Option<SolverView> {
         } else if let Some(rest) = line.strip_prefix("#E") {
             let Some((n, calls)) = rest.split_once(" = ") else { continue };
             let Ok(evidence) = n.parse::<u32>() else { continue };
-            let calls = split_calls(calls)
-                .into_iter()
-                .map(|(tool, args)| SolverCall { tool, args, result: None })
-                .collect();
+            let calls =
+                split_calls(calls).into_iter().map(|(tool, args)| SolverCall { tool, args, result: None }).collect();
             steps.push(SolverStep { evidence, thought: std::mem::take(&mut thought), calls });
         }
     }
@@ -387,6 +388,7 @@ mod tests {
         let r = parse_classifier_reply(&resp("- a: Information Retrieval\n- b: Task Completion")).unwrap();
         assert_eq!(r.len(), 2);
         assert!(parse_classifier_reply(&resp("no idea")).is_err());
+        assert!(parse_classifier_reply(&resp("{\"categories\":{}}")).is_err());
     }
 
     #[test]
@@ -416,7 +418,11 @@ mod tests {
                     evidence: 1,
                     thought: "find it".into(),
                     calls: vec![
-                        SolverCall { tool: "a".into(), args: "{\"q\":\"[x]\"}".into(), result: Some("{\"id\":1}".into()) },
+                        SolverCall {
+                            tool: "a".into(),
+                            args: "{\"q\":\"[x]\"}".into(),
+                            result: Some("{\"id\":1}".into()),
+                        },
                         SolverCall { tool: "b".into(), args: "{}".into(), result: None },
                     ],
                 },

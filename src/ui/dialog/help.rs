@@ -29,6 +29,12 @@ const LIVE: &[Row] = &[
     ("p", "parameters: α β τ B K, weight format, steps, pace"),
     ("m", "model per role"),
     ("t", "edit the task text, or pick the next task"),
+    ("c", "tool categories (rewoo): see or change a tool's category"),
+    ("", "Lanes of a running plan step (rewoo; the Workers pane focused)"),
+    ("↑/↓", "pick a lane"),
+    ("h", "hold the lane (or release it) while the others run on"),
+    ("n", "step the lane: let it start now"),
+    ("k", "fail the lane (an error fault)"),
 ];
 
 const REPLAY: &[Row] = &[

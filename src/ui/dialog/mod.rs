@@ -1,8 +1,9 @@
 //! Dialogs over the workbench: inject fault, edit score, parameters, model
-//! per role, task text or next task, help. A dialog turns keys into engine
+//! per role, task text or next task, tool categories, help. A dialog turns keys into engine
 //! controls; the app holds `Option<Dialog>`, routes keys to `handle_key` and
 //! acts on the `Outcome`. Esc cancels any dialog.
 
+mod category;
 mod fault;
 mod field;
 mod help;
@@ -18,6 +19,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear};
 
+pub use category::{CategoryDialog, source_word};
 pub use fault::FaultDialog;
 pub use help::HelpDialog;
 pub use model::ModelDialog;
@@ -36,6 +38,7 @@ pub enum Dialog {
     Params(ParamsDialog),
     Model(ModelDialog),
     Task(TaskDialog),
+    Category(CategoryDialog),
     Help(HelpDialog),
 }
 
@@ -76,6 +79,11 @@ impl Dialog {
         Dialog::Task(TaskDialog::new(state))
     }
 
+    /// Every tool's category (rewoo), to give one another; `preselect` starts selected.
+    pub fn category(state: &SessionState, preselect: Option<&str>) -> Dialog {
+        Dialog::Category(CategoryDialog::new(state, preselect))
+    }
+
     /// Every key, of the live workbench or of a replay.
     pub fn help(replay: bool) -> Dialog {
         Dialog::Help(HelpDialog::new(replay))
@@ -88,6 +96,7 @@ impl Dialog {
             Dialog::Params(_) => "Parameters",
             Dialog::Model(_) => "Model per role",
             Dialog::Task(_) => "Task",
+            Dialog::Category(_) => "Tool categories",
             Dialog::Help(_) => "Keys",
         }
     }
@@ -105,6 +114,7 @@ impl Dialog {
             Dialog::Params(d) => d.handle_key(key, state),
             Dialog::Model(d) => d.handle_key(key, state),
             Dialog::Task(d) => d.handle_key(key),
+            Dialog::Category(d) => d.handle_key(key, state),
             Dialog::Help(d) => d.handle_key(key),
         }
     }
@@ -117,6 +127,7 @@ impl Dialog {
             Dialog::Params(_) => (96, 16),
             Dialog::Model(_) => (96, 20),
             Dialog::Task(d) => (120, d.height()),
+            Dialog::Category(d) => (100, d.height(state)),
             Dialog::Help(d) => (84, d.height()),
         }
     }
@@ -141,6 +152,7 @@ impl Dialog {
             Dialog::Params(d) => d.render(frame, inner, state, theme),
             Dialog::Model(d) => d.render(frame, inner, state, theme),
             Dialog::Task(d) => d.render(frame, inner, state, theme),
+            Dialog::Category(d) => d.render(frame, inner, state, theme),
             Dialog::Help(d) => d.render(frame, inner, theme),
         }
     }

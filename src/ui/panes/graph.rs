@@ -3,10 +3,13 @@
 //! weight over iterations, the picture of ToolNet's Figure 4), or the whole
 //! graph (a layered drawing when small, a ranked table when large).
 //!
+//! In a rewoo session, which has no graph, the pane shows the run's plan.
+//!
 //! Also the node states every pane shows (`node_state`) and the name search
 //! behind the `/` prompt (`find_tools`).
 
 mod neighbourhood;
+mod plan;
 mod whole;
 
 use std::cmp::Ordering;
@@ -17,8 +20,8 @@ use ratatui::style::Color;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
-use crate::engine::SessionState;
 use crate::engine::state::GraphView;
+use crate::engine::{SessionState, StrategyKind};
 use crate::graph::{END, START};
 use crate::ui::symbols;
 use crate::ui::theme::Theme;
@@ -146,6 +149,10 @@ fn match_at(hay: &str, needle: &str) -> Option<usize> {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
+    // rewoo has no ToolNet graph: its plan takes the pane.
+    if ctx.state.strategy == Some(StrategyKind::Rewoo) && ctx.state.graph.is_none() {
+        return plan::render(frame, area, ctx);
+    }
     let focus = ctx.graph_focus();
     let theme = ctx.theme;
     let mode = match ctx.view.graph_mode {

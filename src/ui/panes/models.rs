@@ -1,15 +1,18 @@
 //! The models pane: which model plays each role, and what it has cost so far.
 //! Simulated models are marked, so nobody mistakes a simulated run for a real one.
+//! Roles the session's strategy does not call are dimmed (and named below the
+//! table), unless they made calls after all.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Row, Table};
+use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
 use super::budget::visible_columns;
 use super::transcript::{fit, fmt_cost, fmt_count, fmt_ms, width};
-use crate::engine::state::Account;
+use crate::engine::StrategyKind;
+use crate::engine::state::{Account, SessionState};
 use crate::model::Role;
 use crate::model::price::Price;
 use crate::ui::PaneCtx;
@@ -52,10 +55,16 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
 
     let mut grid: Vec<(Vec<Cell>, Style)> = Vec::with_capacity(s.models.len() + 2);
     let mut total = Account::default();
+    let mut dimmed = Vec::new();
     for rm in &s.models {
         let a = s.accounts.get(&(rm.role, rm.model.name.clone())).cloned().unwrap_or_default();
         add(&mut total, &a);
-        let model = ModelCell { name: &rm.model.name, simulated: rm.model.simulated, former: false, width: name_w };
+        let dim = unused(s, rm.role);
+        if dim {
+            dimmed.push(rm.role.as_str());
+        }
+        let model =
+            ModelCell { name: &rm.model.name, simulated: rm.model.simulated, former: false, dim, width: name_w };
         grid.push((cells(rm.role, model, &a, Some(rm.price), ctx), Style::default()));
     }
     // Models that played a role before a switch keep their share of the cost.
@@ -65,7 +74,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         }
         add(&mut total, a);
         let simulated = s.available_models.iter().any(|m| m.name == *name && m.simulated);
-        let model = ModelCell { name, simulated, former: true, width: name_w };
+        let model = ModelCell { name, simulated, former: true, dim: false, width: name_w };
         grid.push((cells(*role, model, a, None, ctx), Style::default()));
     }
     if grid.is_empty() {
@@ -97,11 +106,37 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         .filter(|(_, (_, s))| **s)
         .map(|(i, (w, _))| Constraint::Length(if i == 1 { name_w } else { *w } as u16))
         .collect();
+    let table_h = rows.len() as u16 + 1;
     frame.render_widget(Table::new(rows, constraints).header(header).column_spacing(1), inner);
+    // What the dimming means, in words, after a blank row.
+    if let (false, Some(strategy)) = (dimmed.is_empty(), s.strategy)
+        && inner.height > table_h + 1
+    {
+        let row = Rect { y: inner.y + table_h + 1, height: 1, ..inner };
+        let note = format!("dimmed: {} ({strategy} does not use them)", dimmed.join(", "));
+        let note = fit(&note, inner.width as usize).into_owned();
+        frame.render_widget(Paragraph::new(Span::styled(note, th.muted())), row);
+    }
+}
+
+/// The roles each strategy calls. The judge is BTP's, with any strategy:
+/// it counts as used once it made a call.
+fn strategy_roles(strategy: StrategyKind) -> &'static [Role] {
+    match strategy {
+        StrategyKind::Rewoo => &[Role::Planner, Role::Solver, Role::Classifier],
+        StrategyKind::Toolnet => &[Role::Actor, Role::Evaluator],
+        StrategyKind::React => &[Role::Actor],
+    }
+}
+
+/// The session's strategy does not call `role`, and no model made a call in it.
+fn unused(s: &SessionState, role: Role) -> bool {
+    let Some(strategy) = s.strategy else { return false };
+    !strategy_roles(strategy).contains(&role) && !s.accounts.iter().any(|((r, _), a)| *r == role && a.calls > 0)
 }
 
 /// The model column is not squeezed below this to make room for numbers.
-const MODEL_MIN: usize = 16;
+const MODEL_MIN: usize = 24;
 const SIMULATED: &str = " (simulated)";
 const BEFORE: &str = " (before)";
 
@@ -115,6 +150,8 @@ struct ModelCell<'s> {
     simulated: bool,
     /// It played the role before a switch.
     former: bool,
+    /// The strategy does not use the role.
+    dim: bool,
     width: usize,
 }
 
@@ -123,21 +160,24 @@ fn cells<'a>(role: Role, m: ModelCell, a: &Account, price: Option<Price>, ctx: &
     // The marks matter more than the end of a long name.
     let marks = if m.simulated { width(SIMULATED) } else { 0 } + if m.former { width(BEFORE) } else { 0 };
     let name = fit(m.name, m.width.saturating_sub(marks).max(3)).into_owned();
-    let mut model = vec![Span::styled(name, if m.former { th.muted() } else { th.base() })];
+    let quiet = m.former || m.dim;
+    let mut model = vec![Span::styled(name, if quiet { th.muted() } else { th.base() })];
     if m.simulated {
+        // Kept in its colour on a dimmed row: it matters whatever the role.
         model.push(Span::styled(SIMULATED, th.fg(th.simulated)));
     }
     if m.former {
         model.push(Span::styled(BEFORE, th.muted()));
     }
     let price = price.map(|p| format!("{} / {}", fmt_cost(p.input_per_mtok), fmt_cost(p.output_per_mtok)));
+    let figures = if m.dim { th.muted() } else { Style::default() };
     vec![
-        Cell::from(role.to_string()).style(if m.former { th.muted() } else { th.fg(th.accent) }),
+        Cell::from(role.to_string()).style(if quiet { th.muted() } else { th.fg(th.accent) }),
         Cell::from(Line::from(model)),
-        num(a.calls.to_string()),
-        num(fmt_count(a.usage.prompt_tokens)),
-        num(fmt_count(a.usage.completion_tokens)),
-        num(fmt_cost(a.cost)),
+        num(a.calls.to_string()).style(figures),
+        num(fmt_count(a.usage.prompt_tokens)).style(figures),
+        num(fmt_count(a.usage.completion_tokens)).style(figures),
+        num(fmt_cost(a.cost)).style(figures),
         num(avg_latency(a)).style(th.muted()),
         num(price.unwrap_or_default()).style(th.muted()),
     ]

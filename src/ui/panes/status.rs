@@ -10,8 +10,8 @@ use ratatui::widgets::Paragraph;
 
 use super::transcript::{clean, fit, fmt_cost, fmt_ms, width};
 use crate::engine::state::{Mode, SessionState};
-use crate::ui::PaneCtx;
 use crate::ui::theme::Theme;
+use crate::ui::{Pane, PaneCtx};
 
 const SEP: &str = " · ";
 /// The state line is dense; plain gaps keep α β τ B K on it at 80 columns.
@@ -106,7 +106,7 @@ fn keys(ctx: &PaneCtx) -> (Vec<Segment>, Segment) {
     let th = ctx.theme;
     let always = [("?", "help"), ("q", "quit")];
     // The keys of a live run, after space (whose meaning follows the state).
-    const LIVE: [(&str, &str); 11] = [
+    const LIVE: [(&str, &str); 12] = [
         ("s", "step"),
         ("f", "fault"),
         ("x", "clear"),
@@ -114,12 +114,17 @@ fn keys(ctx: &PaneCtx) -> (Vec<Segment>, Segment) {
         ("p", "params"),
         ("m", "model"),
         ("t", "task"),
+        ("c", "categories"),
         ("r", "restart"),
         ("/", "find"),
         ("tab", "pane"),
         ("z", "zoom"),
     ];
-    let list: Vec<(&str, &str)> = if ctx.view.replay.is_some() {
+    // The lane keys, first while they apply: the workers pane shows a running step.
+    const LANES: [(&str, &str); 4] = [("↑/↓", "lane"), ("h", "hold"), ("n", "step lane"), ("k", "fail lane")];
+    let lanes = ctx.view.replay.is_none() && ctx.state.mode != Mode::Finished && lanes_have_keys(ctx);
+    let mut list: Vec<(&str, &str)> = if lanes { LANES.to_vec() } else { Vec::new() };
+    list.extend(if ctx.view.replay.is_some() {
         vec![("←/→", "step"), ("Home/End", ""), ("0-9", "jump")]
     } else {
         match ctx.state.mode {
@@ -127,7 +132,7 @@ fn keys(ctx: &PaneCtx) -> (Vec<Segment>, Segment) {
             Mode::Paused => std::iter::once(("space", "resume")).chain(LIVE).collect(),
             _ => std::iter::once(("space", "pause")).chain(LIVE).collect(),
         }
-    };
+    });
     let mut tail = Vec::new();
     for (i, (k, d)) in always.iter().enumerate() {
         if i > 0 {
@@ -136,6 +141,19 @@ fn keys(ctx: &PaneCtx) -> (Vec<Segment>, Segment) {
         tail.extend(key(k, d, th));
     }
     (list.iter().map(|(k, d)| key(k, d, th)).collect(), tail)
+}
+
+/// The workers pane has the focus and a plan step is running.
+fn lanes_have_keys(ctx: &PaneCtx) -> bool {
+    let v = ctx.view;
+    v.zoom.unwrap_or(v.focus) == Pane::Workers
+        && ctx
+            .state
+            .current
+            .as_ref()
+            .and_then(|r| r.rewoo.as_ref())
+            .and_then(|w| w.active_step())
+            .is_some_and(|s| !s.lanes.is_empty())
 }
 
 fn key(k: &str, desc: &str, th: &Theme) -> Segment {

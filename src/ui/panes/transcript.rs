@@ -96,7 +96,7 @@ fn visible_lines(ctx: &PaneCtx, w: usize, h: usize) -> (Vec<Line<'static>>, usiz
         if i > 0 && matches!(e, Entry::Prompt { .. }) {
             logical.push(Logical::new(Vec::new()));
         }
-        entry_lines(e, ctx, w, &mut logical);
+        entry_lines(e, run.transcript.get(i + 1), ctx, w, &mut logical);
         let c = lay(logical);
         count += c.len();
         chunks.push(c);
@@ -127,7 +127,8 @@ impl Logical {
     }
 }
 
-fn entry_lines(e: &Entry, ctx: &PaneCtx, w: usize, out: &mut Vec<Logical>) {
+/// `next`: the entry after `e`, for a reply the next entry shows better.
+fn entry_lines(e: &Entry, next: Option<&Entry>, ctx: &PaneCtx, w: usize, out: &mut Vec<Logical>) {
     let th = ctx.theme;
     let unfold = ctx.view.unfold;
     match e {
@@ -140,42 +141,48 @@ fn entry_lines(e: &Entry, ctx: &PaneCtx, w: usize, out: &mut Vec<Logical>) {
             if text.trim().is_empty() {
                 out.push(Logical::one("  (empty reply)", th.muted()));
             }
+            // A plan that was read follows, laid out: the raw text would say it twice.
+            if *role == Role::Planner && !unfold && matches!(next, Some(Entry::Plan { .. })) {
+                let n = text.lines().count();
+                out.push(Logical::one(format!("  ({n} lines, read as the plan below; u shows the text)"), th.muted()));
+                return;
+            }
             text_block(text, "  ", th.base(), unfold, th, out);
         }
         Entry::ModelError { role, model, error } => {
             let style = th.fg(th.failing).add_modifier(Modifier::BOLD);
             out.push(Logical::one(format!("{FAILING} {role} · {model} failed: {}", clean(error)), style));
         }
-        Entry::Call { tool, args, .. } => {
-            let head = vec![
-                Span::styled("→ ", th.muted()),
-                Span::styled(tool.clone(), bold(th)),
-                Span::styled(" ", th.base()),
-            ];
+        Entry::Call { tool, args, lane, .. } => {
+            let mut head = vec![Span::styled("→ ", th.muted()), Span::styled(tool.clone(), bold(th))];
+            head.extend(lane_tag(*lane, th));
+            head.push(Span::styled(" ", th.base()));
             value_lines(head, args, None, th.base(), unfold, out);
         }
-        Entry::Result { tool, outcome, fault, latency_ms, .. } => {
+        Entry::Result { tool, outcome, fault, latency_ms, lane, filtered, .. } => {
             let ok = matches!(outcome, ToolOutcome::Ok { .. });
             let (sym, sym_style) =
                 if ok { (OK, th.fg(th.ok)) } else { (FAILING, th.fg(th.failing).add_modifier(Modifier::BOLD)) };
             let tool_style = if ok { bold(th) } else { th.fg(th.failing).add_modifier(Modifier::BOLD) };
-            let mut head = vec![
-                Span::styled("← ", th.muted()),
-                Span::styled(tool.clone(), tool_style),
-                Span::styled(" ", th.base()),
-                Span::styled(sym, sym_style),
-            ];
+            let mut head = vec![Span::styled("← ", th.muted()), Span::styled(tool.clone(), tool_style)];
+            head.extend(lane_tag(*lane, th));
+            head.push(Span::styled(" ", th.base()));
+            head.push(Span::styled(sym, sym_style));
             if let Some(f) = fault {
                 head.push(Span::styled(" ", th.base()));
                 head.push(Span::styled(fault_tag(f), th.fg(th.fault).add_modifier(Modifier::BOLD)));
             }
             head.push(Span::styled(" ", th.base()));
-            let latency = Span::styled(format!(" · {}", fmt_ms(*latency_ms)), th.muted());
+            let mut tail = format!(" · {}", fmt_ms(*latency_ms));
+            if *filtered {
+                tail.push_str(" · filtered: the solver sees null");
+            }
+            let tail = Span::styled(tail, th.muted());
             match outcome {
-                ToolOutcome::Ok { value } => value_lines(head, value, Some(latency), th.base(), unfold, out),
+                ToolOutcome::Ok { value } => value_lines(head, value, Some(tail), th.base(), unfold, out),
                 ToolOutcome::Err { error } => {
                     head.push(Span::styled(tool_error(error), th.fg(th.failing)));
-                    head.push(latency);
+                    head.push(tail);
                     out.push(Logical::new(head));
                 }
             }
@@ -196,34 +203,79 @@ fn entry_lines(e: &Entry, ctx: &PaneCtx, w: usize, out: &mut Vec<Logical>) {
             out.push(Logical::new(spans));
         }
         Entry::Plan { attempt, steps } => {
-            let retry = if *attempt > 1 { " (retry)" } else { "" };
-            out.push(Logical::one(format!("▤ plan{retry}: {} steps", steps.len()), bold(th)));
+            let n = steps.len();
+            let which = if *attempt > 1 { format!(" (attempt {attempt}, after a retry)") } else { String::new() };
+            out.push(Logical::new(vec![
+                Span::styled(format!("▤ plan{which}"), th.accent()),
+                Span::styled(format!(": {n} step{}", if n == 1 { "" } else { "s" }), th.muted()),
+            ]));
             for st in steps {
                 if !st.thought.is_empty() {
                     out.push(Logical::one(format!("  Plan: {}", clean(&st.thought)), th.muted()));
                 }
-                let calls: Vec<String> = st.calls.iter().map(|c| format!("{}[{}]", c.tool, clean(&c.input))).collect();
-                out.push(Logical::one(format!("  #E{} = {}", st.evidence, calls.join("; ")), th.base()));
+                let mut spans = vec![Span::styled(format!("  #E{}", st.evidence), th.accent()), Span::raw(" = ")];
+                for (i, c) in st.calls.iter().enumerate() {
+                    if i > 0 {
+                        spans.push(Span::styled("; ", th.muted()));
+                    }
+                    spans.push(Span::styled(c.tool.clone(), bold(th)));
+                    spans.push(Span::styled(format!("[{}]", clean(&c.input)), th.base()));
+                }
+                if !st.depends_on.is_empty() {
+                    let cited: Vec<String> = st.depends_on.iter().map(|e| format!("#E{e}")).collect();
+                    spans.push(Span::styled(format!("  ← {}", cited.join(", ")), th.fg(th.path)));
+                }
+                out.push(Logical::new(spans));
             }
         }
         Entry::PlanError { attempt, error, last } => {
             let then = if *last { "the run fails" } else { "the planner gets one retry" };
             let style = th.fg(th.failing).add_modifier(Modifier::BOLD);
-            out.push(Logical::one(format!("{FAILING} plan {attempt} unreadable ({then}): {}", clean(error)), style));
+            out.push(Logical::new(vec![
+                Span::styled(format!("{FAILING} plan {attempt} unreadable"), style),
+                Span::styled(format!(" ({then}): "), th.fg(th.failing)),
+                Span::styled(clean(error).into_owned(), th.fg(th.failing)),
+            ]));
         }
         Entry::StepStart { evidence, thought, lanes } => {
-            let what = if thought.is_empty() { String::new() } else { format!(" — {}", clean(thought)) };
-            out.push(Logical::one(format!("▸ step #E{evidence} · {lanes} lanes{what}"), th.accent()));
+            let at_once = match lanes {
+                1 => "1 lane".to_string(),
+                n => format!("{n} lanes at once"),
+            };
+            let mut spans = vec![
+                Span::styled(format!("▸ step #E{evidence}"), th.accent()),
+                Span::styled(format!(" · {at_once}"), th.muted()),
+            ];
+            if !thought.is_empty() {
+                spans.push(Span::styled(format!(" — {}", clean(thought)), th.base()));
+            }
+            out.push(Logical::new(spans));
         }
         Entry::Evidence { evidence, results, tokens_saved } => {
-            out.push(Logical::one(format!("≡ evidence #E{evidence} · {tokens_saved} tokens saved"), th.accent()));
-            for (tool, r) in results {
-                let head = vec![Span::styled(format!("  {tool}: "), bold(th))];
+            let nulls = results.iter().filter(|(_, r)| r.is_none()).count();
+            let mut facts = format!(" · {} result{}", results.len(), if results.len() == 1 { "" } else { "s" });
+            if nulls > 0 {
+                facts.push_str(&format!(", {nulls} null"));
+            }
+            if *tokens_saved > 0 {
+                facts.push_str(&format!(" · {tokens_saved} tokens saved"));
+            }
+            out.push(Logical::new(vec![
+                Span::styled(format!("≡ evidence #E{evidence}"), th.accent()),
+                Span::styled(facts, th.muted()),
+            ]));
+            for (i, (tool, r)) in results.iter().enumerate() {
+                let head = vec![
+                    Span::styled(format!("  lane {i} "), th.muted()),
+                    Span::styled(tool.clone(), bold(th)),
+                    Span::styled(": ", th.base()),
+                ];
                 match r {
                     Some(v) => value_lines(head, v, None, th.base(), unfold, out),
                     None => {
                         let mut spans = head;
-                        spans.push(Span::styled("null (filtered)", th.muted()));
+                        spans.push(Span::styled("null", bold(th)));
+                        spans.push(Span::styled(" (filtered: failed or found nothing)", th.muted()));
                         out.push(Logical::new(spans));
                     }
                 }
@@ -399,6 +451,11 @@ fn speaker(s: Speaker) -> &'static str {
 fn tool_error(e: &ToolError) -> String {
     let kind = serde_json::to_value(e.kind).ok().and_then(|v| v.as_str().map(|s| s.replace('_', " ")));
     format!("{}: {}", kind.unwrap_or_else(|| "error".to_string()), clean(&e.message))
+}
+
+/// ` lane N` after a tool's name, for a call of a plan step's lane.
+fn lane_tag(lane: Option<u32>, th: &Theme) -> Option<Span<'static>> {
+    lane.map(|l| Span::styled(format!(" lane {l}"), th.muted()))
 }
 
 fn fault_tag(f: &FaultMode) -> String {

@@ -1,16 +1,19 @@
 //! The workers pane: tool calls in flight, with how long they have been
-//! running, and the last calls that finished.
+//! running, and the last calls that finished. In a rewoo run the calls in
+//! flight are the lanes of a plan step: the pane shows the step's lanes
+//! (running or not) with their start, elapsed time, state and result.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::Modifier;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
 use super::transcript::{clean, fit, fmt_ms, width};
-use crate::engine::state::FinishedCall;
+use crate::engine::state::{FinishedCall, LaneState, LaneView, StepView};
 use crate::ui::PaneCtx;
-use crate::ui::symbols::{FAILING, FAULT, OK, RUNNING};
+use crate::ui::symbols::{FAILING, FAULT, FORBIDDEN, HELD, NULL, OK, RUNNING, WAITING};
+use crate::ui::theme::Theme;
 
 const ELAPSED_W: u16 = 8;
 
@@ -25,16 +28,235 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     if inner.width == 0 || inner.height == 0 {
         return;
     }
-    let in_flight = ctx.state.current.as_ref().map_or(&[][..], |r| &r.in_flight[..]);
-    // The calls in flight come first but leave the finished ones at least
-    // half the pane (in-flight calls are few; an agent runs a handful at once).
-    let flight_rows = (in_flight.len().max(1) as u16 + 1).min(inner.height.div_ceil(2).max(1));
+    let step = ctx.shown_step();
+    let top_rows = match step {
+        // Heading, column names, one row a lane; the finished calls keep a
+        // few rows (the lanes matter more while a step runs).
+        Some(s) => (s.lanes.len().max(1) as u16 + 2).min(inner.height.saturating_sub(4).max(inner.height.div_ceil(2))),
+        None => {
+            let in_flight = ctx.state.current.as_ref().map_or(0, |r| r.in_flight.len());
+            // The calls in flight come first but leave the finished ones at least
+            // half the pane (in-flight calls are few; an agent runs a handful at once).
+            (in_flight.max(1) as u16 + 1).min(inner.height.div_ceil(2).max(1))
+        }
+    };
     let [top, _, bottom] =
-        Layout::vertical([Constraint::Length(flight_rows), Constraint::Length(1), Constraint::Fill(1)]).areas(inner);
-    render_in_flight(frame, top, ctx);
+        Layout::vertical([Constraint::Length(top_rows), Constraint::Length(1), Constraint::Fill(1)]).areas(inner);
+    match step {
+        Some(s) => render_lanes(frame, top, s, ctx),
+        None => render_in_flight(frame, top, ctx),
+    }
     if bottom.height > 0 {
         render_finished(frame, bottom, ctx);
     }
+}
+
+/// How a lane's state looks: symbol, word, style.
+pub fn lane_look(state: LaneState, th: &Theme) -> (&'static str, &'static str, Style) {
+    let (sym, style) = match state {
+        LaneState::Waiting => (WAITING, th.muted()),
+        LaneState::Held => (HELD, th.fg(th.fault).add_modifier(Modifier::BOLD)),
+        LaneState::Running => (RUNNING, th.fg(th.accent)),
+        LaneState::Done { ok: true, filtered: false } => (OK, th.fg(th.ok)),
+        LaneState::Done { ok: true, filtered: true } => (NULL, th.muted().add_modifier(Modifier::BOLD)),
+        LaneState::Done { ok: false, .. } => (FAILING, th.fg(th.failing).add_modifier(Modifier::BOLD)),
+        LaneState::Refused => (FORBIDDEN, th.fg(th.forbidden)),
+    };
+    (sym, lane_word(state), style)
+}
+
+/// A lane's state in a word.
+pub fn lane_word(state: LaneState) -> &'static str {
+    match state {
+        LaneState::Waiting => "waiting",
+        LaneState::Held => "held",
+        LaneState::Running => "running",
+        LaneState::Done { ok: true, filtered: false } => "ok",
+        // Ran, said nothing was found: the solver sees null.
+        LaneState::Done { ok: true, filtered: true } => "null",
+        LaneState::Done { ok: false, .. } => "failed",
+        LaneState::Refused => "refused",
+    }
+}
+
+/// The step's heading: `step #E2 · 3 lanes · 1 running — thought`.
+fn step_heading(step: &StepView, w: usize, th: &Theme) -> Line<'static> {
+    let count = |f: fn(&LaneState) -> bool| step.lanes.iter().filter(|l| f(&l.state)).count();
+    let n = step.lanes.len();
+    let mut facts = vec![format!("{n} lane{}", if n == 1 { "" } else { "s" })];
+    if step.finished {
+        facts.push("done".into());
+    } else {
+        facts.push(format!("{} running", count(|s| *s == LaneState::Running)));
+        let held = count(|s| *s == LaneState::Held);
+        if held > 0 {
+            facts.push(format!("{held} held"));
+        }
+    }
+    if step.tokens_saved > 0 {
+        facts.push(format!("{} tokens saved", step.tokens_saved));
+    }
+    let head = format!("step #E{}", step.evidence);
+    let facts = format!(" · {}", facts.join(" · "));
+    let mut spans = vec![
+        Span::styled(head.clone(), th.base().add_modifier(Modifier::BOLD)),
+        Span::styled(facts.clone(), th.muted()),
+    ];
+    let room = w.saturating_sub(width(&head) + width(&facts) + 3);
+    if !step.thought.is_empty() && room >= 8 {
+        spans.push(Span::styled(format!(" — {}", fit(&clean(&step.thought), room)), th.muted()));
+    }
+    fit_spans(spans, w)
+}
+
+fn render_lanes(frame: &mut Frame, area: Rect, step: &StepView, ctx: &PaneCtx) {
+    let th = ctx.theme;
+    let w = area.width as usize;
+    let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
+    frame.render_widget(Paragraph::new(step_heading(step, w, th)), head);
+    // The column names take a row; lanes fill the rest.
+    let shown = (body.height as usize).saturating_sub(1);
+    if shown == 0 || step.lanes.is_empty() {
+        return;
+    }
+    let active = !step.finished;
+    let cursor = ctx.view.lane.min(step.lanes.len() - 1);
+    // Keep the picked lane in view.
+    let first = cursor.saturating_sub(shown - 1).min(step.lanes.len().saturating_sub(shown));
+    let lanes = &step.lanes[first..(first + shown).min(step.lanes.len())];
+    let num_w = step.lanes.iter().map(|l| l.lane.to_string().len()).max().unwrap_or(1).max(1);
+    let tool_w = lanes.iter().map(|l| width(&l.tool)).max().unwrap_or(4).clamp(4, 24).min(w / 4).max(1);
+    let state_w = lanes.iter().map(|l| state_label(l.state, th).0.chars().count()).max().unwrap_or(5).max(5);
+    const START_W: usize = 7;
+    let fixed = 1 + num_w + tool_w + state_w + START_W + ELAPSED_W as usize + 6;
+    let result_w = w.saturating_sub(fixed);
+    let step_start = step.lanes.iter().filter_map(|l| l.started).min();
+    let rows: Vec<Row> = lanes
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let picked = active && first + i == cursor;
+            let (label, style) = state_label(l.state, th);
+            let start = match (l.started, step_start) {
+                (Some(s), Some(f)) => format!("+{}", fmt_ms(s.saturating_sub(f))),
+                _ => "—".to_string(),
+            };
+            let elapsed = match (l.state, l.started) {
+                (LaneState::Running, Some(s)) => fmt_ms(ctx.now_ms.saturating_sub(s)),
+                (LaneState::Done { .. }, _) => match (l.latency_ms, l.started, l.finished) {
+                    (Some(ms), _, _) => fmt_ms(ms),
+                    (None, Some(s), Some(f)) => fmt_ms(f.saturating_sub(s)),
+                    _ => "—".to_string(),
+                },
+                _ => "—".to_string(),
+            };
+            let elapsed_style = if l.state == LaneState::Running { th.fg(th.accent) } else { th.muted() };
+            let row = Row::new(vec![
+                Cell::from(if picked { "▸" } else { " " }).style(th.accent()),
+                num(l.lane.to_string()).style(th.muted()),
+                Cell::from(fit(&l.tool, tool_w).into_owned()).style(th.base().add_modifier(Modifier::BOLD)),
+                Cell::from(label).style(style),
+                num(start).style(th.muted()),
+                num(elapsed).style(elapsed_style),
+                Cell::from(lane_result(l, result_w, th)),
+            ]);
+            if picked && ctx.focused { row.style(th.selected()) } else { row }
+        })
+        .collect();
+    let header = Row::new(vec![
+        Cell::from(""),
+        num("#"),
+        Cell::from("tool"),
+        Cell::from("state"),
+        num("start"),
+        num("elapsed"),
+        Cell::from("result"),
+    ])
+    .style(th.muted().add_modifier(Modifier::BOLD));
+    let widths = [
+        Constraint::Length(1),
+        Constraint::Length(num_w as u16),
+        Constraint::Length(tool_w as u16),
+        Constraint::Length(state_w as u16),
+        Constraint::Length(START_W as u16),
+        Constraint::Length(ELAPSED_W),
+        Constraint::Fill(1),
+    ];
+    frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), body);
+}
+
+/// The state column: symbol and word, in the state's style.
+fn state_label(state: LaneState, th: &Theme) -> (String, Style) {
+    let (sym, word, style) = lane_look(state, th);
+    (format!("{sym} {word}"), style)
+}
+
+/// What a lane produced, or what it will be called with: a fault tag (fired
+/// or asked for), then the result (null marked filtered), the error, or the
+/// arguments while it has not ended.
+fn lane_result(l: &LaneView, w: usize, th: &Theme) -> Line<'static> {
+    let mut spans = Vec::new();
+    let fault_style = th.fg(th.fault).add_modifier(Modifier::BOLD);
+    match (l.fault, l.pending_fault) {
+        (Some(f), _) => spans.push(Span::styled(format!("{FAULT} {f} "), fault_style)),
+        (None, Some(f)) => spans.push(Span::styled(format!("{FAULT} {f} pending "), fault_style)),
+        _ => {}
+    }
+    let filtered = matches!(l.state, LaneState::Done { filtered: true, .. });
+    if filtered {
+        spans.push(Span::styled("null", th.base().add_modifier(Modifier::BOLD)));
+        spans.push(Span::styled(" (filtered)", th.muted()));
+    }
+    let lead = if filtered { ": " } else { "" };
+    match &l.result {
+        Some(Ok(v)) => {
+            let style = if filtered { th.muted() } else { th.base() };
+            spans.push(Span::styled(format!("{lead}{}", clean(&v.to_string())), style));
+        }
+        Some(Err(e)) => {
+            let style = if filtered { th.muted() } else { th.fg(th.failing) };
+            spans.push(Span::styled(format!("{lead}{}", clean(e)), style));
+        }
+        None if l.state == LaneState::Refused => spans.push(Span::styled("never ran", th.muted())),
+        None => spans.push(Span::styled(clean(&l.args.to_string()).into_owned(), th.muted())),
+    }
+    fit_spans(spans, w)
+}
+
+/// The spans cut to `w` cells, ending in `…` when cut.
+pub(crate) fn fit_spans(spans: Vec<Span<'static>>, w: usize) -> Line<'static> {
+    let total: usize = spans.iter().map(Span::width).sum();
+    if total <= w {
+        return Line::from(spans);
+    }
+    let mut out = Vec::with_capacity(spans.len());
+    // One cell stays free for the ellipsis.
+    let room = w.saturating_sub(1);
+    let mut used = 0;
+    let mut last = Style::default();
+    for s in spans {
+        last = s.style;
+        if used + s.width() <= room {
+            used += s.width();
+            out.push(s);
+            continue;
+        }
+        let mut part = String::new();
+        for c in s.content.chars() {
+            let cw = width(c.encode_utf8(&mut [0u8; 4]));
+            if used + cw > room {
+                break;
+            }
+            used += cw;
+            part.push(c);
+        }
+        out.push(Span::styled(part, s.style));
+        break;
+    }
+    if w > 0 {
+        out.push(Span::styled("…", last));
+    }
+    Line::from(out)
 }
 
 fn render_in_flight(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
@@ -101,23 +323,34 @@ fn render_finished(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     }
     const RUN_W: u16 = 4;
     const STATE_W: u16 = 8;
-    const FAULT_W: u16 = 16;
-    let fixed = (RUN_W + STATE_W + ELAPSED_W + FAULT_W + 4) as usize;
     let shown = (body.height as usize).saturating_sub(1);
+    // The fault column is as wide as the faults it shows, and gone without
+    // any: a fixed width would take the room long tool names need.
+    let fault_w = calls.iter().take(shown).filter_map(|c| c.fault.as_ref()).map(|f| width(&fault_tag(f))).max();
+    let fault_w = fault_w.map(|w| w.max(width("fault")));
+    let fixed = (RUN_W + STATE_W + ELAPSED_W + 3) as usize + fault_w.map_or(0, |w| w + 1);
     let widest = calls.iter().take(shown).map(|c| width(&c.tool)).max().unwrap_or(4).max(4);
     let tool_w = widest.min((body.width as usize).saturating_sub(fixed).max(4));
-    let rows: Vec<Row> = calls.iter().take(shown).map(|c| finished_row(c, current_run, tool_w, ctx)).collect();
-    let header =
-        Row::new(vec![num("run"), Cell::from("tool"), Cell::from("result"), num("latency"), Cell::from("fault")])
-            .style(th.muted().add_modifier(Modifier::BOLD));
-    let widths = [
+    let with_fault = fault_w.is_some();
+    let rows: Vec<Row> =
+        calls.iter().take(shown).map(|c| finished_row(c, current_run, tool_w, with_fault, ctx)).collect();
+    let mut header = vec![num("run"), Cell::from("tool"), Cell::from("result"), num("latency")];
+    let mut widths = vec![
         Constraint::Length(RUN_W),
         Constraint::Length(tool_w as u16),
         Constraint::Length(STATE_W),
         Constraint::Length(ELAPSED_W),
-        Constraint::Length(FAULT_W),
     ];
+    if let Some(w) = fault_w {
+        header.push(Cell::from("fault"));
+        widths.push(Constraint::Length(w as u16));
+    }
+    let header = Row::new(header).style(th.muted().add_modifier(Modifier::BOLD));
     frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), body);
+}
+
+fn fault_tag(f: &crate::tool::fault::FaultMode) -> String {
+    format!("{FAULT} {f}")
 }
 
 /// A number, right-aligned in its column.
@@ -125,7 +358,13 @@ fn num<'a>(s: impl Into<String>) -> Cell<'a> {
     Cell::from(Line::from(s.into()).right_aligned())
 }
 
-fn finished_row<'a>(c: &FinishedCall, current_run: Option<u32>, tool_w: usize, ctx: &PaneCtx) -> Row<'a> {
+fn finished_row<'a>(
+    c: &FinishedCall,
+    current_run: Option<u32>,
+    tool_w: usize,
+    with_fault: bool,
+    ctx: &PaneCtx,
+) -> Row<'a> {
     let th = ctx.theme;
     let (state, style) = if c.ok {
         (format!("{OK} ok"), th.fg(th.ok))
@@ -134,15 +373,17 @@ fn finished_row<'a>(c: &FinishedCall, current_run: Option<u32>, tool_w: usize, c
     };
     let tool_style = if c.ok { th.base() } else { th.fg(th.failing) };
     let run_style = if Some(c.run) == current_run { th.base() } else { th.muted() };
-    let fault = match &c.fault {
-        Some(f) => Cell::from(format!("{FAULT} {f}")).style(th.fg(th.fault).add_modifier(Modifier::BOLD)),
-        None => Cell::from(""),
-    };
-    Row::new(vec![
+    let mut cells = vec![
         num(c.run.to_string()).style(run_style),
         Cell::from(fit(&c.tool, tool_w).into_owned()).style(tool_style),
         Cell::from(state).style(style),
         num(fmt_ms(c.latency_ms)).style(th.muted()),
-        fault,
-    ])
+    ];
+    if with_fault {
+        cells.push(match &c.fault {
+            Some(f) => Cell::from(fault_tag(f)).style(th.fg(th.fault).add_modifier(Modifier::BOLD)),
+            None => Cell::from(""),
+        });
+    }
+    Row::new(cells)
 }

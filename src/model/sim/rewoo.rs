@@ -1,0 +1,609 @@
+//! The simulated model's rewoo roles: the tool classifier, the planner and
+//! the solver (DESIGN §3.5). Like the actor, each reads only the prompt a
+//! real model is shown (`strategy::rewoo::protocol`) and answers in the
+//! reply format a real model is asked for; the heuristics are the actor's
+//! (relevance, argument filling, usefulness), so the two strategies are
+//! compared on the same "intelligence".
+
+use std::collections::{BTreeMap, HashSet};
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use serde_json::{Map, Value, json};
+
+use super::{
+    GIVE_UP, TWIN_SIMILARITY, UNREADABLE_PROMPT, answer_from, dedup, fill_arguments, is_useful, is_wrong_arithmetic,
+    needs_id_from, relevance, required, score_candidates, task_words, value_text, words_match,
+};
+use crate::model::Message;
+use crate::retrieve::{similarity, tokenize};
+use crate::strategy::protocol::{ActorView, CandidateView, Observation, compact};
+use crate::strategy::rewoo::protocol::{self as rp, Category, ClassifierView, PlannerTool, PlannerView, SolverView};
+
+// ----------------------------------------------------------- classifier
+
+/// Words that say a tool (or a category named like the defaults) finds
+/// information rather than acting on its inputs.
+const RETRIEVAL_WORDS: &[&str] = &[
+    "lookup",
+    "look",
+    "search",
+    "find",
+    "get",
+    "fetch",
+    "retrieve",
+    "retrieval",
+    "query",
+    "information",
+    "fact",
+    "record",
+    "browse",
+    "knowledge",
+    "wiki",
+    "encyclopedia",
+    "database",
+    "definition",
+];
+
+/// Words that say a tool computes, converts or acts on given inputs.
+const COMPLETION_WORDS: &[&str] = &[
+    "compute",
+    "calculate",
+    "calculation",
+    "calculator",
+    "convert",
+    "conversion",
+    "transform",
+    "count",
+    "format",
+    "evaluate",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "translate",
+    "generate",
+    "create",
+    "send",
+    "write",
+    "solve",
+    "sort",
+    "encode",
+    "decode",
+    "summarize",
+    "summarise",
+    "factor",
+    "act",
+    "action",
+    "execute",
+    "task",
+    "completion",
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Retrieval,
+    Completion,
+}
+
+/// The two vocabularies, stemmed once per call: stems are compared for
+/// equality, because the prefix rule of `words_match` would read "count"
+/// into "country".
+struct Vocab {
+    retrieval: Vec<String>,
+    completion: Vec<String>,
+}
+
+impl Vocab {
+    fn new() -> Self {
+        let stems = |words: &[&str]| words.iter().flat_map(|w| tokenize(w)).collect();
+        Vocab { retrieval: stems(RETRIEVAL_WORDS), completion: stems(COMPLETION_WORDS) }
+    }
+
+    fn hits(&self, tokens: &[String]) -> (usize, usize) {
+        let count = |vocab: &[String]| tokens.iter().filter(|t| vocab.contains(t)).count();
+        (count(&self.retrieval), count(&self.completion))
+    }
+
+    /// A tool that does not speak of finding things acts on its inputs:
+    /// the paper's "Task Completion" is the catch-all.
+    fn tool_kind(&self, tokens: &[String]) -> Kind {
+        let (r, c) = self.hits(tokens);
+        if r > c { Kind::Retrieval } else { Kind::Completion }
+    }
+
+    /// Only a category *named* like a default has a kind; "Geography" is a
+    /// domain, whatever its description says.
+    fn category_kind(&self, name: &str) -> Option<Kind> {
+        let (r, c) = self.hits(&tokenize(name));
+        match r.cmp(&c) {
+            std::cmp::Ordering::Greater => Some(Kind::Retrieval),
+            std::cmp::Ordering::Less => Some(Kind::Completion),
+            std::cmp::Ordering::Equal => None,
+        }
+    }
+}
+
+pub(super) fn classifier_reply(messages: &[Message], noise: f64, rng: &mut ChaCha8Rng) -> String {
+    let Some(view) = rp::parse_classifier_prompt(messages) else { return UNREADABLE_PROMPT.into() };
+    if view.categories.is_empty() {
+        // Nothing to choose from: an honest reply the engine cannot mistake for labels.
+        return "There are no categories to choose from.".into();
+    }
+    rp::render_classifier_reply(&classify(&view, noise, rng))
+}
+
+fn classify(view: &ClassifierView, noise: f64, rng: &mut ChaCha8Rng) -> BTreeMap<String, String> {
+    let vocab = Vocab::new();
+    let kinds: Vec<Option<Kind>> = view.categories.iter().map(|c| vocab.category_kind(&c.name)).collect();
+    let mut labels = BTreeMap::new();
+    for (name, description) in &view.tools {
+        let mut pick = label(&format!("{name} {description}"), &view.categories, &kinds, &vocab);
+        let n = view.categories.len();
+        // A noisy model sometimes files a tool under the wrong heading.
+        if n > 1 && rng.random_bool(noise / 2.0) {
+            let k = rng.random_range(0..n - 1);
+            pick = if k >= pick { k + 1 } else { k };
+        }
+        labels.insert(name.clone(), view.categories[pick].name.clone());
+    }
+    labels
+}
+
+/// The category of one tool: a domain category whose words the tool uses
+/// wins (the user defined it on purpose); else the default-like category
+/// of the tool's kind; else the lexically closest; else the first.
+fn label(doc: &str, categories: &[Category], kinds: &[Option<Kind>], vocab: &Vocab) -> usize {
+    let tokens = dedup(tokenize(doc));
+    let docs: Vec<String> = categories.iter().map(|c| format!("{} {}", c.name, c.description)).collect();
+    let rel = relevance(&tokens, &docs);
+    // Ties go to the category listed first, as a reader would.
+    let best_of = |keep: &dyn Fn(usize) -> bool| {
+        (0..categories.len()).filter(|&i| keep(i)).max_by(|&a, &b| rel[a].total_cmp(&rel[b]).then(b.cmp(&a)))
+    };
+    let kind = vocab.tool_kind(&tokens);
+    best_of(&|i| kinds[i].is_none() && rel[i] > 0.0)
+        .or_else(|| best_of(&|i| kinds[i] == Some(kind)))
+        .or_else(|| best_of(&|_| true))
+        .unwrap_or(0)
+}
+
+// -------------------------------------------------------------- planner
+
+/// A plan longer than this is a plan a weak model loses its way in.
+const MAX_STEPS: usize = 4;
+/// Concurrent calls of one step: enough to survive a broken tool, few
+/// enough not to waste the budget.
+const MAX_LANES: usize = 3;
+/// A tool of the same category at least this relevant (against the best)
+/// is called alongside it: the paper's multi-calling.
+const SIBLING_SHARE: f64 = 0.6;
+/// Of a later step's arguments, at most this many that are not IDs may be
+/// taken from earlier evidence: a tool that needs everything from
+/// elsewhere is not the tool for the step.
+const MAX_FREE_CITES: usize = 1;
+/// What a note says of a tool the planner may not use.
+const FORBIDDING: &[&str] =
+    &["forbidden", "blacklisted", "not allowed", "no more", "do not use", "don't use", "not available", "over budget"];
+
+/// One call of a planned step. `cites` are arguments taken from the
+/// evidence of an earlier step (`"#E<n>"`); the engine picks the field of
+/// that name out of the cited result.
+#[derive(Clone, Debug)]
+struct Lane {
+    tool: usize,
+    args: Map<String, Value>,
+    cites: Vec<(String, u32)>,
+}
+
+struct Step {
+    lanes: Vec<Lane>,
+}
+
+/// A tool a step could call: how well it serves the step, and its lane if
+/// its arguments can be had at all.
+struct Choice {
+    tool: usize,
+    score: f64,
+    relevant: bool,
+    lane: Option<Lane>,
+}
+
+pub(super) fn planner_reply(messages: &[Message], noise: f64, rng: &mut ChaCha8Rng) -> String {
+    // A retry is answered like the first request: this planner writes the
+    // strict format every time; the retry's own seed may change the noise.
+    match rp::parse_planner_prompt(messages) {
+        Some((view, _retry)) => plan(&view, noise, rng),
+        None => UNREADABLE_PROMPT.into(),
+    }
+}
+
+fn plan(view: &PlannerView, noise: f64, rng: &mut ChaCha8Rng) -> String {
+    let tools: Vec<&PlannerTool> = view.tools.iter().filter(|t| !forbidden(&t.name, &view.notes)).collect();
+    let cands: Vec<CandidateView> = tools
+        .iter()
+        .map(|t| CandidateView {
+            name: t.name.clone(),
+            weight: None,
+            description: t.description.clone(),
+            parameters: t.parameters.clone(),
+        })
+        .collect();
+    let first = first_choices(&view.task, &cands);
+    let Some(step) = build_step(&first, &tools, false, noise, rng) else {
+        return "Plan: No listed tool can help with this task.".into();
+    };
+    let mut steps = vec![step];
+    while steps.len() < MAX_STEPS {
+        let choices = later_choices(&view.task, &cands, &steps);
+        match build_step(&choices, &tools, true, noise, rng) {
+            Some(s) => steps.push(s),
+            None => break,
+        }
+    }
+    render_plan(&steps, &tools)
+}
+
+/// Budget notes name tools the plan may not use any more.
+fn forbidden(name: &str, notes: &[String]) -> bool {
+    notes.iter().any(|n| {
+        let lower = n.to_lowercase();
+        let named = ['\'', '`', '"'].iter().any(|q| n.contains(&format!("{q}{name}{q}")));
+        named && FORBIDDING.iter().any(|w| lower.contains(w))
+    })
+}
+
+/// The first step is the actor's first move: the tools scored as the actor
+/// scores them with nothing done yet, callable if the task fills them.
+fn first_choices(task: &str, cands: &[CandidateView]) -> Vec<Choice> {
+    let refs: Vec<&CandidateView> = cands.iter().collect();
+    let empty = ActorView { task: task.to_string(), history: Vec::new(), candidates: Vec::new(), notes: Vec::new() };
+    let docs: Vec<String> = cands.iter().map(super::doc_of).collect();
+    let rel = relevance(&task_words(task), &docs);
+    let mut choices: Vec<Choice> = score_candidates(&empty, &refs)
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| Choice {
+            tool: i,
+            score: s.score,
+            relevant: rel[i] > 0.0,
+            lane: s.fillable.then(|| Lane { tool: i, args: object(s.arguments), cites: Vec::new() }),
+        })
+        .collect();
+    // Nothing the task can fill: a plan must still say something, so the
+    // most relevant tool is called with what there is (and likely fails).
+    if choices.iter().all(|c| c.lane.is_none())
+        && let Some(best) = argmax(&choices, |_| true)
+    {
+        let (args, _) = fill_arguments(task, &[], &cands[best].parameters);
+        choices[best].lane = Some(Lane { tool: best, args: object(args), cites: Vec::new() });
+    }
+    choices
+}
+
+/// A later step serves the task words no planned tool speaks of yet, and
+/// may take what the task lacks from earlier evidence.
+fn later_choices(task: &str, cands: &[CandidateView], steps: &[Step]) -> Vec<Choice> {
+    let planned: HashSet<usize> = steps.iter().flat_map(|s| s.lanes.iter().map(|l| l.tool)).collect();
+    let covered: Vec<String> = planned.iter().flat_map(|&i| tokenize(&super::doc_of(&cands[i]))).collect();
+    // Numbers are arguments, not needs: "1000" is no reason to factor it.
+    let open: Vec<String> = task_words(task)
+        .into_iter()
+        .filter(|t| !t.chars().all(|c| c.is_ascii_digit()) && !covered.iter().any(|c| words_match(t, c)))
+        .collect();
+    if open.is_empty() {
+        return Vec::new();
+    }
+    let docs: Vec<String> = cands.iter().map(super::doc_of).collect();
+    let rel = relevance(&open, &docs);
+    let imagined: Vec<Value> = steps.iter().enumerate().map(|(k, s)| imagined_result(s, k + 1, cands)).collect();
+    let mut choices: Vec<Choice> = (0..cands.len())
+        .filter(|i| !planned.contains(i))
+        .map(|i| Choice {
+            tool: i,
+            score: rel[i],
+            relevant: rel[i] > 0.0,
+            lane: later_lane(i, task, &cands[i], &imagined, steps, cands),
+        })
+        .collect();
+    // As the actor does: a tool that needs the ID the last step gives is the
+    // next link of a chain, and the other relevant tools wait.
+    if let Some(last) = imagined.last() {
+        let chain = |c: &Choice| c.relevant && c.lane.is_some() && needs_id_from(&cands[c.tool], last);
+        if choices.iter().any(chain) {
+            for c in choices.iter_mut().filter(|c| !chain(c)) {
+                c.relevant = false;
+                c.score = 0.0;
+            }
+        }
+    }
+    choices
+}
+
+/// What the planner expects a step to return: the IDs its tools'
+/// descriptions say they give (`city_search` "returns its city_id"), each
+/// standing for the step's evidence.
+fn imagined_result(step: &Step, evidence: usize, cands: &[CandidateView]) -> Value {
+    let mut out = Map::new();
+    for lane in &step.lanes {
+        let desc = &cands[lane.tool].description;
+        for word in desc.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+            if word.len() > 3 && word.ends_with("_id") {
+                out.insert(word.to_string(), json!(format!("#E{evidence}")));
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// A later step's call: the task's values, an ID from the step that gives
+/// it, and at most one other argument from related earlier evidence.
+fn later_lane(
+    tool: usize,
+    task: &str,
+    cand: &CandidateView,
+    imagined: &[Value],
+    steps: &[Step],
+    cands: &[CandidateView],
+) -> Option<Lane> {
+    let (args, _) = fill_arguments(task, &[], &cand.parameters);
+    let mut lane = Lane { tool, args: object(args), cites: Vec::new() };
+    let mut free = MAX_FREE_CITES;
+    for p in required(&cand.parameters) {
+        if lane.args.contains_key(&p) {
+            continue;
+        }
+        let evidence = if p.ends_with("_id") {
+            // Only the step that gives the ID can fill it; without one the
+            // tool cannot be called.
+            imagined.iter().rposition(|r| r.get(&p).is_some())? + 1
+        } else {
+            free = free.checked_sub(1)?;
+            related_step(&p, cand.parameters.pointer(&format!("/properties/{p}")), steps, cands)?
+        };
+        lane.cites.push((p, evidence as u32));
+    }
+    Some(lane)
+}
+
+/// The latest step whose tools speak of what the parameter is about (the
+/// country lookup for a `to_currency`), else simply the latest step.
+fn related_step(name: &str, schema: Option<&Value>, steps: &[Step], cands: &[CandidateView]) -> Option<usize> {
+    let desc = schema.and_then(|s| s.get("description")).and_then(Value::as_str).unwrap_or("");
+    let words = tokenize(&format!("{} {desc}", name.replace('_', " ")));
+    let speaks = |s: &Step| {
+        s.lanes.iter().any(|l| {
+            let doc = tokenize(&super::doc_of(&cands[l.tool]));
+            words.iter().any(|w| doc.iter().any(|d| words_match(w, d)))
+        })
+    };
+    let related = steps.iter().rposition(speaks);
+    related.or(steps.len().checked_sub(1)).map(|k| k + 1)
+}
+
+/// One step: the best callable choice (or, for a noisy model, any callable
+/// one), then its siblings of the same category. A later step needs a
+/// relevant choice; the first takes the best there is.
+fn build_step(
+    choices: &[Choice],
+    tools: &[&PlannerTool],
+    need_relevance: bool,
+    noise: f64,
+    rng: &mut ChaCha8Rng,
+) -> Option<Step> {
+    let callable: Vec<usize> = (0..choices.len()).filter(|&i| choices[i].lane.is_some()).collect();
+    let best = argmax(choices, |c| c.lane.is_some() && (!need_relevance || c.relevant))?;
+    let mut primary = best;
+    // A weak model's mistake: the wrong tool for the step.
+    if callable.len() > 1 && rng.random_bool(noise) {
+        let others: Vec<usize> = callable.iter().copied().filter(|&i| i != best).collect();
+        primary = others[rng.random_range(0..others.len())];
+    }
+    let mut lanes: Vec<Lane> = choices[primary].lane.iter().cloned().collect();
+    // A weak model's other mistake: it forgets it may call several at once.
+    if !rng.random_bool(noise) {
+        lanes.extend(siblings(choices, primary, choices[best].score, tools));
+    }
+    Some(Step { lanes })
+}
+
+/// Callable tools of the primary's category that are its near-twins or
+/// nearly as relevant as the best: twins first, then by relevance.
+fn siblings(choices: &[Choice], primary: usize, best_score: f64, tools: &[&PlannerTool]) -> Vec<Lane> {
+    let p = tools[choices[primary].tool];
+    let mut twins = Vec::new();
+    let mut near = Vec::new();
+    for (i, c) in choices.iter().enumerate() {
+        let t = tools[c.tool];
+        if i == primary || c.lane.is_none() || t.category != p.category {
+            continue;
+        }
+        if similarity(&t.description, &p.description) >= TWIN_SIMILARITY {
+            twins.push(i);
+        } else if c.relevant && c.score >= SIBLING_SHARE * best_score {
+            near.push(i);
+        }
+    }
+    near.sort_by(|&a, &b| choices[b].score.total_cmp(&choices[a].score));
+    twins.into_iter().chain(near).take(MAX_LANES - 1).filter_map(|i| choices[i].lane.clone()).collect()
+}
+
+/// The index of the best-scored choice passing `keep`, the first on ties.
+fn argmax(choices: &[Choice], keep: impl Fn(&Choice) -> bool) -> Option<usize> {
+    (0..choices.len())
+        .filter(|&i| keep(&choices[i]))
+        .max_by(|&a, &b| choices[a].score.total_cmp(&choices[b].score).then(b.cmp(&a)))
+}
+
+fn object(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+fn render_plan(steps: &[Step], tools: &[&PlannerTool]) -> String {
+    let mut out = String::new();
+    for (k, step) in steps.iter().enumerate() {
+        let calls: Vec<String> =
+            step.lanes.iter().map(|l| format!("{}[{}]", tools[l.tool].name, render_args(l))).collect();
+        out.push_str(&format!("Plan: {}\n#E{} = {}\n", thought(step, tools), k + 1, calls.join("; ")));
+    }
+    out
+}
+
+/// The JSON input of a call, written by hand so that citations stay
+/// `"#E<n>"` while literal text that merely looks like one does not.
+fn render_args(lane: &Lane) -> String {
+    let key = |k: &str| escape_refs(&compact(&json!(k)));
+    let mut parts: Vec<String> =
+        lane.args.iter().map(|(k, v)| format!("{}: {}", key(k), escape_refs(&compact(v)))).collect();
+    parts.extend(lane.cites.iter().map(|(k, n)| format!("{}: \"#E{n}\"", key(k))));
+    format!("{{{}}}", parts.join(", "))
+}
+
+/// A literal `#E1` in a task's text would read as a citation of step 1.
+/// JSON's `\u0045` spells the same `E` for whoever parses the input, and
+/// hides it from the plan parser. `#` occurs in compact JSON only inside
+/// strings, where no escape sequence involves it.
+fn escape_refs(json: &str) -> String {
+    let chars: Vec<char> = json.chars().collect();
+    let mut out = String::with_capacity(json.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let cited = i > 0 && chars[i - 1] == '#' && chars.get(i + 1).is_some_and(char::is_ascii_digit);
+        match c {
+            'E' if cited => out.push_str("\\u0045"),
+            'e' if cited => out.push_str("\\u0065"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// "Use geo_lookup and geo_lookup_mirror at once with country Japan."
+fn thought(step: &Step, tools: &[&PlannerTool]) -> String {
+    let names: Vec<String> = step.lanes.iter().map(|l| tools[l.tool].name.clone()).collect();
+    let who = match names.len() {
+        1 => names[0].clone(),
+        _ => format!("{} at once", and_list(&names)),
+    };
+    let Some(lane) = step.lanes.first() else { return format!("Use {who}.") };
+    let mut items: Vec<String> = lane.args.iter().map(|(k, v)| describe(k, v)).collect();
+    items.extend(lane.cites.iter().map(|(k, n)| format!("{k} from #E{n}")));
+    if items.is_empty() { format!("Use {who}.") } else { format!("Use {who} with {}.", and_list(&items)) }
+}
+
+/// A short value is named; a long one (the whole task as a query) only
+/// said to come from the task. `#` is dropped so a value cannot read as a
+/// step of the plan, and the line is one line with one full stop.
+fn describe(name: &str, v: &Value) -> String {
+    let text: String = value_text(v).replace('#', " ").split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = text.trim_end_matches(['.', '?', '!']);
+    if text.is_empty() || text.chars().count() > 40 {
+        format!("{name} from the task")
+    } else {
+        format!("{name} {text}")
+    }
+}
+
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+// --------------------------------------------------------------- solver
+
+/// A lane whose evidence can answer.
+struct Usable {
+    step: usize,
+    value: Value,
+}
+
+pub(super) fn solver_reply(messages: &[Message], noise: f64, rng: &mut ChaCha8Rng) -> String {
+    let answer = match rp::parse_solver_prompt(messages) {
+        Some(view) => solve(&view, noise, rng),
+        None => UNREADABLE_PROMPT.into(),
+    };
+    rp::render_solver_reply(&answer)
+}
+
+/// The answer from the last step with usable evidence (later steps build on
+/// earlier ones), its first usable lane; nothing usable, no answer.
+fn solve(view: &SolverView, noise: f64, rng: &mut ChaCha8Rng) -> String {
+    let usable = usable(view);
+    let Some(last) = usable.last().map(|u| u.step) else { return GIVE_UP.into() };
+    let chosen = usable.iter().position(|u| u.step == last).unwrap_or(0);
+    if rng.random_bool(noise / 2.0) {
+        return misread(&view.task, &usable, chosen, rng);
+    }
+    answer_from(&view.task, &usable[chosen].value)
+}
+
+/// Evidence that is there (not null), useful (not empty or garbage) and not
+/// arithmetic the solver can see is wrong, in plan order.
+fn usable(view: &SolverView) -> Vec<Usable> {
+    let mut out = Vec::new();
+    for (step, s) in view.steps.iter().enumerate() {
+        for call in &s.calls {
+            let Some(text) = &call.result else { continue };
+            // Evidence is JSON when the tool returned JSON; anything else
+            // (a cut-off long result, plain text) is read as text.
+            let value = serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()));
+            let args = serde_json::from_str(&call.args).unwrap_or(Value::Null);
+            let obs = Observation::Result(value);
+            if is_useful(&obs)
+                && !is_wrong_arithmetic(&args, &obs)
+                && let Observation::Result(value) = obs
+            {
+                out.push(Usable { step, value });
+            }
+        }
+    }
+    out
+}
+
+/// A noisy solver's slip: the answer from other evidence if there is any,
+/// else another field of the right evidence.
+fn misread(task: &str, usable: &[Usable], chosen: usize, rng: &mut ChaCha8Rng) -> String {
+    if usable.len() > 1 {
+        let k = rng.random_range(0..usable.len() - 1);
+        return answer_from(task, &usable[if k >= chosen { k + 1 } else { k }].value);
+    }
+    let right = answer_from(task, &usable[chosen].value);
+    let others: Vec<String> = match &usable[chosen].value {
+        Value::Object(m) => m.values().map(value_text).filter(|t| !t.is_empty() && *t != right).collect(),
+        _ => Vec::new(),
+    };
+    if others.is_empty() { right } else { others[rng.random_range(0..others.len())].clone() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_references_are_hidden_but_citations_kept() {
+        let lane = Lane {
+            tool: 0,
+            args: object(json!({"query": "what is #E1 and #e22?"})),
+            cites: vec![("city_id".into(), 1)],
+        };
+        let text = render_args(&lane);
+        assert_eq!(text, r##"{"query": "what is #\u00451 and #\u006522?", "city_id": "#E1"}"##);
+        let back: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back["query"], "what is #E1 and #e22?");
+    }
+
+    #[test]
+    fn category_kinds_come_from_names() {
+        let v = Vocab::new();
+        assert_eq!(v.category_kind("Information Retrieval"), Some(Kind::Retrieval));
+        assert_eq!(v.category_kind("Task Completion"), Some(Kind::Completion));
+        assert_eq!(v.category_kind("Geography"), None);
+        // "count" is not read into "country".
+        assert_eq!(v.tool_kind(&tokenize("Country facts lookup")), Kind::Retrieval);
+    }
+}
