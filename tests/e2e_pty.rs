@@ -182,3 +182,43 @@ fn a_budget_plan_and_a_blacklisting_are_shown() {
     child.wait().unwrap();
     assert!(String::from_utf8_lossy(&screen.raw).contains("EXIT=0"));
 }
+
+/// A rewoo step's concurrent calls as lanes: paused before the step, one
+/// lane stepped on its own, the other failed by the user and shown as null,
+/// then the run goes on.
+#[test]
+fn a_concurrent_step_is_shown_as_lanes_a_user_can_step_and_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let smoke = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-tools/tasks/smoke.toml");
+    let args = format!("--strategy rewoo --paused --pace 60 --seed 42 --tasks {}", smoke.display());
+    let (mut screen, mut keys, mut child) = spawn(dir.path(), &args);
+    let mut press = |s: &str| {
+        keys.write_all(s.as_bytes()).unwrap();
+        keys.flush().unwrap();
+    };
+    screen.wait("the workbench paused", |t| contains_all(t, &["Plan", "Workers", "paused"]));
+    // The classifier, then the planner: one call each.
+    press("s");
+    screen.wait("the classifier's labels", |t| t.contains("Information Retrieval"));
+    press("s");
+    let lanes = screen.wait("the step's two lanes waiting", |t| {
+        t.contains("step #E1 · 2 lanes") && t.matches("◦ waiting").count() >= 2
+    });
+    assert!(lanes.contains("geo_lookup_mirror") || lanes.contains("geo_lookup_…"), "{lanes}");
+
+    // Focus the workers pane (graph → transcript → budget → models → workers).
+    press("\t\t\t\t");
+    press("n");
+    screen.wait("lane 0 done, lane 1 still waiting", |t| t.contains("✓ ok") && t.contains("◦ waiting"));
+    press("\x1b[B");
+    press("k");
+    screen.wait("lane 1's fault pending", |t| t.contains("sent: fail lane 1") && t.contains("⚡ err"));
+    press(" ");
+    screen.wait("lane 1 failed by the user and filtered", |t| t.contains("✗ failed") && t.contains("null (filtered"));
+    screen.wait("the run answered and the next one planned", |t| t.contains("run 2"));
+
+    press("q");
+    screen.drain();
+    child.wait().unwrap();
+    assert!(String::from_utf8_lossy(&screen.raw).contains("EXIT=0"), "{}", screen.text());
+}

@@ -122,6 +122,42 @@ fn toolnet_uses_at_most_half_the_prompt_tokens_of_react_listing_every_tool() {
 }
 
 #[test]
+fn a_rewoo_run_with_the_same_seed_gives_a_byte_identical_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let trace = |name: &str, seed: u64| {
+        let path = dir.path().join(name);
+        let opts = SessionOptions {
+            strategy: Some(StrategyKind::Rewoo),
+            seed: Some(seed),
+            trace: Some(path.clone()),
+            logical_clock: true,
+            count: Some(20),
+            // Every session asks the classifier, rather than the first
+            // filling the cache the others read.
+            fresh_categories: true,
+            schedule: vec![Scheduled {
+                before_task: 2,
+                control: Control::InjectFault {
+                    tool: "geo_lookup".into(),
+                    fault: Fault { mode: FaultMode::Error, scope: FaultScope::Probability { p: 0.5 } },
+                },
+            }],
+            ..Default::default()
+        };
+        run(&cfg, &opts);
+        std::fs::read(path).unwrap()
+    };
+    let a = trace("a.jsonl", 7);
+    let b = trace("b.jsonl", 7);
+    let c = trace("c.jsonl", 8);
+    assert!(a == b, "two rewoo runs with seed 7 wrote different traces");
+    assert!(a != c, "seeds 7 and 8 wrote the same trace");
+    let text = String::from_utf8(a).unwrap();
+    assert!(text.contains("\"type\":\"StepStarted\"") && text.contains("\"lane\":1"), "concurrent lanes ran");
+}
+
+#[test]
 fn the_same_seed_gives_a_byte_identical_trace() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path());

@@ -499,9 +499,36 @@ fn planner_tools() -> Vec<PlannerTool> {
         .collect()
 }
 
+/// The plan as the engine gets it: the first reply, or, when that cannot
+/// be read, the reply to the retry that shows the parse error.
 fn plan_text(model: &SimModel, task: &str, tools: &[PlannerTool], notes: Vec<String>) -> String {
     let v = PlannerView { task: task.into(), tools: tools.to_vec(), notes };
-    chat(model, &ChatRequest::new(Role::Planner, rp::render_planner(&v))).text
+    let first = chat(model, &ChatRequest::new(Role::Planner, rp::render_planner(&v))).text;
+    match parse_plan(&first, &names(tools)) {
+        Ok(_) => first,
+        Err(e) => {
+            chat(model, &ChatRequest::new(Role::Planner, rp::render_planner_retry(&v, &first, &e.to_string()))).text
+        }
+    }
+}
+
+#[test]
+fn a_noisy_planner_drifts_from_the_format_and_keeps_to_it_on_the_retry() {
+    let tools = planner_tools();
+    let tasks = sample_tasks();
+    let loose = |noise: f64| {
+        let model = sim(7, noise);
+        tasks
+            .iter()
+            .filter(|t| {
+                let v = PlannerView { task: t.query.clone(), tools: tools.clone(), notes: vec![] };
+                let first = chat(&model, &ChatRequest::new(Role::Planner, rp::render_planner(&v))).text;
+                parse_plan(&first, &names(&tools)).is_err()
+            })
+            .count()
+    };
+    assert_eq!(loose(0.0), 0, "a quiet planner keeps to the format");
+    assert!(loose(1.0) > 0, "a noisy one sometimes does not");
 }
 
 fn names(tools: &[PlannerTool]) -> Vec<String> {

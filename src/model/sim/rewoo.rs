@@ -210,15 +210,25 @@ struct Choice {
 }
 
 pub(super) fn planner_reply(messages: &[Message], noise: f64, rng: &mut ChaCha8Rng) -> String {
-    // A retry is answered like the first request: this planner writes the
-    // strict format every time; the retry's own seed may change the noise.
     match rp::parse_planner_prompt(messages) {
-        Some((view, _retry)) => plan(&view, noise, rng),
+        // A weak model drifts from the format now and then (a quarter of
+        // its noise); shown the parse error, it writes the strict format.
+        Some((view, None)) if rng.random_bool(noise / 4.0) => plan(&view, noise, rng, Format::Loose),
+        Some((view, _)) => plan(&view, noise, rng, Format::Strict),
         None => UNREADABLE_PROMPT.into(),
     }
 }
 
-fn plan(view: &PlannerView, noise: f64, rng: &mut ChaCha8Rng) -> String {
+/// How the planner writes its plan.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// `Plan: …` / `#E1 = tool[{…}]`
+    Strict,
+    /// A numbered list of calls, as a chatty model writes one.
+    Loose,
+}
+
+fn plan(view: &PlannerView, noise: f64, rng: &mut ChaCha8Rng, format: Format) -> String {
     let tools: Vec<&PlannerTool> = view.tools.iter().filter(|t| !forbidden(&t.name, &view.notes)).collect();
     let cands: Vec<CandidateView> = tools
         .iter()
@@ -241,7 +251,20 @@ fn plan(view: &PlannerView, noise: f64, rng: &mut ChaCha8Rng) -> String {
             None => break,
         }
     }
-    render_plan(&steps, &tools)
+    match format {
+        Format::Strict => render_plan(&steps, &tools),
+        Format::Loose => render_loose(&steps, &tools),
+    }
+}
+
+fn render_loose(steps: &[Step], tools: &[&PlannerTool]) -> String {
+    let mut out = String::from("Sure! Here is how I would solve it:\n");
+    for (k, step) in steps.iter().enumerate() {
+        let calls: Vec<String> =
+            step.lanes.iter().map(|l| format!("{}({})", tools[l.tool].name, render_args(l))).collect();
+        out.push_str(&format!("{}. {} — call {}\n", k + 1, thought(step, tools), calls.join(" and ")));
+    }
+    out
 }
 
 /// Budget notes name tools the plan may not use any more.
