@@ -277,7 +277,8 @@ impl Engine {
         let view = PlannerView { task: task.query.clone(), tools: tools.to_vec(), notes };
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         let mut messages = proto::render_planner(&view);
-        for attempt in 1..=2u32 {
+        let mut attempt = 1u32;
+        loop {
             let mut req = ChatRequest::new(Role::Planner, messages.clone());
             req.temperature = Some(0.0);
             let reply = self.model_call(req, tally).await?;
@@ -293,10 +294,10 @@ impl Engine {
                         return Err(Halt::BadPlan(error));
                     }
                     messages = proto::render_planner_retry(&view, &reply.text, &error);
+                    attempt += 1;
                 }
             }
         }
-        unreachable!("the loop returns on its second attempt")
     }
 
     /// A step calls several tools together only when they share a category
@@ -510,7 +511,9 @@ impl Engine {
 
     /// Starts one lane's call: its fault drawn (or the user's), its events emitted.
     fn start_lane(&mut self, lane: &mut Lane, i: usize) -> Result<(LaneFuture, Option<FaultMode>), EngineError> {
-        let spec = lane.spec.clone().expect("a lane without a tool is settled before it runs");
+        // A lane without a tool was settled before it could start; should
+        // one start anyway, its call fails rather than the engine.
+        let spec = lane.spec.clone();
         let p = &lane.plan;
         let drawn = self.faults.draw(&p.tool, &mut self.rng);
         let fault = lane.user_fault.or(drawn);
@@ -521,11 +524,11 @@ impl Engine {
             lane: Some(p.lane),
         })?;
         lane.slot = Slot::Running;
-        let timeout = match &spec.executor {
-            ExecutorSpec::Command { timeout_ms, .. } | ExecutorSpec::Http { timeout_ms, .. } => {
+        let timeout = match spec.as_deref().map(|s| &s.executor) {
+            Some(ExecutorSpec::Command { timeout_ms, .. } | ExecutorSpec::Http { timeout_ms, .. }) => {
                 Duration::from_millis(*timeout_ms)
             }
-            ExecutorSpec::Builtin { .. } => self.tool_timeout,
+            Some(ExecutorSpec::Builtin { .. }) | None => self.tool_timeout,
         };
         let call_seed = self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ p.call;
         let (executor, clock, args) = (self.executor.clone(), Arc::clone(&self.clock), p.args.clone());
@@ -534,8 +537,13 @@ impl Engine {
         let name = p.tool.clone();
         let fut = Box::pin(async move {
             let t0 = clock.now_ms();
-            let call =
-                Abortable::new(executor.call(spec.as_ref(), &args, fault, call_seed, timeout), registration).await;
+            let run = async {
+                match spec {
+                    Some(spec) => executor.call(&spec, &args, fault, call_seed, timeout).await,
+                    None => Err(ToolError::new(ToolErrorKind::Failed, format!("unknown tool '{name}'"))),
+                }
+            };
+            let call = Abortable::new(run, registration).await;
             let latency = clock.now_ms().saturating_sub(t0);
             let result = call.unwrap_or_else(|_| {
                 Err(ToolError::new(ToolErrorKind::Failed, format!("'{name}' was failed by the user")))
