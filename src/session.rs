@@ -224,36 +224,49 @@ pub fn prepare_models(config: &Config, seed: u64, tape: &Tape) -> Result<Models,
                 std::fs::remove_file(path).map_err(|e| SetupError::Invalid(format!("{}: {e}", path.display())))?;
             }
             let live = config.build_models(seed)?;
-            let mut wrapped: Vec<(String, ModelSlot)> = Vec::new();
-            let mut models = None::<Models>;
-            for (role, slot) in live.assignments() {
-                let name = slot.model.info().name;
-                let rec = match wrapped.iter().find(|(n, _)| *n == name) {
-                    Some((_, s)) => s.clone(),
-                    None => {
-                        let s = ModelSlot {
-                            model: Arc::new(Cassette::record(slot.model.clone(), path)?) as Arc<dyn ChatModel>,
-                            price: slot.price,
-                        };
-                        wrapped.push((name, s.clone()));
-                        s
-                    }
-                };
-                match models.as_mut() {
-                    None => models = Some(Models::single(rec.model.clone(), rec.price)),
-                    Some(m) => m.set(role, rec),
-                }
+            // Every configured model records, so the models a role can be
+            // switched to are the same with and without the tape.
+            let mut by_name: std::collections::BTreeMap<String, ModelSlot> = std::collections::BTreeMap::new();
+            for slot in live.available() {
+                let model: Arc<dyn ChatModel> = Arc::new(Cassette::record(slot.model.clone(), path)?);
+                by_name.insert(slot.model.info().name, ModelSlot { model, price: slot.price });
             }
-            models.ok_or_else(|| SetupError::Invalid("no model configured".into()))
+            wrap_roles(&live, &by_name)
         }
         Tape::Replay(path) => {
-            let live = config.build_models(seed).ok();
-            let cassette: Arc<dyn ChatModel> = Arc::new(Cassette::replay(path)?);
-            // Prices still come from the config when it names them.
-            let price = live.as_ref().map(|m| m.get(crate::model::Role::Actor).price).unwrap_or_default();
-            Ok(Models::single(cassette, price))
+            // Every configured model, answered from the cassette under its
+            // own name and price, so the replay's roles, accounts and trace
+            // are the recorded run's. A config whose models cannot be built
+            // here (a missing key) gets one cassette in every role.
+            let Ok(live) = config.build_models(seed) else {
+                return Ok(Models::single(Arc::new(Cassette::replay(path)?), Default::default()));
+            };
+            let mut by_name: std::collections::BTreeMap<String, ModelSlot> = std::collections::BTreeMap::new();
+            for slot in live.available() {
+                let info = slot.model.info();
+                let model: Arc<dyn ChatModel> = Arc::new(Cassette::replay_as(path, &info)?);
+                by_name.insert(info.name, ModelSlot { model, price: slot.price });
+            }
+            wrap_roles(&live, &by_name)
         }
     }
+}
+
+/// The live models' roles, each played by the wrapped model of the same name.
+fn wrap_roles(live: &Models, by_name: &std::collections::BTreeMap<String, ModelSlot>) -> Result<Models, SetupError> {
+    let slot_for = |role| -> Result<ModelSlot, SetupError> {
+        let name = live.get(role).model.info().name;
+        by_name.get(&name).cloned().ok_or_else(|| SetupError::Invalid(format!("no model named '{name}'")))
+    };
+    let actor = slot_for(crate::model::Role::Actor)?;
+    let mut models = Models::single(actor.model, actor.price);
+    for slot in by_name.values() {
+        models.offer(slot.clone());
+    }
+    for role in crate::model::Role::ALL {
+        models.set(role, slot_for(role)?);
+    }
+    Ok(models)
 }
 
 /// A session ready to run: the engine, its control handle, and what it will do.

@@ -429,3 +429,23 @@ proptest! {
         let _ = substitute(&text, &BTreeMap::from([(1, Some("x".to_string())), (2, None)]));
     }
 }
+
+#[test]
+fn a_json_plan_from_a_constrained_endpoint_reads_as_the_text_form() {
+    let tools = vec!["geo_lookup".to_string(), "geo_lookup_mirror".to_string(), "calculator".to_string()];
+    let json = r##"```json
+{"steps": [
+  {"thought": "look it up", "calls": [{"tool": "geo_lookup", "input": {"country": "Japan"}},
+                                     {"tool": "geo_lookup_mirror", "input": {"country": "Japan"}}]},
+  {"thought": "double it", "calls": [{"tool": "calculator", "input": {"expression": "#E1 * 2"}}]}
+]}
+```"##;
+    let plan = switchyard::strategy::rewoo::parse::parse_plan_reply(json, &tools).unwrap();
+    assert_eq!(plan.steps.len(), 2);
+    assert_eq!(plan.steps[0].calls.len(), 2);
+    assert_eq!(plan.steps[1].evidence, 2);
+    assert_eq!(plan.steps[1].depends_on, vec![1]);
+    let bad = r#"{"steps": [{"thought": "x", "calls": [{"tool": "nope", "input": {}}]}]}"#;
+    let e = switchyard::strategy::rewoo::parse::parse_plan_reply(bad, &tools).unwrap_err().to_string();
+    assert!(e.contains("unknown tool `nope`"), "{e}");
+}

@@ -133,6 +133,8 @@ pub enum RefuseReason {
     Blacklisted,
     /// A plan step whose calls would overspend the budget (refused before it runs).
     OverBudget,
+    /// The same call (tool and arguments) already answered in this run.
+    Repeated,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

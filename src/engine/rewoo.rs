@@ -23,7 +23,7 @@ use crate::eval::tasks::Task;
 use crate::model::{ChatRequest, Role};
 use crate::strategy::protocol::compact;
 use crate::strategy::rewoo::args::{self, Evidence};
-use crate::strategy::rewoo::parse::{Plan, PlanError, parse_plan};
+use crate::strategy::rewoo::parse::{Plan, PlanError, parse_plan_reply};
 use crate::strategy::rewoo::protocol::{
     self as proto, ClassifierView, PlannerTool, PlannerView, SolverCall, SolverStep, SolverView,
 };
@@ -218,6 +218,7 @@ impl Engine {
     ) -> Result<BTreeMap<String, String>, Halt> {
         let view = ClassifierView { categories: self.rewoo.categories.clone(), tools: tools.to_vec() };
         let mut req = ChatRequest::new(Role::Classifier, proto::render_classifier(&view));
+        req.response_schema = Some(proto::classifier_schema(&view));
         req.temperature = Some(0.0);
         let reply = match self.model_call(req, tally).await {
             Ok(r) => r,
@@ -280,9 +281,13 @@ impl Engine {
         let mut attempt = 1u32;
         loop {
             let mut req = ChatRequest::new(Role::Planner, messages.clone());
+            req.response_schema = Some(proto::planner_schema(&names));
             req.temperature = Some(0.0);
             let reply = self.model_call(req, tally).await?;
-            match parse_plan(&reply.text, &names).map_err(|e| e.to_string()).and_then(|p| self.check_categories(p)) {
+            match parse_plan_reply(&reply.text, &names)
+                .map_err(|e| e.to_string())
+                .and_then(|p| self.check_categories(p))
+            {
                 Ok(plan) => {
                     self.emit(EventKind::PlanWritten { attempt, steps: plan.steps.clone() })?;
                     return Ok(plan);
@@ -648,6 +653,7 @@ impl Engine {
     ) -> Result<Option<String>, Halt> {
         let view = SolverView { task: task.query.clone(), steps };
         let mut req = ChatRequest::new(Role::Solver, proto::render_solver(&view));
+        req.response_schema = Some(proto::solver_schema());
         req.temperature = Some(0.0);
         let reply = self.model_call(req, tally).await?;
         match proto::parse_solver_reply(&reply) {

@@ -125,6 +125,7 @@ impl Engine {
         let mut budget = self.make_plan(task)?;
         let mut usages = Vec::new();
         let mut told_empty = false;
+        let mut looping: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
         let result = loop {
             if self.step >= self.params.max_steps {
                 break Ok(None);
@@ -133,6 +134,10 @@ impl Engine {
             // Changes made since the last step shape this step's candidates.
             self.apply_pending()?;
             let mut candidates = self.candidates(&node, &retrieved);
+            // A tool the model kept calling with arguments it already had the
+            // answer to is taken off the list: with constrained decoding the
+            // model cannot name it again, and the loop is broken.
+            candidates.retain(|(n, _)| !looping.contains(n));
             if let Some(b) = budget.as_ref() {
                 // Algorithm 2: only tools the plan still allows are offered.
                 candidates.retain(|(n, _)| n == protocol::FINISH || b.allowed(n));
@@ -203,6 +208,29 @@ impl Engine {
                             reason: RefuseReason::NotOffered,
                             detail: detail.clone(),
                         })?;
+                        history.push(HistoryEntry { tool, arguments, observation: Observation::Refused(detail) });
+                        continue;
+                    }
+                    // A small model may call the same tool with the same arguments
+                    // again and again: the answer is already in its history.
+                    let answered = history.iter().position(|h| {
+                        h.tool == tool
+                            && h.arguments == arguments
+                            && matches!(&h.observation, Observation::Result(v) if !is_nothing_found(v))
+                    });
+                    if let Some(at) = answered {
+                        let detail = format!(
+                            "'{tool}' already answered these arguments at step {} (see the history); if that answers \
+                             the task, choose finish with the answer",
+                            at + 1
+                        );
+                        self.emit(EventKind::Refused {
+                            tool: tool.clone(),
+                            reason: RefuseReason::Repeated,
+                            detail: detail.clone(),
+                        })?;
+                        notes.push(detail.clone());
+                        looping.insert(tool.clone());
                         history.push(HistoryEntry { tool, arguments, observation: Observation::Refused(detail) });
                         continue;
                     }
@@ -387,6 +415,7 @@ impl Engine {
             observation: observation.clone(),
         };
         let mut req = ChatRequest::new(Role::Judge, protocol::render_judge(&view));
+        req.response_schema = Some(protocol::judge_schema());
         req.temperature = Some(0.0);
         let reply = self.model_call(req, tally).await?;
         // A verdict that cannot be read falls back to the rule.
@@ -552,6 +581,10 @@ impl Engine {
     ) -> Result<(), Halt> {
         let view = EvalView { task: task.query.clone(), steps: history.to_vec(), answer: answer.map(str::to_string) };
         let mut req = ChatRequest::new(Role::Evaluator, protocol::render_eval(&view));
+        let mut used: Vec<String> = history.iter().map(|h| h.tool.clone()).collect();
+        used.sort();
+        used.dedup();
+        req.response_schema = Some(protocol::eval_schema(&used));
         req.temperature = Some(0.0);
         let reply = self.model_call(req, tally).await?;
         let scores = match protocol::parse_eval_reply(&reply) {

@@ -160,6 +160,17 @@ impl Cassette {
         Ok(Cassette { path: path.to_path_buf(), mode: Mode::Replay { info, answers: Mutex::new(answers) } })
     }
 
+    /// A replay that stands in for one configured model: it answers from
+    /// the whole cassette (requests are keyed by content, roles included)
+    /// and bears that model's name, marked as a replay.
+    pub fn replay_as(path: &Path, model: &ModelInfo) -> Result<Self, CassetteError> {
+        let mut c = Cassette::replay(path)?;
+        if let Mode::Replay { info, .. } = &mut c.mode {
+            *info = ModelInfo { name: model.name.clone(), kind: ModelKind::Replay, simulated: model.simulated };
+        }
+        Ok(c)
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

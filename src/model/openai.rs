@@ -83,6 +83,38 @@ pub struct OpenAiModel {
     api_key: Option<String>,
     client: reqwest::Client,
     url: String,
+    /// How response schemas go over the wire (a [`SchemaStyle`]): servers
+    /// differ, and one that refuses a form is sent the next from then on.
+    schema_style: std::sync::atomic::AtomicU8,
+}
+
+/// The forms of constrained decoding, in the order they are tried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum SchemaStyle {
+    /// OpenAI's `{"type": "json_schema", "json_schema": {...}}` (OpenAI, vLLM, llama.cpp's own server).
+    JsonSchema = 0,
+    /// `{"type": "json_object", "schema": {...}}` (llama-cpp-python's server, Ollama-style).
+    JsonObject = 1,
+    /// No response format: the text protocol alone.
+    Off = 2,
+}
+
+impl SchemaStyle {
+    fn from_u8(v: u8) -> Self {
+        match v {
+            0 => SchemaStyle::JsonSchema,
+            1 => SchemaStyle::JsonObject,
+            _ => SchemaStyle::Off,
+        }
+    }
+
+    fn next(self) -> Self {
+        match self {
+            SchemaStyle::JsonSchema => SchemaStyle::JsonObject,
+            SchemaStyle::JsonObject | SchemaStyle::Off => SchemaStyle::Off,
+        }
+    }
 }
 
 impl std::fmt::Debug for OpenAiModel {
@@ -116,7 +148,12 @@ impl OpenAiModel {
             .build()
             .map_err(|e| ModelError::Transport(format!("could not build the HTTP client: {}", error_chain(&e))))?;
         let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
-        Ok(OpenAiModel { cfg, api_key, client, url })
+        let style = if cfg.json_schema { SchemaStyle::JsonSchema } else { SchemaStyle::Off };
+        Ok(OpenAiModel { cfg, api_key, client, url, schema_style: std::sync::atomic::AtomicU8::new(style as u8) })
+    }
+
+    fn style(&self) -> SchemaStyle {
+        SchemaStyle::from_u8(self.schema_style.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     fn request_body(&self, req: &ChatRequest) -> Value {
@@ -135,20 +172,26 @@ impl OpenAiModel {
             let tools: Vec<Value> = req.tools.iter().map(wire_tool).collect();
             body.insert("tools".into(), Value::Array(tools));
         }
-        if self.cfg.json_schema
-            && let Some(schema) = &req.response_schema
-        {
-            body.insert(
-                "response_format".into(),
-                json!({
-                    "type": "json_schema",
-                    "json_schema": {
-                        "name": schema_name(&schema.name),
-                        "schema": schema.schema,
-                        "strict": true,
-                    }
-                }),
-            );
+        if let Some(schema) = &req.response_schema {
+            match self.style() {
+                SchemaStyle::JsonSchema => {
+                    body.insert(
+                        "response_format".into(),
+                        json!({
+                            "type": "json_schema",
+                            "json_schema": {
+                                "name": schema_name(&schema.name),
+                                "schema": schema.schema,
+                                "strict": true,
+                            }
+                        }),
+                    );
+                }
+                SchemaStyle::JsonObject => {
+                    body.insert("response_format".into(), json!({"type": "json_object", "schema": schema.schema}));
+                }
+                SchemaStyle::Off => {}
+            }
         }
         Value::Object(body)
     }
@@ -199,14 +242,29 @@ impl ChatModel for OpenAiModel {
     }
 
     async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let body = self.request_body(req);
+        let mut body = self.request_body(req);
         let mut retry = 0u32;
         loop {
+            let style = self.style();
             // A timeout is not retried: a slow local model would only be slow
             // again, multiplying the wait; the caller decides.
             let (failure, wait) = match self.attempt(&body).await? {
                 Attempt::Answered { status, body, .. } if (200..300).contains(&status) => {
                     return parse_reply(&body, req);
+                }
+                // A server that does not know this form of response_format
+                // gets the next form, at once and for good.
+                Attempt::Answered { status, body: reply, .. }
+                    if status >= 400
+                        && req.response_schema.is_some()
+                        && style != SchemaStyle::Off
+                        && String::from_utf8_lossy(&reply).contains("response_format") =>
+                {
+                    let next = style.next();
+                    tracing::warn!(model = %self.cfg.name, from = ?style, to = ?next, "response_format refused; switching");
+                    self.schema_style.store(next as u8, std::sync::atomic::Ordering::Relaxed);
+                    body = self.request_body(req);
+                    continue;
                 }
                 Attempt::Answered { status, retry_after, body } if status == 429 || status >= 500 => {
                     let err = ModelError::Http { status, body: truncate(&String::from_utf8_lossy(&body)) };

@@ -311,6 +311,28 @@ pub fn actor_schema(offered: &[String]) -> ResponseSchema {
     }
 }
 
+/// The evaluator's reply constrained to a score in [-3, 3] for each tool used.
+pub fn eval_schema(tools: &[String]) -> ResponseSchema {
+    let props: Map<String, Value> =
+        tools.iter().map(|t| (t.clone(), json!({"type": "integer", "minimum": -3, "maximum": 3}))).collect();
+    ResponseSchema {
+        name: "tool_scores".into(),
+        schema: json!({
+            "type": "object",
+            "properties": {"scores": {"type": "object", "properties": props, "required": tools}},
+            "required": ["scores"]
+        }),
+    }
+}
+
+/// The judge's reply constrained to a verdict.
+pub fn judge_schema() -> ResponseSchema {
+    ResponseSchema {
+        name: "verdict".into(),
+        schema: json!({"type": "object", "properties": {"helpful": {"type": "boolean"}}, "required": ["helpful"]}),
+    }
+}
+
 /// Reads an actor reply leniently: a native tool call, a JSON object in the
 /// text (fenced or not, under several customary key names), or ReAct text.
 pub fn parse_actor_reply(resp: &ChatResponse) -> Result<ActorAction, ReplyError> {

@@ -170,6 +170,40 @@ pub fn parse_plan(text: &str, tools: &[String]) -> Result<Plan, PlanError> {
     Ok(Plan { steps })
 }
 
+/// A planner's reply: the text format, or the same plan as JSON
+/// (`{"steps": [{"thought", "calls": [{"tool", "input"}]}]}`, what a
+/// schema-constrained endpoint returns), step N being `#EN`. The JSON is
+/// written out as text and parsed, so both forms are checked alike.
+pub fn parse_plan_reply(text: &str, tools: &[String]) -> Result<Plan, PlanError> {
+    let steps = crate::strategy::protocol::first_json_object(text)
+        .and_then(|o| o.get("steps").and_then(serde_json::Value::as_array).cloned());
+    let Some(steps) = steps else { return parse_plan(text, tools) };
+    let mut out = String::new();
+    for (i, step) in steps.iter().enumerate() {
+        let thought = step.get("thought").and_then(serde_json::Value::as_str).unwrap_or("");
+        let calls: Vec<String> = step
+            .get("calls")
+            .and_then(serde_json::Value::as_array)
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|c| {
+                        let tool = c.get("tool").and_then(serde_json::Value::as_str).unwrap_or("");
+                        let input = match c.get("input") {
+                            Some(serde_json::Value::String(s)) => s.clone(),
+                            Some(v) => v.to_string(),
+                            None => String::new(),
+                        };
+                        format!("{tool}[{input}]")
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push_str(&format!("Plan: {}\n#E{} = {}\n", thought.replace(['\n', '\r'], " "), i + 1, calls.join("; ")));
+    }
+    parse_plan(&out, tools)
+}
+
 /// Steps grouped into layers that may run one after another: every step's
 /// dependencies lie in earlier layers. Within a layer steps keep plan order.
 /// References to steps the plan lacks are ignored rather than panicking,

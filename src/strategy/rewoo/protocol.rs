@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::model::{ChatResponse, Message, Speaker};
+use crate::model::{ChatResponse, Message, ResponseSchema, Speaker};
 use crate::strategy::protocol::{ReplyError, compact, cut, first_json_object, one_line};
 
 /// A category the classifier may give, with what it is for.
@@ -90,7 +90,9 @@ For each step write a line `Plan: <why>` and then a line `#E<n> = <tool>[<input>
 earlier step as \"#E<n>\"; the worker puts that step's result in its place. Tools carry a category in brackets: a \
 step may call several tools of ONE category together, separated by `;` (they run at the same time and all their \
 results become the step's evidence, so one failing tool does not lose the step). Use only the tools listed. \
-Write the plan and nothing else.\n\
+Write the plan and nothing else. When a JSON reply is required, give the same plan as \
+{\"steps\": [{\"thought\": \"<why>\", \"calls\": [{\"tool\": \"<tool>\", \"input\": {<arguments>}}]}]}, \
+step N being #EN.\n\
 Example:\n\
 Plan: Look the city up with both search tools at once.\n\
 #E1 = wiki_search[{\"query\": \"Lyon\"}]; google_search[{\"query\": \"Lyon\"}]\n\
@@ -103,6 +105,53 @@ pub const RETRY_PREFIX: &str = "Your plan could not be read:";
 const SOLVER_SYSTEM: &str = "You are the solver of a tool-using agent. A planner made the plan below and a worker ran \
 it; each step's evidence is listed under it. Evidence `null` means that tool failed or found nothing: ignore it. \
 Solve the task with the evidence. Reply with one line: `Answer: <the answer>`.";
+
+/// The classifier's reply constrained to one listed category per tool.
+pub fn classifier_schema(view: &ClassifierView) -> ResponseSchema {
+    let names: Vec<&str> = view.categories.iter().map(|c| c.name.as_str()).collect();
+    let tools: Vec<&str> = view.tools.iter().map(|(t, _)| t.as_str()).collect();
+    let props: serde_json::Map<String, Value> =
+        tools.iter().map(|t| (t.to_string(), serde_json::json!({"type": "string", "enum": names}))).collect();
+    ResponseSchema {
+        name: "tool_categories".into(),
+        schema: serde_json::json!({
+            "type": "object",
+            "properties": {"categories": {"type": "object", "properties": props, "required": tools}},
+            "required": ["categories"]
+        }),
+    }
+}
+
+/// The planner's reply as JSON steps whose tools are exactly the offered ones.
+pub fn planner_schema(tools: &[String]) -> ResponseSchema {
+    ResponseSchema {
+        name: "plan".into(),
+        schema: serde_json::json!({
+            "type": "object",
+            "properties": {"steps": {"type": "array", "minItems": 1, "items": {
+                "type": "object",
+                "properties": {
+                    "thought": {"type": "string"},
+                    "calls": {"type": "array", "minItems": 1, "items": {
+                        "type": "object",
+                        "properties": {"tool": {"type": "string", "enum": tools}, "input": {"type": "object"}},
+                        "required": ["tool", "input"]
+                    }}
+                },
+                "required": ["thought", "calls"]
+            }}},
+            "required": ["steps"]
+        }),
+    }
+}
+
+/// The solver's reply as `{"answer": ...}`.
+pub fn solver_schema() -> ResponseSchema {
+    ResponseSchema {
+        name: "answer".into(),
+        schema: serde_json::json!({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}),
+    }
+}
 
 pub fn render_classifier(view: &ClassifierView) -> Vec<Message> {
     let mut u = String::from("Categories:\n");

@@ -194,6 +194,7 @@ fn entry_lines(e: &Entry, next: Option<&Entry>, ctx: &PaneCtx, w: usize, out: &m
                 RefuseReason::NotOffered => ("!", th.accent, "not among the candidates"),
                 RefuseReason::Malformed => ("!", th.accent, "the reply was not an action"),
                 RefuseReason::OverBudget => (FORBIDDEN, th.forbidden, "the step would overspend the budget"),
+                RefuseReason::Repeated => ("!", th.accent, "the same call already answered"),
             };
             let style = th.fg(colour).add_modifier(Modifier::BOLD);
             let mut spans = vec![Span::styled(format!("{sym} refused {tool}: {why}"), style)];

@@ -1,0 +1,189 @@
+//! Against a real model: the local Qwen server that `scripts/local-model.sh
+//! start` runs on loopback. These tests are ignored by default (they need
+//! the server); `.ci/run` starts it and runs them with `--ignored`, giving
+//! its address in `SWITCHYARD_LOCAL_MODEL_URL`.
+
+use std::collections::BTreeMap;
+
+use switchyard::config::{Config, ModelConfig};
+use switchyard::engine::event::{EventKind, RefuseReason, RunOutcome};
+use switchyard::engine::trace::read_trace;
+use switchyard::engine::{SessionState, StrategyKind};
+use switchyard::model::openai::{OpenAiConfig, OpenAiModel};
+use switchyard::model::{ChatModel, ChatRequest, Message, Role};
+use switchyard::session::{self, GraphSource, SessionOptions, Tape, TaskSource};
+use switchyard::strategy::protocol::{self, ActorAction, ActorView, CandidateView, finish_candidate};
+
+fn base_url() -> String {
+    std::env::var("SWITCHYARD_LOCAL_MODEL_URL").unwrap_or_else(|_| {
+        panic!("set SWITCHYARD_LOCAL_MODEL_URL (scripts/local-model.sh start prints it as base_url)")
+    })
+}
+
+fn model_name() -> String {
+    std::env::var("SWITCHYARD_LOCAL_MODEL_NAME").unwrap_or_else(|_| "qwen2.5-coder-0.5b-instruct".into())
+}
+
+fn openai(url: &str) -> ModelConfig {
+    ModelConfig::Openai {
+        base_url: url.to_string(),
+        model: model_name(),
+        api_key_env: None,
+        timeout_ms: 180_000,
+        max_retries: 1,
+        native_tools: false,
+        json_schema: true,
+        price: Default::default(),
+    }
+}
+
+/// The embedded default with the local model in every role.
+fn config(dir: &std::path::Path, url: &str) -> Config {
+    let mut c = Config { data_dir: Some(dir.to_path_buf()), ..Config::default() };
+    c.models.insert("local".into(), openai(url));
+    c.roles = Role::ALL.into_iter().map(|r| (r, "local".to_string())).collect::<BTreeMap<_, _>>();
+    c
+}
+
+fn smoke() -> TaskSource {
+    TaskSource::File(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-tools/tasks/smoke.toml"))
+}
+
+fn run(config: &Config, opts: &SessionOptions) -> SessionState {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(session::run(session::prepare(config, opts).unwrap())).unwrap().state
+}
+
+fn model() -> OpenAiModel {
+    let mut cfg = OpenAiConfig::new("local", base_url(), model_name());
+    cfg.native_tools = false;
+    cfg.timeout_ms = 180_000;
+    OpenAiModel::new(cfg).unwrap()
+}
+
+#[tokio::test]
+#[ignore = "needs the local model: scripts/local-model.sh start"]
+async fn a_chat_completion_with_the_servers_token_counts() {
+    let mut req = ChatRequest::new(Role::Actor, vec![Message::user("Reply with the single word: hello")]);
+    req.temperature = Some(0.0);
+    req.max_tokens = Some(16);
+    let r = model().chat(&req).await.unwrap();
+    assert!(!r.text.trim().is_empty());
+    assert!(r.usage.prompt_tokens > 0 && r.usage.completion_tokens > 0, "{:?}", r.usage);
+}
+
+#[tokio::test]
+#[ignore = "needs the local model: scripts/local-model.sh start"]
+async fn a_constrained_choice_names_an_offered_tool() {
+    let lib =
+        switchyard::tool::manifest::load_paths(
+            &[std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-tools")],
+        )
+        .unwrap();
+    let cases = [
+        ("What is the capital of the country 'Japan'?", ["geo_lookup", "calculator", "weekday_of"]),
+        ("Calculate (17 + 5) * 3 - 4.", ["date_add_days", "calculator", "glossary_lookup"]),
+        ("Convert 10 miles to kilometers.", ["city_search", "unit_convert", "web_search"]),
+    ];
+    let m = model();
+    for (task, names) in cases {
+        let mut candidates: Vec<CandidateView> = names
+            .iter()
+            .map(|n| {
+                let t = lib.get(n).unwrap();
+                CandidateView {
+                    name: t.name.clone(),
+                    weight: None,
+                    description: t.description.clone(),
+                    parameters: t.parameters.clone(),
+                }
+            })
+            .collect();
+        candidates.push(finish_candidate(None));
+        let view = ActorView { task: task.into(), history: vec![], candidates, notes: vec![] };
+        let offered: Vec<String> = view.candidates.iter().map(|c| c.name.clone()).collect();
+        let mut req = ChatRequest::new(Role::Actor, protocol::render_actor(&view));
+        req.response_schema = Some(protocol::actor_schema(&offered));
+        req.temperature = Some(0.0);
+        let reply = m.chat(&req).await.unwrap();
+        match protocol::parse_actor_reply(&reply) {
+            Ok(ActorAction::Call { tool, .. }) => assert!(names.contains(&tool.as_str()), "{task}: {tool}"),
+            Ok(ActorAction::Finish { .. }) => {}
+            Err(e) => panic!("{task}: unreadable reply {:?}: {e}", reply.text),
+        }
+    }
+}
+
+/// A toolnet and a rewoo session on five sample tasks complete with a valid
+/// trace, the server's token counts, and no reply refused as unreadable.
+#[test]
+#[ignore = "needs the local model: scripts/local-model.sh start"]
+fn toolnet_and_rewoo_runs_complete_with_a_valid_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), &base_url());
+    for strategy in [StrategyKind::Toolnet, StrategyKind::Rewoo] {
+        let trace = dir.path().join(format!("{strategy}.jsonl"));
+        let opts = SessionOptions {
+            strategy: Some(strategy),
+            tasks: smoke(),
+            count: Some(5),
+            graph: GraphSource::Fresh,
+            trace: Some(trace.clone()),
+            fresh_categories: true,
+            ..Default::default()
+        };
+        let state = run(&cfg, &opts);
+        assert_eq!(state.finished.len(), 5, "{strategy}");
+        for r in &state.finished {
+            assert!(!matches!(r.outcome, RunOutcome::Failed { .. }), "{strategy}: {:?}", r.outcome);
+        }
+        let events = read_trace(&trace).unwrap();
+        assert_eq!(SessionState::from_events(&events).finished.len(), 5, "the trace folds to the same runs");
+        let mut replies = 0;
+        for e in &events {
+            match &e.kind {
+                EventKind::ModelReply { usage, .. } => {
+                    replies += 1;
+                    assert!(usage.prompt_tokens > 0, "{strategy}: a reply without the server's usage");
+                }
+                EventKind::Refused { reason: RefuseReason::Malformed, detail, .. } => {
+                    panic!("{strategy}: a malformed answer was refused: {detail}")
+                }
+                _ => {}
+            }
+        }
+        assert!(replies >= 5, "{strategy}");
+    }
+}
+
+/// A real run recorded, then replayed against a port where nothing
+/// listens: the same trace, without the server.
+#[test]
+#[ignore = "needs the local model: scripts/local-model.sh start"]
+fn a_recorded_real_run_replays_identically_without_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("real.cassette.jsonl");
+    let trace = |cfg: &Config, name: &str, tape: Tape| {
+        let path = dir.path().join(name);
+        let opts = SessionOptions {
+            strategy: Some(StrategyKind::Rewoo),
+            tasks: smoke(),
+            count: Some(2),
+            trace: Some(path.clone()),
+            logical_clock: true,
+            fresh_categories: true,
+            tape,
+            ..Default::default()
+        };
+        run(cfg, &opts);
+        std::fs::read_to_string(path).unwrap()
+    };
+    let recorded = trace(&config(dir.path(), &base_url()), "recorded.jsonl", Tape::Record(cassette.clone()));
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let replayed = trace(&config(dir.path(), &format!("http://{dead}/v1")), "replayed.jsonl", Tape::Replay(cassette));
+    let (r0, r_rest) = recorded.split_once('\n').unwrap();
+    let (p0, p_rest) = replayed.split_once('\n').unwrap();
+    assert!(r_rest == p_rest, "the replay diverged from the recording");
+    // The first event differs in the models' kind (a replay says so) and the URL is not in a trace.
+    assert_eq!(r0.replace("\"kind\":\"openai\"", "\"kind\":\"replay\""), p0);
+}
