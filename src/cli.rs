@@ -758,15 +758,19 @@ fn trace_show(file: &std::path::Path, json: bool) -> Result<ExitCode> {
     if json {
         let runs: Vec<serde_json::Value> = state.finished.iter().map(run_json).collect();
         let m = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("trace"), &state);
+        let time = switchyard::eval::timing::TimeSplit::from_events(&events);
         println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({"events": events.len(), "metrics": m, "runs": runs}))?
+            serde_json::to_string_pretty(
+                &serde_json::json!({"events": events.len(), "metrics": m, "time": time, "runs": runs})
+            )?
         );
     } else {
         println!("{}: {} events", file.display(), events.len());
         print_session(&state);
         let m = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("trace"), &state);
         print!("{}", table(&[m], &state.cost_unit));
+        println!("{}", switchyard::eval::timing::TimeSplit::from_events(&events).describe());
     }
     Ok(ExitCode::SUCCESS)
 }

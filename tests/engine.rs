@@ -446,3 +446,26 @@ impl switchyard::model::ChatModel for Renamed {
         self.1.chat(req).await
     }
 }
+
+/// A model that repeats a call it already has the answer to is refused, told
+/// so, and no longer offered that tool in this task.
+#[tokio::test]
+async fn a_repeated_answered_call_is_refused_and_leaves_the_candidates() {
+    let c = call("calculator", json!({"expression": "6*7"}));
+    let model = Scripted::new(&[&c, &c, &finish("42")], r#"{"scores": {}}"#);
+    let (mut engine, handle) = Engine::new(setup(model.clone(), StrategyKind::React));
+    let mut rx = engine.subscribe();
+    engine.run(vec![task("Evaluate the arithmetic expression 6*7", "42")]).await.unwrap();
+    drop(handle);
+    let events = drain(&mut rx).await;
+    let calls = events.iter().filter(|e| matches!(e.kind, EventKind::ToolCall { .. })).count();
+    assert_eq!(calls, 1, "the repeat never ran");
+    assert!(events.iter().any(|e| matches!(&e.kind, EventKind::Refused { reason: RefuseReason::Repeated, .. })));
+    let seen = model.seen.lock().unwrap();
+    let last = &seen.last().unwrap().messages[1].content;
+    let candidates = last.split("Candidates:").nth(1).unwrap();
+    assert!(!candidates.contains("- calculator"), "{candidates}");
+    assert!(last.contains("already answered these arguments"), "the model is told why");
+    let state = SessionState::from_events(&events);
+    assert_eq!(state.finished[0].success, Some(true));
+}

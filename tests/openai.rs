@@ -520,3 +520,41 @@ fn config_defaults_from_toml() {
     assert_eq!((cfg.timeout_ms, cfg.max_retries, cfg.native_tools, cfg.json_schema), (60_000, 3, true, true));
     assert_eq!(cfg.api_key_env, None);
 }
+
+/// llama-cpp-python's server refuses OpenAI's `json_schema` response format
+/// (it knows `json_object` with a `schema`): the model switches form at once,
+/// without spending a retry, and keeps the new form for later calls.
+#[tokio::test]
+async fn a_refused_response_format_falls_back_to_json_object_then_to_text() {
+    let refusal = r#"{"error": {"message": "body.response_format.type: Input should be 'text' or 'json_object'"}}"#;
+    let server = Server::start(vec![
+        Reply::raw(500, refusal),
+        text_reply(r#"{"tool": "finish", "arguments": {}, "answer": "hi"}"#),
+        text_reply(r#"{"tool": "finish", "arguments": {}, "answer": "again"}"#),
+        Reply::raw(400, r#"{"error": "unsupported response_format"}"#),
+        text_reply("plain text"),
+    ])
+    .await;
+    let mut cfg = config(&server);
+    cfg.max_retries = 0;
+    let m = OpenAiModel::new(cfg).unwrap();
+    let mut req = request();
+    req.response_schema = Some(switchyard::strategy::protocol::actor_schema(&["search".to_string()]));
+    assert!(m.chat(&req).await.unwrap().text.contains("hi"), "no retry was spent on the switch");
+    assert!(m.chat(&req).await.unwrap().text.contains("again"));
+    assert_eq!(m.chat(&req).await.unwrap().text, "plain text");
+    let seen = server.seen.lock().unwrap().clone();
+    let formats: Vec<Option<String>> =
+        seen.iter().map(|s| s.body["response_format"]["type"].as_str().map(str::to_string)).collect();
+    assert_eq!(
+        formats,
+        vec![
+            Some("json_schema".into()),
+            Some("json_object".into()),
+            Some("json_object".into()),
+            Some("json_object".into()),
+            None
+        ]
+    );
+    assert_eq!(seen[1].body["response_format"]["schema"]["properties"]["tool"]["enum"][0], "search");
+}
