@@ -129,7 +129,8 @@ start() {
   echo $! > "$pidfile"
   echo "$port" > "$portfile"
   for _ in $(seq 1 240); do
-    if curl -fsS "http://127.0.0.1:$port/v1/models" >/dev/null 2>&1; then
+    if python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" \
+        "http://127.0.0.1:$port/v1/models" >/dev/null 2>&1; then
       say "ready"
       print_config
       return
