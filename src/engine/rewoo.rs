@@ -10,7 +10,6 @@
 use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::future::{AbortHandle, Abortable};
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -29,7 +28,7 @@ use crate::strategy::rewoo::protocol::{
 };
 use crate::strategy::rewoo::{cache, filter};
 use crate::tool::fault::FaultMode;
-use crate::tool::{ExecutorSpec, ToolError, ToolErrorKind, ToolResult, ToolSpec};
+use crate::tool::{ToolError, ToolErrorKind, ToolResult, ToolSpec};
 
 /// What a lane's future hands back: its lane, result and clock times.
 type LaneDone = (usize, ToolResult, u64);
@@ -529,13 +528,7 @@ impl Engine {
             lane: Some(p.lane),
         })?;
         lane.slot = Slot::Running;
-        let timeout = match spec.as_deref().map(|s| &s.executor) {
-            Some(ExecutorSpec::Command { timeout_ms, .. } | ExecutorSpec::Http { timeout_ms, .. }) => {
-                Duration::from_millis(*timeout_ms)
-            }
-            Some(ExecutorSpec::Builtin { .. }) | None => self.tool_timeout,
-        };
-        let call_seed = self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ p.call;
+        let (timeout, call_seed) = (self.call_timeout(spec.as_deref()), self.call_seed(p.call));
         let (executor, clock, args) = (self.executor.clone(), Arc::clone(&self.clock), p.args.clone());
         let (abort, registration) = AbortHandle::new_pair();
         lane.abort = Some(abort);
@@ -569,11 +562,7 @@ impl Engine {
         lane.slot = Slot::Done;
         lane.abort = None;
         let cost = lane.spec.as_ref().map_or(0.0, |s| s.cost);
-        tally.tool_calls += 1;
-        tally.cost += cost;
-        if let Some(rate) = self.btp.as_ref().map(|b| b.time_rate).filter(|r| *r > 0.0) {
-            tally.cost += latency_ms as f64 / 1000.0 * rate;
-        }
+        self.charge_tool(tally, cost, latency_ms);
         let filtered = filter::is_filtered(&result);
         let outcome = match &result {
             Ok(value) => ToolOutcome::Ok { value: value.clone() },

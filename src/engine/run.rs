@@ -524,6 +524,33 @@ impl Engine {
         }
     }
 
+    /// A tool's own timeout (command and HTTP tools carry one), else the engine's.
+    pub(super) fn call_timeout(&self, spec: Option<&crate::tool::ToolSpec>) -> std::time::Duration {
+        match spec.map(|s| &s.executor) {
+            Some(
+                crate::tool::ExecutorSpec::Command { timeout_ms, .. }
+                | crate::tool::ExecutorSpec::Http { timeout_ms, .. },
+            ) => std::time::Duration::from_millis(*timeout_ms),
+            Some(crate::tool::ExecutorSpec::Builtin { .. }) | None => self.tool_timeout,
+        }
+    }
+
+    /// Each call's randomness comes from the seed and the call's place in
+    /// the session, never from timing.
+    pub(super) fn call_seed(&self, call: u64) -> u64 {
+        self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ call
+    }
+
+    /// A finished tool call's cost: the tool's price and (c_i's third part)
+    /// its time at the configured rate.
+    pub(super) fn charge_tool(&self, tally: &mut RunTally, cost: f64, latency_ms: u64) {
+        tally.tool_calls += 1;
+        tally.cost += cost;
+        if let Some(rate) = self.btp.as_ref().map(|b| b.time_rate).filter(|r| *r > 0.0) {
+            tally.cost += latency_ms as f64 / 1000.0 * rate;
+        }
+    }
+
     async fn tool_call(&mut self, tool: &str, args: &Value, tally: &mut RunTally) -> Result<Observation, Halt> {
         self.gate_or_halt().await?;
         let Some(spec) = self.library.get(tool).cloned() else {
@@ -533,23 +560,11 @@ impl Engine {
         let call = self.next_call;
         let fault = self.faults.draw(tool, &mut self.rng);
         self.emit(EventKind::ToolCall { call, tool: tool.to_string(), args: args.clone(), lane: None })?;
-        let timeout = match &spec.executor {
-            crate::tool::ExecutorSpec::Command { timeout_ms, .. }
-            | crate::tool::ExecutorSpec::Http { timeout_ms, .. } => std::time::Duration::from_millis(*timeout_ms),
-            crate::tool::ExecutorSpec::Builtin { .. } => self.tool_timeout,
-        };
-        // Each call's randomness comes from the seed and the call's place in
-        // the session, never from timing.
-        let call_seed = self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ call;
+        let (timeout, call_seed) = (self.call_timeout(Some(&spec)), self.call_seed(call));
         let t0 = self.clock.now_ms();
         let result = self.executor.call(&spec, args, fault, call_seed, timeout).await;
         let latency_ms = self.clock.now_ms().saturating_sub(t0);
-        tally.tool_calls += 1;
-        tally.cost += spec.cost;
-        // c_i's third part: the call's time at the configured rate.
-        if let Some(rate) = self.btp.as_ref().map(|b| b.time_rate).filter(|r| *r > 0.0) {
-            tally.cost += latency_ms as f64 / 1000.0 * rate;
-        }
+        self.charge_tool(tally, spec.cost, latency_ms);
         let (outcome, observation) = match result {
             Ok(value) => (ToolOutcome::Ok { value: value.clone() }, Observation::Result(value)),
             Err(error) => {
