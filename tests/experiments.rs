@@ -121,36 +121,40 @@ fn toolnet_uses_at_most_half_the_prompt_tokens_of_react_listing_every_tool() {
     assert!(t.success_rate >= r.success_rate - 0.05, "toolnet {t:?} vs react {r:?}");
 }
 
-#[test]
-fn a_rewoo_run_with_the_same_seed_gives_a_byte_identical_trace() {
+/// The traces of `opts` run with seeds 7, 7 and 8 on the logical clock.
+fn traces_for_seeds_7_7_8(opts: SessionOptions) -> [Vec<u8>; 3] {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path());
-    let trace = |name: &str, seed: u64| {
-        let path = dir.path().join(name);
-        let opts = SessionOptions {
-            strategy: Some(StrategyKind::Rewoo),
-            seed: Some(seed),
-            trace: Some(path.clone()),
-            logical_clock: true,
-            count: Some(20),
-            // Every session asks the classifier, rather than the first
-            // filling the cache the others read.
-            fresh_categories: true,
-            schedule: vec![Scheduled {
-                before_task: 2,
-                control: Control::InjectFault {
-                    tool: "geo_lookup".into(),
-                    fault: Fault { mode: FaultMode::Error, scope: FaultScope::Probability { p: 0.5 } },
-                },
-            }],
-            ..Default::default()
-        };
+    [("a", 7), ("b", 7), ("c", 8)].map(|(name, seed)| {
+        let path = dir.path().join(format!("{name}.jsonl"));
+        let opts = SessionOptions { seed: Some(seed), trace: Some(path.clone()), logical_clock: true, ..opts.clone() };
         run(&cfg, &opts);
         std::fs::read(path).unwrap()
-    };
-    let a = trace("a.jsonl", 7);
-    let b = trace("b.jsonl", 7);
-    let c = trace("c.jsonl", 8);
+    })
+}
+
+/// A fault on `tool` from task `before_task` on, firing with probability 1/2.
+fn coin_fault(before_task: u32, tool: &str, mode: FaultMode) -> Vec<Scheduled> {
+    vec![Scheduled {
+        before_task,
+        control: Control::InjectFault {
+            tool: tool.into(),
+            fault: Fault { mode, scope: FaultScope::Probability { p: 0.5 } },
+        },
+    }]
+}
+
+#[test]
+fn a_rewoo_run_with_the_same_seed_gives_a_byte_identical_trace() {
+    let [a, b, c] = traces_for_seeds_7_7_8(SessionOptions {
+        strategy: Some(StrategyKind::Rewoo),
+        count: Some(20),
+        // Every session asks the classifier, rather than the first
+        // filling the cache the others read.
+        fresh_categories: true,
+        schedule: coin_fault(2, "geo_lookup", FaultMode::Error),
+        ..Default::default()
+    });
     assert!(a == b, "two rewoo runs with seed 7 wrote different traces");
     assert!(a != c, "seeds 7 and 8 wrote the same trace");
     let text = String::from_utf8(a).unwrap();
@@ -159,31 +163,12 @@ fn a_rewoo_run_with_the_same_seed_gives_a_byte_identical_trace() {
 
 #[test]
 fn the_same_seed_gives_a_byte_identical_trace() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let trace = |name: &str, seed: u64| {
-        let path = dir.path().join(name);
-        let opts = SessionOptions {
-            seed: Some(seed),
-            graph: GraphSource::Fresh,
-            trace: Some(path.clone()),
-            logical_clock: true,
-            count: Some(20),
-            schedule: vec![Scheduled {
-                before_task: 3,
-                control: Control::InjectFault {
-                    tool: "calculator".into(),
-                    fault: Fault { mode: FaultMode::Garbage, scope: FaultScope::Probability { p: 0.5 } },
-                },
-            }],
-            ..Default::default()
-        };
-        run(&cfg, &opts);
-        std::fs::read(path).unwrap()
-    };
-    let a = trace("a.jsonl", 7);
-    let b = trace("b.jsonl", 7);
-    let c = trace("c.jsonl", 8);
+    let [a, b, c] = traces_for_seeds_7_7_8(SessionOptions {
+        graph: GraphSource::Fresh,
+        count: Some(20),
+        schedule: coin_fault(3, "calculator", FaultMode::Garbage),
+        ..Default::default()
+    });
     assert!(a == b, "two runs with seed 7 wrote different traces");
     assert!(a != c, "seeds 7 and 8 wrote the same trace: the seed is not used");
 }

@@ -175,7 +175,8 @@ fn render_history(out: &mut String, history: &[HistoryEntry]) {
     }
 }
 
-fn user_text<'a>(messages: &'a [Message], system: &str) -> Option<&'a str> {
+/// The last user message of a prompt whose system message is `system`.
+pub(crate) fn user_text<'a>(messages: &'a [Message], system: &str) -> Option<&'a str> {
     let sys = messages.iter().find(|m| m.role == Speaker::System)?;
     if sys.content != system {
         return None;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::model::{ChatResponse, Message, ResponseSchema, Speaker};
-use crate::strategy::protocol::{ReplyError, compact, cut, first_json_object, one_line};
+use crate::strategy::protocol::{ReplyError, compact, cut, first_json_object, one_line, user_text};
 
 /// A category the classifier may give, with what it is for.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -402,14 +402,6 @@ pub fn parse_solver_reply(resp: &ChatResponse) -> Result<String, ReplyError> {
     } else {
         Ok(text.to_string())
     }
-}
-
-fn user_text<'a>(messages: &'a [Message], system: &str) -> Option<&'a str> {
-    let sys = messages.iter().find(|m| m.role == Speaker::System)?;
-    if sys.content != system {
-        return None;
-    }
-    messages.iter().rev().find(|m| m.role == Speaker::User).map(|m| m.content.as_str())
 }
 
 #[cfg(test)]

@@ -87,17 +87,9 @@ pub(super) fn window(selected: usize, len: usize, height: usize, offset: &Cell<u
     off..(off + height).min(len)
 }
 
-/// `s` cut to `width` characters, with an ellipsis when cut.
+/// `s` cut to `width` columns, with an ellipsis when cut.
 pub(super) fn truncate(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        return s.to_string();
-    }
-    if width == 0 {
-        return String::new();
-    }
-    let mut out: String = s.chars().take(width - 1).collect();
-    out.push('…');
-    out
+    crate::ui::panes::transcript::fit(s, width).into_owned()
 }
 
 /// One row: `prefix`, then `field` between brackets `field_w` wide, then `suffix`.

@@ -192,15 +192,7 @@ fn fmt_score(s: f64) -> String {
 
 /// `s` cut to `width` columns, with an ellipsis when cut.
 fn truncate(s: &str, width: usize) -> String {
-    if Span::raw(s).width() <= width {
-        return s.to_string();
-    }
-    if width == 0 {
-        return String::new();
-    }
-    let mut out: String = s.chars().take(width - 1).collect();
-    out.push('…');
-    out
+    crate::ui::panes::transcript::fit(s, width).into_owned()
 }
 
 /// `s` padded with spaces (or cut) to exactly `width` columns.
