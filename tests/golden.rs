@@ -192,32 +192,20 @@ struct Scenario {
 }
 
 fn scenarios() -> Vec<Scenario> {
-    let fault_at_3 = vec![Scheduled {
-        before_task: 3,
-        control: fault("geo_lookup", FaultMode::Error, FaultScope::UntilCleared),
-    }];
+    let fault_at_3 =
+        vec![Scheduled { before_task: 3, control: fault("geo_lookup", FaultMode::Error, FaultScope::UntilCleared) }];
     vec![
         Scenario { name: "react", opts: base(StrategyKind::React, 12), config, drive: Drive::Headless },
         Scenario { name: "toolnet", opts: base(StrategyKind::Toolnet, 12), config, drive: Drive::Headless },
         Scenario { name: "rewoo", opts: base(StrategyKind::Rewoo, 12), config, drive: Drive::Headless },
-        Scenario {
-            name: "react-btp",
-            opts: with_btp(base(StrategyKind::React, 12)),
-            config,
-            drive: Drive::Headless,
-        },
+        Scenario { name: "react-btp", opts: with_btp(base(StrategyKind::React, 12)), config, drive: Drive::Headless },
         Scenario {
             name: "toolnet-btp",
             opts: with_btp(base(StrategyKind::Toolnet, 12)),
             config,
             drive: Drive::Headless,
         },
-        Scenario {
-            name: "rewoo-btp",
-            opts: with_btp(base(StrategyKind::Rewoo, 12)),
-            config,
-            drive: Drive::Headless,
-        },
+        Scenario { name: "rewoo-btp", opts: with_btp(base(StrategyKind::Rewoo, 12)), config, drive: Drive::Headless },
         Scenario {
             name: "toolnet-fault",
             opts: SessionOptions { schedule: fault_at_3, ..base(StrategyKind::Toolnet, 20) },
@@ -299,10 +287,12 @@ fn every_scenario_writes_its_golden_trace_byte_for_byte() {
             std::fs::write(&path, &got).unwrap();
             continue;
         }
-        let want = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (bless with SWITCHYARD_BLESS=1)", path.display()));
+        let want =
+            std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (bless with SWITCHYARD_BLESS=1)", path.display()));
         if got != want {
             let (g, w) = (String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
-            let at = g.lines().zip(w.lines()).position(|(a, b)| a != b).unwrap_or(g.lines().count().min(w.lines().count()));
+            let at =
+                g.lines().zip(w.lines()).position(|(a, b)| a != b).unwrap_or(g.lines().count().min(w.lines().count()));
             differ.push(format!(
                 "{}: line {} differs\n  golden: {}\n  now:    {}",
                 s.name,
@@ -332,7 +322,8 @@ fn the_golden_traces_cover_what_they_are_for() {
     has("toolnet-btp", &["\"type\":\"PlanMade\"", "\"type\":\"BudgetSpent\""]);
     has("rewoo-btp", &["\"type\":\"PlanMade\"", "\"type\":\"StepStarted\""]);
     has("toolnet-fault", &["\"type\":\"FaultInjected\"", "injected fault"]);
-    has("rewoo-weak-planner", &["\"type\":\"PlanRejected\""]);
+    has("rewoo-btp", &["\"type\":\"PlanRejected\""]);
+    has("rewoo-weak-planner", &["\"role\":\"planner\",\"model\":\"sim-weak\""]);
     has(
         "toolnet-controls",
         &[
@@ -345,5 +336,14 @@ fn the_golden_traces_cover_what_they_are_for() {
             "\"type\":\"Resumed\"",
         ],
     );
-    has("rewoo-lanes", &["\"type\":\"LaneChanged\"", "\"action\":\"hold\"", "\"type\":\"Resumed\""]);
+    has(
+        "rewoo-lanes",
+        &[
+            "\"type\":\"LaneChanged\"",
+            "\"action\":\"hold\"",
+            "\"action\":\"release\"",
+            "\"fail\"",
+            "\"type\":\"Resumed\"",
+        ],
+    );
 }
