@@ -10,7 +10,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use switchyard::config::Config;
 use switchyard::engine::{Engine, EngineSetup, LogicalClock, Models, StrategyKind};
-use switchyard::eval::tasks::load_tasks;
+use switchyard::task::load_tasks;
 use switchyard::model::price::Price;
 use switchyard::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Role, Usage};
 use switchyard::session;

@@ -10,9 +10,9 @@ use serde::Deserialize;
 use crate::engine::{ModelSlot, Models, Params, StrategyKind};
 use crate::model::openai::{OpenAiConfig, OpenAiModel};
 use crate::model::price::Price;
-use crate::model::sim::{SimConfig, SimModel};
+use crate::sim::{SimConfig, SimModel};
 use crate::model::{ChatModel, Role};
-use crate::strategy::rewoo::protocol::{Category, default_categories};
+use crate::strategy::rewoo::prompt::{Category, default_categories};
 
 #[derive(thiserror::Error, Debug)]
 pub enum ConfigError {

@@ -14,7 +14,7 @@ use crate::engine::{
     Engine, EngineError, EngineHandle, EngineSetup, LogicalClock, ModelSlot, Models, RewooSetup, Scheduled,
     SessionOutcome, StrategyKind, SystemClock,
 };
-use crate::eval::tasks::{Task, TaskError, load_tasks};
+use crate::task::{Task, TaskError, load_tasks};
 use crate::graph::{GraphError, ToolGraph, read_trajectories};
 use crate::model::cassette::{Cassette, CassetteError};
 use crate::model::{ChatModel, Role};

@@ -16,7 +16,7 @@ use switchyard::engine::btp::BtpSetup;
 use switchyard::engine::event::RefuseReason;
 use switchyard::engine::{Engine, EngineSetup, EventKind, LogicalClock, Models, StrategyKind};
 use switchyard::eval::report::Metrics;
-use switchyard::eval::tasks::Task;
+use switchyard::task::Task;
 use switchyard::model::price::Price;
 use switchyard::session::{self, ExperienceSource, GraphSource, SessionOptions, ToolCosts};
 

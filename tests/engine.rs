@@ -15,7 +15,7 @@ use switchyard::engine::trace::{TraceWriter, read_trace};
 use switchyard::engine::{
     Control, Engine, EngineSetup, Event, EventKind, LogicalClock, Models, ParamChange, Scheduled, StrategyKind,
 };
-use switchyard::eval::tasks::Task;
+use switchyard::task::Task;
 use switchyard::model::price::Price;
 use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
 

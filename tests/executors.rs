@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchyard::tool::exec::{self, Executor, NOTHING_FOUND};
+use switchyard::tool::exec::{self, Executor};
+use switchyard::tool::nothing_found::NOTHING_FOUND;
 use switchyard::tool::fault::FaultMode;
 use switchyard::tool::{ExecutorSpec, HeaderValue, ToolErrorKind, ToolSpec};
 use tempfile::TempDir;
@@ -203,7 +204,7 @@ async fn check_fault_modes(tool: &ToolSpec, args: Value, marks: Option<&Path>) {
 
     let nothing = call(Some(FaultMode::NothingFound), 1).await.unwrap();
     assert_eq!(nothing, json!(NOTHING_FOUND));
-    assert!(exec::is_nothing_found(&nothing));
+    assert!(nothing_found::is_nothing_found(&nothing));
 
     let g1 = call(Some(FaultMode::Garbage), 7).await.unwrap();
     let text = g1.as_str().expect("garbage is a string");

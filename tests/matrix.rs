@@ -11,7 +11,7 @@ use switchyard::engine::trace::read_trace;
 use switchyard::eval::report::{MatrixRow, matrix_table};
 use switchyard::model::Role;
 use switchyard::session::{self, GraphSource, SessionOptions, TaskSource};
-use switchyard::strategy::rewoo::protocol::{Category, default_categories};
+use switchyard::strategy::rewoo::prompt::{Category, default_categories};
 
 fn parse(text: &str) -> Result<Config, ConfigError> {
     Config::parse(text, Path::new("/cfg/switchyard.toml"))

@@ -539,7 +539,7 @@ async fn a_refused_response_format_falls_back_to_json_object_then_to_text() {
     cfg.max_retries = 0;
     let m = OpenAiModel::new(cfg).unwrap();
     let mut req = request();
-    req.response_schema = Some(switchyard::strategy::protocol::actor_schema(&["search".to_string()]));
+    req.response_schema = Some(switchyard::strategy::actor::actor_schema(&["search".to_string()]));
     assert!(m.chat(&req).await.unwrap().text.contains("hi"), "no retry was spent on the switch");
     assert!(m.chat(&req).await.unwrap().text.contains("again"));
     assert_eq!(m.chat(&req).await.unwrap().text, "plain text");

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use switchyard::model::{ChatResponse, ToolCallRequest, Usage};
-use switchyard::strategy::protocol::*;
+use switchyard::strategy::actor::*;
 
 fn reply(text: &str) -> ChatResponse {
     ChatResponse { text: text.into(), tool_calls: vec![], usage: Usage::default() }

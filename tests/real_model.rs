@@ -12,7 +12,7 @@ use switchyard::engine::{SessionState, StrategyKind};
 use switchyard::model::openai::{OpenAiConfig, OpenAiModel};
 use switchyard::model::{ChatModel, ChatRequest, Message, Role};
 use switchyard::session::{self, GraphSource, SessionOptions, Tape, TaskSource};
-use switchyard::strategy::protocol::{self, ActorAction, ActorView, CandidateView, finish_candidate};
+use switchyard::strategy::actor::{self, ActorAction, ActorView, CandidateView, finish_candidate};
 
 fn base_url() -> String {
     std::env::var("SWITCHYARD_LOCAL_MODEL_URL").unwrap_or_else(|_| {

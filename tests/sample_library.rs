@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use rand::SeedableRng;
 use serde_json::{Value, json};
-use switchyard::eval::tasks::{Task, answer_matches, embedded_sample_dir, load_tasks};
-use switchyard::model::sim::{SimConfig, SimModel};
+use switchyard::task::{Task, answer_matches, embedded_sample_dir, load_tasks};
+use switchyard::sim::{SimConfig, SimModel};
 use switchyard::model::{ChatModel, ChatRequest, Role};
-use switchyard::strategy::protocol::{
+use switchyard::strategy::actor::{
     self, ActorAction, ActorView, CandidateView, HistoryEntry, Observation, finish_candidate,
 };
 use switchyard::tool::builtin::{self, BuiltinCtx};

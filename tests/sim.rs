@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use switchyard::eval::tasks::{Task, embedded_sample_dir, load_tasks};
-use switchyard::model::sim::{SimConfig, SimModel};
+use switchyard::task::{Task, embedded_sample_dir, load_tasks};
+use switchyard::sim::{SimConfig, SimModel};
 use switchyard::model::{ChatModel, ChatRequest, ChatResponse, Message, ModelKind, Role, ToolDef};
-use switchyard::strategy::protocol::{
+use switchyard::strategy::actor::{
     self, ActorAction, ActorView, CandidateView, EvalView, HistoryEntry, JudgeView, Observation, finish_candidate,
 };
 use switchyard::strategy::rewoo::parse::{Plan, PlanError, parse_plan};
-use switchyard::strategy::rewoo::protocol::{
+use switchyard::strategy::rewoo::prompt::{
     self as rp, Category, ClassifierView, PlannerTool, PlannerView, SolverCall, SolverStep, SolverView,
 };
 use switchyard::tool::{ToolLibrary, manifest};

@@ -10,7 +10,7 @@ use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use switchyard::engine::event::LaneAction;
+use switchyard::engine::LaneAction;
 use switchyard::engine::{Control, Event, EventKind, SessionState};
 use switchyard::tool::fault::FaultMode;
 use switchyard::ui::app::{Action, App, Effect};

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tool::exec::is_nothing_found;
+use crate::tool::nothing_found::is_nothing_found;
 
 /// One past tool usage: U = (q, t, args, result, score ∈ {0,1}).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

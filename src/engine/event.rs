@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::params::{ParamChange, Params};
+// Re-exported: a LaneChanged event carries one.
+pub use super::control::LaneAction;
+use super::params::{ParamChange, Params};
 use crate::graph::GraphUpdate;
 use crate::model::price::Price;
 use crate::model::{Message, ModelInfo, Role, ToolCallRequest, Usage};
@@ -198,20 +200,6 @@ pub struct LanePlan {
     pub input: String,
     /// The arguments after substituting the evidence.
     pub args: Value,
-}
-
-/// What a user can do to one lane of the running step.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "action", rename_all = "snake_case")]
-pub enum LaneAction {
-    /// Keep the lane from starting while its siblings run on.
-    Hold,
-    /// Let a held lane start when the gate allows.
-    Release,
-    /// Let this one lane start now, even when paused or held.
-    Step,
-    /// Make the lane's call fail this way (a running call is cut short).
-    Fail { fault: FaultMode },
 }
 
 /// One tool's line in a BTP plan.

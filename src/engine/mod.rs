@@ -5,6 +5,7 @@
 
 pub mod btp;
 pub mod clock;
+pub mod control;
 pub mod event;
 pub mod models;
 pub mod params;
@@ -24,10 +25,11 @@ use tokio::sync::mpsc;
 pub use clock::{Clock, LogicalClock, SystemClock};
 pub use event::{Event, EventKind, StrategyKind};
 pub use models::{ModelSlot, Models};
-pub use params::{Control, ParamChange, Params};
+pub use control::{Control, LaneAction};
+pub use params::{ParamChange, Params};
 pub use state::SessionState;
 
-use crate::eval::tasks::Task;
+use crate::task::Task;
 use crate::graph::ToolGraph;
 use crate::retrieve::bm25::Bm25Index;
 use crate::tool::ToolLibrary;
@@ -72,14 +74,14 @@ pub struct EngineSetup {
 /// What the `rewoo` strategy needs beyond the other strategies.
 #[derive(Clone, Debug)]
 pub struct RewooSetup {
-    pub categories: Vec<crate::strategy::rewoo::protocol::Category>,
+    pub categories: Vec<crate::strategy::rewoo::prompt::Category>,
     /// Where the classifier's labels are cached, per library and model (None: not cached).
     pub cache: Option<std::path::PathBuf>,
 }
 
 impl Default for RewooSetup {
     fn default() -> Self {
-        RewooSetup { categories: crate::strategy::rewoo::protocol::default_categories(), cache: None }
+        RewooSetup { categories: crate::strategy::rewoo::prompt::default_categories(), cache: None }
     }
 }
 

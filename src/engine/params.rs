@@ -1,10 +1,8 @@
-//! The run parameters a user can change while the agent runs, and the
-//! control messages that change them.
+//! The run parameters a user can change while the agent runs.
 
 use serde::{Deserialize, Serialize};
 
 use crate::graph::WeightFormat;
-use crate::tool::fault::Fault;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -135,59 +133,4 @@ impl Params {
         .iter()
         .try_for_each(ParamChange::validate)
     }
-}
-
-/// What a user (or a test, or a schedule) asks of a running engine.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "control", rename_all = "snake_case")]
-pub enum Control {
-    Pause,
-    Resume,
-    /// Let exactly one model or tool call through, then pause again.
-    Step,
-    Stop,
-    InjectFault {
-        tool: String,
-        fault: Fault,
-    },
-    ClearFault {
-        tool: Option<String>,
-    },
-    EditScore {
-        tool: String,
-        score: f64,
-    },
-    SetParam {
-        change: ParamChange,
-    },
-    /// Give a role another of the configured models.
-    SwitchModel {
-        role: crate::model::Role,
-        model: String,
-    },
-    /// Abandon the current task and start it again.
-    RestartTask,
-    /// Replace the current task's text and start it again.
-    EditTask {
-        text: String,
-    },
-    /// Run this task (counted from 1) after the current one.
-    PickTask {
-        index: u32,
-    },
-    /// Milliseconds to wait before each call while running, so a person can
-    /// follow the run; 0 runs flat out.
-    SetPace {
-        ms: u64,
-    },
-    /// Act on one lane (counted from 0) of the plan step now running.
-    Lane {
-        lane: u32,
-        action: crate::engine::event::LaneAction,
-    },
-    /// Give a tool another category (rewoo's classifier labels).
-    SetCategory {
-        tool: String,
-        category: String,
-    },
 }

@@ -15,15 +15,16 @@ use futures::future::{AbortHandle, Abortable};
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
 
-use super::event::{EventKind, LabelSource, LaneAction, LanePlan, RefuseReason, ToolLabel, ToolOutcome};
+use super::control::LaneAction;
+use super::event::{EventKind, LabelSource, LanePlan, RefuseReason, ToolLabel, ToolOutcome};
 use super::run::{Halt, RunTally};
 use super::{Control, Engine, EngineError, Gate, btp};
-use crate::eval::tasks::Task;
+use crate::task::Task;
 use crate::model::{ChatRequest, Role};
-use crate::strategy::protocol::compact;
+use crate::strategy::actor::compact;
 use crate::strategy::rewoo::args::{self, Evidence};
 use crate::strategy::rewoo::parse::{Plan, PlanError, parse_plan_reply};
-use crate::strategy::rewoo::protocol::{
+use crate::strategy::rewoo::prompt::{
     self as proto, ClassifierView, PlannerTool, PlannerView, SolverCall, SolverStep, SolverView,
 };
 use crate::strategy::rewoo::{cache, filter};

@@ -7,13 +7,13 @@ use serde_json::Value;
 
 use super::event::{EventKind, Offered, RefuseReason, RunOutcome, StrategyKind, ToolOutcome};
 use super::{Engine, EngineError, btp};
-use crate::eval::tasks::{Task, answer_matches};
+use crate::task::{Task, answer_matches};
 use crate::graph::{END, START};
 use crate::model::{ChatRequest, ChatResponse, Role, Usage};
-use crate::strategy::protocol::{
+use crate::strategy::actor::{
     self, ActorAction, ActorView, CandidateView, EvalView, HistoryEntry, JudgeView, Observation, finish_candidate,
 };
-use crate::tool::exec::is_nothing_found;
+use crate::tool::nothing_found::is_nothing_found;
 
 /// Why a call did not happen.
 pub(super) enum Halt {
@@ -140,7 +140,7 @@ impl Engine {
             candidates.retain(|(n, _)| !looping.contains(n));
             if let Some(b) = budget.as_ref() {
                 // Algorithm 2: only tools the plan still allows are offered.
-                candidates.retain(|(n, _)| n == protocol::FINISH || b.allowed(n));
+                candidates.retain(|(n, _)| n == actor::FINISH || b.allowed(n));
                 if candidates.len() == 1 && b.any_left() {
                     // Nothing allowed is reachable from here: offer what is left of the plan.
                     let left: Vec<(String, Option<f64>)> =
@@ -174,11 +174,11 @@ impl Engine {
                 notes: std::mem::take(&mut notes),
             };
             let names: Vec<String> = offered.iter().map(|o| o.name.clone()).collect();
-            let mut req = ChatRequest::new(Role::Actor, protocol::render_actor(&view));
-            req.response_schema = Some(protocol::actor_schema(&names));
+            let mut req = ChatRequest::new(Role::Actor, actor::render_actor(&view));
+            req.response_schema = Some(actor::actor_schema(&names));
             req.temperature = Some(0.0);
             let reply = self.model_call(req, tally).await?;
-            let action = match protocol::parse_actor_reply(&reply) {
+            let action = match actor::parse_actor_reply(&reply) {
                 Ok(a) => a,
                 Err(e) => {
                     self.refuse_malformed(&e)?;
@@ -201,7 +201,7 @@ impl Engine {
                             continue;
                         }
                     }
-                    if !names.iter().any(|n| n == &tool && n != protocol::FINISH) {
+                    if !names.iter().any(|n| n == &tool && n != actor::FINISH) {
                         let detail = format!("'{tool}' is not among the candidates ({})", names.join(", "));
                         self.emit(EventKind::Refused {
                             tool: tool.clone(),
@@ -299,7 +299,7 @@ impl Engine {
             .map(|n| self.candidate_view(&Offered { name: n.clone(), weight: None, shown: None }))
             .chain(std::iter::once(finish_candidate(None)))
             .collect();
-        let first = protocol::render_actor(&ActorView {
+        let first = actor::render_actor(&ActorView {
             task: query.to_string(),
             history: Vec::new(),
             candidates: views,
@@ -414,16 +414,16 @@ impl Engine {
             arguments: arguments.clone(),
             observation: observation.clone(),
         };
-        let mut req = ChatRequest::new(Role::Judge, protocol::render_judge(&view));
-        req.response_schema = Some(protocol::judge_schema());
+        let mut req = ChatRequest::new(Role::Judge, actor::render_judge(&view));
+        req.response_schema = Some(actor::judge_schema());
         req.temperature = Some(0.0);
         let reply = self.model_call(req, tally).await?;
         // A verdict that cannot be read falls back to the rule.
-        Ok(protocol::parse_judge_reply(&reply).unwrap_or(by_rule))
+        Ok(actor::parse_judge_reply(&reply).unwrap_or(by_rule))
     }
 
     /// A reply that could not be read is recorded as a refusal of no tool.
-    pub(super) fn refuse_malformed(&mut self, e: &protocol::ReplyError) -> Result<(), EngineError> {
+    pub(super) fn refuse_malformed(&mut self, e: &actor::ReplyError) -> Result<(), EngineError> {
         self.emit(EventKind::Refused { tool: String::new(), reason: RefuseReason::Malformed, detail: e.to_string() })
     }
 
@@ -453,7 +453,7 @@ impl Engine {
             (StrategyKind::Toolnet, Some(g)) if node != START => g
                 .out_edges(node)
                 .into_iter()
-                .map(|(to, w)| if to == END { (protocol::FINISH.to_string(), Some(w)) } else { (to, Some(w)) })
+                .map(|(to, w)| if to == END { (actor::FINISH.to_string(), Some(w)) } else { (to, Some(w)) })
                 .collect(),
             (StrategyKind::Toolnet, Some(g)) => {
                 let mut v: Vec<(String, Option<f64>)> =
@@ -463,8 +463,8 @@ impl Engine {
             }
             _ => retrieved.iter().map(|n| (n.clone(), None)).collect(),
         };
-        if !out.iter().any(|(n, _)| n == protocol::FINISH) {
-            out.push((protocol::FINISH.to_string(), None));
+        if !out.iter().any(|(n, _)| n == actor::FINISH) {
+            out.push((actor::FINISH.to_string(), None));
         }
         out
     }
@@ -595,14 +595,14 @@ impl Engine {
         tally: &mut RunTally,
     ) -> Result<(), Halt> {
         let view = EvalView { task: task.query.clone(), steps: history.to_vec(), answer: answer.map(str::to_string) };
-        let mut req = ChatRequest::new(Role::Evaluator, protocol::render_eval(&view));
+        let mut req = ChatRequest::new(Role::Evaluator, actor::render_eval(&view));
         let mut used: Vec<String> = history.iter().map(|h| h.tool.clone()).collect();
         used.sort();
         used.dedup();
-        req.response_schema = Some(protocol::eval_schema(&used));
+        req.response_schema = Some(actor::eval_schema(&used));
         req.temperature = Some(0.0);
         let reply = self.model_call(req, tally).await?;
-        let scores = match protocol::parse_eval_reply(&reply) {
+        let scores = match actor::parse_eval_reply(&reply) {
             Ok(s) => s,
             Err(e) => {
                 self.refuse_malformed(&e)?;

@@ -1,5 +1,4 @@
-//! Task sets, and the reports of running them.
+//! The reports of running task sets: metrics, and where the time went.
 
 pub mod report;
-pub mod tasks;
 pub mod timing;

@@ -5,7 +5,6 @@
 pub mod cassette;
 pub mod openai;
 pub mod price;
-pub mod sim;
 pub mod tokens;
 
 use async_trait::async_trait;

@@ -1,5 +1,5 @@
 //! Agent loops. `react` offers the top-K retrieved tools at every step;
 //! `toolnet` walks ToolNet's graph.
 
-pub mod protocol;
+pub mod actor;
 pub mod rewoo;

@@ -7,6 +7,7 @@ pub mod exec;
 pub mod fault;
 pub mod http;
 pub mod manifest;
+pub mod nothing_found;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -5,7 +5,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use crate::engine::event::LaneAction;
+use crate::engine::LaneAction;
 use crate::engine::state::{LaneState, Mode, StepView};
 use crate::engine::{Control, Event, SessionState};
 use crate::tool::fault::FaultMode;

@@ -4,7 +4,7 @@
 
 use crate::model::tokens;
 use crate::tool::ToolResult;
-use crate::tool::exec::is_nothing_found;
+use crate::tool::nothing_found::is_nothing_found;
 
 /// What the solver sees in place of a filtered result.
 const NULL: &str = "null";

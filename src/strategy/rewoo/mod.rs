@@ -8,4 +8,4 @@ pub mod args;
 pub mod cache;
 pub mod filter;
 pub mod parse;
-pub mod protocol;
+pub mod prompt;

@@ -175,7 +175,7 @@ pub fn parse_plan(text: &str, tools: &[String]) -> Result<Plan, PlanError> {
 /// schema-constrained endpoint returns), step N being `#EN`. The JSON is
 /// written out as text and parsed, so both forms are checked alike.
 pub fn parse_plan_reply(text: &str, tools: &[String]) -> Result<Plan, PlanError> {
-    let steps = crate::strategy::protocol::first_json_object(text)
+    let steps = crate::strategy::actor::first_json_object(text)
         .and_then(|o| o.get("steps").and_then(serde_json::Value::as_array).cloned());
     let Some(steps) = steps else { return parse_plan(text, tools) };
     let mut out = String::new();

@@ -11,7 +11,7 @@ mod units;
 use rand::Rng;
 use serde_json::{Value, json};
 
-use super::exec::NOTHING_FOUND;
+use super::nothing_found::NOTHING_FOUND;
 use super::{ToolError, ToolErrorKind, ToolResult};
 
 pub use units::unit_names;

@@ -15,7 +15,7 @@ use super::Outcome;
 use super::field::Field;
 use super::kit::{choice, error_message, field_row, hints, label, rows, truncate, window};
 use crate::engine::event::LabelSource;
-use crate::engine::params::Control;
+use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::ui::Theme;
 

@@ -12,7 +12,7 @@ use ratatui::widgets::Paragraph;
 use super::Outcome;
 use super::field::Field;
 use super::kit::{choice, error_message, field_row, hints, label, rows, truncate, window};
-use crate::engine::params::Control;
+use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::tool::fault::{Fault, FaultMode, FaultScope};
 use crate::ui::Theme;

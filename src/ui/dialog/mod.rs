@@ -27,7 +27,7 @@ pub use params::ParamsDialog;
 pub use score::ScoreDialog;
 pub use task::TaskDialog;
 
-use crate::engine::params::Control;
+use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::ui::Theme;
 

@@ -9,7 +9,7 @@ use ratatui::widgets::Paragraph;
 
 use super::Outcome;
 use super::kit::{hints, label, rows, truncate};
-use crate::engine::params::Control;
+use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::model::{ModelInfo, Role};
 use crate::ui::Theme;

@@ -9,7 +9,7 @@ use ratatui::widgets::Paragraph;
 use super::Outcome;
 use super::field::Field;
 use super::kit::{error_message, field_row, hints, label, rows, truncate};
-use crate::engine::params::Control;
+use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::ui::Theme;
 

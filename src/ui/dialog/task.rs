@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use super::Outcome;
 use super::field::Field;
 use super::kit::{error_message, field_row, hints, label, rows, truncate, window};
-use crate::engine::params::Control;
+use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::ui::Theme;
 

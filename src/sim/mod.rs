@@ -1,7 +1,7 @@
 //! The simulated model: deterministic, offline, honest about what it is.
 //!
 //! It reads the same prompt a real model is shown (the text protocol of
-//! `strategy::protocol`), never a side channel, and answers in the same reply
+//! `strategy::actor`), never a side channel, and answers in the same reply
 //! format. As actor it chooses among the offered candidates by lexical
 //! relevance to the task, the shown weights and seeded noise, and fills the
 //! arguments from the task text and the history; as evaluator it scores a
@@ -23,14 +23,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Role, Usage, tokens};
-use crate::eval::tasks::answer_matches;
+use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Role, Usage, tokens};
+use crate::task::answer_matches;
 use crate::retrieve::{similarity, tokenize};
-use crate::strategy::protocol::{
+use crate::strategy::actor::{
     self, ActorAction, ActorView, CandidateView, EvalView, FINISH, HistoryEntry, Observation,
 };
 use crate::tool::builtin;
-use crate::tool::exec::is_nothing_found;
+use crate::tool::nothing_found::is_nothing_found;
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(default)]
@@ -81,20 +81,20 @@ impl SimModel {
     fn reply_text(&self, req: &ChatRequest, rng: &mut ChaCha8Rng) -> String {
         match req.role {
             Role::Actor => {
-                let action = match protocol::parse_actor_prompt(&req.messages) {
+                let action = match actor::parse_actor_prompt(&req.messages) {
                     Some(view) => act(&view, self.config.noise, rng),
                     None => ActorAction::Finish { answer: UNREADABLE_PROMPT.into() },
                 };
-                protocol::render_actor_reply(&action)
+                actor::render_actor_reply(&action)
             }
             Role::Evaluator => {
-                let scores = protocol::parse_eval_prompt(&req.messages).map(|v| evaluate(&v)).unwrap_or_default();
-                protocol::render_eval_reply(&scores)
+                let scores = actor::parse_eval_prompt(&req.messages).map(|v| evaluate(&v)).unwrap_or_default();
+                actor::render_eval_reply(&scores)
             }
             Role::Judge => {
-                let helpful = protocol::parse_judge_prompt(&req.messages)
+                let helpful = actor::parse_judge_prompt(&req.messages)
                     .is_some_and(|v| is_useful(&v.observation) && !is_wrong_arithmetic(&v.arguments, &v.observation));
-                protocol::render_judge_reply(helpful)
+                actor::render_judge_reply(helpful)
             }
             Role::Classifier => rewoo::classifier_reply(&req.messages, self.config.noise, rng),
             Role::Planner => rewoo::planner_reply(&req.messages, self.config.noise, rng),
@@ -431,7 +431,7 @@ fn answer_from(task: &str, v: &Value) -> String {
     if map.len() == 1 {
         return map.values().next().map(value_text).unwrap_or_default();
     }
-    protocol::compact(v)
+    actor::compact(v)
 }
 
 fn value_text(v: &Value) -> String {
@@ -444,7 +444,7 @@ fn value_text(v: &Value) -> String {
         Value::Bool(b) => b.to_string(),
         Value::Null => String::new(),
         Value::Array(items) => items.iter().map(value_text).collect::<Vec<_>>().join(", "),
-        Value::Object(_) => protocol::compact(v),
+        Value::Object(_) => actor::compact(v),
     }
 }
 
@@ -555,7 +555,7 @@ fn fill_one(
     if let Some(values) = p.get("enum").and_then(Value::as_array) {
         let allowed: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
         let mut texts = vec![task.to_string()];
-        texts.extend(history.iter().filter(|h| is_useful(&h.observation)).map(|h| protocol::compact(result_of(h))));
+        texts.extend(history.iter().filter(|h| is_useful(&h.observation)).map(|h| actor::compact(result_of(h))));
         let mentions: Vec<&str> = texts.iter().flat_map(|t| enum_mentions(t, &allowed)).collect();
         let key = allowed.join("|");
         let k = used.enums.entry(key).or_default();

@@ -1,6 +1,6 @@
 //! The simulated model's rewoo roles: the tool classifier, the planner and
 //! the solver (DESIGN §3.5). Like the actor, each reads only the prompt a
-//! real model is shown (`strategy::rewoo::protocol`) and answers in the
+//! real model is shown (`strategy::rewoo::prompt`) and answers in the
 //! reply format a real model is asked for; the heuristics are the actor's
 //! (relevance, argument filling, usefulness), so the two strategies are
 //! compared on the same "intelligence".
@@ -17,8 +17,8 @@ use super::{
 };
 use crate::model::Message;
 use crate::retrieve::{similarity, tokenize};
-use crate::strategy::protocol::{ActorView, CandidateView, Observation, compact};
-use crate::strategy::rewoo::protocol::{self as rp, Category, ClassifierView, PlannerTool, PlannerView, SolverView};
+use crate::strategy::actor::{ActorView, CandidateView, Observation, compact};
+use crate::strategy::rewoo::prompt::{self as rp, Category, ClassifierView, PlannerTool, PlannerView, SolverView};
 
 // ----------------------------------------------------------- classifier
 

@@ -1,0 +1,76 @@
+//! What a user (the workbench, a test, a schedule) asks of a running engine.
+//! Controls take effect at the engine's next decision point.
+
+use serde::{Deserialize, Serialize};
+
+use super::params::ParamChange;
+use crate::tool::fault::{Fault, FaultMode};
+
+/// What a user (or a test, or a schedule) asks of a running engine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "control", rename_all = "snake_case")]
+pub enum Control {
+    Pause,
+    Resume,
+    /// Let exactly one model or tool call through, then pause again.
+    Step,
+    Stop,
+    InjectFault {
+        tool: String,
+        fault: Fault,
+    },
+    ClearFault {
+        tool: Option<String>,
+    },
+    EditScore {
+        tool: String,
+        score: f64,
+    },
+    SetParam {
+        change: ParamChange,
+    },
+    /// Give a role another of the configured models.
+    SwitchModel {
+        role: crate::model::Role,
+        model: String,
+    },
+    /// Abandon the current task and start it again.
+    RestartTask,
+    /// Replace the current task's text and start it again.
+    EditTask {
+        text: String,
+    },
+    /// Run this task (counted from 1) after the current one.
+    PickTask {
+        index: u32,
+    },
+    /// Milliseconds to wait before each call while running, so a person can
+    /// follow the run; 0 runs flat out.
+    SetPace {
+        ms: u64,
+    },
+    /// Act on one lane (counted from 0) of the plan step now running.
+    Lane {
+        lane: u32,
+        action: LaneAction,
+    },
+    /// Give a tool another category (rewoo's classifier labels).
+    SetCategory {
+        tool: String,
+        category: String,
+    },
+}
+
+/// What a user can do to one lane of the running step.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum LaneAction {
+    /// Keep the lane from starting while its siblings run on.
+    Hold,
+    /// Let a held lane start when the gate allows.
+    Release,
+    /// Let this one lane start now, even when paused or held.
+    Step,
+    /// Make the lane's call fail this way (a running call is cut short).
+    Fail { fault: FaultMode },
+}
