@@ -8,16 +8,17 @@ use std::time::Duration;
 
 use crate::budget::experience::ExperienceStore;
 use crate::config::{Config, ConfigError};
-use crate::engine::btp::BtpSetup;
+use crate::budget::btp::{BtpSetup, BudgetReport};
 use crate::engine::trace::{TraceError, TraceWriter};
 use crate::engine::{
-    Engine, EngineError, EngineHandle, EngineSetup, LogicalClock, ModelSlot, Models, RewooSetup, Scheduled,
+    Engine, EngineError, EngineHandle, EngineSetup, LogicalClock, ModelSlot, Models, Scheduled, Strategy,
     SessionOutcome, StrategyKind, SystemClock,
 };
 use crate::task::{Task, TaskError, load_tasks};
 use crate::graph::{GraphError, ToolGraph, read_trajectories};
 use crate::model::cassette::{Cassette, CassetteError};
 use crate::model::{ChatModel, Role};
+use crate::strategy::rewoo::Rewoo;
 use crate::tool::ToolLibrary;
 use crate::tool::manifest::{ManifestError, load_paths};
 
@@ -302,7 +303,11 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
         StrategyKind::React | StrategyKind::Rewoo => None,
     };
     let models = prepare_models(config, seed, &opts.tape)?;
-    let mut setup = EngineSetup::new(library, models, strategy);
+    let plays: Box<dyn Strategy> = match strategy {
+        StrategyKind::Rewoo => Box::new(Rewoo { categories: config.rewoo.categories.clone() }),
+        kind => kind.into(),
+    };
+    let mut setup = EngineSetup::new(library, models, plays);
     setup.params = params;
     setup.seed = seed;
     setup.graph = graph;
@@ -315,7 +320,7 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     setup.linger = opts.linger;
     // Without a data directory rewoo still runs; it only classifies every session.
     let cache = if opts.fresh_categories { None } else { categories_path(config).ok() };
-    setup.rewoo = RewooSetup { categories: config.rewoo.categories.clone(), cache };
+    setup.label_cache = cache;
     let store = match &opts.experience {
         ExperienceSource::DataDir => ExperienceStore::open(&experience_path(config)?)
             .map_err(|e| SetupError::Invalid(format!("experience: {e}")))?,
@@ -409,24 +414,9 @@ fn show_paths(paths: &[PathBuf]) -> String {
     paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
 }
 
-/// BTP's plan for one task, as `switchyard plan` prints it.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct PlanReport {
-    pub task: String,
-    pub budget: f64,
-    pub fixed_cost: f64,
-    pub remaining: f64,
-    pub lambda: f64,
-    pub tau: f64,
-    pub experience: usize,
-    pub rows: Vec<crate::engine::event::PlanRow>,
-    pub planned_cost: f64,
-    pub planned_calls: u32,
-}
-
 /// Plans one task without running it: the same retrieval, estimates and
 /// knapsack a run starts with.
-pub fn plan_task(config: &Config, task: &str, budget: f64, tau: f64) -> Result<PlanReport, SetupError> {
+pub fn plan_task(config: &Config, task: &str, budget: f64, tau: f64) -> Result<BudgetReport, SetupError> {
     let mut opts = SessionOptions {
         tasks: TaskSource::Text(task.to_string()),
         btp: Some(true),
@@ -438,5 +428,5 @@ pub fn plan_task(config: &Config, task: &str, budget: f64, tau: f64) -> Result<P
     opts.strategy = Some(StrategyKind::React);
     let mut prepared = prepare(config, &opts)?;
     let plan = prepared.engine.plan_only(task)?;
-    Ok(PlanReport { task: task.to_string(), tau, ..plan })
+    Ok(BudgetReport { task: task.to_string(), tau, ..plan })
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use switchyard::strategy::rewoo::parse::{Plan, PlanError, PlanStep, PlannedCall, layers, parse_plan, substitute};
+use switchyard::strategy::rewoo::parse::{RewooPlan, RewooPlanError, RewooStep, RewooCall, layers, parse_plan, substitute};
 
 const TOOLS: &[&str] =
     &["geo_lookup", "Wikipedia", "google_search", "calculator", "currency_convert", "currency_convert_backup"];
@@ -13,15 +13,15 @@ fn tools() -> Vec<String> {
     TOOLS.iter().map(|s| s.to_string()).collect()
 }
 
-fn parse(text: &str) -> Result<Plan, PlanError> {
+fn parse(text: &str) -> Result<RewooPlan, RewooPlanError> {
     parse_plan(text, &tools())
 }
 
-fn call(tool: &str, input: &str) -> PlannedCall {
-    PlannedCall { tool: tool.into(), input: input.into() }
+fn call(tool: &str, input: &str) -> RewooCall {
+    RewooCall { tool: tool.into(), input: input.into() }
 }
 
-fn calls_of(plan: &Plan, evidence: u32) -> Vec<PlannedCall> {
+fn calls_of(plan: &RewooPlan, evidence: u32) -> Vec<RewooCall> {
     plan.steps.iter().find(|s| s.evidence == evidence).expect("step present").calls.clone()
 }
 
@@ -37,13 +37,13 @@ Plan: combine.
     assert_eq!(
         plan.steps,
         vec![
-            PlanStep {
+            RewooStep {
                 evidence: 1,
                 thought: "find the country's currency code.".into(),
                 calls: vec![call("geo_lookup", "Japan")],
                 depends_on: vec![],
             },
-            PlanStep {
+            RewooStep {
                 evidence: 2,
                 thought: "convert with both converters of one category, concurrently.".into(),
                 calls: vec![
@@ -52,7 +52,7 @@ Plan: combine.
                 ],
                 depends_on: vec![1],
             },
-            PlanStep {
+            RewooStep {
                 evidence: 10,
                 thought: "combine.".into(),
                 calls: vec![call("calculator", "#E2 * #E1")],
@@ -150,19 +150,19 @@ That should answer the question. Plan: none needed.
     assert_eq!(
         plan.steps,
         vec![
-            PlanStep {
+            RewooStep {
                 evidence: 1,
                 thought: "Look up the country of the city.".into(),
                 calls: vec![call("geo_lookup", "Kyoto")],
                 depends_on: vec![],
             },
-            PlanStep {
+            RewooStep {
                 evidence: 3,
                 thought: "search the web".into(),
                 calls: vec![call("google_search", "currency of #E1")],
                 depends_on: vec![1],
             },
-            PlanStep {
+            RewooStep {
                 evidence: 5,
                 thought: String::new(),
                 calls: vec![
@@ -171,7 +171,7 @@ That should answer the question. Plan: none needed.
                 ],
                 depends_on: vec![1],
             },
-            PlanStep {
+            RewooStep {
                 evidence: 7,
                 thought: "compute.".into(),
                 calls: vec![call("calculator", "#E3 * 2")],
@@ -198,16 +198,16 @@ fn an_unbalanced_quote_in_free_text_still_parses() {
 #[test]
 fn empty_plans_are_rejected() {
     for text in ["", "   \n\n", "I cannot help with that.", "```\n```", "Plan: think hard.\nPlan: then answer."] {
-        assert_eq!(parse(text), Err(PlanError::Empty), "{text:?}");
+        assert_eq!(parse(text), Err(RewooPlanError::Empty), "{text:?}");
     }
-    assert!(PlanError::Empty.to_string().contains("#E1 = Tool[input]"));
+    assert!(RewooPlanError::Empty.to_string().contains("#E1 = Tool[input]"));
 }
 
 #[test]
 fn a_step_without_equals_is_a_bad_line() {
     let err = parse("Plan: look up.\n#E1 = geo_lookup[Japan]\n#E2 Wikipedia[Tokyo]").unwrap_err();
     match &err {
-        PlanError::BadLine { line, text, why } => {
+        RewooPlanError::BadLine { line, text, why } => {
             assert_eq!(*line, 3);
             assert_eq!(text, "#E2 Wikipedia[Tokyo]");
             assert!(why.contains('='), "{why}");
@@ -219,28 +219,28 @@ fn a_step_without_equals_is_a_bad_line() {
 
 #[test]
 fn a_step_without_a_call_is_a_bad_line() {
-    assert!(matches!(parse("#E1 = geo_lookup"), Err(PlanError::BadLine { line: 1, .. })));
-    assert!(matches!(parse("#E1 = [Japan]"), Err(PlanError::BadLine { line: 1, .. })));
+    assert!(matches!(parse("#E1 = geo_lookup"), Err(RewooPlanError::BadLine { line: 1, .. })));
+    assert!(matches!(parse("#E1 = [Japan]"), Err(RewooPlanError::BadLine { line: 1, .. })));
 }
 
 #[test]
 fn unbalanced_brackets_are_a_bad_line() {
     let err = parse("#E1 = geo_lookup[Japan]\n#E2 = Wikipedia[Tokyo [city]\n#E3 = calculator[1]").unwrap_err();
     match &err {
-        PlanError::BadLine { line, why, .. } => {
+        RewooPlanError::BadLine { line, why, .. } => {
             assert_eq!(*line, 2);
             assert!(why.contains("unbalanced"), "{why}");
         }
         other => panic!("expected BadLine, got {other:?}"),
     }
-    assert!(matches!(parse("#E1 = geo_lookup[Japan]]"), Err(PlanError::BadLine { line: 1, .. })));
-    assert!(matches!(parse("#E1 = geo_lookup[{\"a\": [1, 2}"), Err(PlanError::BadLine { line: 1, .. })));
+    assert!(matches!(parse("#E1 = geo_lookup[Japan]]"), Err(RewooPlanError::BadLine { line: 1, .. })));
+    assert!(matches!(parse("#E1 = geo_lookup[{\"a\": [1, 2}"), Err(RewooPlanError::BadLine { line: 1, .. })));
 }
 
 #[test]
 fn an_unknown_tool_names_its_line_and_the_known_tools() {
     let err = parse("#E1 = geo_lookup[Japan]\n\n#E2 = bing_search[Tokyo]").unwrap_err();
-    assert_eq!(err, PlanError::UnknownTool { line: 3, tool: "bing_search".into(), known: tools() });
+    assert_eq!(err, RewooPlanError::UnknownTool { line: 3, tool: "bing_search".into(), known: tools() });
     let msg = err.to_string();
     assert!(msg.contains("line 3") && msg.contains("bing_search"), "{msg}");
     for t in TOOLS {
@@ -249,7 +249,7 @@ fn an_unknown_tool_names_its_line_and_the_known_tools() {
     // The second call of a step is checked too.
     assert!(matches!(
         parse("#E1 = geo_lookup[Japan]; bing[Japan]"),
-        Err(PlanError::UnknownTool { line: 1, ref tool, .. }) if tool == "bing"
+        Err(RewooPlanError::UnknownTool { line: 1, ref tool, .. }) if tool == "bing"
     ));
 }
 
@@ -264,22 +264,22 @@ fn a_huge_library_is_summarised_in_the_message() {
 #[test]
 fn duplicate_evidence_is_rejected() {
     let err = parse("#E1 = geo_lookup[Japan]\n#E2 = Wikipedia[#E1]\n#E1 = calculator[1]").unwrap_err();
-    assert_eq!(err, PlanError::DuplicateEvidence { evidence: 1, line: 3 });
+    assert_eq!(err, RewooPlanError::DuplicateEvidence { evidence: 1, line: 3 });
     assert!(err.to_string().contains("#E1"), "{err}");
 }
 
 #[test]
 fn forward_and_self_references_are_rejected() {
     let err = parse("#E1 = geo_lookup[#E2]\n#E2 = Wikipedia[Tokyo]").unwrap_err();
-    assert_eq!(err, PlanError::ForwardReference { evidence: 1, refers_to: 2 });
+    assert_eq!(err, RewooPlanError::ForwardReference { evidence: 1, refers_to: 2 });
     assert!(err.to_string().contains("#E2"), "{err}");
-    assert_eq!(parse("#E1 = calculator[#E1 + 1]"), Err(PlanError::ForwardReference { evidence: 1, refers_to: 1 }));
+    assert_eq!(parse("#E1 = calculator[#E1 + 1]"), Err(RewooPlanError::ForwardReference { evidence: 1, refers_to: 1 }));
 }
 
 #[test]
 fn references_to_missing_steps_are_rejected() {
     let err = parse("#E1 = geo_lookup[Japan]\n#E3 = calculator[{\"x\": [\"#E2\"]}]").unwrap_err();
-    assert_eq!(err, PlanError::MissingReference { evidence: 3, refers_to: 2 });
+    assert_eq!(err, RewooPlanError::MissingReference { evidence: 3, refers_to: 2 });
     assert!(err.to_string().contains("no step produces #E2"), "{err}");
 }
 
@@ -297,18 +297,18 @@ fn layers_of_a_diamond() {
 
 #[test]
 fn layers_tolerate_hand_made_plans() {
-    let step = |evidence, depends_on: Vec<u32>| PlanStep {
+    let step = |evidence, depends_on: Vec<u32>| RewooStep {
         evidence,
         thought: String::new(),
         calls: vec![call("calculator", "1")],
         depends_on,
     };
     // A reference to a missing step is ignored; a cycle must not hang.
-    let plan = Plan { steps: vec![step(1, vec![7]), step(2, vec![3]), step(3, vec![2])] };
+    let plan = RewooPlan { steps: vec![step(1, vec![7]), step(2, vec![3]), step(3, vec![2])] };
     let got = layers(&plan);
     assert_eq!(got.iter().map(Vec::len).sum::<usize>(), 3);
     assert_eq!(got[0], vec![1]);
-    assert!(layers(&Plan { steps: vec![] }).is_empty());
+    assert!(layers(&RewooPlan { steps: vec![] }).is_empty());
 }
 
 #[derive(Debug, Clone)]
@@ -353,7 +353,7 @@ fn gen_step() -> impl Strategy<Value = GenStep> {
 
 /// Renders generated steps as a model might write them, and builds the plan
 /// the parser should return.
-fn render(steps: &[GenStep], fenced: bool) -> (String, Plan) {
+fn render(steps: &[GenStep], fenced: bool) -> (String, RewooPlan) {
     const SEPS: [&str; 5] = ["; ", " | ", " and ", ", ", ";"];
     let mut text = String::from("Here is the plan.\n\n");
     if fenced {
@@ -363,7 +363,7 @@ fn render(steps: &[GenStep], fenced: bool) -> (String, Plan) {
     let mut expected = Vec::new();
     for s in steps {
         evidence += s.gap;
-        let earlier: Vec<u32> = expected.iter().map(|p: &PlanStep| p.evidence).collect();
+        let earlier: Vec<u32> = expected.iter().map(|p: &RewooStep| p.evidence).collect();
         let mut rendered = Vec::new();
         let mut calls = Vec::new();
         let mut deps = Vec::new();
@@ -394,13 +394,13 @@ fn render(steps: &[GenStep], fenced: bool) -> (String, Plan) {
         }
         let pad = " ".repeat(s.spaces);
         text.push_str(&format!("#E{evidence}{pad}={pad}{}\n", rendered.join(SEPS[s.sep])));
-        expected.push(PlanStep { evidence, thought: s.thought.clone().unwrap_or_default(), calls, depends_on: deps });
+        expected.push(RewooStep { evidence, thought: s.thought.clone().unwrap_or_default(), calls, depends_on: deps });
     }
     if fenced {
         text.push_str("```\n");
     }
     text.push_str("\nThe solver will combine the evidence.\n");
-    (text, Plan { steps: expected })
+    (text, RewooPlan { steps: expected })
 }
 
 proptest! {

@@ -12,7 +12,7 @@ use switchyard::model::{ChatModel, ChatRequest, ChatResponse, Message, ModelKind
 use switchyard::strategy::actor::{
     self, ActorAction, ActorView, CandidateView, EvalView, HistoryEntry, JudgeView, Observation, finish_candidate,
 };
-use switchyard::strategy::rewoo::parse::{Plan, PlanError, parse_plan};
+use switchyard::strategy::rewoo::parse::{RewooPlan, RewooPlanError, parse_plan};
 use switchyard::strategy::rewoo::prompt::{
     self as rp, Category, ClassifierView, PlannerTool, PlannerView, SolverCall, SolverStep, SolverView,
 };
@@ -326,7 +326,7 @@ fn unreadable_prompts_get_plain_answers() {
     let r = chat(&model, &ChatRequest::new(Role::Classifier, vec![Message::user("plan this")]));
     assert!(rp::parse_classifier_reply(&r).is_err(), "{}", r.text);
     let r = chat(&model, &ChatRequest::new(Role::Planner, vec![Message::user("plan this")]));
-    assert_eq!(parse_plan(&r.text, &["geo_lookup".to_string()]), Err(PlanError::Empty));
+    assert_eq!(parse_plan(&r.text, &["geo_lookup".to_string()]), Err(RewooPlanError::Empty));
     let r = chat(&model, &ChatRequest::new(Role::Solver, vec![Message::user("plan this")]));
     assert!(rp::parse_solver_reply(&r).unwrap().contains("could not read"));
 }
@@ -535,12 +535,12 @@ fn names(tools: &[PlannerTool]) -> Vec<String> {
     tools.iter().map(|t| t.name.clone()).collect()
 }
 
-fn plan(model: &SimModel, task: &str, tools: &[PlannerTool]) -> Plan {
+fn plan(model: &SimModel, task: &str, tools: &[PlannerTool]) -> RewooPlan {
     let text = plan_text(model, task, tools, vec![]);
     parse_plan(&text, &names(tools)).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
-fn step_tools(plan: &Plan, k: usize) -> Vec<&str> {
+fn step_tools(plan: &RewooPlan, k: usize) -> Vec<&str> {
     plan.steps[k].calls.iter().map(|c| c.tool.as_str()).collect()
 }
 
@@ -661,7 +661,7 @@ fn literal_references_in_a_task_do_not_become_citations() {
 /// Planning mistakes against the gold tools: a step led by a tool that is
 /// not gold, a gold tool never called, and a country step without its
 /// mirror (multi-calling forgotten).
-fn mistakes(plan: &Plan, gold: &[String]) -> usize {
+fn mistakes(plan: &RewooPlan, gold: &[String]) -> usize {
     let base = |t: &str| t.trim_end_matches("_mirror").to_string();
     let gold: Vec<String> = gold.iter().map(|g| base(g)).collect();
     let called: Vec<String> = plan.steps.iter().flat_map(|s| s.calls.iter().map(|c| base(&c.tool))).collect();

@@ -7,7 +7,7 @@ mod common;
 
 use ratatui::buffer::Buffer;
 
-use switchyard::engine::event::PlanRow;
+use switchyard::engine::event::BudgetRow;
 use switchyard::engine::{EventKind, SessionState};
 use switchyard::ui::panes::budget;
 use switchyard::ui::{PaneCtx, Theme, ViewState};
@@ -89,7 +89,7 @@ fn removed_tools_come_last_marked_forbidden() {
     let state = end_state();
     let theme = Theme::default();
     let plan = state.current.as_ref().unwrap().plan.as_ref().unwrap();
-    let removed: Vec<&PlanRow> = plan.rows.iter().filter(|r| r.calls == 0).collect();
+    let removed: Vec<&BudgetRow> = plan.rows.iter().filter(|r| r.calls == 0).collect();
     assert!(!removed.is_empty(), "the last plan removes tools");
     let buf = draw(&state, 80, 24);
     let lines = rows(&buf);
@@ -195,7 +195,7 @@ fn a_long_plan_counts_the_rows_it_cannot_show() {
     let mut state = end_state();
     let plan = state.current.as_mut().unwrap().plan.as_mut().unwrap();
     for i in 0..16_000u32 {
-        plan.rows.push(PlanRow {
+        plan.rows.push(BudgetRow {
             tool: format!("a_tool_with_a_rather_long_name_{i:05}"),
             cost: 1.0,
             value: 0.5,

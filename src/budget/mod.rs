@@ -2,6 +2,7 @@
 //! costs, the experience the estimates come from, the expected value and
 //! frequency of each tool, and the knapsack plan.
 
+pub mod btp;
 pub mod estimate;
 pub mod experience;
 pub mod plan;

@@ -42,7 +42,7 @@ pub struct Allowance {
 
 /// The plan for one task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Plan {
+pub struct BudgetPlan {
     /// Every item, in input order; `calls` may be 0.
     pub allowances: Vec<Allowance>,
     /// R = B − c_s.
@@ -150,7 +150,7 @@ pub fn knapsack(costs: &[u64], values: &[f64], max: &[u32], capacity: u64) -> (f
 /// within 1e-9) could still tip it over `remaining` by an ulp, so as a last
 /// guard calls are withdrawn, lowest value per cost first, until the real
 /// planned cost fits.
-pub fn make_plan(items: &[Item], remaining: f64, lambda: f64) -> Plan {
+pub fn make_plan(items: &[Item], remaining: f64, lambda: f64) -> BudgetPlan {
     let lambda = valid_lambda(lambda);
     let mut allowances: Vec<Allowance> = items
         .iter()
@@ -187,7 +187,7 @@ pub fn make_plan(items: &[Item], remaining: f64, lambda: f64) -> Plan {
     }
     let planned_cost = real_cost(&allowances);
     let planned_value = allowances.iter().filter(|a| a.calls > 0).map(|a| f64::from(a.calls) * a.value).sum();
-    Plan { allowances, remaining, planned_cost, planned_value, lambda }
+    BudgetPlan { allowances, remaining, planned_cost, planned_value, lambda }
 }
 
 fn real_cost(allowances: &[Allowance]) -> f64 {

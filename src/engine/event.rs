@@ -8,6 +8,7 @@ use serde_json::Value;
 
 // Re-exported: a LaneChanged event carries one.
 pub use super::control::LaneAction;
+pub use crate::budget::btp::BudgetRow;
 use super::params::{ParamChange, Params};
 use crate::graph::GraphUpdate;
 use crate::model::price::Price;
@@ -202,20 +203,27 @@ pub struct LanePlan {
     pub args: Value,
 }
 
-/// One tool's line in a BTP plan.
+// ReWOO's plan, as the planner wrote it (`Rewoo*`: BTP's plan is `Budget*`).
+
+/// One tool call of a step; `input` is the text between the brackets, with
+/// `#E` references not yet substituted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PlanRow {
+pub struct RewooCall {
     pub tool: String,
-    /// c_i: the estimated cost of one call (tool + model step + time).
-    pub cost: f64,
-    /// v(q_u, t)
-    pub value: f64,
-    /// F̃(q_u, t)
-    pub freq: f64,
-    /// No experience: v and F̃ are the configured defaults.
-    pub defaulted: bool,
-    /// f(q_u, t): the planned calls.
-    pub calls: u32,
+    pub input: String,
+}
+
+/// One `#EN = ...` line and the `Plan:` thought before it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RewooStep {
+    /// The N of `#EN`.
+    pub evidence: u32,
+    pub thought: String,
+    /// Several calls (tools of one category) run concurrently; all their
+    /// results together are the step's evidence.
+    pub calls: Vec<RewooCall>,
+    /// The `#E` numbers cited in the inputs, sorted and deduplicated.
+    pub depends_on: Vec<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -341,7 +349,7 @@ pub enum EventKind {
         remaining: f64,
         lambda: f64,
         tau: f64,
-        rows: Vec<PlanRow>,
+        rows: Vec<BudgetRow>,
         planned_cost: f64,
         planned_calls: u32,
     },
@@ -394,7 +402,7 @@ pub enum EventKind {
     /// The planner's plan, parsed.
     PlanWritten {
         attempt: u32,
-        steps: Vec<crate::strategy::rewoo::parse::PlanStep>,
+        steps: Vec<RewooStep>,
     },
     /// The planner's reply could not be read as a plan; `last` = no retry is left.
     PlanRejected {

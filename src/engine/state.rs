@@ -8,11 +8,10 @@ use serde_json::Value;
 
 use super::event::{
     Event, EventKind, GraphSnapshot, LabelSource, LaneAction, LanePlan, Offered, RefuseReason, RoleModel, RunOutcome,
-    StrategyKind, TaskBrief, ToolBrief, ToolOutcome,
+    RewooStep, StrategyKind, TaskBrief, ToolBrief, ToolOutcome,
 };
 use super::params::Params;
 use crate::model::{Message, Role, Usage};
-use crate::strategy::rewoo::parse::PlanStep;
 use crate::tool::fault::{Fault, FaultMode, FaultScope};
 
 /// How many finished tool calls the state keeps for display.
@@ -81,10 +80,10 @@ pub enum Entry {
     /// The planner's plan, as parsed.
     Plan {
         attempt: u32,
-        steps: Vec<PlanStep>,
+        steps: Vec<RewooStep>,
     },
     /// A plan that could not be read; `last`: the run fails.
-    PlanError {
+    RewooPlanError {
         attempt: u32,
         error: String,
         last: bool,
@@ -203,7 +202,7 @@ pub struct StepView {
 /// A rewoo run: the plan, and the steps run so far with their lanes.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RewooView {
-    pub plan: Vec<PlanStep>,
+    pub plan: Vec<RewooStep>,
     /// Planner replies read so far (a retry makes two).
     pub attempts: u32,
     pub steps: Vec<StepView>,
@@ -228,7 +227,7 @@ pub struct PlanView {
     pub fixed_cost: f64,
     pub remaining: f64,
     pub tau: f64,
-    pub rows: Vec<crate::engine::event::PlanRow>,
+    pub rows: Vec<crate::engine::event::BudgetRow>,
     pub planned_cost: f64,
     pub planned_calls: u32,
     /// Calls used and cost spent per tool.
@@ -654,7 +653,7 @@ impl SessionState {
                 if let Some(r) = self.current.as_mut() {
                     r.rewoo.get_or_insert_with(RewooView::default).attempts = *attempt;
                 }
-                self.push(Entry::PlanError { attempt: *attempt, error: error.clone(), last: *last });
+                self.push(Entry::RewooPlanError { attempt: *attempt, error: error.clone(), last: *last });
             }
             EventKind::StepStarted { evidence, thought, lanes } => {
                 if let Some(r) = self.current.as_mut() {

@@ -111,6 +111,12 @@ impl ChatRequest {
     pub fn new(role: Role, messages: Vec<Message>) -> Self {
         ChatRequest { role, messages, tools: Vec::new(), response_schema: None, temperature: None, max_tokens: None }
     }
+
+    /// What every role asks: a reply that follows `schema`, at temperature 0
+    /// so a run can be repeated.
+    pub fn constrained(role: Role, messages: Vec<Message>, schema: ResponseSchema) -> Self {
+        ChatRequest { response_schema: Some(schema), temperature: Some(0.0), ..ChatRequest::new(role, messages) }
+    }
 }
 
 /// A tool call the model asked for natively (or wrote as JSON in its content).

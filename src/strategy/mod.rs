@@ -1,5 +1,24 @@
-//! Agent loops. `react` offers the top-K retrieved tools at every step;
-//! `toolnet` walks ToolNet's graph.
+//! Agent loops, each in its own module with its prompt protocol beside it:
+//! `react` offers the top-K retrieved tools at every step, `toolnet` walks
+//! ToolNet's graph (both share the step-wise loop of `act` and the actor's
+//! protocol in `actor`), and `rewoo` plans, works concurrently and solves.
+//! Each implements the engine's [`Strategy`] against its [`crate::engine::Host`].
 
+pub mod act;
 pub mod actor;
+pub mod react;
 pub mod rewoo;
+pub mod toolnet;
+
+use crate::engine::{Strategy, StrategyKind};
+
+/// The strategy of a kind, with its defaults (rewoo: the paper's two categories).
+impl From<StrategyKind> for Box<dyn Strategy> {
+    fn from(kind: StrategyKind) -> Self {
+        match kind {
+            StrategyKind::React => Box::new(react::React),
+            StrategyKind::Toolnet => Box::new(toolnet::Toolnet),
+            StrategyKind::Rewoo => Box::new(rewoo::Rewoo::default()),
+        }
+    }
+}

@@ -170,7 +170,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
     };
     use switchyard::model::price::Price;
     use switchyard::model::{Message, ModelKind};
-    use switchyard::strategy::rewoo::parse::{PlanStep, PlannedCall};
+    use switchyard::strategy::rewoo::parse::{RewooStep, RewooCall};
     use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
     use switchyard::tool::{ToolError, ToolErrorKind};
 
@@ -192,7 +192,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
         category: category.into(),
         source,
     };
-    let call = |tool: &str, input: &str| PlannedCall { tool: tool.into(), input: input.into() };
+    let call = |tool: &str, input: &str| RewooCall { tool: tool.into(), input: input.into() };
     let lane = |lane: u32, call: u64, tool: &str, input: &str, args: Value| LanePlan {
         lane,
         call,
@@ -353,13 +353,13 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
             K::PlanWritten {
                 attempt: 1,
                 steps: vec![
-                    PlanStep {
+                    RewooStep {
                         evidence: 1,
                         thought: thought1.into(),
                         calls: vec![call("geo_lookup", "France"), call("geo_lookup_mirror", "France")],
                         depends_on: vec![],
                     },
-                    PlanStep {
+                    RewooStep {
                         evidence: 2,
                         thought: thought2.into(),
                         calls: e2_inputs.iter().map(|i| call("calculator", i)).collect(),

@@ -4,18 +4,13 @@
 
 use crate::model::tokens;
 use crate::tool::ToolResult;
-use crate::tool::nothing_found::is_nothing_found;
 
 /// What the solver sees in place of a filtered result.
 const NULL: &str = "null";
 
-/// Whether a result must reach the solver as `null`.
-pub fn is_filtered(result: &ToolResult) -> bool {
-    match result {
-        Ok(v) => is_nothing_found(v),
-        Err(_) => true,
-    }
-}
+/// Whether a result must reach the solver as `null`: the engine marks each
+/// lane's result with it as the call ends.
+pub use crate::engine::is_filtered;
 
 /// Tokens one filtered result saved: the BPE tokens of what it would have
 /// shown (the error as displayed, or the nothing-found JSON) minus "null".

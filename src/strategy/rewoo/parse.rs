@@ -16,35 +16,17 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-/// One tool call of a step; `input` is the text between the brackets, with
-/// `#E` references not yet substituted.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PlannedCall {
-    pub tool: String,
-    pub input: String,
-}
-
-/// One `#EN = ...` line and the `Plan:` thought before it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PlanStep {
-    /// The N of `#EN`.
-    pub evidence: u32,
-    pub thought: String,
-    /// Several calls (tools of one category) run concurrently; all their
-    /// results together are the step's evidence.
-    pub calls: Vec<PlannedCall>,
-    /// The `#E` numbers cited in the inputs, sorted and deduplicated.
-    pub depends_on: Vec<u32>,
-}
+// The plan's steps are events' data too, so their types live with the events.
+pub use crate::engine::event::{RewooCall, RewooStep};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Plan {
-    pub steps: Vec<PlanStep>,
+pub struct RewooPlan {
+    pub steps: Vec<RewooStep>,
 }
 
 /// Why a plan cannot be run. Lines are 1-based lines of the model's text.
 #[derive(thiserror::Error, Debug, Clone, PartialEq)]
-pub enum PlanError {
+pub enum RewooPlanError {
     #[error("the plan has no steps; write each step as a line `Plan: <why>` followed by a line `#E1 = Tool[input]`")]
     Empty,
     #[error("line {line}: unknown tool `{tool}`; use only these tools: {}", known_list(.known))]
@@ -77,10 +59,10 @@ fn known_list(known: &[String]) -> String {
 /// Parses a plan leniently; see the module documentation. `tools` are the
 /// names the plan may use; matching ignores case and the returned calls
 /// carry the canonical spelling.
-pub fn parse_plan(text: &str, tools: &[String]) -> Result<Plan, PlanError> {
+pub fn parse_plan(text: &str, tools: &[String]) -> Result<RewooPlan, RewooPlanError> {
     let lookup = ToolLookup::new(tools);
     let raw: Vec<&str> = text.lines().collect();
-    let mut steps: Vec<PlanStep> = Vec::new();
+    let mut steps: Vec<RewooStep> = Vec::new();
     let mut defined: HashMap<u32, usize> = HashMap::new();
     let mut thought: Option<String> = None;
     // A thought may wrap onto the following lines; prose after a blank line
@@ -136,24 +118,24 @@ pub fn parse_plan(text: &str, tools: &[String]) -> Result<Plan, PlanError> {
             }
         };
         let (evidence, calls) = parsed.map_err(|e| match e {
-            StepError::Unclosed => PlanError::BadLine {
+            StepError::Unclosed => RewooPlanError::BadLine {
                 line: line_no,
                 text: line.to_string(),
                 why: "unbalanced brackets: a `[` is never closed".into(),
             },
-            StepError::Bad(why) => PlanError::BadLine { line: line_no, text: line.to_string(), why },
-            StepError::UnknownTool(tool) => PlanError::UnknownTool { line: line_no, tool, known: tools.to_vec() },
+            StepError::Bad(why) => RewooPlanError::BadLine { line: line_no, text: line.to_string(), why },
+            StepError::UnknownTool(tool) => RewooPlanError::UnknownTool { line: line_no, tool, known: tools.to_vec() },
         })?;
         if defined.insert(evidence, line_no).is_some() {
-            return Err(PlanError::DuplicateEvidence { evidence, line: line_no });
+            return Err(RewooPlanError::DuplicateEvidence { evidence, line: line_no });
         }
         let mut depends_on: Vec<u32> = calls.iter().flat_map(|c| references(&c.input).map(|r| r.2)).collect();
         depends_on.sort_unstable();
         depends_on.dedup();
-        steps.push(PlanStep { evidence, thought: thought.take().unwrap_or_default(), calls, depends_on });
+        steps.push(RewooStep { evidence, thought: thought.take().unwrap_or_default(), calls, depends_on });
     }
     if steps.is_empty() {
-        return Err(PlanError::Empty);
+        return Err(RewooPlanError::Empty);
     }
     for (idx, step) in steps.iter().enumerate() {
         for &r in &step.depends_on {
@@ -161,20 +143,20 @@ pub fn parse_plan(text: &str, tools: &[String]) -> Result<Plan, PlanError> {
                 continue;
             }
             return Err(if defined.contains_key(&r) {
-                PlanError::ForwardReference { evidence: step.evidence, refers_to: r }
+                RewooPlanError::ForwardReference { evidence: step.evidence, refers_to: r }
             } else {
-                PlanError::MissingReference { evidence: step.evidence, refers_to: r }
+                RewooPlanError::MissingReference { evidence: step.evidence, refers_to: r }
             });
         }
     }
-    Ok(Plan { steps })
+    Ok(RewooPlan { steps })
 }
 
 /// A planner's reply: the text format, or the same plan as JSON
 /// (`{"steps": [{"thought", "calls": [{"tool", "input"}]}]}`, what a
 /// schema-constrained endpoint returns), step N being `#EN`. The JSON is
 /// written out as text and parsed, so both forms are checked alike.
-pub fn parse_plan_reply(text: &str, tools: &[String]) -> Result<Plan, PlanError> {
+pub fn parse_plan_reply(text: &str, tools: &[String]) -> Result<RewooPlan, RewooPlanError> {
     let steps = crate::strategy::actor::first_json_object(text)
         .and_then(|o| o.get("steps").and_then(serde_json::Value::as_array).cloned());
     let Some(steps) = steps else { return parse_plan(text, tools) };
@@ -208,7 +190,7 @@ pub fn parse_plan_reply(text: &str, tools: &[String]) -> Result<Plan, PlanError>
 /// dependencies lie in earlier layers. Within a layer steps keep plan order.
 /// References to steps the plan lacks are ignored rather than panicking,
 /// since a `Plan` can be built by hand.
-pub fn layers(plan: &Plan) -> Vec<Vec<u32>> {
+pub fn layers(plan: &RewooPlan) -> Vec<Vec<u32>> {
     let n = plan.steps.len();
     let mut depth = vec![0usize; n];
     // Relaxation converges in at most n passes on an acyclic plan; the cap
@@ -314,7 +296,7 @@ enum StepError {
 }
 
 /// Parses `#EN = Tool[input] (sep Tool[input])*`.
-fn parse_step(text: &str, tools: &ToolLookup) -> Result<(u32, Vec<PlannedCall>), StepError> {
+fn parse_step(text: &str, tools: &ToolLookup) -> Result<(u32, Vec<RewooCall>), StepError> {
     let (evidence, rest) = match evidence_prefix(text) {
         Some((Ok(n), rest)) => (n, rest),
         Some((Err(()), _)) => return Err(StepError::Bad("the evidence number is too large".into())),
@@ -343,7 +325,7 @@ fn parse_step(text: &str, tools: &ToolLookup) -> Result<(u32, Vec<PlannedCall>),
         let close = matching_bracket(rest, open, true)
             .or_else(|| matching_bracket(rest, open, false))
             .ok_or(StepError::Unclosed)?;
-        calls.push(PlannedCall { tool: tool.to_string(), input: rest[open + 1..close].trim().to_string() });
+        calls.push(RewooCall { tool: tool.to_string(), input: rest[open + 1..close].trim().to_string() });
         let after = rest[close + 1..].trim_start();
         if after.starts_with(']') {
             return Err(StepError::Bad("unbalanced brackets: a `]` has no `[`".into()));

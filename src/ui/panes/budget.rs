@@ -16,7 +16,7 @@ use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 use super::graph::{NodeState, node_state};
 use super::transcript::{fit, fmt_cost, width};
 use crate::engine::SessionState;
-use crate::engine::event::PlanRow;
+use crate::engine::event::BudgetRow;
 use crate::engine::state::{PlanView, RunView, ToolSpend};
 use crate::model::Role;
 use crate::ui::PaneCtx;
@@ -176,7 +176,7 @@ enum PlanState {
 }
 
 impl PlanState {
-    fn of(run: &RunView, row: &PlanRow, used: u32) -> Self {
+    fn of(run: &RunView, row: &BudgetRow, used: u32) -> Self {
         if run.blacklisted.contains(&row.tool) {
             PlanState::Blacklisted
         } else if row.calls == 0 {
@@ -561,8 +561,8 @@ mod tests {
         assert_eq!(visible_columns(20, 16, &widths, &[3, 1, 2, 4]), [false, false, false, false, false]);
     }
 
-    fn row(tool: &str, calls: u32) -> PlanRow {
-        PlanRow { tool: tool.into(), cost: 2.0, value: 1.0, freq: 3.0, defaulted: false, calls }
+    fn row(tool: &str, calls: u32) -> BudgetRow {
+        BudgetRow { tool: tool.into(), cost: 2.0, value: 1.0, freq: 3.0, defaulted: false, calls }
     }
 
     #[test]

@@ -229,7 +229,7 @@ fn entry_lines(e: &Entry, next: Option<&Entry>, ctx: &PaneCtx, w: usize, out: &m
                 out.push(Logical::new(spans));
             }
         }
-        Entry::PlanError { attempt, error, last } => {
+        Entry::RewooPlanError { attempt, error, last } => {
             let then = if *last { "the run fails" } else { "the planner gets one retry" };
             let style = th.fg(th.failing).add_modifier(Modifier::BOLD);
             out.push(Logical::new(vec![

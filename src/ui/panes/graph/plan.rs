@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Paragraph};
 
 use crate::engine::SessionState;
 use crate::engine::state::{Entry, LaneState, RewooView, StepView};
-use crate::strategy::rewoo::parse::PlanStep;
+use crate::engine::event::RewooStep;
 use crate::ui::PaneCtx;
 use crate::ui::dialog::source_word;
 use crate::ui::panes::transcript::{clean, width};
@@ -127,7 +127,7 @@ fn plan_lines(state: &SessionState, p: &RewooView, th: &Theme) -> Vec<Line<'stat
 
 /// `✓ #E1 done  ← #E0  thought`: the symbol and word say where the step
 /// stands, so the styles need not.
-fn step_line(step: &PlanStep, st: StepState, th: &Theme) -> Line<'static> {
+fn step_line(step: &RewooStep, st: StepState, th: &Theme) -> Line<'static> {
     let (sym, word, sym_style, style) = match st {
         StepState::Done => (OK, "done", th.fg(th.ok), th.base()),
         StepState::Running => ("▶", "running", th.accent(), th.accent()),
@@ -153,7 +153,7 @@ fn before_plan(state: &SessionState, th: &Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let run = state.current.as_ref();
     for e in run.map_or(&[][..], |r| &r.transcript[..]) {
-        if let Entry::PlanError { attempt, error, last } = e {
+        if let Entry::RewooPlanError { attempt, error, last } = e {
             let then = if *last { "no retry left" } else { "one retry" };
             out.push(Line::from(Span::styled(
                 format!("{FAILING} plan {attempt} unreadable ({then}): {}", clean(error)),

@@ -1,0 +1,142 @@
+//! One model call and one tool call, each behind the gate, with its events
+//! and its cost; and what every call of a tool shares with a lane's.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::conductor::Engine;
+use super::error::EngineError;
+use super::event::{EventKind, ToolOutcome};
+use super::gate::Pass;
+use super::host::Halt;
+use crate::model::{ChatRequest, ChatResponse};
+use crate::tool::fault::FaultMode;
+use crate::tool::{ExecutorSpec, ToolError, ToolErrorKind, ToolResult, ToolSpec};
+
+impl Engine {
+    pub(super) async fn gate_or_halt(&mut self) -> Result<(), Halt> {
+        match self.pass_gate().await? {
+            Pass::Go => Ok(()),
+            Pass::Stop => Err(Halt::Stopped),
+            Pass::Restart => Err(Halt::Restarted),
+        }
+    }
+
+    pub(super) async fn model_call(&mut self, req: ChatRequest) -> Result<ChatResponse, Halt> {
+        self.gate_or_halt().await?;
+        let role = req.role;
+        let slot = self.models.get(role).clone();
+        let info = slot.model.info();
+        self.next_call += 1;
+        let call = self.next_call;
+        self.emit(EventKind::ModelCall {
+            call,
+            role,
+            model: info.name.clone(),
+            simulated: info.simulated,
+            messages: req.messages.clone(),
+        })?;
+        let t0 = self.clock.now_ms();
+        let result = slot.model.chat(&req).await;
+        let latency_ms = self.clock.now_ms().saturating_sub(t0);
+        match result {
+            Ok(resp) => {
+                let cost = slot.price.cost(resp.usage);
+                self.tally.usage.prompt_tokens += resp.usage.prompt_tokens;
+                self.tally.usage.completion_tokens += resp.usage.completion_tokens;
+                self.tally.cost += cost;
+                self.emit(EventKind::ModelReply {
+                    call,
+                    role,
+                    model: info.name,
+                    text: resp.text.clone(),
+                    tool_calls: resp.tool_calls.clone(),
+                    usage: resp.usage,
+                    cost,
+                    latency_ms,
+                })?;
+                Ok(resp)
+            }
+            Err(e) => {
+                let error = e.to_string();
+                self.emit(EventKind::ModelFailed { call, role, model: info.name, error: error.clone(), latency_ms })?;
+                Err(Halt::ModelFailed(error))
+            }
+        }
+    }
+
+    pub(super) async fn tool_call(&mut self, tool: &str, args: &Value) -> Result<ToolResult, Halt> {
+        self.gate_or_halt().await?;
+        let Some(spec) = self.library.get(tool).cloned() else {
+            return Ok(Err(unknown_tool(tool)));
+        };
+        self.next_call += 1;
+        let call = self.next_call;
+        let fault = self.faults.draw(tool, &mut self.rng);
+        self.emit(EventKind::ToolCall { call, tool: tool.to_string(), args: args.clone(), lane: None })?;
+        let (timeout, call_seed) = (self.call_timeout(Some(&spec)), self.call_seed(call));
+        let t0 = self.clock.now_ms();
+        let result = self.executor.call(&spec, args, fault, call_seed, timeout).await;
+        let latency_ms = self.clock.now_ms().saturating_sub(t0);
+        self.settle_call(call, tool, &result, latency_ms, spec.cost, fault, false, None)?;
+        Ok(result)
+    }
+
+    /// A finished call, single or in a lane: its cost charged, its latency
+    /// learnt, its result recorded.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn settle_call(
+        &mut self,
+        call: u64,
+        tool: &str,
+        result: &ToolResult,
+        latency_ms: u64,
+        cost: f64,
+        fault: Option<FaultMode>,
+        filtered: bool,
+        lane: Option<u32>,
+    ) -> Result<(), EngineError> {
+        self.tally.tool_calls += 1;
+        self.tally.cost += cost;
+        // c_i's third part: the call's time at the configured rate.
+        if let Some(rate) = self.btp.as_ref().map(|b| b.time_rate).filter(|r| *r > 0.0) {
+            self.tally.cost += latency_ms as f64 / 1000.0 * rate;
+        }
+        self.latency.entry(tool.to_string()).or_default().record(latency_ms);
+        let outcome = match result {
+            Ok(value) => ToolOutcome::Ok { value: value.clone() },
+            Err(error) => ToolOutcome::Err { error: error.clone() },
+        };
+        self.emit(EventKind::ToolResult {
+            call,
+            tool: tool.to_string(),
+            outcome,
+            latency_ms,
+            cost,
+            fault,
+            filtered,
+            lane,
+        })
+    }
+
+    /// A tool's own timeout (command and HTTP tools carry one), else the engine's.
+    pub(super) fn call_timeout(&self, spec: Option<&ToolSpec>) -> Duration {
+        match spec.map(|s| &s.executor) {
+            Some(ExecutorSpec::Command { timeout_ms, .. } | ExecutorSpec::Http { timeout_ms, .. }) => {
+                Duration::from_millis(*timeout_ms)
+            }
+            Some(ExecutorSpec::Builtin { .. }) | None => self.tool_timeout,
+        }
+    }
+
+    /// Each call's randomness comes from the seed and the call's place in
+    /// the session, never from timing.
+    pub(super) fn call_seed(&self, call: u64) -> u64 {
+        self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ call
+    }
+}
+
+pub(super) fn unknown_tool(tool: &str) -> ToolError {
+    ToolError::new(ToolErrorKind::Failed, format!("unknown tool '{tool}'"))
+}

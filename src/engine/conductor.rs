@@ -1,0 +1,400 @@
+//! The engine as conductor: it runs a strategy over a task list as a tokio
+//! task, owns the gate, the controls, the events and the trace, and keeps the
+//! session's learnt state (the graph, the tool labels). It knows nothing of
+//! a terminal, and nothing of any strategy but the [`Strategy`] trait.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use tokio::sync::mpsc;
+
+use super::clock::{Clock, SystemClock};
+use super::control::Control;
+use super::error::EngineError;
+use super::event::{self, Event, EventKind, GraphSnapshot, RoleModel, RunOutcome, TaskBrief, ToolBrief};
+use super::gate::Gate;
+use super::host::{Halt, Labels, Strategy};
+use super::models::Models;
+use super::params::Params;
+use super::state::SessionState;
+use super::tally::{Latency, RunTally};
+use super::trace::TraceWriter;
+use crate::budget::btp::BtpSetup;
+use crate::graph::ToolGraph;
+use crate::retrieve::bm25::Bm25Index;
+use crate::task::{Task, answer_matches};
+use crate::tool::ToolLibrary;
+use crate::tool::exec::Executor;
+use crate::tool::fault::FaultTable;
+
+/// A control to apply just before task `before_task` (counted from 1)
+/// starts: how a scripted experiment breaks a tool at task 50.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scheduled {
+    pub before_task: u32,
+    pub control: Control,
+}
+
+pub struct EngineSetup {
+    pub library: Arc<ToolLibrary>,
+    pub models: Models,
+    pub strategy: Box<dyn Strategy>,
+    pub params: Params,
+    pub seed: u64,
+    /// ToolNet's graph; a strategy that walks one starts fully connected without.
+    pub graph: Option<ToolGraph>,
+    /// Where the learnt graph is saved after every update (None: not saved).
+    pub graph_file: Option<PathBuf>,
+    pub clock: Arc<dyn Clock>,
+    /// Timeout for tools whose executor names none (builtins).
+    pub tool_timeout: Duration,
+    pub schedule: Vec<Scheduled>,
+    pub cost_unit: String,
+    /// Start with the gate closed (the user steps or resumes).
+    pub start_paused: bool,
+    /// Wait this long before each call while running (see `Control::SetPace`).
+    pub pace: Duration,
+    /// After the last task, wait for the user instead of ending the session.
+    pub linger: bool,
+    /// BTP: experience, planning and enforcement (None: neither).
+    pub btp: Option<BtpSetup>,
+    /// Where tool labels (rewoo's categories) are cached, per library and model.
+    pub label_cache: Option<PathBuf>,
+}
+
+impl EngineSetup {
+    pub fn new(library: Arc<ToolLibrary>, models: Models, strategy: impl Into<Box<dyn Strategy>>) -> Self {
+        EngineSetup {
+            library,
+            models,
+            strategy: strategy.into(),
+            params: Params::default(),
+            seed: 0,
+            graph: None,
+            graph_file: None,
+            clock: Arc::new(SystemClock::new()),
+            tool_timeout: Duration::from_secs(10),
+            schedule: Vec::new(),
+            cost_unit: "credits".into(),
+            start_paused: false,
+            pace: Duration::ZERO,
+            linger: false,
+            btp: None,
+            label_cache: None,
+        }
+    }
+}
+
+/// What a finished session hands back: the learnt graph (to save) and the
+/// folded state (to summarise).
+pub struct SessionOutcome {
+    pub graph: Option<ToolGraph>,
+    pub state: SessionState,
+    /// Every tool usage the experience store holds at the end.
+    pub experience: Vec<crate::budget::experience::Experience>,
+}
+
+/// The sending side of the control channel.
+#[derive(Clone)]
+pub struct EngineHandle {
+    tx: mpsc::UnboundedSender<Control>,
+}
+
+impl EngineHandle {
+    /// Returns false once the engine has finished.
+    pub fn send(&self, control: Control) -> bool {
+        self.tx.send(control).is_ok()
+    }
+}
+
+pub struct Engine {
+    pub(super) library: Arc<ToolLibrary>,
+    pub(super) models: Models,
+    /// Taken out while a run is under way (it then borrows the engine as its host).
+    pub(super) strategy: Option<Box<dyn Strategy>>,
+    pub(super) kind: event::StrategyKind,
+    pub(super) params: Params,
+    pub(super) seed: u64,
+    pub(super) clock: Arc<dyn Clock>,
+    pub(super) tool_timeout: Duration,
+    schedule: Vec<Scheduled>,
+    cost_unit: String,
+    pub(super) controls: mpsc::UnboundedReceiver<Control>,
+    sinks: Vec<mpsc::UnboundedSender<Event>>,
+    trace: Option<TraceWriter>,
+    pub(super) index: Bm25Index,
+    pub(super) executor: Executor,
+    pub(super) faults: FaultTable,
+    pub(super) rng: ChaCha8Rng,
+    pub(super) gate: Gate,
+    pub(super) stop: bool,
+    /// Abandon the current run and run its task again.
+    pub(super) restart: bool,
+    pub(super) edited_text: Option<String>,
+    pub(super) next_task: Option<usize>,
+    pub(super) pace: Duration,
+    linger: bool,
+    pub(super) btp: Option<BtpSetup>,
+    /// Learnt state the user can edit: ToolNet's graph and the tool labels.
+    pub(super) graph: Option<ToolGraph>,
+    pub(super) graph_file: Option<PathBuf>,
+    pub(super) labels: Labels,
+    pub(super) label_cache: Option<PathBuf>,
+    /// The label cache's key and model, so a user's edit is cached too.
+    pub(super) label_key: Option<(String, String)>,
+    /// Per-tool latency, for BTP's time term.
+    pub(super) latency: BTreeMap<String, Latency>,
+    pub(super) run_no: u32,
+    pub(super) step: u32,
+    pub(super) next_call: u64,
+    pub(super) tally: RunTally,
+    pub(super) state: SessionState,
+}
+
+impl Engine {
+    pub fn new(setup: EngineSetup) -> (Engine, EngineHandle) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let index = Bm25Index::new(setup.library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str())));
+        let mut graph = setup.graph;
+        if setup.strategy.walks_graph() {
+            let g = graph.get_or_insert_with(|| {
+                ToolGraph::fully_connected(&setup.library.names().map(str::to_string).collect::<Vec<_>>())
+            });
+            // A tool added to the library since the graph was saved joins it
+            // with a uniform prior.
+            for name in setup.library.names() {
+                if !g.contains(name) {
+                    // Names come from a validated library, so this cannot clash.
+                    let _ = g.add_tool(name);
+                }
+            }
+        }
+        let engine = Engine {
+            library: setup.library,
+            models: setup.models,
+            kind: setup.strategy.kind(),
+            strategy: Some(setup.strategy),
+            params: setup.params,
+            seed: setup.seed,
+            clock: setup.clock,
+            tool_timeout: setup.tool_timeout,
+            schedule: setup.schedule,
+            cost_unit: setup.cost_unit,
+            controls: rx,
+            sinks: Vec::new(),
+            trace: None,
+            index,
+            executor: Executor::new(),
+            faults: FaultTable::default(),
+            rng: ChaCha8Rng::seed_from_u64(setup.seed ^ 0x5eed_fa17),
+            gate: if setup.start_paused { Gate::Closed } else { Gate::Open },
+            stop: false,
+            restart: false,
+            edited_text: None,
+            next_task: None,
+            pace: setup.pace,
+            linger: setup.linger,
+            btp: setup.btp,
+            graph,
+            graph_file: setup.graph_file,
+            labels: Labels::new(),
+            label_cache: setup.label_cache,
+            label_key: None,
+            latency: BTreeMap::new(),
+            run_no: 0,
+            step: 0,
+            next_call: 0,
+            tally: RunTally::default(),
+            state: SessionState::default(),
+        };
+        (engine, EngineHandle { tx })
+    }
+
+    /// Events from now on, in order, to this receiver.
+    pub fn subscribe(&mut self) -> mpsc::UnboundedReceiver<Event> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.sinks.push(tx);
+        rx
+    }
+
+    pub fn set_trace(&mut self, trace: TraceWriter) {
+        self.trace = Some(trace);
+    }
+
+    /// Runs the tasks one after another; returns when all are done (or, when
+    /// lingering, when the user stops) or the user stopped the session.
+    pub async fn run(mut self, tasks: Vec<Task>) -> Result<SessionOutcome, EngineError> {
+        self.params.validate()?;
+        let mut tasks = tasks;
+        let models = self
+            .models
+            .assignments()
+            .map(|(role, slot)| RoleModel { role, model: slot.model.info(), price: slot.price })
+            .collect();
+        let tools = self
+            .library
+            .tools()
+            .iter()
+            .map(|t| ToolBrief {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                category: t.category.clone(),
+                cost: t.cost,
+            })
+            .collect();
+        let graph = self.graph.as_ref().map(snapshot);
+        self.emit(EventKind::SessionStarted {
+            schema: event::SCHEMA_VERSION,
+            strategy: self.kind,
+            seed: self.seed,
+            params: self.params.clone(),
+            models,
+            tools,
+            cost_unit: self.cost_unit.clone(),
+            tasks: tasks.len() as u32,
+            task_list: tasks.iter().map(|t| TaskBrief { id: t.id.clone(), query: t.query.clone() }).collect(),
+            available_models: self.models.available().map(|s| s.model.info()).collect(),
+            pace_ms: self.pace.as_millis() as u64,
+            graph,
+        })?;
+        if self.gate == Gate::Closed {
+            self.emit(EventKind::Paused)?;
+        }
+        let total = tasks.len() as u32;
+        let mut scheduled_up_to = 0;
+        let mut i = 0usize;
+        loop {
+            if self.stop {
+                break;
+            }
+            if i >= tasks.len() {
+                // All done. A lingering engine (the workbench) waits for the
+                // user to pick, restart or edit a task, or to quit.
+                if !self.linger || tasks.is_empty() {
+                    break;
+                }
+                self.step = 0;
+                match self.controls.recv().await {
+                    Some(c) => self.apply_control(c)?,
+                    None => break,
+                }
+                if let Some(p) = self.next_task.take() {
+                    i = p;
+                } else if std::mem::take(&mut self.restart) {
+                    i = tasks.len() - 1;
+                    if let Some(text) = self.edited_text.take() {
+                        self.edit_task(&mut tasks[i], i, text)?;
+                    }
+                }
+                continue;
+            }
+            let n = i as u32 + 1;
+            // Scheduled controls fire once, the first time their task comes up.
+            if n > scheduled_up_to {
+                let due: Vec<Control> =
+                    self.schedule.iter().filter(|s| s.before_task == n).map(|s| s.control.clone()).collect();
+                for c in due {
+                    self.apply_control(c)?;
+                }
+                scheduled_up_to = n;
+            }
+            self.run_task(&tasks[i], n, total).await?;
+            if std::mem::take(&mut self.restart) {
+                if let Some(text) = self.edited_text.take() {
+                    self.edit_task(&mut tasks[i], i, text)?;
+                }
+                continue;
+            }
+            i = self.next_task.take().unwrap_or(i + 1);
+        }
+        self.run_no = 0;
+        self.step = 0;
+        self.emit(EventKind::SessionFinished { runs: self.state.finished.len() as u32, stopped: self.stop })?;
+        let experience = self.btp.as_ref().map(|b| b.experience.records().to_vec()).unwrap_or_default();
+        Ok(SessionOutcome { graph: self.graph, state: self.state, experience })
+    }
+
+    /// One run: the strategy takes the task as far as it goes, between
+    /// `RunStarted` and `RunFinished`.
+    async fn run_task(&mut self, task: &Task, index: u32, total: u32) -> Result<(), EngineError> {
+        self.run_no += 1;
+        self.step = 0;
+        self.tally = RunTally::default();
+        self.emit(EventKind::RunStarted {
+            task_id: task.id.clone(),
+            task: task.query.clone(),
+            gold: task.answer.clone(),
+            index,
+            total,
+        })?;
+        // The strategy borrows the engine as its host while it runs.
+        let mut strategy = self.strategy.take().ok_or(EngineError::Reentered)?;
+        let found = strategy.run(self, task).await;
+        self.strategy = Some(strategy);
+        let (outcome, answer) = match found {
+            Ok(Some(a)) => (RunOutcome::Answered, Some(a)),
+            Ok(None) => (RunOutcome::MaxSteps, None),
+            Err(Halt::Stopped) => (RunOutcome::Stopped, None),
+            Err(Halt::Restarted) => (RunOutcome::Restarted, None),
+            Err(Halt::OutOfBudget) => (RunOutcome::OutOfBudget, None),
+            Err(Halt::ModelFailed(error)) => (RunOutcome::Failed { error }, None),
+            Err(Halt::BadPlan(error)) => (RunOutcome::BadPlan { error }, None),
+            Err(Halt::Engine(e)) => return Err(e),
+        };
+        // A run the user cut short neither succeeded nor failed.
+        let cut_short = matches!(outcome, RunOutcome::Stopped | RunOutcome::Restarted);
+        let success = task
+            .answer
+            .as_ref()
+            .filter(|_| !cut_short)
+            .map(|gold| answer.as_deref().is_some_and(|a| answer_matches(a, gold)));
+        let (steps, tally) = (self.step, self.tally);
+        self.emit(EventKind::RunFinished {
+            outcome,
+            answer,
+            success,
+            cost: tally.cost,
+            usage: tally.usage,
+            steps,
+            tool_calls: tally.tool_calls,
+        })
+    }
+
+    fn edit_task(&mut self, task: &mut Task, i: usize, text: String) -> Result<(), EngineError> {
+        task.query = text.clone();
+        // The gold answer was for the old text.
+        task.answer = None;
+        self.emit(EventKind::TaskEdited { index: i as u32 + 1, text })
+    }
+
+    pub(super) fn emit(&mut self, kind: EventKind) -> Result<(), EngineError> {
+        let event = Event { v: event::SCHEMA_VERSION, run: self.run_no, step: self.step, t: self.clock.now_ms(), kind };
+        if let Some(t) = self.trace.as_mut() {
+            t.write(&event)?;
+        }
+        self.state.apply(&event);
+        // A subscriber that went away is no reason to stop the run.
+        self.sinks.retain(|s| s.send(event.clone()).is_ok());
+        Ok(())
+    }
+}
+
+/// The whole graph as data, for the first event of a trace.
+fn snapshot(g: &ToolGraph) -> GraphSnapshot {
+    let mut edges = Vec::new();
+    let mut scores = Vec::new();
+    let nodes: Vec<&str> = std::iter::once(crate::graph::START).chain(g.tools()).collect();
+    for node in nodes {
+        for (to, w) in g.out_edges(node) {
+            edges.push((node.to_string(), to, w));
+        }
+        if let Some(s) = g.score(node).filter(|s| *s != 0.0) {
+            scores.push((node.to_string(), s));
+        }
+    }
+    GraphSnapshot { iteration: g.iteration(), edges, scores }
+}

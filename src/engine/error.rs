@@ -1,0 +1,28 @@
+//! What can go wrong in the engine itself (never a tool's or a model's
+//! failure: those are events, and the run goes on).
+
+use super::params::ParamError;
+use super::trace::TraceError;
+use crate::budget::experience::ExperienceError;
+use crate::graph::GraphError;
+
+#[derive(thiserror::Error, Debug)]
+pub enum EngineError {
+    #[error("could not write the trace: {0}")]
+    Trace(#[from] TraceError),
+    #[error("parameters: {0}")]
+    Params(#[from] ParamError),
+    #[error("experience: {0}")]
+    Experience(#[from] ExperienceError),
+    #[error("tool labels: {0}")]
+    Labels(#[from] super::label_cache::CacheError),
+    #[error("could not save the learnt graph: {0}")]
+    Graph(#[from] GraphError),
+    #[error("no budget set")]
+    NoBudget,
+    #[error("BTP is not set up")]
+    NoBtp,
+    /// A run started while another held the strategy.
+    #[error("a run started inside another run")]
+    Reentered,
+}

@@ -1,0 +1,316 @@
+//! A step of concurrent calls (ReWOO's multi-calling, DESIGN §3.5): each
+//! call is a lane with its own gate, its own faults and timeout; the user
+//! can hold, release, run or fail one lane while its siblings run on.
+//!
+//! The lanes are futures polled together in the engine's task, next to the
+//! control channel, so every event is still emitted in order by the engine.
+
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures::future::{AbortHandle, Abortable};
+use futures::stream::{FuturesUnordered, StreamExt};
+
+use super::calls::unknown_tool;
+use super::conductor::Engine;
+use super::control::{Control, LaneAction};
+use super::error::EngineError;
+use super::event::{EventKind, LanePlan, RefuseReason, ToolOutcome};
+use super::host::{Halt, LaneDone, LaneRequest};
+use crate::budget::btp::{RunBudget, Verdict};
+use crate::tool::fault::FaultMode;
+use crate::tool::{ToolError, ToolErrorKind, ToolResult, ToolSpec};
+
+/// What a lane's future hands back: its lane, result and latency.
+type LaneResult = (usize, ToolResult, u64);
+type LaneFuture = Pin<Box<dyn std::future::Future<Output = LaneResult> + Send>>;
+
+/// Where a lane of the running step is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    Waiting,
+    Held,
+    Running,
+    Done,
+}
+
+/// One lane ready to run (or already settled before it could).
+struct Lane {
+    plan: LanePlan,
+    spec: Option<Arc<ToolSpec>>,
+    /// Settled before running: bad input, unknown tool, refused by the budget.
+    settled: Option<Settled>,
+    slot: Slot,
+    /// A fault the user asked for on this lane.
+    user_fault: Option<FaultMode>,
+    abort: Option<AbortHandle>,
+    result: Option<ToolResult>,
+}
+
+enum Settled {
+    Failed(ToolError),
+    Refused(RefuseReason, String),
+}
+
+impl Engine {
+    /// Runs one step's calls concurrently: admission, `StepStarted`, the
+    /// lanes, each call spent as it ends.
+    pub(super) async fn step_calls(
+        &mut self,
+        label: u32,
+        thought: String,
+        requests: Vec<LaneRequest>,
+        mut budget: Option<&mut RunBudget>,
+    ) -> Result<Vec<LaneDone>, Halt> {
+        let lanes = self.admit_lanes(label, requests, budget.as_deref());
+        self.emit(EventKind::StepStarted { evidence: label, thought, lanes: lanes.iter().map(|l| l.plan.clone()).collect() })?;
+        let lanes = self.run_lanes(lanes, budget.as_deref_mut()).await?;
+        Ok(lanes.into_iter().map(|l| LaneDone { plan: l.plan, result: l.result }).collect())
+    }
+
+    /// The lanes with their call numbers, and what fails or the budget
+    /// refuses before anything runs.
+    fn admit_lanes(&mut self, label: u32, requests: Vec<LaneRequest>, budget: Option<&RunBudget>) -> Vec<Lane> {
+        let mut lanes: Vec<Lane> = requests
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                self.next_call += 1;
+                let spec = self.library.get(&r.tool).cloned();
+                let settled = match (&spec, r.invalid) {
+                    (None, _) => Some(Settled::Failed(unknown_tool(&r.tool))),
+                    (Some(_), Some(e)) => Some(Settled::Failed(e)),
+                    (Some(_), None) => None,
+                };
+                Lane {
+                    plan: LanePlan { lane: i as u32, call: self.next_call, tool: r.tool, input: r.input, args: r.args },
+                    spec,
+                    settled,
+                    slot: Slot::Waiting,
+                    user_fault: None,
+                    abort: None,
+                    result: None,
+                }
+            })
+            .collect();
+        let Some(b) = budget else { return lanes };
+        for l in lanes.iter_mut().filter(|l| l.settled.is_none()) {
+            match b.verdict(&l.plan.tool) {
+                Verdict::Allowed => {}
+                Verdict::Forbidden(d) => l.settled = Some(Settled::Refused(RefuseReason::Forbidden, d)),
+                Verdict::Blacklisted(d) => l.settled = Some(Settled::Refused(RefuseReason::Blacklisted, d)),
+            }
+        }
+        // A concurrent step spends all its calls at once: refuse it whole
+        // when together they would overspend, keeping back the reserve.
+        let cost: f64 = lanes
+            .iter()
+            .filter(|l| l.settled.is_none())
+            .map(|l| b.costs.get(&l.plan.tool).copied().unwrap_or_else(|| l.spec.as_ref().map_or(0.0, |s| s.cost)))
+            .sum();
+        let spent = self.tally.cost;
+        if cost > 0.0 && b.over(spent + cost, b.reserve) {
+            let detail = format!(
+                "step #E{label} would cost {cost:.2} with {spent:.2} of {:.2} spent and {:.2} kept for the solver",
+                b.budget, b.reserve
+            );
+            for l in lanes.iter_mut().filter(|l| l.settled.is_none()) {
+                l.settled = Some(Settled::Refused(RefuseReason::OverBudget, detail.clone()));
+            }
+        }
+        lanes
+    }
+
+    /// Runs a step's lanes concurrently, each behind its own gate, obeying
+    /// controls as they arrive. Returns the lanes with their results.
+    async fn run_lanes(&mut self, mut lanes: Vec<Lane>, mut budget: Option<&mut RunBudget>) -> Result<Vec<Lane>, Halt> {
+        for lane in lanes.iter_mut() {
+            match lane.settled.take() {
+                None => {}
+                Some(Settled::Refused(reason, detail)) => {
+                    lane.slot = Slot::Done;
+                    self.emit(EventKind::Refused { tool: lane.plan.tool.clone(), reason, detail })?;
+                }
+                Some(Settled::Failed(error)) => {
+                    // Shown as a call that failed at once, so the lane and
+                    // the transcript say why.
+                    let p = lane.plan.clone();
+                    self.emit(EventKind::ToolCall { call: p.call, tool: p.tool.clone(), args: p.args, lane: Some(p.lane) })?;
+                    lane.slot = Slot::Done;
+                    lane.result = Some(Err(error.clone()));
+                    self.emit(EventKind::ToolResult {
+                        call: p.call,
+                        tool: p.tool,
+                        outcome: ToolOutcome::Err { error },
+                        latency_ms: 0,
+                        cost: 0.0,
+                        fault: None,
+                        filtered: true,
+                        lane: Some(p.lane),
+                    })?;
+                }
+            }
+        }
+        if lanes.iter().any(|l| l.slot == Slot::Waiting) {
+            self.wait_pace().await?;
+        }
+        let mut running: FuturesUnordered<LaneFuture> = FuturesUnordered::new();
+        let mut faults: BTreeMap<usize, Option<FaultMode>> = BTreeMap::new();
+        loop {
+            if self.stop {
+                return Err(Halt::Stopped);
+            }
+            if self.restart {
+                return Err(Halt::Restarted);
+            }
+            // Start every lane the gate lets through.
+            for i in 0..lanes.len() {
+                if lanes[i].slot == Slot::Waiting && self.try_pass()? {
+                    let (fut, fault) = self.start_lane(&mut lanes[i], i)?;
+                    faults.insert(i, fault);
+                    running.push(fut);
+                }
+            }
+            if lanes.iter().all(|l| l.slot == Slot::Done) {
+                break;
+            }
+            tokio::select! {
+                Some((i, result, latency_ms)) = running.next(), if !running.is_empty() => {
+                    let fault = faults.get(&i).copied().flatten();
+                    self.finish_lane(&mut lanes[i], result, latency_ms, fault)?;
+                    // Each call is spent as it ends, so the budget pane moves lane by lane.
+                    if let Some(b) = budget.as_deref_mut() {
+                        self.spend(b, &lanes[i].plan.tool, &mut Vec::new())?;
+                    }
+                }
+                c = self.controls.recv() => match c {
+                    Some(Control::Lane { lane, action }) => self.lane_control(&mut lanes, &mut running, &mut faults, lane, action)?,
+                    Some(c) => self.apply_control(c)?,
+                    // Nobody can open a gate any more: run on rather than hang.
+                    None => {
+                        for l in lanes.iter_mut().filter(|l| l.slot == Slot::Held) {
+                            l.slot = Slot::Waiting;
+                        }
+                        self.open_for_good()?;
+                        if running.is_empty() && !lanes.iter().any(|l| l.slot == Slot::Waiting) {
+                            break;
+                        }
+                    }
+                },
+            }
+        }
+        Ok(lanes)
+    }
+
+    /// Starts one lane's call: its fault drawn (or the user's), its events emitted.
+    fn start_lane(&mut self, lane: &mut Lane, i: usize) -> Result<(LaneFuture, Option<FaultMode>), EngineError> {
+        // A lane without a tool was settled before it could start; should
+        // one start anyway, its call fails rather than the engine.
+        let spec = lane.spec.clone();
+        let p = &lane.plan;
+        let drawn = self.faults.draw(&p.tool, &mut self.rng);
+        let fault = lane.user_fault.or(drawn);
+        self.emit(EventKind::ToolCall { call: p.call, tool: p.tool.clone(), args: p.args.clone(), lane: Some(p.lane) })?;
+        lane.slot = Slot::Running;
+        let (timeout, call_seed) = (self.call_timeout(spec.as_deref()), self.call_seed(p.call));
+        let (executor, clock, args) = (self.executor.clone(), Arc::clone(&self.clock), p.args.clone());
+        let (abort, registration) = AbortHandle::new_pair();
+        lane.abort = Some(abort);
+        let name = p.tool.clone();
+        let fut = Box::pin(async move {
+            let t0 = clock.now_ms();
+            let run = async {
+                match spec {
+                    Some(spec) => executor.call(&spec, &args, fault, call_seed, timeout).await,
+                    None => Err(unknown_tool(&name)),
+                }
+            };
+            let call = Abortable::new(run, registration).await;
+            let latency = clock.now_ms().saturating_sub(t0);
+            let result = call.unwrap_or_else(|_| {
+                Err(ToolError::new(ToolErrorKind::Failed, format!("'{name}' was failed by the user")))
+            });
+            (i, result, latency)
+        });
+        Ok((fut, fault))
+    }
+
+    fn finish_lane(
+        &mut self,
+        lane: &mut Lane,
+        result: ToolResult,
+        latency_ms: u64,
+        fault: Option<FaultMode>,
+    ) -> Result<(), EngineError> {
+        lane.slot = Slot::Done;
+        lane.abort = None;
+        let cost = lane.spec.as_ref().map_or(0.0, |s| s.cost);
+        let filtered = is_filtered(&result);
+        let (call, tool, n) = (lane.plan.call, lane.plan.tool.clone(), lane.plan.lane);
+        self.settle_call(call, &tool, &result, latency_ms, cost, fault, filtered, Some(n))?;
+        lane.result = Some(result);
+        Ok(())
+    }
+
+    /// A user's action on one lane of the running step.
+    fn lane_control(
+        &mut self,
+        lanes: &mut [Lane],
+        running: &mut FuturesUnordered<LaneFuture>,
+        faults: &mut BTreeMap<usize, Option<FaultMode>>,
+        lane: u32,
+        action: LaneAction,
+    ) -> Result<(), EngineError> {
+        let Some(i) = lanes.iter().position(|l| l.plan.lane == lane) else {
+            return self.reject("lane", format!("the running step has no lane {lane} (0 to {})", lanes.len() - 1));
+        };
+        let l = &mut lanes[i];
+        let why = match (action, l.slot) {
+            (_, Slot::Done) => Some("it has ended"),
+            (LaneAction::Hold, Slot::Waiting) => {
+                l.slot = Slot::Held;
+                None
+            }
+            (LaneAction::Hold, _) => Some("it is already running or held"),
+            (LaneAction::Release, Slot::Held) => {
+                l.slot = Slot::Waiting;
+                None
+            }
+            (LaneAction::Release, _) => Some("it is not held"),
+            (LaneAction::Step, Slot::Waiting | Slot::Held) => None,
+            (LaneAction::Step, _) => Some("it is already running"),
+            (LaneAction::Fail { fault }, Slot::Waiting | Slot::Held) => {
+                l.user_fault = Some(fault);
+                None
+            }
+            (LaneAction::Fail { .. }, Slot::Running) => {
+                // Cut the call short: its future ends as a failure.
+                if let Some(a) = l.abort.take() {
+                    a.abort();
+                }
+                faults.insert(i, Some(FaultMode::Error));
+                None
+            }
+        };
+        if let Some(why) = why {
+            return self.reject("lane", format!("lane {lane} ({}): {why}", lanes[i].plan.tool));
+        }
+        self.emit(EventKind::LaneChanged { lane, action })?;
+        if action == LaneAction::Step {
+            let (fut, fault) = self.start_lane(&mut lanes[i], i)?;
+            faults.insert(i, fault);
+            running.push(fut);
+        }
+        Ok(())
+    }
+}
+
+/// Whether a lane's result reaches the next stage as null: errors and
+/// "nothing found" carry nothing a later stage can use (ReWOO's null filter).
+pub fn is_filtered(result: &ToolResult) -> bool {
+    match result {
+        Err(_) => true,
+        Ok(v) => crate::tool::nothing_found::is_nothing_found(v),
+    }
+}

@@ -1,0 +1,153 @@
+//! The engine serving a strategy: [`Host`] over the conductor's own parts.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::conductor::Engine;
+use super::error::EngineError;
+use super::event::EventKind;
+use super::host::{Halt, Host, LaneDone, LaneRequest, Labels, Strategy};
+use super::models::Models;
+use super::params::Params;
+use crate::budget::btp::RunBudget;
+use crate::budget::experience::Experience;
+use crate::graph::ToolGraph;
+use crate::model::{ChatRequest, ChatResponse};
+use crate::tool::{ToolLibrary, ToolResult};
+
+impl Engine {
+    pub(super) fn retrieve_k(&self, query: &str, k: usize) -> Vec<String> {
+        let mut names: Vec<String> = self.index.search(query, k).into_iter().map(|h| h.name).collect();
+        for t in self.library.names() {
+            if names.len() >= k {
+                break;
+            }
+            if !names.iter().any(|n| n == t) {
+                names.push(t.to_string());
+            }
+        }
+        names
+    }
+
+    /// Keeps what the graph learnt: saved atomically after every change, so
+    /// a session killed mid-run loses nothing it finished.
+    pub(super) fn save_graph(&mut self) -> Result<(), EngineError> {
+        if let (Some(path), Some(g)) = (self.graph_file.as_ref(), self.graph.as_ref()) {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| crate::graph::GraphError::Io { path: dir.to_path_buf(), source: e })?;
+            }
+            g.save(path)?;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Host for Engine {
+    fn params(&self) -> &Params {
+        &self.params
+    }
+
+    fn library(&self) -> &ToolLibrary {
+        &self.library
+    }
+
+    fn models(&self) -> &Models {
+        &self.models
+    }
+
+    fn retrieve(&self, query: &str, k: usize) -> Vec<String> {
+        self.retrieve_k(query, k)
+    }
+
+    fn graph(&self) -> Option<&ToolGraph> {
+        self.graph.as_ref()
+    }
+
+    fn step(&self) -> u32 {
+        self.step
+    }
+
+    fn next_step(&mut self) -> Result<(), EngineError> {
+        self.step += 1;
+        self.apply_pending()
+    }
+
+    fn cut_short(&self) -> bool {
+        self.stop || self.restart
+    }
+
+    fn emit(&mut self, kind: EventKind) -> Result<(), EngineError> {
+        Engine::emit(self, kind)
+    }
+
+    async fn model(&mut self, req: ChatRequest) -> Result<ChatResponse, Halt> {
+        self.model_call(req).await
+    }
+
+    async fn tool(&mut self, name: &str, args: &Value) -> Result<ToolResult, Halt> {
+        self.tool_call(name, args).await
+    }
+
+    async fn step_calls(
+        &mut self,
+        label: u32,
+        thought: String,
+        lanes: Vec<LaneRequest>,
+        budget: Option<&mut RunBudget>,
+    ) -> Result<Vec<LaneDone>, Halt> {
+        Engine::step_calls(self, label, thought, lanes, budget).await
+    }
+
+    fn plan_budget(&mut self, query: &str, strategy: &dyn Strategy) -> Result<Option<RunBudget>, Halt> {
+        Engine::plan_budget(self, query, strategy)
+    }
+
+    fn spend(&mut self, budget: &mut RunBudget, tool: &str, notes: &mut Vec<String>) -> Result<(), EngineError> {
+        Engine::spend(self, budget, tool, notes)
+    }
+
+    fn spent(&self) -> f64 {
+        self.tally.cost
+    }
+
+    fn judge_by_model(&self) -> bool {
+        self.btp.as_ref().is_some_and(|b| b.model_judge)
+    }
+
+    fn record_usages(&mut self, usages: &[Experience]) -> Result<(), EngineError> {
+        if let Some(b) = self.btp.as_mut() {
+            b.experience.append(usages)?;
+        }
+        Ok(())
+    }
+
+    fn learn(&mut self, scores: &BTreeMap<String, i32>) -> Result<(), EngineError> {
+        let (alpha, beta) = (self.params.alpha, self.params.beta);
+        if let Some(g) = self.graph.as_mut() {
+            let update = g.apply_scores(scores, alpha, beta);
+            Engine::emit(self, EventKind::GraphUpdated { update })?;
+            self.save_graph()?;
+        }
+        Ok(())
+    }
+
+    fn labels(&self) -> &Labels {
+        &self.labels
+    }
+
+    fn set_labels(&mut self, labels: Labels, cache_key: Option<(String, String)>) {
+        self.labels = labels;
+        if cache_key.is_some() {
+            self.label_key = cache_key;
+        }
+    }
+
+    fn label_cache(&self) -> Option<&Path> {
+        self.label_cache.as_deref()
+    }
+}

@@ -1,0 +1,33 @@
+//! ReAct, the baseline: at every step the actor is offered the top-K tools
+//! retrieved for the task, without weights. The smallest strategy: a new one
+//! starts from this file (implement [`Strategy`], register it in `mod.rs`).
+
+use async_trait::async_trait;
+
+use super::act::{self, Candidates};
+use crate::engine::{CostShape, Halt, Host, Strategy, StrategyKind};
+use crate::task::Task;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct React;
+
+impl Candidates for React {
+    fn candidates(&self, _host: &dyn Host, _node: &str, retrieved: &[String]) -> Vec<(String, Option<f64>)> {
+        retrieved.iter().map(|n| (n.clone(), None)).collect()
+    }
+}
+
+#[async_trait]
+impl Strategy for React {
+    fn kind(&self) -> StrategyKind {
+        StrategyKind::React
+    }
+
+    fn cost_shape(&self, host: &dyn Host, query: &str, candidates: &[String]) -> CostShape {
+        act::cost_shape(host, query, candidates)
+    }
+
+    async fn run(&mut self, host: &mut dyn Host, task: &Task) -> Result<Option<String>, Halt> {
+        act::act(self, host, task, &mut Vec::new()).await
+    }
+}

@@ -1,0 +1,93 @@
+//! ToolNet (DESIGN §3.1): the actor walks the tool graph. It is offered the
+//! top-K retrieved tools at the start, ranked by their weight from `start`,
+//! then the out-neighbours of the last tool that helped, each with its edge
+//! weight. After each task an evaluator scores every tool used and the graph
+//! learns (the formulas: `graph/toolnet.rs`).
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+
+use super::act::{self, Candidates, refuse_malformed};
+use super::actor::{self, EvalView, HistoryEntry};
+use crate::engine::{CostShape, Halt, Host, Strategy, StrategyKind};
+use crate::graph::{END, START};
+use crate::model::{ChatRequest, Role};
+use crate::task::Task;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Toolnet;
+
+impl Candidates for Toolnet {
+    fn candidates(&self, host: &dyn Host, node: &str, retrieved: &[String]) -> Vec<(String, Option<f64>)> {
+        let Some(g) = host.graph() else {
+            return retrieved.iter().map(|n| (n.clone(), None)).collect();
+        };
+        if node != START {
+            return g
+                .out_edges(node)
+                .into_iter()
+                .map(|(to, w)| if to == END { (actor::FINISH.to_string(), Some(w)) } else { (to, Some(w)) })
+                .collect();
+        }
+        let mut v: Vec<(String, Option<f64>)> = retrieved.iter().map(|n| (n.clone(), g.weight(START, n))).collect();
+        v.sort_by(|a, b| b.1.unwrap_or(0.0).total_cmp(&a.1.unwrap_or(0.0)).then_with(|| a.0.cmp(&b.0)));
+        v
+    }
+}
+
+#[async_trait]
+impl Strategy for Toolnet {
+    fn kind(&self) -> StrategyKind {
+        StrategyKind::Toolnet
+    }
+
+    fn walks_graph(&self) -> bool {
+        true
+    }
+
+    fn cost_shape(&self, host: &dyn Host, query: &str, candidates: &[String]) -> CostShape {
+        act::cost_shape(host, query, candidates)
+    }
+
+    async fn run(&mut self, host: &mut dyn Host, task: &Task) -> Result<Option<String>, Halt> {
+        let mut history = Vec::new();
+        let found = act::act(self, host, task, &mut history).await;
+        // The graph learns from every run that used a tool and was not cut
+        // short, whatever its outcome; a failed evaluation teaches nothing.
+        let answer = found.as_ref().ok().and_then(|a| a.as_deref());
+        if !history.is_empty() && !host.cut_short() {
+            match evaluate(host, task, &history, answer).await {
+                Ok(()) | Err(Halt::Stopped | Halt::Restarted | Halt::OutOfBudget | Halt::ModelFailed(_) | Halt::BadPlan(_)) => {}
+                Err(Halt::Engine(e)) => return Err(Halt::Engine(e)),
+            }
+        }
+        found
+    }
+}
+
+/// ToolNet's dynamic construction: the evaluator scores every tool used,
+/// and the graph learns from the scores.
+async fn evaluate(host: &mut dyn Host, task: &Task, history: &[HistoryEntry], answer: Option<&str>) -> Result<(), Halt> {
+    let view = EvalView { task: task.query.clone(), steps: history.to_vec(), answer: answer.map(str::to_string) };
+    let mut used: Vec<String> = history.iter().map(|h| h.tool.clone()).collect();
+    used.sort();
+    used.dedup();
+    let req = ChatRequest::constrained(Role::Evaluator, actor::render_eval(&view), actor::eval_schema(&used));
+    let reply = host.model(req).await?;
+    let scores = match actor::parse_eval_reply(&reply) {
+        Ok(s) => s,
+        Err(e) => {
+            refuse_malformed(host, &e)?;
+            return Ok(());
+        }
+    };
+    // Only tools that were really called this run can be scored.
+    let used: BTreeMap<String, i32> = scores
+        .into_iter()
+        .filter(|(t, _)| history.iter().any(|h| &h.tool == t) && host.library().get(t).is_some())
+        .collect();
+    host.emit(crate::engine::EventKind::Evaluated { scores: used.clone() })?;
+    host.learn(&used)?;
+    Ok(())
+}
