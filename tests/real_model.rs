@@ -102,11 +102,11 @@ async fn a_constrained_choice_names_an_offered_tool() {
         candidates.push(finish_candidate(None));
         let view = ActorView { task: task.into(), history: vec![], candidates, notes: vec![] };
         let offered: Vec<String> = view.candidates.iter().map(|c| c.name.clone()).collect();
-        let mut req = ChatRequest::new(Role::Actor, protocol::render_actor(&view));
-        req.response_schema = Some(protocol::actor_schema(&offered));
+        let mut req = ChatRequest::new(Role::Actor, actor::render_actor(&view));
+        req.response_schema = Some(actor::actor_schema(&offered));
         req.temperature = Some(0.0);
         let reply = m.chat(&req).await.unwrap();
-        match protocol::parse_actor_reply(&reply) {
+        match actor::parse_actor_reply(&reply) {
             Ok(ActorAction::Call { tool, .. }) => assert!(names.contains(&tool.as_str()), "{task}: {tool}"),
             Ok(ActorAction::Finish { .. }) => {}
             Err(e) => panic!("{task}: unreadable reply {:?}: {e}", reply.text),

@@ -23,7 +23,7 @@ use switchyard::engine::btp::BtpSetup;
 use switchyard::engine::LaneAction;
 use switchyard::engine::event::{LabelSource, RefuseReason, RunOutcome, ToolOutcome};
 use switchyard::engine::{
-    Control, Engine, EngineSetup, Event, EventKind, LogicalClock, Models, RewooSetup, Scheduled, StrategyKind,
+    Control, Engine, EngineSetup, Event, EventKind, LogicalClock, Models, Scheduled, StrategyKind,
 };
 use switchyard::task::Task;
 use switchyard::model::price::Price;
@@ -612,7 +612,7 @@ async fn labels_come_from_the_manifest_then_the_cache_then_the_classifier() {
 
     let first = Roles::new(&script);
     let mut s = setup(unlabelled(), first.clone());
-    s.rewoo = RewooSetup { cache: Some(cache.clone()), ..Default::default() };
+    s.label_cache = Some(cache.clone());
     let events = run(s, vec![task("6*7?")]).await;
     assert_eq!(
         labels(&events),
@@ -631,7 +631,7 @@ async fn labels_come_from_the_manifest_then_the_cache_then_the_classifier() {
     // A second session with the same library and model reads the cache.
     let second = Roles::new(&script[1..]);
     let mut s = setup(unlabelled(), second.clone());
-    s.rewoo = RewooSetup { cache: Some(cache.clone()), ..Default::default() };
+    s.label_cache = Some(cache.clone());
     s.start_paused = false;
     let (mut engine, handle) = Engine::new(s);
     let mut rx = engine.subscribe();
@@ -648,7 +648,7 @@ async fn labels_come_from_the_manifest_then_the_cache_then_the_classifier() {
     // The edit was cached too.
     let third = Roles::new(&script[1..]);
     let mut s = setup(unlabelled(), third);
-    s.rewoo = RewooSetup { cache: Some(cache), ..Default::default() };
+    s.label_cache = Some(cache);
     let events = run(s, vec![task("6*7?")]).await;
     assert_eq!(labels(&events)[1], ("calculator".into(), "Math".into(), LabelSource::Cache));
 }

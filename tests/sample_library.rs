@@ -165,8 +165,8 @@ async fn gold_tools_reproduce_every_gold_answer() {
                 candidates: candidates.clone(),
                 notes: vec![],
             };
-            let reply = sim.chat(&ChatRequest::new(Role::Actor, protocol::render_actor(&view))).await.unwrap();
-            match protocol::parse_actor_reply(&reply).unwrap() {
+            let reply = sim.chat(&ChatRequest::new(Role::Actor, actor::render_actor(&view))).await.unwrap();
+            match actor::parse_actor_reply(&reply).unwrap() {
                 ActorAction::Finish { answer } => break answer,
                 ActorAction::Call { tool, arguments } => {
                     let step = history.len();

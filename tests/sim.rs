@@ -47,11 +47,11 @@ fn geo(name: &str, weight: Option<&str>) -> CandidateView {
 }
 
 fn actor_request(view: &ActorView) -> ChatRequest {
-    ChatRequest::new(Role::Actor, protocol::render_actor(view))
+    ChatRequest::new(Role::Actor, actor::render_actor(view))
 }
 
 fn act_with(model: &SimModel, view: &ActorView) -> ActorAction {
-    protocol::parse_actor_reply(&chat(model, &actor_request(view))).unwrap()
+    actor::parse_actor_reply(&chat(model, &actor_request(view))).unwrap()
 }
 
 fn act(view: &ActorView) -> ActorAction {
@@ -321,7 +321,7 @@ fn twins_are_chosen_in_proportion_to_their_weights() {
 fn unreadable_prompts_get_plain_answers() {
     let model = sim(3, 0.1);
     let r = chat(&model, &ChatRequest::new(Role::Actor, vec![Message::user("hello")]));
-    assert!(answer(&protocol::parse_actor_reply(&r).unwrap()).contains("could not read"));
+    assert!(answer(&actor::parse_actor_reply(&r).unwrap()).contains("could not read"));
     // No labels and no plan that the engine could mistake for real ones.
     let r = chat(&model, &ChatRequest::new(Role::Classifier, vec![Message::user("plan this")]));
     assert!(rp::parse_classifier_reply(&r).is_err(), "{}", r.text);
@@ -332,8 +332,8 @@ fn unreadable_prompts_get_plain_answers() {
 }
 
 fn scores(view: &EvalView) -> BTreeMap<String, i32> {
-    let r = chat(&sim(9, 0.1), &ChatRequest::new(Role::Evaluator, protocol::render_eval(view)));
-    protocol::parse_eval_reply(&r).unwrap()
+    let r = chat(&sim(9, 0.1), &ChatRequest::new(Role::Evaluator, actor::render_eval(view)));
+    actor::parse_eval_reply(&r).unwrap()
 }
 
 #[test]
@@ -395,8 +395,8 @@ fn the_judge_calls_useful_results_helpful() {
     let judge = |obs: Observation, args: Value| {
         let v =
             JudgeView { task: "Calculate 2 + 2.".into(), tool: "calculator".into(), arguments: args, observation: obs };
-        let r = chat(&sim(1, 0.1), &ChatRequest::new(Role::Judge, protocol::render_judge(&v)));
-        protocol::parse_judge_reply(&r).unwrap()
+        let r = chat(&sim(1, 0.1), &ChatRequest::new(Role::Judge, actor::render_judge(&v)));
+        actor::parse_judge_reply(&r).unwrap()
     };
     assert!(judge(Observation::Result(json!({"result": 4})), json!({"expression": "2 + 2"})));
     assert!(!judge(Observation::Result(json!({"result": 5})), json!({"expression": "2 + 2"})));
@@ -457,9 +457,9 @@ proptest! {
         let history = history.into_iter().map(|(t, o)| step(&t, json!({}), o)).collect();
         let v = ActorView { task, history, candidates: candidates.clone(), notes: vec![] };
         let r = chat(&sim(seed, noise), &actor_request(&v));
-        match protocol::parse_actor_reply(&r).unwrap() {
+        match actor::parse_actor_reply(&r).unwrap() {
             ActorAction::Call { tool, .. } => prop_assert!(
-                candidates.iter().any(|c| c.name == tool && c.name != protocol::FINISH),
+                candidates.iter().any(|c| c.name == tool && c.name != actor::FINISH),
                 "called {tool} not among {:?}", candidates.iter().map(|c| &c.name).collect::<Vec<_>>()
             ),
             ActorAction::Finish { .. } => {}
