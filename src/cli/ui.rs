@@ -1,0 +1,82 @@
+//! `ui` and `replay`: the workbench, live or over a recorded trace.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use color_eyre::eyre::Result;
+
+use switchyard::config::Config;
+use switchyard::engine::StrategyKind;
+use switchyard::engine::trace::read_trace;
+use switchyard::session;
+use switchyard::ui::Theme;
+
+use super::{Common, runtime, session_options};
+
+#[derive(Args, Debug, Default)]
+pub(super) struct UiArgs {
+    /// One task, typed here.
+    #[arg(long)]
+    task: Option<String>,
+    /// react, toolnet or rewoo (default: the config's).
+    #[arg(long)]
+    strategy: Option<StrategyKind>,
+    #[command(flatten)]
+    common: Common,
+    /// Write the trace here (default: a new file under DATA_DIR/traces).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// dark, light, high-contrast, or a theme file (default: the config's).
+    #[arg(long)]
+    theme: Option<String>,
+    /// Milliseconds to wait before each call (default: the config's).
+    #[arg(long)]
+    pace: Option<u64>,
+    /// Start paused: press space to run, s to step.
+    #[arg(long)]
+    paused: bool,
+    /// Start from the trajectories' graph, not the saved one.
+    #[arg(long)]
+    fresh_graph: bool,
+    /// Do not save the learnt graph.
+    #[arg(long)]
+    no_save: bool,
+    /// Record every model reply to this cassette.
+    #[arg(long, conflicts_with = "replay_models")]
+    record: Option<PathBuf>,
+    /// Answer model calls from this cassette instead of the models.
+    #[arg(long = "replay-models")]
+    replay_models: Option<PathBuf>,
+}
+
+pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
+    // Everything that can be wrong is found before the terminal is taken over.
+    let theme = Theme::resolve(a.theme.as_deref().unwrap_or(&config.theme))?;
+    switchyard::ui::term::check_terminal()?;
+    let mut opts = session_options(&a.common, a.task, a.strategy, a.fresh_graph, a.no_save, a.record, a.replay_models)?;
+    opts.start_paused = a.paused;
+    opts.linger = true;
+    opts.pace_ms = a.pace.unwrap_or(config.pace_ms);
+    let trace = match a.trace {
+        Some(t) => t,
+        None => {
+            let stamp =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+            config.data_dir()?.join("traces").join(format!("session-{stamp}.jsonl"))
+        }
+    };
+    opts.trace = Some(trace.clone());
+    let prepared = session::prepare(config, &opts)?;
+    runtime()?.block_on(switchyard::ui::term::run_live(prepared, theme))?;
+    println!("trace: {}\nreplay it with: switchyard replay {}", trace.display(), trace.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<String>) -> Result<ExitCode> {
+    let theme = Theme::resolve(theme.as_deref().unwrap_or(&config.theme))?;
+    let events = read_trace(file)?;
+    switchyard::ui::term::check_terminal()?;
+    runtime()?.block_on(switchyard::ui::term::run_replay(events, theme))?;
+    Ok(ExitCode::SUCCESS)
+}
