@@ -83,6 +83,7 @@ enum Command {
     Trace(TraceCommand),
 }
 
+// The flags of every subcommand that runs sessions: run, ui and eval.
 #[derive(Args, Debug, Default)]
 struct Common {
     /// A task file (TOML or JSON Lines); the config's task set without it.
@@ -114,6 +115,40 @@ struct Common {
     /// Replace the tools' costs, e.g. random:1-10 (the BTP paper's setting), drawn with the seed.
     #[arg(long)]
     tool_costs: Option<String>,
+}
+
+// The session `run` and `ui` start. The graph and tape flags are a group of
+// their own because `--help` lists each subcommand's own flags between them.
+#[derive(Args, Debug, Default)]
+struct SessionArgs {
+    /// One task, typed here.
+    #[arg(long)]
+    task: Option<String>,
+    /// react, toolnet or rewoo (default: the config's).
+    #[arg(long)]
+    strategy: Option<StrategyKind>,
+    #[command(flatten)]
+    common: Common,
+    /// Write the trace (JSON Lines) here.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+}
+
+// Where a `run` or `ui` session takes ToolNet's graph and the model replies from.
+#[derive(Args, Debug, Default)]
+struct GraphTapeArgs {
+    /// Start from the trajectories' graph, not the saved one.
+    #[arg(long)]
+    fresh_graph: bool,
+    /// Do not save the learnt graph.
+    #[arg(long)]
+    no_save: bool,
+    /// Record every model reply to this cassette.
+    #[arg(long, conflicts_with = "replay")]
+    record: Option<PathBuf>,
+    /// Answer model calls from this cassette instead of the models.
+    #[arg(long)]
+    replay: Option<PathBuf>,
 }
 
 pub fn main() -> Result<ExitCode> {
@@ -192,29 +227,22 @@ fn common_options(c: &Common) -> Result<SessionOptions> {
     Ok(o)
 }
 
-/// What `run` and `ui` share: the task, strategy, graph and model tape.
-fn session_options(
-    common: &Common,
-    task: Option<String>,
-    strategy: Option<StrategyKind>,
-    fresh_graph: bool,
-    no_save: bool,
-    record: Option<PathBuf>,
-    replay: Option<PathBuf>,
-) -> Result<SessionOptions> {
-    let mut opts = common_options(common)?;
-    if let Some(t) = task {
-        if common.tasks.is_some() {
+/// What `run` and `ui` share: the task, strategy, graph and model tape; each
+/// decides for itself where the trace goes.
+fn session_options(session: &SessionArgs, graph_tape: &GraphTapeArgs) -> Result<SessionOptions> {
+    let mut opts = common_options(&session.common)?;
+    if let Some(t) = &session.task {
+        if session.common.tasks.is_some() {
             return Err(eyre!("--task and --tasks exclude each other: give one task or a task file"));
         }
-        opts.tasks = TaskSource::Text(t);
+        opts.tasks = TaskSource::Text(t.clone());
     }
-    opts.strategy = strategy;
-    opts.graph = if fresh_graph { GraphSource::Fresh } else { GraphSource::Saved };
-    opts.save_graph = !no_save;
-    opts.tape = match (record, replay) {
-        (Some(r), _) => Tape::Record(r),
-        (_, Some(r)) => Tape::Replay(r),
+    opts.strategy = session.strategy;
+    opts.graph = if graph_tape.fresh_graph { GraphSource::Fresh } else { GraphSource::Saved };
+    opts.save_graph = !graph_tape.no_save;
+    opts.tape = match (&graph_tape.record, &graph_tape.replay) {
+        (Some(r), _) => Tape::Record(r.clone()),
+        (_, Some(r)) => Tape::Replay(r.clone()),
         _ => Tape::Live,
     };
     Ok(opts)

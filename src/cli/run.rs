@@ -1,61 +1,41 @@
 //! `run`: tasks headless, and the summary that `run` and `trace show` print.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
-use switchyard::engine::StrategyKind;
 use switchyard::engine::event::RunOutcome;
 use switchyard::engine::state::{RunSummary, SessionState};
 use switchyard::eval::report::{Metrics, table};
 use switchyard::session;
 
-use super::{Common, runtime, session_options};
+use super::{GraphTapeArgs, SessionArgs, runtime, session_options};
 
 #[derive(Args, Debug, Default)]
 pub(super) struct RunArgs {
-    /// One task, typed here.
-    #[arg(long)]
-    task: Option<String>,
-    /// react, toolnet or rewoo (default: the config's).
-    #[arg(long)]
-    strategy: Option<StrategyKind>,
     #[command(flatten)]
-    common: Common,
-    /// Write the trace (JSON Lines) here.
-    #[arg(long)]
-    trace: Option<PathBuf>,
+    session: SessionArgs,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
-    /// Start from the trajectories' graph, not the saved one.
-    #[arg(long)]
-    fresh_graph: bool,
-    /// Do not save the learnt graph.
-    #[arg(long)]
-    no_save: bool,
-    /// Record every model reply to this cassette.
-    #[arg(long, conflicts_with = "replay")]
-    record: Option<PathBuf>,
-    /// Answer model calls from this cassette instead of the models.
-    #[arg(long)]
-    replay: Option<PathBuf>,
+    #[command(flatten)]
+    graph_tape: GraphTapeArgs,
 }
 
 pub(super) fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
-    let mut opts = session_options(&a.common, a.task, a.strategy, a.fresh_graph, a.no_save, a.record, a.replay)?;
-    opts.trace = a.trace.clone();
+    let mut opts = session_options(&a.session, &a.graph_tape)?;
+    opts.trace = a.session.trace.clone();
     let prepared = session::prepare(config, &opts)?;
     let outcome = runtime()?.block_on(session::run(prepared))?;
     let state = outcome.state;
     let metrics = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("run"), &state);
     if a.json {
         let runs: Vec<serde_json::Value> = state.finished.iter().map(run_json).collect();
-        let out =
-            serde_json::json!({ "metrics": metrics, "models": accounts_json(&state), "runs": runs, "trace": a.trace });
+        let out = serde_json::json!({
+            "metrics": metrics, "models": accounts_json(&state), "runs": runs, "trace": a.session.trace,
+        });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         print_session(&state);
@@ -69,7 +49,7 @@ pub(super) fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
                 acc.calls, acc.usage.prompt_tokens, acc.usage.completion_tokens, acc.cost, state.cost_unit
             );
         }
-        if let Some(t) = &a.trace {
+        if let Some(t) = &a.session.trace {
             println!("trace: {}", t.display());
         }
     }

@@ -1,32 +1,28 @@
 //! `ui` and `replay`: the workbench, live or over a recorded trace.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
-use switchyard::engine::StrategyKind;
 use switchyard::engine::trace::read_trace;
 use switchyard::session;
 use switchyard::ui::Theme;
 
-use super::{Common, runtime, session_options};
+use super::{GraphTapeArgs, SessionArgs, runtime, session_options};
 
+// The workbench always writes a trace, so its help says where by default; and
+// `replay` is already the subcommand that replays a trace, so here the cassette
+// flag says that it replays the models.
 #[derive(Args, Debug, Default)]
+#[command(
+    mut_arg("trace", |a| a.help("Write the trace here (default: a new file under DATA_DIR/traces)")),
+    mut_arg("replay", |a| a.long("replay-models").value_name("REPLAY_MODELS")),
+)]
 pub(super) struct UiArgs {
-    /// One task, typed here.
-    #[arg(long)]
-    task: Option<String>,
-    /// react, toolnet or rewoo (default: the config's).
-    #[arg(long)]
-    strategy: Option<StrategyKind>,
     #[command(flatten)]
-    common: Common,
-    /// Write the trace here (default: a new file under DATA_DIR/traces).
-    #[arg(long)]
-    trace: Option<PathBuf>,
+    session: SessionArgs,
     /// dark, light, high-contrast, or a theme file (default: the config's).
     #[arg(long)]
     theme: Option<String>,
@@ -36,29 +32,19 @@ pub(super) struct UiArgs {
     /// Start paused: press space to run, s to step.
     #[arg(long)]
     paused: bool,
-    /// Start from the trajectories' graph, not the saved one.
-    #[arg(long)]
-    fresh_graph: bool,
-    /// Do not save the learnt graph.
-    #[arg(long)]
-    no_save: bool,
-    /// Record every model reply to this cassette.
-    #[arg(long, conflicts_with = "replay_models")]
-    record: Option<PathBuf>,
-    /// Answer model calls from this cassette instead of the models.
-    #[arg(long = "replay-models")]
-    replay_models: Option<PathBuf>,
+    #[command(flatten)]
+    graph_tape: GraphTapeArgs,
 }
 
 pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
     // Everything that can be wrong is found before the terminal is taken over.
     let theme = Theme::resolve(a.theme.as_deref().unwrap_or(&config.theme))?;
     switchyard::ui::term::check_terminal()?;
-    let mut opts = session_options(&a.common, a.task, a.strategy, a.fresh_graph, a.no_save, a.record, a.replay_models)?;
+    let mut opts = session_options(&a.session, &a.graph_tape)?;
     opts.start_paused = a.paused;
     opts.linger = true;
     opts.pace_ms = a.pace.unwrap_or(config.pace_ms);
-    let trace = match a.trace {
+    let trace = match a.session.trace {
         Some(t) => t,
         None => {
             let stamp =
