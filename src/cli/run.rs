@@ -1,0 +1,138 @@
+//! `run`: tasks headless, and the summary that `run` and `trace show` print.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use color_eyre::eyre::Result;
+
+use switchyard::config::Config;
+use switchyard::engine::event::RunOutcome;
+use switchyard::engine::state::{RunSummary, SessionState};
+use switchyard::eval::report::{Metrics, table};
+use switchyard::session;
+
+use super::{GraphTapeArgs, SessionArgs, runtime, session_options};
+
+#[derive(Args, Debug, Default)]
+pub(super) struct RunArgs {
+    #[command(flatten)]
+    session: SessionArgs,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    graph_tape: GraphTapeArgs,
+}
+
+pub(super) fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
+    let mut opts = session_options(&a.session, &a.graph_tape)?;
+    opts.trace = a.session.trace.clone();
+    let prepared = session::prepare(config, &opts)?;
+    let outcome = runtime()?.block_on(session::run(prepared))?;
+    let state = outcome.state;
+    let metrics = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("run"), &state);
+    if a.json {
+        let runs: Vec<serde_json::Value> = state.finished.iter().map(run_json).collect();
+        let out = serde_json::json!({
+            "metrics": metrics, "models": accounts_json(&state), "runs": runs, "trace": a.session.trace,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print_session(&state);
+        print!("{}", table(std::slice::from_ref(&metrics), &state.cost_unit));
+        if state.finished.iter().any(|r| r.budget.is_some()) || state.params.budget.is_some() {
+            print!("{}", switchyard::eval::report::budget_table(std::slice::from_ref(&metrics), &state.cost_unit));
+        }
+        for ((role, model), acc) in &state.accounts {
+            println!(
+                "{role:<10} {model:<12} {:>5} calls {:>9} tokens in {:>7} out {:>10.4} {}",
+                acc.calls, acc.usage.prompt_tokens, acc.usage.completion_tokens, acc.cost, state.cost_unit
+            );
+        }
+        if let Some(t) = &a.session.trace {
+            println!("trace: {}", t.display());
+        }
+    }
+    // A model that failed for good (down, refusing the key, ...) is worth a
+    // non-zero exit even though the summary was printed.
+    let failed: Vec<&RunSummary> =
+        state.finished.iter().filter(|r| matches!(r.outcome, RunOutcome::Failed { .. })).collect();
+    if let Some(first) = failed.first() {
+        if let RunOutcome::Failed { error } = &first.outcome {
+            eprintln!(
+                "error: {} of {} runs failed; the first, run {}: {error}",
+                failed.len(),
+                state.finished.len(),
+                first.run
+            );
+        }
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Calls, tokens and cost per role and model.
+fn accounts_json(state: &SessionState) -> Vec<serde_json::Value> {
+    state
+        .accounts
+        .iter()
+        .map(|((role, model), a)| {
+            let simulated = state.models.iter().any(|m| m.model.name == *model && m.model.simulated);
+            serde_json::json!({
+                "role": role, "model": model, "simulated": simulated, "calls": a.calls,
+                "prompt_tokens": a.usage.prompt_tokens, "completion_tokens": a.usage.completion_tokens,
+                "cost": a.cost, "latency_ms": a.latency_ms,
+            })
+        })
+        .collect()
+}
+
+pub(super) fn run_json(r: &RunSummary) -> serde_json::Value {
+    serde_json::json!({
+        "run": r.run, "task_id": r.task_id, "outcome": r.outcome, "answer": r.answer, "success": r.success,
+        "cost": r.cost, "prompt_tokens": r.usage.prompt_tokens, "completion_tokens": r.usage.completion_tokens,
+        "steps": r.steps, "tool_calls": r.tool_calls, "path": r.path,
+    })
+}
+
+pub(super) fn print_session(state: &SessionState) {
+    let models: Vec<String> = state
+        .models
+        .iter()
+        .filter(|m| state.strategy.is_some_and(|s| s.roles().contains(&m.role)))
+        .map(|m| format!("{} = {}{}", m.role, m.model.name, if m.model.simulated { " (simulated)" } else { "" }))
+        .collect();
+    println!(
+        "strategy {}, seed {}, {} tools, {} tasks; {}",
+        state.strategy.map(|s| s.as_str()).unwrap_or("?"),
+        state.seed,
+        state.tools.len(),
+        state.finished.len(),
+        models.join(", ")
+    );
+    println!("{:>4}  {:<12} {:<8} {:>5} {:>8}  {:<40} path", "run", "task", "result", "steps", "tokens", "answer");
+    for r in &state.finished {
+        let result = match (&r.success, &r.outcome) {
+            (Some(true), _) => "ok",
+            (Some(false), RunOutcome::Answered) => "wrong",
+            (None, RunOutcome::Answered) => "answered",
+            (_, RunOutcome::MaxSteps) => "no answer",
+            (_, RunOutcome::Stopped) => "stopped",
+            (_, RunOutcome::Restarted) => "restarted",
+            (_, RunOutcome::OutOfBudget) => "no budget",
+            (_, RunOutcome::Failed { .. }) => "failed",
+            (_, RunOutcome::BadPlan { .. }) => "bad plan",
+        };
+        let answer: String = r.answer.clone().unwrap_or_default().chars().take(40).collect();
+        println!(
+            "{:>4}  {:<12} {:<8} {:>5} {:>8}  {:<40} {}",
+            r.run,
+            r.task_id,
+            result,
+            r.steps,
+            r.usage.prompt_tokens + r.usage.completion_tokens,
+            answer,
+            r.path.join(" > ")
+        );
+    }
+}

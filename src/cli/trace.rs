@@ -1,0 +1,46 @@
+//! `trace show`: a recorded run rebuilt from its trace and summarised.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use color_eyre::eyre::Result;
+
+use switchyard::engine::state::SessionState;
+use switchyard::engine::trace::read_trace;
+use switchyard::eval::report::{Metrics, table};
+
+use super::run::{print_session, run_json};
+
+#[derive(Subcommand, Debug)]
+pub(super) enum TraceCommand {
+    /// Rebuild a run's state from its trace and summarise it.
+    Show {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub(super) fn show(file: &std::path::Path, json: bool) -> Result<ExitCode> {
+    let events = read_trace(file)?;
+    let state = SessionState::from_events(&events);
+    if json {
+        let runs: Vec<serde_json::Value> = state.finished.iter().map(run_json).collect();
+        let m = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("trace"), &state);
+        let time = switchyard::eval::timing::TimeSplit::from_events(&events);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"events": events.len(), "metrics": m, "time": time, "runs": runs})
+            )?
+        );
+    } else {
+        println!("{}: {} events", file.display(), events.len());
+        print_session(&state);
+        let m = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("trace"), &state);
+        print!("{}", table(&[m], &state.cost_unit));
+        println!("{}", switchyard::eval::timing::TimeSplit::from_events(&events).describe());
+    }
+    Ok(ExitCode::SUCCESS)
+}

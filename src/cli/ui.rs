@@ -1,0 +1,68 @@
+//! `ui` and `replay`: the workbench, live or over a recorded trace.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use color_eyre::eyre::Result;
+
+use switchyard::config::Config;
+use switchyard::engine::trace::read_trace;
+use switchyard::session;
+use switchyard::ui::Theme;
+
+use super::{GraphTapeArgs, SessionArgs, runtime, session_options};
+
+// The workbench always writes a trace, so its help says where by default; and
+// `replay` is already the subcommand that replays a trace, so here the cassette
+// flag says that it replays the models.
+#[derive(Args, Debug, Default)]
+#[command(
+    mut_arg("trace", |a| a.help("Write the trace here (default: a new file under DATA_DIR/traces)")),
+    mut_arg("replay", |a| a.long("replay-models").value_name("REPLAY_MODELS")),
+)]
+pub(super) struct UiArgs {
+    #[command(flatten)]
+    session: SessionArgs,
+    /// dark, light, high-contrast, or a theme file (default: the config's).
+    #[arg(long)]
+    theme: Option<String>,
+    /// Milliseconds to wait before each call (default: the config's).
+    #[arg(long)]
+    pace: Option<u64>,
+    /// Start paused: press space to run, s to step.
+    #[arg(long)]
+    paused: bool,
+    #[command(flatten)]
+    graph_tape: GraphTapeArgs,
+}
+
+pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
+    // Everything that can be wrong is found before the terminal is taken over.
+    let theme = Theme::resolve(a.theme.as_deref().unwrap_or(&config.theme))?;
+    switchyard::ui::term::check_terminal()?;
+    let mut opts = session_options(&a.session, &a.graph_tape)?;
+    opts.start_paused = a.paused;
+    opts.linger = true;
+    opts.pace_ms = a.pace.unwrap_or(config.pace_ms);
+    let trace = match a.session.trace {
+        Some(t) => t,
+        None => {
+            let stamp =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+            config.data_dir()?.join("traces").join(format!("session-{stamp}.jsonl"))
+        }
+    };
+    opts.trace = Some(trace.clone());
+    let prepared = session::prepare(config, &opts)?;
+    runtime()?.block_on(switchyard::ui::term::run_live(prepared, theme))?;
+    println!("trace: {}\nreplay it with: switchyard replay {}", trace.display(), trace.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<String>) -> Result<ExitCode> {
+    let theme = Theme::resolve(theme.as_deref().unwrap_or(&config.theme))?;
+    let events = read_trace(file)?;
+    switchyard::ui::term::check_terminal()?;
+    runtime()?.block_on(switchyard::ui::term::run_replay(events, theme))?;
+    Ok(ExitCode::SUCCESS)
+}
