@@ -8,6 +8,7 @@ pub mod draw;
 pub mod panes;
 pub mod symbols;
 pub mod term;
+mod text;
 pub mod theme;
 pub mod view;
 

@@ -13,11 +13,12 @@ use ratatui::widgets::Paragraph;
 
 use super::Outcome;
 use super::field::Field;
-use super::kit::{choice, error_message, field_row, hints, label, rows, truncate, window};
+use super::kit::{choice, error_message, field_row, hints, label, rows, window};
 use crate::engine::event::LabelSource;
 use crate::engine::params::Control;
 use crate::engine::state::SessionState;
 use crate::ui::Theme;
+use crate::ui::text::fit;
 
 const LABEL_W: usize = 9;
 const NEW_W: u16 = 24;
@@ -224,11 +225,11 @@ impl CategoryDialog {
             let chosen = pos == self.selected;
             let marker = if chosen { "▸ " } else { "  " };
             let (category, source) = match state.labels.get(name) {
-                Some((c, s)) => (Span::raw(format!("{:<cat_w$} ", truncate(c, cat_w))), source_word(*s)),
+                Some((c, s)) => (Span::raw(format!("{:<cat_w$} ", fit(c, cat_w))), source_word(*s)),
                 None => (Span::styled(format!("{:<cat_w$} ", "—"), theme.muted()), "not labelled"),
             };
             let line = Line::from(vec![
-                Span::raw(format!("    {marker}{:<name_w$} ", truncate(name, name_w))),
+                Span::raw(format!("    {marker}{:<name_w$} ", fit(name, name_w))),
                 category,
                 Span::styled(source, theme.muted()),
             ]);

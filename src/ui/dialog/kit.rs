@@ -87,11 +87,6 @@ pub(super) fn window(selected: usize, len: usize, height: usize, offset: &Cell<u
     off..(off + height).min(len)
 }
 
-/// `s` cut to `width` columns, with an ellipsis when cut.
-pub(super) fn truncate(s: &str, width: usize) -> String {
-    crate::ui::panes::transcript::fit(s, width).into_owned()
-}
-
 /// One row: `prefix`, then `field` between brackets `field_w` wide, then `suffix`.
 pub(super) fn field_row(
     frame: &mut Frame,

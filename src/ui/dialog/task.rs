@@ -10,10 +10,11 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 
 use super::Outcome;
 use super::field::Field;
-use super::kit::{error_message, field_row, hints, label, rows, truncate, window};
+use super::kit::{error_message, field_row, hints, label, rows, window};
 use crate::engine::params::Control;
 use crate::engine::state::SessionState;
 use crate::ui::Theme;
+use crate::ui::text::fit;
 
 const PAGE: usize = 10;
 
@@ -191,7 +192,7 @@ impl TaskDialog {
                 "  "
             };
             let head = format!("  {}{mark}{n:>3}. {} — ", if chosen { "▸" } else { " " }, t.id);
-            let rest = truncate(&t.query, width.saturating_sub(head.chars().count()));
+            let rest = fit(&t.query, width.saturating_sub(head.chars().count())).into_owned();
             let line = Line::from(vec![Span::raw(head), Span::raw(rest)]);
             lines.push(if chosen { line.style(theme.selected()) } else { line });
         }

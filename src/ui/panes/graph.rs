@@ -24,6 +24,7 @@ use crate::engine::state::GraphView;
 use crate::engine::{SessionState, StrategyKind};
 use crate::graph::{END, START};
 use crate::ui::symbols;
+use crate::ui::text::fit;
 use crate::ui::theme::Theme;
 use crate::ui::{GraphMode, PaneCtx};
 
@@ -190,18 +191,6 @@ fn fmt_score(s: f64) -> String {
     if s.fract() == 0.0 && s.abs() < 1e6 { format!("{s:.0}") } else { format!("{s:.2}") }
 }
 
-/// `s` cut to `width` columns, with an ellipsis when cut.
-fn truncate(s: &str, width: usize) -> String {
-    crate::ui::panes::transcript::fit(s, width).into_owned()
-}
-
-/// `s` padded with spaces (or cut) to exactly `width` columns.
-fn fit(s: &str, width: usize) -> String {
-    let t = truncate(s, width);
-    let w = Span::raw(t.as_str()).width();
-    format!("{t}{}", " ".repeat(width.saturating_sub(w)))
-}
-
 /// Descending by weight, then by name: the order candidates are offered in.
 fn by_weight_desc(a: &(&str, f64), b: &(&str, f64)) -> Ordering {
     b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0))
@@ -226,7 +215,7 @@ fn note(frame: &mut Frame, area: Rect, theme: &Theme, text: &str) {
     if area.width == 0 || area.height == 0 {
         return;
     }
-    frame.render_widget(Paragraph::new(Span::styled(truncate(text, area.width as usize), theme.muted())), area);
+    frame.render_widget(Paragraph::new(Span::styled(fit(text, area.width as usize), theme.muted())), area);
 }
 
 /// The tool nodes of the graph (neither `start` nor `end`), in name order,

@@ -22,6 +22,7 @@ use crate::tool::ToolError;
 use crate::tool::fault::FaultMode;
 use crate::ui::PaneCtx;
 use crate::ui::symbols::{BLACKLISTED, FAILING, FAULT, FORBIDDEN, OK};
+use crate::ui::text::{clean, fit, fit_spans_counted, spans_width, width, wrap};
 use crate::ui::theme::Theme;
 
 /// JSON values longer than this (in characters) are folded even when the pane
@@ -71,7 +72,7 @@ fn visible_lines(ctx: &PaneCtx, w: usize, h: usize) -> (Vec<Line<'static>>, usiz
             if ctx.view.unfold {
                 out.extend(wrap(l.spans, w));
             } else {
-                out.push(fold(l.spans, w.min(l.limit), th));
+                out.push(fit_spans_counted(l.spans, w.min(l.limit), th.muted()));
             }
         }
         out
@@ -389,7 +390,7 @@ fn value_lines(
         }
         return;
     }
-    let head_width: usize = spans.iter().map(Span::width).sum();
+    let head_width = spans_width(&spans);
     spans.push(Span::styled(compact, style));
     spans.extend(tail);
     let limit = if long { head_width + VALUE_MAX } else { usize::MAX };
@@ -467,158 +468,6 @@ fn bold(th: &Theme) -> Style {
     th.base().add_modifier(Modifier::BOLD)
 }
 
-/// Cuts a line that does not fit to one screen line ending in `… (+N chars)`.
-fn fold(spans: Vec<Span<'static>>, w: usize, th: &Theme) -> Line<'static> {
-    let total: usize = spans.iter().map(Span::width).sum();
-    if total <= w {
-        return Line::from(spans);
-    }
-    let chars: usize = spans.iter().map(|s| s.content.chars().count()).sum();
-    let suffix = |hidden: usize| format!("… (+{hidden} chars)");
-    // Too narrow for the count: a bare ellipsis.
-    if w < width(&suffix(chars)) + 8 {
-        let (mut kept, _) = cut(&spans, w.saturating_sub(1));
-        kept.push(Span::styled("…", th.muted()));
-        return Line::from(kept);
-    }
-    // The count's width depends on where the cut falls; a narrower count
-    // leaves room for more of the line, which can only narrow it further.
-    let mut hidden = chars;
-    let mut kept = Vec::new();
-    for _ in 0..3 {
-        let (k, kept_chars) = cut(&spans, w - width(&suffix(hidden)));
-        kept = k;
-        if chars - kept_chars == hidden {
-            break;
-        }
-        hidden = chars - kept_chars;
-    }
-    kept.push(Span::styled(suffix(hidden), th.muted()));
-    Line::from(kept)
-}
-
-/// The spans cut to `room` cells, and how many characters were kept.
-fn cut(spans: &[Span<'static>], room: usize) -> (Vec<Span<'static>>, usize) {
-    let mut kept = Vec::with_capacity(spans.len() + 1);
-    let (mut used, mut kept_chars) = (0, 0);
-    for s in spans {
-        let sw = s.width();
-        if used + sw <= room {
-            used += sw;
-            kept_chars += s.content.chars().count();
-            kept.push(s.clone());
-            continue;
-        }
-        let mut part = String::new();
-        for c in s.content.chars() {
-            let cw = char_width(c);
-            if used + cw > room {
-                break;
-            }
-            used += cw;
-            kept_chars += 1;
-            part.push(c);
-        }
-        if !part.is_empty() {
-            kept.push(Span::styled(part, s.style));
-        }
-        break;
-    }
-    (kept, kept_chars)
-}
-
-/// Splits a line into screen lines of at most `w` cells, at a space when
-/// one is near the end; continuation lines are indented under the first.
-fn wrap(spans: Vec<Span<'static>>, w: usize) -> Vec<Line<'static>> {
-    let total: usize = spans.iter().map(Span::width).sum();
-    if total <= w || w == 0 {
-        return vec![Line::from(spans)];
-    }
-    let chars: Vec<(char, usize)> =
-        spans.iter().enumerate().flat_map(|(i, s)| s.content.chars().map(move |c| (c, i))).collect();
-    let lead = chars.iter().take_while(|(c, _)| *c == ' ').count();
-    let indent = if lead + 2 <= w / 2 { lead + 2 } else { 0 };
-    let mut lines = Vec::new();
-    let mut start = 0;
-    while start < chars.len() {
-        let pad = if lines.is_empty() { 0 } else { indent };
-        let avail = w - pad;
-        let (mut end, mut used) = (start, 0);
-        while end < chars.len() {
-            let cw = char_width(chars[end].0);
-            if used + cw > avail && end > start {
-                break;
-            }
-            used += cw;
-            end += 1;
-        }
-        if end < chars.len()
-            && let Some(sp) = chars[start..end].iter().rposition(|(c, _)| *c == ' ')
-            && sp + 1 > (end - start) * 2 / 3
-        {
-            end = start + sp + 1;
-        }
-        let mut line: Vec<Span<'static>> = Vec::new();
-        if pad > 0 {
-            line.push(Span::raw(" ".repeat(pad)));
-        }
-        let mut k = start;
-        while k < end {
-            let style_of = chars[k].1;
-            let mut part = String::new();
-            while k < end && chars[k].1 == style_of {
-                part.push(chars[k].0);
-                k += 1;
-            }
-            line.push(Span::styled(part, spans[style_of].style));
-        }
-        lines.push(Line::from(line));
-        start = end;
-    }
-    lines
-}
-
-/// Width of `s` in terminal cells.
-pub(crate) fn width(s: &str) -> usize {
-    Span::raw(s).width()
-}
-
-fn char_width(c: char) -> usize {
-    let mut buf = [0u8; 4];
-    width(c.encode_utf8(&mut buf))
-}
-
-/// `s` cut to at most `max` cells, ending in `…` when cut.
-pub(crate) fn fit(s: &str, max: usize) -> Cow<'_, str> {
-    if width(s) <= max {
-        return Cow::Borrowed(s);
-    }
-    if max == 0 {
-        return Cow::Borrowed("");
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in s.chars() {
-        let cw = char_width(c);
-        if used + cw + 1 > max {
-            break;
-        }
-        out.push(c);
-        used += cw;
-    }
-    out.push('…');
-    Cow::Owned(out)
-}
-
-/// Control characters (tabs, carriage returns) would break the cell grid.
-pub(crate) fn clean(s: &str) -> Cow<'_, str> {
-    if s.chars().any(char::is_control) {
-        Cow::Owned(s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect())
-    } else {
-        Cow::Borrowed(s)
-    }
-}
-
 /// A cost in the session's unit: two decimals from 1 up, three significant
 /// digits below (model calls cost fractions of a cent).
 pub(crate) fn fmt_cost(c: f64) -> String {
@@ -656,37 +505,6 @@ pub(crate) fn fmt_count(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fit_cuts_by_cells_and_marks_the_cut() {
-        assert_eq!(fit("geo_lookup", 20), "geo_lookup");
-        assert_eq!(fit("geo_lookup", 5), "geo_…");
-        assert_eq!(fit("漢字漢字", 5), "漢字…");
-        assert_eq!(fit("abc", 0), "");
-    }
-
-    #[test]
-    fn fold_counts_the_hidden_characters() {
-        let th = Theme::default();
-        let text = "x".repeat(100);
-        let line = fold(vec![Span::raw(text)], 40, &th);
-        let s: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
-        assert_eq!(width(&s), 40, "{s}");
-        let kept = s.chars().take_while(|c| *c == 'x').count();
-        assert!(s.ends_with(&format!("… (+{} chars)", 100 - kept)), "{s}");
-    }
-
-    fn rows_of(lines: &[Line]) -> Vec<String> {
-        lines.iter().map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect()).collect()
-    }
-
-    #[test]
-    fn wrap_keeps_every_character_and_indents_continuations() {
-        let rows = rows_of(&wrap(vec![Span::raw("abcdef"), Span::raw("ghij")], 4));
-        assert_eq!(rows, ["abcd", "  ef", "  gh", "  ij"]);
-        let rows = rows_of(&wrap(vec![Span::raw("  the quick brown fox")], 12));
-        assert_eq!(rows, ["  the quick ", "    brown ", "    fox"]);
-    }
 
     #[test]
     fn numbers_read_well() {

@@ -9,10 +9,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
-use super::transcript::{clean, fit, fmt_ms, width};
+use super::transcript::fmt_ms;
 use crate::engine::state::{FinishedCall, LaneState, LaneView, StepView};
 use crate::ui::PaneCtx;
 use crate::ui::symbols::{FAILING, FAULT, FORBIDDEN, HELD, NULL, OK, RUNNING, WAITING};
+use crate::ui::text::{clean, fit, fit_spans, width};
 use crate::ui::theme::Theme;
 
 const ELAPSED_W: u16 = 8;
@@ -221,42 +222,6 @@ fn lane_result(l: &LaneView, w: usize, th: &Theme) -> Line<'static> {
         None => spans.push(Span::styled(clean(&l.args.to_string()).into_owned(), th.muted())),
     }
     fit_spans(spans, w)
-}
-
-/// The spans cut to `w` cells, ending in `…` when cut.
-pub(crate) fn fit_spans(spans: Vec<Span<'static>>, w: usize) -> Line<'static> {
-    let total: usize = spans.iter().map(Span::width).sum();
-    if total <= w {
-        return Line::from(spans);
-    }
-    let mut out = Vec::with_capacity(spans.len());
-    // One cell stays free for the ellipsis.
-    let room = w.saturating_sub(1);
-    let mut used = 0;
-    let mut last = Style::default();
-    for s in spans {
-        last = s.style;
-        if used + s.width() <= room {
-            used += s.width();
-            out.push(s);
-            continue;
-        }
-        let mut part = String::new();
-        for c in s.content.chars() {
-            let cw = width(c.encode_utf8(&mut [0u8; 4]));
-            if used + cw > room {
-                break;
-            }
-            used += cw;
-            part.push(c);
-        }
-        out.push(Span::styled(part, s.style));
-        break;
-    }
-    if w > 0 {
-        out.push(Span::styled("…", last));
-    }
-    Line::from(out)
 }
 
 fn render_in_flight(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {

@@ -14,9 +14,9 @@ use crate::engine::state::{Entry, LaneState, RewooView, StepView};
 use crate::strategy::rewoo::parse::PlanStep;
 use crate::ui::PaneCtx;
 use crate::ui::dialog::source_word;
-use crate::ui::panes::transcript::{clean, width};
-use crate::ui::panes::workers::{fit_spans, lane_look};
+use crate::ui::panes::workers::lane_look;
 use crate::ui::symbols::{FAILING, FAULT, OK, WAITING};
+use crate::ui::text::{clean, fit_spans, width};
 use crate::ui::theme::Theme;
 
 /// Where a plan step stands.
