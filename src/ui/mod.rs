@@ -5,6 +5,7 @@
 pub mod app;
 pub mod dialog;
 pub mod draw;
+mod format;
 pub mod panes;
 pub mod symbols;
 pub mod term;

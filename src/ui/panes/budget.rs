@@ -14,12 +14,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
 use super::graph::{NodeState, node_state};
-use super::transcript::fmt_cost;
 use crate::engine::SessionState;
 use crate::engine::event::PlanRow;
 use crate::engine::state::{PlanView, RunView, ToolSpend};
 use crate::model::Role;
 use crate::ui::PaneCtx;
+use crate::ui::format::fmt_cost;
 use crate::ui::symbols::{BLACKLISTED, FAILING, FORBIDDEN, OK};
 use crate::ui::text::{fit, width};
 use crate::ui::theme::Theme;

@@ -10,12 +10,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
 use super::budget::visible_columns;
-use super::transcript::{fmt_cost, fmt_count, fmt_ms};
 use crate::engine::StrategyKind;
 use crate::engine::state::{Account, SessionState};
 use crate::model::Role;
 use crate::model::price::Price;
 use crate::ui::PaneCtx;
+use crate::ui::format::{fmt_cost, fmt_count, fmt_ms};
 use crate::ui::text::{fit, width};
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {

@@ -8,8 +8,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::transcript::{fmt_cost, fmt_ms};
 use crate::engine::state::{Mode, SessionState};
+use crate::ui::format::{fmt_cost, fmt_ms};
 use crate::ui::text::{clean, fit, spans_width, width};
 use crate::ui::theme::Theme;
 use crate::ui::{Pane, PaneCtx};

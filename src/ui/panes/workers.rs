@@ -9,9 +9,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
-use super::transcript::fmt_ms;
 use crate::engine::state::{FinishedCall, LaneState, LaneView, StepView};
 use crate::ui::PaneCtx;
+use crate::ui::format::fmt_ms;
 use crate::ui::symbols::{FAILING, FAULT, FORBIDDEN, HELD, NULL, OK, RUNNING, WAITING};
 use crate::ui::text::{clean, fit, fit_spans, width};
 use crate::ui::theme::Theme;
