@@ -11,9 +11,10 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::graph::{NodeState, node_state};
+use super::{pane_block, pane_title, render_block};
 use crate::engine::SessionState;
 use crate::engine::event::PlanRow;
 use crate::engine::state::{PlanView, RunView, ToolSpend};
@@ -26,15 +27,8 @@ use crate::ui::theme::Theme;
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let th = ctx.theme;
-    let block = Block::bordered()
-        .border_style(th.border(ctx.focused))
-        .style(th.base())
-        .title(Line::styled(format!(" {} ", fit("Budget", (area.width as usize).saturating_sub(4))), th.title()));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if inner.width == 0 || inner.height == 0 {
-        return;
-    }
+    let block = pane_block(th, ctx.focused, pane_title("Budget", area.width, th)).style(th.base());
+    let Some(inner) = render_block(frame, area, block) else { return };
     let [head, table] = Layout::vertical([Constraint::Length(3.min(inner.height)), Constraint::Fill(1)]).areas(inner);
     if let Some((run, plan)) = ctx.state.current.as_ref().and_then(|r| r.plan.as_ref().map(|p| (r, p))) {
         frame.render_widget(Paragraph::new(plan_summary(ctx, plan, inner.width as usize)), head);

@@ -18,8 +18,9 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Color;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph};
+use ratatui::widgets::Paragraph;
 
+use super::{pane_block, render_block};
 use crate::engine::state::GraphView;
 use crate::engine::{SessionState, StrategyKind};
 use crate::graph::{END, START};
@@ -165,12 +166,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         Span::styled(format!("· {mode} · "), theme.muted()),
         Span::styled(format!("{} ", display_name(&focus)), theme.accent()),
     ]);
-    let block = Block::bordered().border_style(theme.border(ctx.focused)).title(title);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if inner.width == 0 || inner.height == 0 {
-        return;
-    }
+    let Some(inner) = render_block(frame, area, pane_block(theme, ctx.focused, title)) else { return };
     match ctx.view.graph_mode {
         GraphMode::Neighbourhood => neighbourhood::render(frame, inner, ctx, &focus),
         GraphMode::Whole => whole::render(frame, inner, ctx, &focus),

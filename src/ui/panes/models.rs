@@ -7,9 +7,10 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::budget::visible_columns;
+use super::{pane_block, pane_title, render_block};
 use crate::engine::StrategyKind;
 use crate::engine::state::{Account, SessionState};
 use crate::model::Role;
@@ -20,15 +21,8 @@ use crate::ui::text::{fit, width};
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let (s, th) = (ctx.state, ctx.theme);
-    let block = Block::bordered()
-        .border_style(th.border(ctx.focused))
-        .style(th.base())
-        .title(Line::styled(format!(" {} ", fit("Models", (area.width as usize).saturating_sub(4))), th.title()));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if inner.width == 0 || inner.height == 0 {
-        return;
-    }
+    let block = pane_block(th, ctx.focused, pane_title("Models", area.width, th)).style(th.base());
+    let Some(inner) = render_block(frame, area, block) else { return };
     let cost_head = if s.cost_unit.is_empty() { "cost".to_string() } else { format!("cost ({})", s.cost_unit) };
     let widest = s
         .models

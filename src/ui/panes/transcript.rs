@@ -12,9 +12,10 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph};
+use ratatui::widgets::Paragraph;
 use serde_json::Value;
 
+use super::{pane_block, pane_title};
 use crate::engine::event::{RefuseReason, RunOutcome, ToolOutcome};
 use crate::engine::state::{Entry, RunView};
 use crate::model::{Message, Role, Speaker, Usage};
@@ -34,10 +35,7 @@ const TEXT_LINES_MAX: usize = 8;
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let th = ctx.theme;
-    let mut block = Block::bordered()
-        .border_style(th.border(ctx.focused))
-        .style(th.base())
-        .title(Line::styled(title(ctx, area.width), th.title()));
+    let mut block = pane_block(th, ctx.focused, pane_title(&title(ctx), area.width, th)).style(th.base());
     let inner = block.inner(area);
     let (w, h) = (inner.width as usize, inner.height as usize);
     if w == 0 || h == 0 {
@@ -51,13 +49,12 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
-fn title(ctx: &PaneCtx, width: u16) -> String {
+fn title(ctx: &PaneCtx) -> String {
     let name = if ctx.view.unfold { "Transcript (unfolded)" } else { "Transcript" };
-    let text = match &ctx.state.current {
+    match &ctx.state.current {
         Some(r) => format!("{name} — run {}, task {}/{}: {}", r.run, r.index, ctx.state.total_tasks, clean(&r.task)),
         None => name.to_string(),
-    };
-    format!(" {} ", fit(&text, (width as usize).saturating_sub(4)))
+    }
 }
 
 /// The screen lines to show and how many newer lines lie below them.

@@ -7,8 +7,9 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
+use super::{pane_block, pane_title, render_block};
 use crate::engine::state::{FinishedCall, LaneState, LaneView, StepView};
 use crate::ui::PaneCtx;
 use crate::ui::format::fmt_ms;
@@ -20,15 +21,8 @@ const ELAPSED_W: u16 = 8;
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let th = ctx.theme;
-    let block = Block::bordered()
-        .border_style(th.border(ctx.focused))
-        .style(th.base())
-        .title(Line::styled(format!(" {} ", fit("Workers", (area.width as usize).saturating_sub(4))), th.title()));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if inner.width == 0 || inner.height == 0 {
-        return;
-    }
+    let block = pane_block(th, ctx.focused, pane_title("Workers", area.width, th)).style(th.base());
+    let Some(inner) = render_block(frame, area, block) else { return };
     let step = ctx.shown_step();
     let top_rows = match step {
         // Heading, column names, one row a lane; the finished calls keep a
