@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::graph::{NodeState, node_state};
-use super::{pane_block, pane_title, render_block};
+use super::{num, pane_block, pane_title, render_block};
 use crate::engine::SessionState;
 use crate::engine::event::PlanRow;
 use crate::engine::state::{PlanView, RunView, ToolSpend};
@@ -451,11 +451,6 @@ pub(crate) fn visible_columns(avail: usize, base: usize, widths: &[usize], prior
         }
     }
     show
-}
-
-/// A number, right-aligned in its column.
-fn num<'a>(s: String) -> Cell<'a> {
-    Cell::from(Line::from(s).right_aligned())
 }
 
 /// What the table needs from the tools' spend, in one pass.

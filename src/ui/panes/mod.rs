@@ -11,8 +11,10 @@ pub mod workers;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::Block;
+use ratatui::widgets::{Block, Cell};
 
+use crate::tool::fault::FaultMode;
+use crate::ui::symbols::FAULT;
 use crate::ui::text::fit;
 use crate::ui::theme::Theme;
 
@@ -33,4 +35,14 @@ fn render_block(frame: &mut Frame, area: Rect, block: Block) -> Option<Rect> {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     (inner.width > 0 && inner.height > 0).then_some(inner)
+}
+
+/// A number, right-aligned in its column.
+fn num<'a>(s: impl Into<String>) -> Cell<'a> {
+    Cell::from(Line::from(s.into()).right_aligned())
+}
+
+/// A fault injected into a tool, as a transcript line or a table cell shows it.
+fn fault_tag(f: &FaultMode) -> String {
+    format!("{FAULT} {f}")
 }

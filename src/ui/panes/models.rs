@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::budget::visible_columns;
-use super::{pane_block, pane_title, render_block};
+use super::{num, pane_block, pane_title, render_block};
 use crate::engine::StrategyKind;
 use crate::engine::state::{Account, SessionState};
 use crate::model::Role;
@@ -134,11 +134,6 @@ fn unused(s: &SessionState, role: Role) -> bool {
 const MODEL_MIN: usize = 24;
 const SIMULATED: &str = " (simulated)";
 const BEFORE: &str = " (before)";
-
-/// A number, right-aligned in its column.
-fn num<'a>(s: String) -> Cell<'a> {
-    Cell::from(Line::from(s).right_aligned())
-}
 
 struct ModelCell<'s> {
     name: &'s str,

@@ -15,15 +15,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use serde_json::Value;
 
-use super::{pane_block, pane_title};
+use super::{fault_tag, pane_block, pane_title};
 use crate::engine::event::{RefuseReason, RunOutcome, ToolOutcome};
 use crate::engine::state::{Entry, RunView};
 use crate::model::{Message, Role, Speaker, Usage};
 use crate::tool::ToolError;
-use crate::tool::fault::FaultMode;
 use crate::ui::PaneCtx;
 use crate::ui::format::{fmt_cost, fmt_count, fmt_ms};
-use crate::ui::symbols::{BLACKLISTED, FAILING, FAULT, FORBIDDEN, OK};
+use crate::ui::symbols::{BLACKLISTED, FAILING, FORBIDDEN, OK};
 use crate::ui::text::{clean, fit, fit_spans_counted, spans_width, width, wrap};
 use crate::ui::theme::Theme;
 
@@ -456,10 +455,6 @@ fn tool_error(e: &ToolError) -> String {
 /// ` lane N` after a tool's name, for a call of a plan step's lane.
 fn lane_tag(lane: Option<u32>, th: &Theme) -> Option<Span<'static>> {
     lane.map(|l| Span::styled(format!(" lane {l}"), th.muted()))
-}
-
-fn fault_tag(f: &FaultMode) -> String {
-    format!("{FAULT} {f}")
 }
 
 fn bold(th: &Theme) -> Style {

@@ -9,7 +9,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
-use super::{pane_block, pane_title, render_block};
+use super::{fault_tag, num, pane_block, pane_title, render_block};
 use crate::engine::state::{FinishedCall, LaneState, LaneView, StepView};
 use crate::ui::PaneCtx;
 use crate::ui::format::fmt_ms;
@@ -306,15 +306,6 @@ fn render_finished(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     }
     let header = Row::new(header).style(th.muted().add_modifier(Modifier::BOLD));
     frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), body);
-}
-
-fn fault_tag(f: &crate::tool::fault::FaultMode) -> String {
-    format!("{FAULT} {f}")
-}
-
-/// A number, right-aligned in its column.
-fn num<'a>(s: impl Into<String>) -> Cell<'a> {
-    Cell::from(Line::from(s.into()).right_aligned())
 }
 
 fn finished_row<'a>(
