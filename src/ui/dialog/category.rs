@@ -13,7 +13,7 @@ use ratatui::widgets::Paragraph;
 
 use super::Outcome;
 use super::field::Field;
-use super::kit::{choice, error_message, field_row, hints, label, rows, window};
+use super::kit::{choice, error_message, field_row, hints, label, list_step, rows, window};
 use crate::engine::event::LabelSource;
 use crate::engine::params::Control;
 use crate::engine::state::SessionState;
@@ -22,7 +22,6 @@ use crate::ui::text::fit;
 
 const LABEL_W: usize = 9;
 const NEW_W: u16 = 24;
-const PAGE: usize = 10;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Focus {
@@ -148,12 +147,7 @@ impl CategoryDialog {
         match (self.focus, key.code) {
             (Focus::Tool, KeyCode::Enter | KeyCode::Tab) => self.pick_tool(state),
             (Focus::Tool, KeyCode::Up | KeyCode::Down | KeyCode::PageUp | KeyCode::PageDown) => {
-                let delta: isize = match key.code {
-                    KeyCode::Up => -1,
-                    KeyCode::Down => 1,
-                    KeyCode::PageUp => -(PAGE as isize),
-                    _ => PAGE as isize,
-                };
+                let delta = list_step(key.code);
                 if !self.shown.is_empty() {
                     self.selected = self.selected.saturating_add_signed(delta).min(self.shown.len() - 1);
                 }

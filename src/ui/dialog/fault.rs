@@ -11,7 +11,7 @@ use ratatui::widgets::Paragraph;
 
 use super::Outcome;
 use super::field::Field;
-use super::kit::{choice, error_message, field_row, hints, label, rows, window};
+use super::kit::{choice, error_message, field_row, hints, label, list_step, rows, window};
 use crate::engine::params::Control;
 use crate::engine::state::SessionState;
 use crate::tool::fault::{Fault, FaultMode, FaultScope};
@@ -27,7 +27,6 @@ const PROBABILITY: usize = 2;
 const UNTIL_CLEARED: usize = 3;
 const LABEL_W: usize = 7;
 const VALUE_W: u16 = 8;
-const PAGE: usize = 10;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Focus {
@@ -184,12 +183,7 @@ impl FaultDialog {
                 }
             }
             KeyCode::Up | KeyCode::Down | KeyCode::PageUp | KeyCode::PageDown if self.focus == Focus::Tool => {
-                let delta = match key.code {
-                    KeyCode::Up => -1,
-                    KeyCode::Down => 1,
-                    KeyCode::PageUp => -(PAGE as isize),
-                    _ => PAGE as isize,
-                };
+                let delta = list_step(key.code);
                 self.move_selection(delta);
             }
             KeyCode::Up => self.step_focus(false),

@@ -1,9 +1,11 @@
 //! Pieces the dialogs share: the popup's place, option rows, error and hint
-//! lines, a scrolled window over a list, one-line rows holding a field.
+//! lines, a scrolled window over a list and the keys that move in it,
+//! one-line rows holding a field.
 
 use std::cell::Cell;
 use std::ops::Range;
 
+use crossterm::event::KeyCode;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -67,6 +69,19 @@ pub(super) fn hints(keys: &[(&str, &str)], theme: &Theme) -> Line<'static> {
         spans.push(Span::styled(format!(" {what}"), theme.muted()));
     }
     Line::from(spans)
+}
+
+/// Rows a page key moves a list's selection.
+const PAGE: isize = 10;
+
+/// How far a list key (↑ ↓ PgUp PgDn) moves the selection.
+pub(super) fn list_step(code: KeyCode) -> isize {
+    match code {
+        KeyCode::Up => -1,
+        KeyCode::Down => 1,
+        KeyCode::PageUp => -PAGE,
+        _ => PAGE,
+    }
 }
 
 /// The rows of a list of `len` to show in `height` rows so that `selected`

@@ -10,13 +10,11 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 
 use super::Outcome;
 use super::field::Field;
-use super::kit::{error_message, field_row, hints, label, rows, window};
+use super::kit::{error_message, field_row, hints, label, list_step, rows, window};
 use crate::engine::params::Control;
 use crate::engine::state::SessionState;
 use crate::ui::Theme;
 use crate::ui::text::fit;
-
-const PAGE: usize = 10;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Section {
@@ -109,12 +107,7 @@ impl TaskDialog {
                 None => self.message = Some("no task matches the filter".into()),
             },
             (Section::List, KeyCode::Up | KeyCode::Down | KeyCode::PageUp | KeyCode::PageDown) => {
-                let delta: isize = match key.code {
-                    KeyCode::Up => -1,
-                    KeyCode::Down => 1,
-                    KeyCode::PageUp => -(PAGE as isize),
-                    _ => PAGE as isize,
-                };
+                let delta = list_step(key.code);
                 let last = self.shown.len().saturating_sub(1);
                 self.selected = self.selected.saturating_add_signed(delta).min(last);
             }
