@@ -5,9 +5,11 @@
 pub mod app;
 pub mod dialog;
 pub mod draw;
+mod format;
 pub mod panes;
 pub mod symbols;
 pub mod term;
+mod text;
 pub mod theme;
 pub mod view;
 

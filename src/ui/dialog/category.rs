@@ -13,15 +13,15 @@ use ratatui::widgets::Paragraph;
 
 use super::Outcome;
 use super::field::Field;
-use super::kit::{choice, error_message, field_row, hints, label, rows, truncate, window};
+use super::kit::{choice, error_message, field_row, hints, label, list_step, rows, window};
 use crate::engine::event::LabelSource;
 use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::ui::Theme;
+use crate::ui::text::fit;
 
 const LABEL_W: usize = 9;
 const NEW_W: u16 = 24;
-const PAGE: usize = 10;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Focus {
@@ -147,12 +147,7 @@ impl CategoryDialog {
         match (self.focus, key.code) {
             (Focus::Tool, KeyCode::Enter | KeyCode::Tab) => self.pick_tool(state),
             (Focus::Tool, KeyCode::Up | KeyCode::Down | KeyCode::PageUp | KeyCode::PageDown) => {
-                let delta: isize = match key.code {
-                    KeyCode::Up => -1,
-                    KeyCode::Down => 1,
-                    KeyCode::PageUp => -(PAGE as isize),
-                    _ => PAGE as isize,
-                };
+                let delta = list_step(key.code);
                 if !self.shown.is_empty() {
                     self.selected = self.selected.saturating_add_signed(delta).min(self.shown.len() - 1);
                 }
@@ -224,11 +219,11 @@ impl CategoryDialog {
             let chosen = pos == self.selected;
             let marker = if chosen { "▸ " } else { "  " };
             let (category, source) = match state.labels.get(name) {
-                Some((c, s)) => (Span::raw(format!("{:<cat_w$} ", truncate(c, cat_w))), source_word(*s)),
+                Some((c, s)) => (Span::raw(format!("{:<cat_w$} ", fit(c, cat_w))), source_word(*s)),
                 None => (Span::styled(format!("{:<cat_w$} ", "—"), theme.muted()), "not labelled"),
             };
             let line = Line::from(vec![
-                Span::raw(format!("    {marker}{:<name_w$} ", truncate(name, name_w))),
+                Span::raw(format!("    {marker}{:<name_w$} ", fit(name, name_w))),
                 category,
                 Span::styled(source, theme.muted()),
             ]);

@@ -11,12 +11,13 @@ use ratatui::widgets::Paragraph;
 
 use super::Outcome;
 use super::field::Field;
-use super::kit::{choice, error_message, field_row, hints, label, rows, truncate, window};
+use super::kit::{choice, error_message, field_row, hints, label, list_step, rows, window};
 use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::tool::fault::{Fault, FaultMode, FaultScope};
 use crate::ui::Theme;
 use crate::ui::symbols::FAULT;
+use crate::ui::text::{fit, spans_width};
 
 const MODES: [&str; 6] = ["error", "nothing-found", "garbage", "timeout", "slow", "crash"];
 const SLOW: usize = 4;
@@ -26,7 +27,6 @@ const PROBABILITY: usize = 2;
 const UNTIL_CLEARED: usize = 3;
 const LABEL_W: usize = 7;
 const VALUE_W: u16 = 8;
-const PAGE: usize = 10;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Focus {
@@ -183,12 +183,7 @@ impl FaultDialog {
                 }
             }
             KeyCode::Up | KeyCode::Down | KeyCode::PageUp | KeyCode::PageDown if self.focus == Focus::Tool => {
-                let delta = match key.code {
-                    KeyCode::Up => -1,
-                    KeyCode::Down => 1,
-                    KeyCode::PageUp => -(PAGE as isize),
-                    _ => PAGE as isize,
-                };
+                let delta = list_step(key.code);
                 self.move_selection(delta);
             }
             KeyCode::Up => self.step_focus(false),
@@ -305,11 +300,10 @@ impl FaultDialog {
             let marker = if chosen { "▸ " } else { "  " };
             let mut spans = vec![
                 Span::raw(format!("    {marker}")),
-                Span::raw(format!("{:<name_w$} ", truncate(name, name_w))),
+                Span::raw(format!("{:<name_w$} ", fit(name, name_w))),
                 Span::styled(if faulted { format!("{FAULT} ") } else { "   ".into() }, theme.fg(theme.fault)),
             ];
-            let used: usize = spans.iter().map(Span::width).sum();
-            let desc = truncate(&self.descriptions[i], width.saturating_sub(used));
+            let desc = fit(&self.descriptions[i], width.saturating_sub(spans_width(&spans))).into_owned();
             spans.push(Span::styled(desc, theme.muted()));
             let line = Line::from(spans);
             lines.push(if chosen { line.style(theme.selected()) } else { line });

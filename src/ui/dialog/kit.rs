@@ -1,9 +1,11 @@
 //! Pieces the dialogs share: the popup's place, option rows, error and hint
-//! lines, a scrolled window over a list, one-line rows holding a field.
+//! lines, a scrolled window over a list and the keys that move in it,
+//! one-line rows holding a field.
 
 use std::cell::Cell;
 use std::ops::Range;
 
+use crossterm::event::KeyCode;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -69,6 +71,19 @@ pub(super) fn hints(keys: &[(&str, &str)], theme: &Theme) -> Line<'static> {
     Line::from(spans)
 }
 
+/// Rows a page key moves a list's selection.
+const PAGE: isize = 10;
+
+/// How far a list key (↑ ↓ PgUp PgDn) moves the selection.
+pub(super) fn list_step(code: KeyCode) -> isize {
+    match code {
+        KeyCode::Up => -1,
+        KeyCode::Down => 1,
+        KeyCode::PageUp => -PAGE,
+        _ => PAGE,
+    }
+}
+
 /// The rows of a list of `len` to show in `height` rows so that `selected`
 /// is visible, scrolling no more than needed from the last frame's offset.
 pub(super) fn window(selected: usize, len: usize, height: usize, offset: &Cell<usize>) -> Range<usize> {
@@ -85,11 +100,6 @@ pub(super) fn window(selected: usize, len: usize, height: usize, offset: &Cell<u
     off = off.min(len.saturating_sub(height));
     offset.set(off);
     off..(off + height).min(len)
-}
-
-/// `s` cut to `width` columns, with an ellipsis when cut.
-pub(super) fn truncate(s: &str, width: usize) -> String {
-    crate::ui::panes::transcript::fit(s, width).into_owned()
 }
 
 /// One row: `prefix`, then `field` between brackets `field_w` wide, then `suffix`.

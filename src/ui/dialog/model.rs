@@ -8,11 +8,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::Outcome;
-use super::kit::{hints, label, rows, truncate};
+use super::kit::{hints, label, rows};
 use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::model::{ModelInfo, Role};
 use crate::ui::Theme;
+use crate::ui::text::fit;
 
 const NAME_W: usize = 22;
 
@@ -94,7 +95,7 @@ impl ModelDialog {
             let mut spans = vec![
                 label(role.as_str(), 11, focused, theme),
                 Span::styled(
-                    format!("{:<w$}  ", truncate(&now.map_or("—".into(), describe), NAME_W + 2), w = NAME_W + 2),
+                    format!("{:<w$}  ", fit(&now.map_or("—".into(), describe), NAME_W + 2), w = NAME_W + 2),
                     now.map_or(theme.muted(), model_style),
                 ),
             ];
@@ -102,11 +103,11 @@ impl ModelDialog {
             match (chosen, self.switch(i, state)) {
                 (_, Some(m)) => {
                     let style = if focused { theme.selected() } else { theme.accent() };
-                    spans.push(Span::styled(format!("◀ {} ▶", truncate(&describe(m), NAME_W)), style));
+                    spans.push(Span::styled(format!("◀ {} ▶", fit(&describe(m), NAME_W)), style));
                     spans.push(Span::styled("  • switch", theme.accent()));
                 }
                 (Some(m), None) if focused => {
-                    spans.push(Span::styled(format!("◀ {} ▶", truncate(&describe(m), NAME_W)), theme.selected()));
+                    spans.push(Span::styled(format!("◀ {} ▶", fit(&describe(m), NAME_W)), theme.selected()));
                 }
                 (None, None) if focused && state.available_models.is_empty() => {
                     spans.push(Span::styled("no models configured to switch to", theme.muted()));

@@ -8,10 +8,11 @@ use ratatui::widgets::Paragraph;
 
 use super::Outcome;
 use super::field::Field;
-use super::kit::{error_message, field_row, hints, label, rows, truncate};
+use super::kit::{error_message, field_row, hints, label, rows};
 use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::ui::Theme;
+use crate::ui::text::fit;
 
 #[derive(Clone, Debug)]
 pub struct ScoreDialog {
@@ -66,7 +67,7 @@ impl ScoreDialog {
         let now = state.graph.as_ref().map(|g| g.score(&self.tool));
         let head_line = Line::from(vec![
             Span::raw("  Tool "),
-            Span::styled(truncate(&self.tool, width.saturating_sub(30)), theme.accent()),
+            Span::styled(fit(&self.tool, width.saturating_sub(30)).into_owned(), theme.accent()),
             Span::raw("   score now "),
             Span::styled(now.map_or("—".to_string(), |s| format!("{s:.3}")), theme.accent()),
         ]);
@@ -98,7 +99,7 @@ impl ScoreDialog {
             .map(|(from, w)| {
                 let seen = format.show(*w).map(|s| format!("   shown as {s}")).unwrap_or_default();
                 Line::from(vec![
-                    Span::raw(format!("    {:<name_w$}  ", truncate(from, name_w))),
+                    Span::raw(format!("    {:<name_w$}  ", fit(from, name_w))),
                     Span::styled(format!("{w:.3}"), theme.fg(theme.chart_weight)),
                     Span::styled(seen, theme.muted()),
                 ])

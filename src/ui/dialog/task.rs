@@ -10,12 +10,11 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 
 use super::Outcome;
 use super::field::Field;
-use super::kit::{error_message, field_row, hints, label, rows, truncate, window};
+use super::kit::{error_message, field_row, hints, label, list_step, rows, window};
 use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::ui::Theme;
-
-const PAGE: usize = 10;
+use crate::ui::text::fit;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Section {
@@ -108,12 +107,7 @@ impl TaskDialog {
                 None => self.message = Some("no task matches the filter".into()),
             },
             (Section::List, KeyCode::Up | KeyCode::Down | KeyCode::PageUp | KeyCode::PageDown) => {
-                let delta: isize = match key.code {
-                    KeyCode::Up => -1,
-                    KeyCode::Down => 1,
-                    KeyCode::PageUp => -(PAGE as isize),
-                    _ => PAGE as isize,
-                };
+                let delta = list_step(key.code);
                 let last = self.shown.len().saturating_sub(1);
                 self.selected = self.selected.saturating_add_signed(delta).min(last);
             }
@@ -191,7 +185,7 @@ impl TaskDialog {
                 "  "
             };
             let head = format!("  {}{mark}{n:>3}. {} — ", if chosen { "▸" } else { " " }, t.id);
-            let rest = truncate(&t.query, width.saturating_sub(head.chars().count()));
+            let rest = fit(&t.query, width.saturating_sub(head.chars().count())).into_owned();
             let line = Line::from(vec![Span::raw(head), Span::raw(rest)]);
             lines.push(if chosen { line.style(theme.selected()) } else { line });
         }

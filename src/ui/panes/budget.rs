@@ -11,29 +11,24 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::graph::{NodeState, node_state};
-use super::transcript::{fit, fmt_cost, width};
+use super::{num, pane_block, pane_title, render_block};
 use crate::engine::SessionState;
 use crate::engine::event::BudgetRow;
 use crate::engine::state::{PlanView, RunView, ToolSpend};
 use crate::model::Role;
 use crate::ui::PaneCtx;
+use crate::ui::format::fmt_cost;
 use crate::ui::symbols::{BLACKLISTED, FAILING, FORBIDDEN, OK};
+use crate::ui::text::{fit, width};
 use crate::ui::theme::Theme;
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let th = ctx.theme;
-    let block = Block::bordered()
-        .border_style(th.border(ctx.focused))
-        .style(th.base())
-        .title(Line::styled(format!(" {} ", fit("Budget", (area.width as usize).saturating_sub(4))), th.title()));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if inner.width == 0 || inner.height == 0 {
-        return;
-    }
+    let block = pane_block(th, ctx.focused, pane_title("Budget", area.width, th)).style(th.base());
+    let Some(inner) = render_block(frame, area, block) else { return };
     let [head, table] = Layout::vertical([Constraint::Length(3.min(inner.height)), Constraint::Fill(1)]).areas(inner);
     if let Some((run, plan)) = ctx.state.current.as_ref().and_then(|r| r.plan.as_ref().map(|p| (r, p))) {
         frame.render_widget(Paragraph::new(plan_summary(ctx, plan, inner.width as usize)), head);
@@ -456,11 +451,6 @@ pub(crate) fn visible_columns(avail: usize, base: usize, widths: &[usize], prior
         }
     }
     show
-}
-
-/// A number, right-aligned in its column.
-fn num<'a>(s: String) -> Cell<'a> {
-    Cell::from(Line::from(s).right_aligned())
 }
 
 /// What the table needs from the tools' spend, in one pass.

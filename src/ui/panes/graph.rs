@@ -18,12 +18,14 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Color;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph};
+use ratatui::widgets::Paragraph;
 
+use super::{pane_block, render_block};
 use crate::engine::state::GraphView;
 use crate::engine::{SessionState, StrategyKind};
 use crate::graph::{END, START};
 use crate::ui::symbols;
+use crate::ui::text::fit;
 use crate::ui::theme::Theme;
 use crate::ui::{GraphMode, PaneCtx};
 
@@ -164,12 +166,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         Span::styled(format!("· {mode} · "), theme.muted()),
         Span::styled(format!("{} ", display_name(&focus)), theme.accent()),
     ]);
-    let block = Block::bordered().border_style(theme.border(ctx.focused)).title(title);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if inner.width == 0 || inner.height == 0 {
-        return;
-    }
+    let Some(inner) = render_block(frame, area, pane_block(theme, ctx.focused, title)) else { return };
     match ctx.view.graph_mode {
         GraphMode::Neighbourhood => neighbourhood::render(frame, inner, ctx, &focus),
         GraphMode::Whole => whole::render(frame, inner, ctx, &focus),
@@ -188,18 +185,6 @@ fn fmt_weight(state: &SessionState, w: f64) -> String {
 
 fn fmt_score(s: f64) -> String {
     if s.fract() == 0.0 && s.abs() < 1e6 { format!("{s:.0}") } else { format!("{s:.2}") }
-}
-
-/// `s` cut to `width` columns, with an ellipsis when cut.
-fn truncate(s: &str, width: usize) -> String {
-    crate::ui::panes::transcript::fit(s, width).into_owned()
-}
-
-/// `s` padded with spaces (or cut) to exactly `width` columns.
-fn fit(s: &str, width: usize) -> String {
-    let t = truncate(s, width);
-    let w = Span::raw(t.as_str()).width();
-    format!("{t}{}", " ".repeat(width.saturating_sub(w)))
 }
 
 /// Descending by weight, then by name: the order candidates are offered in.
@@ -226,7 +211,7 @@ fn note(frame: &mut Frame, area: Rect, theme: &Theme, text: &str) {
     if area.width == 0 || area.height == 0 {
         return;
     }
-    frame.render_widget(Paragraph::new(Span::styled(truncate(text, area.width as usize), theme.muted())), area);
+    frame.render_widget(Paragraph::new(Span::styled(fit(text, area.width as usize), theme.muted())), area);
 }
 
 /// The tool nodes of the graph (neither `start` nor `end`), in name order,

@@ -7,27 +7,22 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::budget::visible_columns;
-use super::transcript::{fit, fmt_cost, fmt_count, fmt_ms, width};
+use super::{num, pane_block, pane_title, render_block};
 use crate::engine::StrategyKind;
 use crate::engine::state::{Account, SessionState};
 use crate::model::Role;
 use crate::model::price::Price;
 use crate::ui::PaneCtx;
+use crate::ui::format::{fmt_cost, fmt_count, fmt_ms};
+use crate::ui::text::{fit, width};
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let (s, th) = (ctx.state, ctx.theme);
-    let block = Block::bordered()
-        .border_style(th.border(ctx.focused))
-        .style(th.base())
-        .title(Line::styled(format!(" {} ", fit("Models", (area.width as usize).saturating_sub(4))), th.title()));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if inner.width == 0 || inner.height == 0 {
-        return;
-    }
+    let block = pane_block(th, ctx.focused, pane_title("Models", area.width, th)).style(th.base());
+    let Some(inner) = render_block(frame, area, block) else { return };
     let cost_head = if s.cost_unit.is_empty() { "cost".to_string() } else { format!("cost ({})", s.cost_unit) };
     let widest = s
         .models
@@ -139,11 +134,6 @@ fn unused(s: &SessionState, role: Role) -> bool {
 const MODEL_MIN: usize = 24;
 const SIMULATED: &str = " (simulated)";
 const BEFORE: &str = " (before)";
-
-/// A number, right-aligned in its column.
-fn num<'a>(s: String) -> Cell<'a> {
-    Cell::from(Line::from(s).right_aligned())
-}
 
 struct ModelCell<'s> {
     name: &'s str,

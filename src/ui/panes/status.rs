@@ -8,8 +8,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::transcript::{clean, fit, fmt_cost, fmt_ms, width};
 use crate::engine::state::{Mode, SessionState};
+use crate::ui::format::{fmt_cost, fmt_ms};
+use crate::ui::text::{clean, fit, spans_width, width};
 use crate::ui::theme::Theme;
 use crate::ui::{Pane, PaneCtx};
 
@@ -29,7 +30,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let (keys, always) = keys(ctx);
     let flash = ctx.view.flash.as_deref().map(|f| {
         // The flash keeps room for the help key, however long it is.
-        let room = w.saturating_sub(seg_width(&always) + width(SEP) + 2);
+        let room = w.saturating_sub(spans_width(&always) + width(SEP) + 2);
         vec![Span::styled(format!(" {} ", fit(&clean(f), room.max(1))), flash_style(th))]
     });
     let lines = if area.height >= 2 {
@@ -172,19 +173,15 @@ fn flash_style(th: &Theme) -> Style {
     th.selected().fg(th.text)
 }
 
-fn seg_width(seg: &Segment) -> usize {
-    seg.iter().map(Span::width).sum()
-}
-
 /// Segments in order while they fit in `w`, keeping room for `tail` at the end.
 fn pack(segments: Vec<Segment>, tail: Segment, sep: &'static str, w: usize, th: &Theme) -> Line<'static> {
     let sep_w = width(sep);
-    let tail_w = seg_width(&tail);
+    let tail_w = spans_width(&tail);
     let reserve = if tail.is_empty() { 0 } else { tail_w + sep_w };
     let mut spans: Vec<Span<'static>> = Vec::new();
     let mut used = 0;
     for seg in segments {
-        let sw = seg_width(&seg);
+        let sw = spans_width(&seg);
         let extra = if spans.is_empty() { sw } else { sw + sep_w };
         if used + extra + reserve > w {
             if spans.is_empty() && tail_w > w {

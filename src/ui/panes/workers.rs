@@ -7,27 +7,22 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
-use super::transcript::{clean, fit, fmt_ms, width};
+use super::{fault_tag, num, pane_block, pane_title, render_block};
 use crate::engine::state::{FinishedCall, LaneState, LaneView, StepView};
 use crate::ui::PaneCtx;
+use crate::ui::format::fmt_ms;
 use crate::ui::symbols::{FAILING, FAULT, FORBIDDEN, HELD, NULL, OK, RUNNING, WAITING};
+use crate::ui::text::{clean, fit, fit_spans, width};
 use crate::ui::theme::Theme;
 
 const ELAPSED_W: u16 = 8;
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let th = ctx.theme;
-    let block = Block::bordered()
-        .border_style(th.border(ctx.focused))
-        .style(th.base())
-        .title(Line::styled(format!(" {} ", fit("Workers", (area.width as usize).saturating_sub(4))), th.title()));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if inner.width == 0 || inner.height == 0 {
-        return;
-    }
+    let block = pane_block(th, ctx.focused, pane_title("Workers", area.width, th)).style(th.base());
+    let Some(inner) = render_block(frame, area, block) else { return };
     let step = ctx.shown_step();
     let top_rows = match step {
         // Heading, column names, one row a lane; the finished calls keep a
@@ -223,42 +218,6 @@ fn lane_result(l: &LaneView, w: usize, th: &Theme) -> Line<'static> {
     fit_spans(spans, w)
 }
 
-/// The spans cut to `w` cells, ending in `…` when cut.
-pub(crate) fn fit_spans(spans: Vec<Span<'static>>, w: usize) -> Line<'static> {
-    let total: usize = spans.iter().map(Span::width).sum();
-    if total <= w {
-        return Line::from(spans);
-    }
-    let mut out = Vec::with_capacity(spans.len());
-    // One cell stays free for the ellipsis.
-    let room = w.saturating_sub(1);
-    let mut used = 0;
-    let mut last = Style::default();
-    for s in spans {
-        last = s.style;
-        if used + s.width() <= room {
-            used += s.width();
-            out.push(s);
-            continue;
-        }
-        let mut part = String::new();
-        for c in s.content.chars() {
-            let cw = width(c.encode_utf8(&mut [0u8; 4]));
-            if used + cw > room {
-                break;
-            }
-            used += cw;
-            part.push(c);
-        }
-        out.push(Span::styled(part, s.style));
-        break;
-    }
-    if w > 0 {
-        out.push(Span::styled("…", last));
-    }
-    Line::from(out)
-}
-
 fn render_in_flight(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let th = ctx.theme;
     let calls = ctx.state.current.as_ref().map_or(&[][..], |r| &r.in_flight[..]);
@@ -347,15 +306,6 @@ fn render_finished(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     }
     let header = Row::new(header).style(th.muted().add_modifier(Modifier::BOLD));
     frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), body);
-}
-
-fn fault_tag(f: &crate::tool::fault::FaultMode) -> String {
-    format!("{FAULT} {f}")
-}
-
-/// A number, right-aligned in its column.
-fn num<'a>(s: impl Into<String>) -> Cell<'a> {
-    Cell::from(Line::from(s.into()).right_aligned())
 }
 
 fn finished_row<'a>(

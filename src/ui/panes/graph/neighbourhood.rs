@@ -9,14 +9,13 @@ use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph};
 
-use super::{
-    by_weight_desc, display_name, fit, fmt_score, fmt_weight, node_state, note, path_outcomes, top_k, truncate,
-};
+use super::{by_weight_desc, display_name, fmt_score, fmt_weight, node_state, note, path_outcomes, top_k};
 use crate::engine::SessionState;
 use crate::engine::state::GraphView;
 use crate::graph::{END, START};
 use crate::ui::PaneCtx;
 use crate::ui::symbols;
+use crate::ui::text::{fit, fit_last_span, fit_padded, spans_width};
 
 /// Below this inner height the chart is dropped and the columns keep the room.
 const MIN_HEIGHT_FOR_CHART: u16 = 14;
@@ -158,7 +157,7 @@ fn render_side(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str, rows: 
         Side::Predecessors => "from",
         Side::Successors => "to",
     };
-    let mut header = format!(" {} {:>4}", fit(head, name_w), "w");
+    let mut header = format!(" {} {:>4}", fit_padded(head, name_w), "w");
     if with_score {
         header.push_str(&format!(" {:>5}", "score"));
     }
@@ -170,12 +169,12 @@ fn render_side(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str, rows: 
         let name_style = if on_path(r.name) { theme.fg(theme.path).add_modifier(Modifier::BOLD) } else { theme.base() };
         let mut spans = vec![
             Span::styled(mark, theme.accent()),
-            Span::styled(fit(display_name(r.name), name_w), name_style),
-            Span::raw(format!(" {:>4}", truncate(&fmt_weight(state, r.weight), 4))),
+            Span::styled(fit_padded(display_name(r.name), name_w), name_style),
+            Span::raw(format!(" {:>4}", fit(&fmt_weight(state, r.weight), 4))),
         ];
         if with_score {
             let score = state.graph.as_ref().map(|g| g.score(r.name)).unwrap_or(0.0);
-            spans.push(Span::styled(format!(" {:>5}", truncate(&fmt_score(score), 5)), theme.muted()));
+            spans.push(Span::styled(format!(" {:>5}", fit(&fmt_score(score), 5)), theme.muted()));
         }
         if r.name != START && r.name != END {
             let st = node_state(state, r.name);
@@ -234,35 +233,12 @@ fn render_focus(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str) {
     let r = Rect { x: area.x + u16::from(area.width > 2), y: top, width: area.width.saturating_sub(2), height: h };
     let block = Block::bordered()
         .border_style(theme.accent())
-        .title(Span::styled(truncate(display_name(focus), r.width.saturating_sub(2) as usize), theme.accent()));
+        .title(Span::styled(fit(display_name(focus), r.width.saturating_sub(2) as usize), theme.accent()));
     let inner = block.inner(r);
     frame.render_widget(block, r);
     let lines: Vec<Line> =
-        lines.into_iter().map(|l| truncate_line(l, inner.width as usize)).take(inner.height as usize).collect();
+        lines.into_iter().map(|l| fit_last_span(l, inner.width as usize)).take(inner.height as usize).collect();
     frame.render_widget(Paragraph::new(lines), inner);
-}
-
-/// A line cut to `width` columns (spans kept, the last one shortened).
-fn truncate_line(line: Line<'_>, width: usize) -> Line<'_> {
-    if line.width() <= width {
-        return line;
-    }
-    let mut left = width;
-    let mut spans = Vec::new();
-    for s in line.spans {
-        if left == 0 {
-            break;
-        }
-        let sw = s.width();
-        if sw <= left {
-            left -= sw;
-            spans.push(s);
-        } else {
-            spans.push(Span::styled(truncate(&s.content, left), s.style));
-            left = 0;
-        }
-    }
-    Line::from(spans)
 }
 
 /// `path  start › city_search ✓ › geo_lookup ✗ › …`, cut from the left so the
@@ -292,7 +268,7 @@ fn render_path(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let mut used = 0;
     let mut keep = segments.len();
     while keep > 0 {
-        let w: usize = segments[keep - 1].iter().map(Span::width).sum();
+        let w = spans_width(&segments[keep - 1]);
         if used + w + 2 > room && keep < segments.len() {
             break;
         }
@@ -304,7 +280,7 @@ fn render_path(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         spans.push(Span::styled("…", theme.muted()));
     }
     spans.extend(segments.into_iter().skip(keep).flatten());
-    frame.render_widget(Paragraph::new(truncate_line(Line::from(spans), area.width as usize)), area);
+    frame.render_widget(Paragraph::new(fit_last_span(Line::from(spans), area.width as usize)), area);
 }
 
 /// What the chart plots for the focused node.
@@ -471,7 +447,7 @@ fn render_charts(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str, s: &
             Block::default()
                 .borders(Borders::TOP)
                 .border_style(theme.border(false))
-                .title(truncate_line(Line::from(title), width.saturating_sub(2))),
+                .title(fit_last_span(Line::from(title), width.saturating_sub(2))),
         )
         .x_axis(x_axis())
         .y_axis(

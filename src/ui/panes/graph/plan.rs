@@ -7,16 +7,17 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph};
+use ratatui::widgets::Paragraph;
 
 use crate::engine::SessionState;
 use crate::engine::state::{Entry, LaneState, RewooView, StepView};
 use crate::engine::event::RewooStep;
 use crate::ui::PaneCtx;
 use crate::ui::dialog::source_word;
-use crate::ui::panes::transcript::{clean, width};
-use crate::ui::panes::workers::{fit_spans, lane_look};
+use crate::ui::panes::workers::lane_look;
+use crate::ui::panes::{pane_block, render_block};
 use crate::ui::symbols::{FAILING, FAULT, OK, WAITING};
+use crate::ui::text::{clean, fit_spans, width};
 use crate::ui::theme::Theme;
 
 /// Where a plan step stands.
@@ -33,12 +34,7 @@ pub(super) fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     if let Some(r) = &ctx.state.current {
         title.push(Span::styled(format!("· rewoo · run {} ", r.run), th.muted()));
     }
-    let block = Block::bordered().border_style(th.border(ctx.focused)).title(Line::from(title));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if inner.width == 0 || inner.height == 0 {
-        return;
-    }
+    let Some(inner) = render_block(frame, area, pane_block(th, ctx.focused, title)) else { return };
     let w = inner.width as usize;
     let rewoo = ctx.state.current.as_ref().and_then(|r| r.rewoo.as_ref()).filter(|p| !p.plan.is_empty());
     let lines = match rewoo {

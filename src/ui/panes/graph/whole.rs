@@ -15,10 +15,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::widgets::canvas::{Canvas, Line as CanvasLine};
 
-use super::{MAX_DRAWN_NODES, NodeState, display_name, fit, fmt_weight, node_state, note, tool_nodes, top_k, truncate};
+use super::{MAX_DRAWN_NODES, NodeState, display_name, fmt_weight, node_state, note, tool_nodes, top_k};
 use crate::engine::state::GraphView;
 use crate::graph::{END, START};
 use crate::ui::PaneCtx;
+use crate::ui::text::{fit, fit_padded};
 
 /// Edges at least this heavy are drawn; the lighter ones only shape the layers.
 const DRAWN_EDGE_WEIGHT: f64 = 0.1;
@@ -322,7 +323,7 @@ fn render_layered(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str, g: 
             room = room.saturating_sub(sym.width());
             spans.push(sym);
         }
-        spans.push(Span::styled(truncate(display_name(&n.name), room), name_style));
+        spans.push(Span::styled(fit(display_name(&n.name), room), name_style));
         buf.set_line(s.x, s.y, &Line::from(spans), s.width);
     }
 
@@ -441,11 +442,11 @@ fn render_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str, g: &G
         format!(
             "{:>rank_w$} {} {:>7} {:>8} {:>5} {}",
             "#",
-            fit("tool", name_w),
+            fit_padded("tool", name_w),
             "score",
-            truncate(&w_head, 8),
+            fit(&w_head, 8),
             "in",
-            fit("state", state_w)
+            fit_padded("state", state_w)
         ),
         theme.muted().add_modifier(Modifier::UNDERLINED),
     )));
@@ -455,14 +456,14 @@ fn render_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str, g: &G
         let state_text = if state_w > 2 { format!("{} {}", st.symbol(), st.label()) } else { st.symbol().to_string() };
         let spans = vec![
             Span::styled(format!("{:>rank_w$} ", offset + k + 1), theme.muted()),
-            Span::styled(fit(r.name, name_w), Style::default().fg(theme.text)),
-            Span::raw(format!(" {:>7}", truncate(&format!("{:.1}", r.score), 7))),
+            Span::styled(fit_padded(r.name, name_w), Style::default().fg(theme.text)),
+            Span::raw(format!(" {:>7}", fit(&format!("{:.1}", r.score), 7))),
             Span::raw(format!(
                 " {:>8}",
-                r.weight.map(|x| truncate(&fmt_weight(state, x), 8)).unwrap_or_else(|| "–".into())
+                r.weight.map(|x| fit(&fmt_weight(state, x), 8).into_owned()).unwrap_or_else(|| "–".into())
             )),
             Span::styled(format!(" {:>5} ", in_degree(r.name)), theme.muted()),
-            Span::styled(fit(&state_text, state_w), Style::default().fg(st.color(theme))),
+            Span::styled(fit_padded(&state_text, state_w), Style::default().fg(st.color(theme))),
         ];
         lines.push(Line::from(spans).style(row_style));
     }
