@@ -10,10 +10,10 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use switchyard::config::Config;
 use switchyard::engine::{Engine, EngineSetup, LogicalClock, Models, StrategyKind};
-use switchyard::task::load_tasks;
 use switchyard::model::price::Price;
 use switchyard::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Role, Usage};
 use switchyard::session;
+use switchyard::task::load_tasks;
 
 /// Calls the calculator once, then answers: the cheapest possible model.
 struct Instant;

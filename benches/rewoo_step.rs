@@ -11,9 +11,9 @@ use async_trait::async_trait;
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use serde_json::json;
 use switchyard::engine::{Control, Engine, EngineSetup, Models, Scheduled, StrategyKind};
-use switchyard::task::Task;
 use switchyard::model::price::Price;
 use switchyard::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Role, Usage};
+use switchyard::task::Task;
 use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
 use switchyard::tool::{ExecutorSpec, ToolLibrary, ToolSpec};
 

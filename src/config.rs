@@ -10,8 +10,8 @@ use serde::Deserialize;
 use crate::engine::{ModelSlot, Models, Params, StrategyKind};
 use crate::model::openai::{OpenAiConfig, OpenAiModel};
 use crate::model::price::Price;
-use crate::sim::{SimConfig, SimModel};
 use crate::model::{ChatModel, Role};
+use crate::sim::{SimConfig, SimModel};
 use crate::strategy::rewoo::prompt::{Category, default_categories};
 
 #[derive(thiserror::Error, Debug)]

@@ -6,19 +6,19 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::budget::btp::{BtpSetup, BudgetReport};
 use crate::budget::experience::ExperienceStore;
 use crate::config::{Config, ConfigError};
-use crate::budget::btp::{BtpSetup, BudgetReport};
 use crate::engine::trace::{TraceError, TraceWriter};
 use crate::engine::{
-    Engine, EngineError, EngineHandle, EngineSetup, LogicalClock, ModelSlot, Models, Scheduled, Strategy,
-    SessionOutcome, StrategyKind, SystemClock,
+    Engine, EngineError, EngineHandle, EngineSetup, LogicalClock, ModelSlot, Models, Scheduled, SessionOutcome,
+    Strategy, StrategyKind, SystemClock,
 };
-use crate::task::{Task, TaskError, load_tasks};
 use crate::graph::{GraphError, ToolGraph, read_trajectories};
 use crate::model::cassette::{Cassette, CassetteError};
 use crate::model::{ChatModel, Role};
 use crate::strategy::rewoo::Rewoo;
+use crate::task::{Task, TaskError, load_tasks};
 use crate::tool::ToolLibrary;
 use crate::tool::manifest::{ManifestError, load_paths};
 

@@ -16,9 +16,9 @@ use switchyard::engine::btp::BtpSetup;
 use switchyard::engine::event::RefuseReason;
 use switchyard::engine::{Engine, EngineSetup, EventKind, LogicalClock, Models, StrategyKind};
 use switchyard::eval::report::Metrics;
-use switchyard::task::Task;
 use switchyard::model::price::Price;
 use switchyard::session::{self, ExperienceSource, GraphSource, SessionOptions, ToolCosts};
+use switchyard::task::Task;
 
 fn engine_with_budget(
     model: Arc<Scripted>,

@@ -15,8 +15,8 @@ use switchyard::engine::trace::{TraceWriter, read_trace};
 use switchyard::engine::{
     Control, Engine, EngineSetup, Event, EventKind, LogicalClock, Models, ParamChange, Scheduled, StrategyKind,
 };
-use switchyard::task::Task;
 use switchyard::model::price::Price;
+use switchyard::task::Task;
 use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
 
 fn task(q: &str, gold: &str) -> Task {

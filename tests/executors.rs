@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchyard::tool::exec::{self, Executor};
-use switchyard::tool::nothing_found::{self, NOTHING_FOUND};
 use switchyard::tool::fault::FaultMode;
+use switchyard::tool::nothing_found::{self, NOTHING_FOUND};
 use switchyard::tool::{ExecutorSpec, HeaderValue, ToolErrorKind, ToolSpec};
 use tempfile::TempDir;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -19,15 +19,15 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use common::builtin;
 use switchyard::budget::experience::ExperienceStore;
-use switchyard::engine::btp::BtpSetup;
 use switchyard::engine::LaneAction;
+use switchyard::engine::btp::BtpSetup;
 use switchyard::engine::event::{LabelSource, RefuseReason, RunOutcome, ToolOutcome};
 use switchyard::engine::{
     Control, Engine, EngineSetup, Event, EventKind, LogicalClock, Models, Scheduled, StrategyKind,
 };
-use switchyard::task::Task;
 use switchyard::model::price::Price;
 use switchyard::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Role, Usage};
+use switchyard::task::Task;
 use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
 use switchyard::tool::{ExecutorSpec, ToolErrorKind, ToolLibrary, ToolSpec};
 

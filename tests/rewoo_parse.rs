@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use switchyard::strategy::rewoo::parse::{RewooPlan, RewooPlanError, RewooStep, RewooCall, layers, parse_plan, substitute};
+use switchyard::strategy::rewoo::parse::{
+    RewooCall, RewooPlan, RewooPlanError, RewooStep, layers, parse_plan, substitute,
+};
 
 const TOOLS: &[&str] =
     &["geo_lookup", "Wikipedia", "google_search", "calculator", "currency_convert", "currency_convert_backup"];

@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use rand::SeedableRng;
 use serde_json::{Value, json};
-use switchyard::task::{Task, answer_matches, embedded_sample_dir, load_tasks};
-use switchyard::sim::{SimConfig, SimModel};
 use switchyard::model::{ChatModel, ChatRequest, Role};
+use switchyard::sim::{SimConfig, SimModel};
 use switchyard::strategy::actor::{
     self, ActorAction, ActorView, CandidateView, HistoryEntry, Observation, finish_candidate,
 };
+use switchyard::task::{Task, answer_matches, embedded_sample_dir, load_tasks};
 use switchyard::tool::builtin::{self, BuiltinCtx};
 use switchyard::tool::exec::Executor;
 use switchyard::tool::{ExecutorSpec, ToolErrorKind, ToolLibrary, manifest};

@@ -6,9 +6,8 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use switchyard::task::{Task, embedded_sample_dir, load_tasks};
-use switchyard::sim::{SimConfig, SimModel};
 use switchyard::model::{ChatModel, ChatRequest, ChatResponse, Message, ModelKind, Role, ToolDef};
+use switchyard::sim::{SimConfig, SimModel};
 use switchyard::strategy::actor::{
     self, ActorAction, ActorView, CandidateView, EvalView, HistoryEntry, JudgeView, Observation, finish_candidate,
 };
@@ -16,6 +15,7 @@ use switchyard::strategy::rewoo::parse::{RewooPlan, RewooPlanError, parse_plan};
 use switchyard::strategy::rewoo::prompt::{
     self as rp, Category, ClassifierView, PlannerTool, PlannerView, SolverCall, SolverStep, SolverView,
 };
+use switchyard::task::{Task, embedded_sample_dir, load_tasks};
 use switchyard::tool::{ToolLibrary, manifest};
 
 fn sim(seed: u64, noise: f64) -> SimModel {

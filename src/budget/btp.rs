@@ -162,13 +162,7 @@ pub fn plan_run(
 }
 
 /// One usage for the experience store, judged by the rule.
-pub fn usage(
-    query: &str,
-    tool: &str,
-    args: &Value,
-    result: &Result<Value, String>,
-    helpful: bool,
-) -> Experience {
+pub fn usage(query: &str, tool: &str, args: &Value, result: &Result<Value, String>, helpful: bool) -> Experience {
     Experience {
         query: query.to_string(),
         tool: tool.to_string(),

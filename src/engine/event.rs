@@ -8,8 +8,8 @@ use serde_json::Value;
 
 // Re-exported: a LaneChanged event carries one.
 pub use super::control::LaneAction;
-pub use crate::budget::btp::BudgetRow;
 use super::params::{ParamChange, Params};
+pub use crate::budget::btp::BudgetRow;
 use crate::graph::GraphUpdate;
 use crate::model::price::Price;
 use crate::model::{Message, ModelInfo, Role, ToolCallRequest, Usage};

@@ -130,8 +130,7 @@ pub trait Host: Send {
     /// BTP's plan for the task (Algorithm 1), when a budget is set and BTP enforces.
     fn plan_budget(&mut self, query: &str, strategy: &dyn Strategy) -> Result<Option<RunBudget>, Halt>;
     /// Counts a finished call against the budget (Algorithm 2).
-    fn spend(&mut self, budget: &mut RunBudget, tool: &str, notes: &mut Vec<String>)
-    -> Result<(), super::EngineError>;
+    fn spend(&mut self, budget: &mut RunBudget, tool: &str, notes: &mut Vec<String>) -> Result<(), super::EngineError>;
     /// What the run has cost so far.
     fn spent(&self) -> f64;
     /// BTP asks the `judge` model whether a result helped (else the rule).

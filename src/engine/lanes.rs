@@ -64,7 +64,11 @@ impl Engine {
         mut budget: Option<&mut RunBudget>,
     ) -> Result<Vec<LaneDone>, Halt> {
         let lanes = self.admit_lanes(label, requests, budget.as_deref());
-        self.emit(EventKind::StepStarted { evidence: label, thought, lanes: lanes.iter().map(|l| l.plan.clone()).collect() })?;
+        self.emit(EventKind::StepStarted {
+            evidence: label,
+            thought,
+            lanes: lanes.iter().map(|l| l.plan.clone()).collect(),
+        })?;
         let lanes = self.run_lanes(lanes, budget.as_deref_mut()).await?;
         Ok(lanes.into_iter().map(|l| LaneDone { plan: l.plan, result: l.result }).collect())
     }
@@ -136,7 +140,12 @@ impl Engine {
                     // Shown as a call that failed at once, so the lane and
                     // the transcript say why.
                     let p = lane.plan.clone();
-                    self.emit(EventKind::ToolCall { call: p.call, tool: p.tool.clone(), args: p.args, lane: Some(p.lane) })?;
+                    self.emit(EventKind::ToolCall {
+                        call: p.call,
+                        tool: p.tool.clone(),
+                        args: p.args,
+                        lane: Some(p.lane),
+                    })?;
                     lane.slot = Slot::Done;
                     lane.result = Some(Err(error.clone()));
                     self.emit(EventKind::ToolResult {
@@ -211,7 +220,12 @@ impl Engine {
         let p = &lane.plan;
         let drawn = self.faults.draw(&p.tool, &mut self.rng);
         let fault = lane.user_fault.or(drawn);
-        self.emit(EventKind::ToolCall { call: p.call, tool: p.tool.clone(), args: p.args.clone(), lane: Some(p.lane) })?;
+        self.emit(EventKind::ToolCall {
+            call: p.call,
+            tool: p.tool.clone(),
+            args: p.args.clone(),
+            lane: Some(p.lane),
+        })?;
         lane.slot = Slot::Running;
         let (timeout, call_seed) = (self.call_timeout(spec.as_deref()), self.call_seed(p.call));
         let (executor, clock, args) = (self.executor.clone(), Arc::clone(&self.clock), p.args.clone());

@@ -14,6 +14,7 @@ pub mod models;
 pub mod params;
 pub mod state;
 pub mod trace;
+pub mod views;
 
 mod calls;
 mod conductor;
@@ -29,7 +30,7 @@ pub use conductor::{Engine, EngineHandle, EngineSetup, Scheduled, SessionOutcome
 pub use control::{Control, LaneAction};
 pub use error::EngineError;
 pub use event::{Event, EventKind, StrategyKind};
-pub use host::{CostShape, Halt, Host, LaneDone, LaneRequest, Labels, Strategy};
+pub use host::{CostShape, Halt, Host, Labels, LaneDone, LaneRequest, Strategy};
 pub use lanes::is_filtered;
 pub use models::{ModelSlot, Models};
 pub use params::{ParamChange, Params};

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::conductor::Engine;
 use super::error::EngineError;
 use super::event::EventKind;
-use super::host::{Halt, Host, LaneDone, LaneRequest, Labels, Strategy};
+use super::host::{Halt, Host, Labels, LaneDone, LaneRequest, Strategy};
 use super::models::Models;
 use super::params::Params;
 use crate::budget::btp::RunBudget;

@@ -22,7 +22,8 @@ impl Latency {
     const WEIGHT: f64 = 0.2;
 
     pub fn record(&mut self, ms: u64) {
-        self.mean_ms = if self.calls == 0 { ms as f64 } else { self.mean_ms + Self::WEIGHT * (ms as f64 - self.mean_ms) };
+        self.mean_ms =
+            if self.calls == 0 { ms as f64 } else { self.mean_ms + Self::WEIGHT * (ms as f64 - self.mean_ms) };
         self.calls += 1;
     }
 }

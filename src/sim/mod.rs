@@ -24,11 +24,11 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Role, Usage, tokens};
-use crate::task::answer_matches;
 use crate::retrieve::{similarity, tokenize};
 use crate::strategy::actor::{
     self, ActorAction, ActorView, CandidateView, EvalView, FINISH, HistoryEntry, Observation,
 };
+use crate::task::answer_matches;
 use crate::tool::builtin;
 use crate::tool::nothing_found::is_nothing_found;
 

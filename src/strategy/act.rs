@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::actor::{self, ActorAction, ActorView, CandidateView, HistoryEntry, JudgeView, Observation, finish_candidate};
+use super::actor::{
+    self, ActorAction, ActorView, CandidateView, HistoryEntry, JudgeView, Observation, finish_candidate,
+};
 use crate::budget::btp::{self, RunBudget, Verdict};
 use crate::engine::event::{EventKind, Offered, RefuseReason};
 use crate::engine::{CostShape, Halt, Host, Strategy};
@@ -36,8 +38,12 @@ pub fn first_prompt_tokens(host: &dyn Host, query: &str, candidates: &[String]) 
         .map(|n| candidate_view(host, &Offered { name: n.clone(), weight: None, shown: None }))
         .chain(std::iter::once(finish_candidate(None)))
         .collect();
-    let first =
-        actor::render_actor(&ActorView { task: query.to_string(), history: Vec::new(), candidates: views, notes: Vec::new() });
+    let first = actor::render_actor(&ActorView {
+        task: query.to_string(),
+        history: Vec::new(),
+        candidates: views,
+        notes: Vec::new(),
+    });
     crate::model::tokens::count_messages(&first)
 }
 
@@ -91,7 +97,8 @@ pub async fn act(
                 candidates.splice(0..0, left);
             }
             if !b.any_left() && !told_empty {
-                notes.push("No tool is left within the plan and the budget: answer the task with what you have.".into());
+                notes
+                    .push("No tool is left within the plan and the budget: answer the task with what you have.".into());
                 told_empty = true;
             }
             let c_step = btp::step_cost(&host.models().get(Role::Actor).price, 0);
@@ -188,12 +195,17 @@ fn refusal(
         }
     }
     if !offered.iter().any(|n| n == tool && n != actor::FINISH) {
-        return Some((RefuseReason::NotOffered, format!("'{tool}' is not among the candidates ({})", offered.join(", "))));
+        return Some((
+            RefuseReason::NotOffered,
+            format!("'{tool}' is not among the candidates ({})", offered.join(", ")),
+        ));
     }
     // A small model may call the same tool with the same arguments again
     // and again: the answer is already in its history.
     let answered = history.iter().position(|h| {
-        h.tool == tool && &h.arguments == arguments && matches!(&h.observation, Observation::Result(v) if !is_nothing_found(v))
+        h.tool == tool
+            && &h.arguments == arguments
+            && matches!(&h.observation, Observation::Result(v) if !is_nothing_found(v))
     })?;
     Some((
         RefuseReason::Repeated,

@@ -58,7 +58,9 @@ impl Strategy for Toolnet {
         let answer = found.as_ref().ok().and_then(|a| a.as_deref());
         if !history.is_empty() && !host.cut_short() {
             match evaluate(host, task, &history, answer).await {
-                Ok(()) | Err(Halt::Stopped | Halt::Restarted | Halt::OutOfBudget | Halt::ModelFailed(_) | Halt::BadPlan(_)) => {}
+                Ok(())
+                | Err(Halt::Stopped | Halt::Restarted | Halt::OutOfBudget | Halt::ModelFailed(_) | Halt::BadPlan(_)) => {
+                }
                 Err(Halt::Engine(e)) => return Err(Halt::Engine(e)),
             }
         }
@@ -68,7 +70,12 @@ impl Strategy for Toolnet {
 
 /// ToolNet's dynamic construction: the evaluator scores every tool used,
 /// and the graph learns from the scores.
-async fn evaluate(host: &mut dyn Host, task: &Task, history: &[HistoryEntry], answer: Option<&str>) -> Result<(), Halt> {
+async fn evaluate(
+    host: &mut dyn Host,
+    task: &Task,
+    history: &[HistoryEntry],
+    answer: Option<&str>,
+) -> Result<(), Halt> {
     let view = EvalView { task: task.query.clone(), steps: history.to_vec(), answer: answer.map(str::to_string) };
     let mut used: Vec<String> = history.iter().map(|h| h.tool.clone()).collect();
     used.sort();

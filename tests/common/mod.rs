@@ -170,7 +170,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
     };
     use switchyard::model::price::Price;
     use switchyard::model::{Message, ModelKind};
-    use switchyard::strategy::rewoo::parse::{RewooStep, RewooCall};
+    use switchyard::strategy::rewoo::parse::{RewooCall, RewooStep};
     use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
     use switchyard::tool::{ToolError, ToolErrorKind};
 

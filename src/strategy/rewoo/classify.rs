@@ -68,7 +68,9 @@ pub async fn classify(host: &mut dyn Host, categories: &[Category]) -> Result<()
         .library()
         .tools()
         .iter()
-        .filter_map(|t| labels.get(&t.name).map(|(c, s)| ToolLabel { tool: t.name.clone(), category: c.clone(), source: *s }))
+        .filter_map(|t| {
+            labels.get(&t.name).map(|(c, s)| ToolLabel { tool: t.name.clone(), category: c.clone(), source: *s })
+        })
         .collect();
     let mut shown = names;
     for (c, _) in labels.values() {

@@ -9,8 +9,8 @@ use ratatui::widgets::Paragraph;
 use super::Outcome;
 use super::field::Field;
 use super::kit::{error_line, error_message, field_row, hints, label, rows};
-use crate::engine::{Control, ParamChange, Params};
 use crate::engine::state::SessionState;
+use crate::engine::{Control, ParamChange, Params};
 use crate::graph::WeightFormat;
 use crate::ui::Theme;
 
