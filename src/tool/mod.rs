@@ -2,11 +2,11 @@
 //! really run them and the fault-injection layer in front of the executors.
 
 pub mod builtin;
-pub mod command;
+mod command;
 mod error;
 pub mod exec;
 pub mod fault;
-pub mod http;
+mod http;
 mod library;
 pub mod manifest;
 mod manifest_error;
