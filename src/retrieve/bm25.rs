@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::tokenize;
+use super::tokens::tokenize;
 
 const K1: f64 = 1.2;
 const B: f64 = 0.75;

@@ -5,7 +5,6 @@
 //! user can go straight to the line to fix.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -15,6 +14,8 @@ use serde_json::Value;
 use super::http::{Piece, split_template};
 use super::{ExecutorSpec, HeaderValue, ToolLibrary, ToolSpec, builtin};
 
+pub use super::manifest_error::{ManifestError, ToolRef};
+
 const DEFAULT_COST: f64 = 1.0;
 const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 /// Node names the engine's tool graph keeps for itself.
@@ -22,38 +23,6 @@ const RESERVED_NAMES: [&str; 3] = ["start", "end", "finish"];
 const KNOWN_KINDS: &str = "builtin, command or http";
 const HTTP_METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const PROPERTY_TYPES: [&str; 6] = ["string", "number", "integer", "boolean", "array", "object"];
-
-/// Which tool of a file an error is about.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ToolRef {
-    Named(String),
-    /// Position among the file's `[[tool]]` tables, from 0, for a tool with no name.
-    Index(usize),
-}
-
-impl fmt::Display for ToolRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ToolRef::Named(n) => write!(f, "tool '{n}'"),
-            ToolRef::Index(i) => write!(f, "tool[{i}]"),
-        }
-    }
-}
-
-#[derive(thiserror::Error, Debug)]
-pub enum ManifestError {
-    #[error("duplicate tool '{name}': defined in {} and again in {}", first.display(), second.display())]
-    Duplicate { name: String, first: PathBuf, second: PathBuf },
-    #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: std::io::Error },
-    #[error("{}: line {line}, column {column}: invalid TOML: {message}", path.display())]
-    Syntax { path: PathBuf, line: usize, column: usize, message: String },
-    /// A problem outside any `[[tool]]` table.
-    #[error("{}: field '{field}': {message}", path.display())]
-    File { path: PathBuf, field: String, message: String },
-    #[error("{}: {tool}: field '{field}': {message}", path.display())]
-    Invalid { path: PathBuf, tool: ToolRef, field: String, message: String },
-}
 
 /// A field and what is wrong with it; the caller adds file and tool.
 struct Bad {

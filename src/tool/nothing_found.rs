@@ -33,8 +33,9 @@ pub fn is_nothing_found(v: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use serde_json::json;
+
+    use super::*;
 
     #[test]
     fn nothing_found_shapes() {

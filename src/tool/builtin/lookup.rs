@@ -7,6 +7,8 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::number::number;
+
 const COUNTRIES: &str = include_str!("../../../sample-tools/data/countries.json");
 const CITIES: &str = include_str!("../../../sample-tools/data/cities.json");
 const GLOSSARY: &str = include_str!("../../../sample-tools/data/glossary.json");
@@ -190,8 +192,8 @@ pub fn currency(amount: f64, from: &str, to: &str) -> Result<Value, String> {
     let rate = t / f;
     let result = (amount * rate * 100.0).round() / 100.0;
     Ok(json!({
-        "result": super::number(result),
-        "rate": super::number((rate * 1e6).round() / 1e6),
+        "result": number(result),
+        "rate": number((rate * 1e6).round() / 1e6),
         "rates_note": format!("{} (base {})", data.note, data.base),
     }))
 }

@@ -6,6 +6,7 @@
 mod calc;
 mod dates;
 mod lookup;
+mod number;
 mod units;
 
 use rand::Rng;
@@ -13,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::nothing_found::NOTHING_FOUND;
 use super::{ToolError, ToolErrorKind, ToolResult};
+use number::number;
 
 pub use units::unit_names;
 
@@ -104,11 +106,6 @@ fn int_arg(args: &Value, name: &str) -> Result<i64, ToolError> {
         return Err(failed(format!("'{name}' must be a whole number, got {x}")));
     }
     Ok(x as i64)
-}
-
-/// A JSON number that prints as an integer when it is one, so 14.0 shows as 14.
-pub fn number(x: f64) -> Value {
-    if x.fract() == 0.0 && x.abs() < 9.0e15 { json!(x as i64) } else { json!(x) }
 }
 
 fn calculator(args: &Value, _: &mut BuiltinCtx) -> ToolResult {

@@ -1,174 +1,21 @@
-//! The simulated model's rewoo roles: the tool classifier, the planner and
-//! the solver (DESIGN §3.5). Like the actor, each reads only the prompt a
-//! real model is shown (`strategy::rewoo::prompt`) and answers in the
-//! reply format a real model is asked for; the heuristics are the actor's
-//! (relevance, argument filling, usefulness), so the two strategies are
-//! compared on the same "intelligence".
+//! The rewoo planner (DESIGN §3.5): a plan of up to four steps, each a call
+//! of the tool the actor would choose first plus its siblings of the same
+//! category, later steps citing the evidence of earlier ones.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
 
-use super::{
-    GIVE_UP, TWIN_SIMILARITY, UNREADABLE_PROMPT, answer_from, dedup, fill_arguments, is_useful, is_wrong_arithmetic,
-    needs_id_from, relevance, required, score_candidates, task_words, value_text, words_match,
-};
+use super::actor::{TWIN_SIMILARITY, needs_id_from, score_candidates};
+use super::answer::{UNREADABLE_PROMPT, value_text};
+use super::arguments::{fill_arguments, required};
+use super::relevance::{doc_of, relevance, task_words, words_match};
 use crate::model::Message;
 use crate::retrieve::{similarity, tokenize};
-use crate::strategy::actor::{ActorView, CandidateView, Observation, compact};
-use crate::strategy::rewoo::prompt::{self as rp, Category, ClassifierView, PlannerTool, PlannerView, SolverView};
-
-// ----------------------------------------------------------- classifier
-
-/// Words that say a tool (or a category named like the defaults) finds
-/// information rather than acting on its inputs.
-const RETRIEVAL_WORDS: &[&str] = &[
-    "lookup",
-    "look",
-    "search",
-    "find",
-    "get",
-    "fetch",
-    "retrieve",
-    "retrieval",
-    "query",
-    "information",
-    "fact",
-    "record",
-    "browse",
-    "knowledge",
-    "wiki",
-    "encyclopedia",
-    "database",
-    "definition",
-];
-
-/// Words that say a tool computes, converts or acts on given inputs.
-const COMPLETION_WORDS: &[&str] = &[
-    "compute",
-    "calculate",
-    "calculation",
-    "calculator",
-    "convert",
-    "conversion",
-    "transform",
-    "count",
-    "format",
-    "evaluate",
-    "add",
-    "subtract",
-    "multiply",
-    "divide",
-    "translate",
-    "generate",
-    "create",
-    "send",
-    "write",
-    "solve",
-    "sort",
-    "encode",
-    "decode",
-    "summarize",
-    "summarise",
-    "factor",
-    "act",
-    "action",
-    "execute",
-    "task",
-    "completion",
-];
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Retrieval,
-    Completion,
-}
-
-/// The two vocabularies, stemmed once per call: stems are compared for
-/// equality, because the prefix rule of `words_match` would read "count"
-/// into "country".
-struct Vocab {
-    retrieval: Vec<String>,
-    completion: Vec<String>,
-}
-
-impl Vocab {
-    fn new() -> Self {
-        let stems = |words: &[&str]| words.iter().flat_map(|w| tokenize(w)).collect();
-        Vocab { retrieval: stems(RETRIEVAL_WORDS), completion: stems(COMPLETION_WORDS) }
-    }
-
-    fn hits(&self, tokens: &[String]) -> (usize, usize) {
-        let count = |vocab: &[String]| tokens.iter().filter(|t| vocab.contains(t)).count();
-        (count(&self.retrieval), count(&self.completion))
-    }
-
-    /// A tool that does not speak of finding things acts on its inputs:
-    /// the paper's "Task Completion" is the catch-all.
-    fn tool_kind(&self, tokens: &[String]) -> Kind {
-        let (r, c) = self.hits(tokens);
-        if r > c { Kind::Retrieval } else { Kind::Completion }
-    }
-
-    /// Only a category *named* like a default has a kind; "Geography" is a
-    /// domain, whatever its description says.
-    fn category_kind(&self, name: &str) -> Option<Kind> {
-        let (r, c) = self.hits(&tokenize(name));
-        match r.cmp(&c) {
-            std::cmp::Ordering::Greater => Some(Kind::Retrieval),
-            std::cmp::Ordering::Less => Some(Kind::Completion),
-            std::cmp::Ordering::Equal => None,
-        }
-    }
-}
-
-pub(super) fn classifier_reply(messages: &[Message], noise: f64, rng: &mut ChaCha8Rng) -> String {
-    let Some(view) = rp::parse_classifier_prompt(messages) else { return UNREADABLE_PROMPT.into() };
-    if view.categories.is_empty() {
-        // Nothing to choose from: an honest reply the engine cannot mistake for labels.
-        return "There are no categories to choose from.".into();
-    }
-    rp::render_classifier_reply(&classify(&view, noise, rng))
-}
-
-fn classify(view: &ClassifierView, noise: f64, rng: &mut ChaCha8Rng) -> BTreeMap<String, String> {
-    let vocab = Vocab::new();
-    let kinds: Vec<Option<Kind>> = view.categories.iter().map(|c| vocab.category_kind(&c.name)).collect();
-    let mut labels = BTreeMap::new();
-    for (name, description) in &view.tools {
-        let mut pick = label(&format!("{name} {description}"), &view.categories, &kinds, &vocab);
-        let n = view.categories.len();
-        // A noisy model sometimes files a tool under the wrong heading.
-        if n > 1 && rng.random_bool(noise / 2.0) {
-            let k = rng.random_range(0..n - 1);
-            pick = if k >= pick { k + 1 } else { k };
-        }
-        labels.insert(name.clone(), view.categories[pick].name.clone());
-    }
-    labels
-}
-
-/// The category of one tool: a domain category whose words the tool uses
-/// wins (the user defined it on purpose); else the default-like category
-/// of the tool's kind; else the lexically closest; else the first.
-fn label(doc: &str, categories: &[Category], kinds: &[Option<Kind>], vocab: &Vocab) -> usize {
-    let tokens = dedup(tokenize(doc));
-    let docs: Vec<String> = categories.iter().map(|c| format!("{} {}", c.name, c.description)).collect();
-    let rel = relevance(&tokens, &docs);
-    // Ties go to the category listed first, as a reader would.
-    let best_of = |keep: &dyn Fn(usize) -> bool| {
-        (0..categories.len()).filter(|&i| keep(i)).max_by(|&a, &b| rel[a].total_cmp(&rel[b]).then(b.cmp(&a)))
-    };
-    let kind = vocab.tool_kind(&tokens);
-    best_of(&|i| kinds[i].is_none() && rel[i] > 0.0)
-        .or_else(|| best_of(&|i| kinds[i] == Some(kind)))
-        .or_else(|| best_of(&|_| true))
-        .unwrap_or(0)
-}
-
-// -------------------------------------------------------------- planner
+use crate::strategy::actor::{ActorView, CandidateView, compact};
+use crate::strategy::rewoo::prompt::{self as rp, PlannerTool, PlannerView};
 
 /// A plan longer than this is a plan a weak model loses its way in.
 const MAX_STEPS: usize = 4;
@@ -281,7 +128,7 @@ fn forbidden(name: &str, notes: &[String]) -> bool {
 fn first_choices(task: &str, cands: &[CandidateView]) -> Vec<Choice> {
     let refs: Vec<&CandidateView> = cands.iter().collect();
     let empty = ActorView { task: task.to_string(), history: Vec::new(), candidates: Vec::new(), notes: Vec::new() };
-    let docs: Vec<String> = cands.iter().map(super::doc_of).collect();
+    let docs: Vec<String> = cands.iter().map(doc_of).collect();
     let rel = relevance(&task_words(task), &docs);
     let mut choices: Vec<Choice> = score_candidates(&empty, &refs)
         .into_iter()
@@ -308,7 +155,7 @@ fn first_choices(task: &str, cands: &[CandidateView]) -> Vec<Choice> {
 /// may take what the task lacks from earlier evidence.
 fn later_choices(task: &str, cands: &[CandidateView], steps: &[Step]) -> Vec<Choice> {
     let planned: HashSet<usize> = steps.iter().flat_map(|s| s.lanes.iter().map(|l| l.tool)).collect();
-    let covered: Vec<String> = planned.iter().flat_map(|&i| tokenize(&super::doc_of(&cands[i]))).collect();
+    let covered: Vec<String> = planned.iter().flat_map(|&i| tokenize(&doc_of(&cands[i]))).collect();
     // Numbers are arguments, not needs: "1000" is no reason to factor it.
     let open: Vec<String> = task_words(task)
         .into_iter()
@@ -317,7 +164,7 @@ fn later_choices(task: &str, cands: &[CandidateView], steps: &[Step]) -> Vec<Cho
     if open.is_empty() {
         return Vec::new();
     }
-    let docs: Vec<String> = cands.iter().map(super::doc_of).collect();
+    let docs: Vec<String> = cands.iter().map(doc_of).collect();
     let rel = relevance(&open, &docs);
     let imagined: Vec<Value> = steps.iter().enumerate().map(|(k, s)| imagined_result(s, k + 1, cands)).collect();
     let mut choices: Vec<Choice> = (0..cands.len())
@@ -396,7 +243,7 @@ fn related_step(name: &str, schema: Option<&Value>, steps: &[Step], cands: &[Can
     let words = tokenize(&format!("{} {desc}", name.replace('_', " ")));
     let speaks = |s: &Step| {
         s.lanes.iter().any(|l| {
-            let doc = tokenize(&super::doc_of(&cands[l.tool]));
+            let doc = tokenize(&doc_of(&cands[l.tool]));
             words.iter().any(|w| doc.iter().any(|d| words_match(w, d)))
         })
     };
@@ -537,72 +384,6 @@ fn and_list(items: &[String]) -> String {
     }
 }
 
-// --------------------------------------------------------------- solver
-
-/// A lane whose evidence can answer.
-struct Usable {
-    step: usize,
-    value: Value,
-}
-
-pub(super) fn solver_reply(messages: &[Message], noise: f64, rng: &mut ChaCha8Rng) -> String {
-    let answer = match rp::parse_solver_prompt(messages) {
-        Some(view) => solve(&view, noise, rng),
-        None => UNREADABLE_PROMPT.into(),
-    };
-    rp::render_solver_reply(&answer)
-}
-
-/// The answer from the last step with usable evidence (later steps build on
-/// earlier ones), its first usable lane; nothing usable, no answer.
-fn solve(view: &SolverView, noise: f64, rng: &mut ChaCha8Rng) -> String {
-    let usable = usable(view);
-    let Some(last) = usable.last().map(|u| u.step) else { return GIVE_UP.into() };
-    let chosen = usable.iter().position(|u| u.step == last).unwrap_or(0);
-    if rng.random_bool(noise / 2.0) {
-        return misread(&view.task, &usable, chosen, rng);
-    }
-    answer_from(&view.task, &usable[chosen].value)
-}
-
-/// Evidence that is there (not null), useful (not empty or garbage) and not
-/// arithmetic the solver can see is wrong, in plan order.
-fn usable(view: &SolverView) -> Vec<Usable> {
-    let mut out = Vec::new();
-    for (step, s) in view.steps.iter().enumerate() {
-        for call in &s.calls {
-            let Some(text) = &call.result else { continue };
-            // Evidence is JSON when the tool returned JSON; anything else
-            // (a cut-off long result, plain text) is read as text.
-            let value = serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()));
-            let args = serde_json::from_str(&call.args).unwrap_or(Value::Null);
-            let obs = Observation::Result(value);
-            if is_useful(&obs)
-                && !is_wrong_arithmetic(&args, &obs)
-                && let Observation::Result(value) = obs
-            {
-                out.push(Usable { step, value });
-            }
-        }
-    }
-    out
-}
-
-/// A noisy solver's slip: the answer from other evidence if there is any,
-/// else another field of the right evidence.
-fn misread(task: &str, usable: &[Usable], chosen: usize, rng: &mut ChaCha8Rng) -> String {
-    if usable.len() > 1 {
-        let k = rng.random_range(0..usable.len() - 1);
-        return answer_from(task, &usable[if k >= chosen { k + 1 } else { k }].value);
-    }
-    let right = answer_from(task, &usable[chosen].value);
-    let others: Vec<String> = match &usable[chosen].value {
-        Value::Object(m) => m.values().map(value_text).filter(|t| !t.is_empty() && *t != right).collect(),
-        _ => Vec::new(),
-    };
-    if others.is_empty() { right } else { others[rng.random_range(0..others.len())].clone() }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -618,15 +399,5 @@ mod tests {
         assert_eq!(text, r##"{"query": "what is #\u00451 and #\u006522?", "city_id": "#E1"}"##);
         let back: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back["query"], "what is #E1 and #e22?");
-    }
-
-    #[test]
-    fn category_kinds_come_from_names() {
-        let v = Vocab::new();
-        assert_eq!(v.category_kind("Information Retrieval"), Some(Kind::Retrieval));
-        assert_eq!(v.category_kind("Task Completion"), Some(Kind::Completion));
-        assert_eq!(v.category_kind("Geography"), None);
-        // "count" is not read into "country".
-        assert_eq!(v.tool_kind(&tokenize("Country facts lookup")), Kind::Retrieval);
     }
 }

@@ -1,0 +1,63 @@
+//! What a tool is: its description for the model, its price and the
+//! executor that runs it, as a manifest declares them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One callable tool (DESIGN §2).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// Cost of one call, in the run's cost unit.
+    pub cost: f64,
+    /// JSON Schema of the arguments (an object schema).
+    pub parameters: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<Value>,
+    pub executor: ExecutorSpec,
+    /// The manifest the tool came from (for error messages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ExecutorSpec {
+    /// Rust, in process: `function` names an entry of the builtin registry.
+    Builtin { function: String },
+    /// A subprocess: argv without a shell, JSON arguments on stdin, JSON on stdout.
+    Command {
+        argv: Vec<String>,
+        /// Working directory (the manifest's folder unless set).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<PathBuf>,
+        timeout_ms: u64,
+    },
+    /// A REST call. `url` may hold `{param}` slots filled from the arguments.
+    Http {
+        method: String,
+        url: String,
+        #[serde(default)]
+        headers: BTreeMap<String, HeaderValue>,
+        timeout_ms: u64,
+    },
+}
+
+/// A header value: literal, or read from an environment variable at call time
+/// (so secrets never sit in a manifest, a trace or a log).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum HeaderValue {
+    Literal(String),
+    Env {
+        env: String,
+        #[serde(default)]
+        prefix: String,
+    },
+}
