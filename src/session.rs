@@ -334,12 +334,14 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     btp.model_judge = config.btp.model_judge;
     btp.defaults = crate::budget::estimate::Defaults { value: config.btp.default_value, freq: config.btp.default_freq };
     setup.btp = Some(btp);
+    let graph_file =
+        if opts.save_graph && strategy == StrategyKind::Toolnet { Some(graph_path(config)?) } else { None };
+    // Saved after every update too, so a session killed mid-run keeps what it learnt.
+    setup.graph_file = graph_file.clone();
     let (mut engine, handle) = Engine::new(setup);
     if let Some(p) = &opts.trace {
         engine.set_trace(TraceWriter::create(p)?);
     }
-    let graph_file =
-        if opts.save_graph && strategy == StrategyKind::Toolnet { Some(graph_path(config)?) } else { None };
     Ok(Prepared { engine, handle, tasks, graph_file })
 }
 

@@ -27,3 +27,25 @@ impl Latency {
         self.calls += 1;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Latency;
+
+    #[test]
+    fn latency_starts_at_the_first_call_and_follows_recent_ones() {
+        let mut l = Latency::default();
+        l.record(100);
+        assert_eq!((l.calls, l.mean_ms), (1, 100.0));
+        l.record(200);
+        assert!((l.mean_ms - 120.0).abs() < 1e-9);
+        // A tool that turns slow costs more within a few calls, whatever its history.
+        for _ in 0..1000 {
+            l.record(100);
+        }
+        for _ in 0..15 {
+            l.record(1000);
+        }
+        assert!(l.mean_ms > 900.0, "{}", l.mean_ms);
+    }
+}
