@@ -12,7 +12,7 @@ use super::gate::Pass;
 use super::host::Halt;
 use crate::model::{ChatRequest, ChatResponse};
 use crate::tool::fault::FaultMode;
-use crate::tool::{ExecutorSpec, ToolError, ToolErrorKind, ToolResult, ToolSpec};
+use crate::tool::{ToolError, ToolErrorKind, ToolResult, ToolSpec};
 
 impl Engine {
     pub(super) async fn gate_or_halt(&mut self) -> Result<(), Halt> {
@@ -122,12 +122,7 @@ impl Engine {
 
     /// A tool's own timeout (command and HTTP tools carry one), else the engine's.
     pub(super) fn call_timeout(&self, spec: Option<&ToolSpec>) -> Duration {
-        match spec.map(|s| &s.executor) {
-            Some(ExecutorSpec::Command { timeout_ms, .. } | ExecutorSpec::Http { timeout_ms, .. }) => {
-                Duration::from_millis(*timeout_ms)
-            }
-            Some(ExecutorSpec::Builtin { .. }) | None => self.tool_timeout,
-        }
+        spec.and_then(ToolSpec::own_timeout).unwrap_or(self.tool_timeout)
     }
 
     /// Each call's randomness comes from the seed and the call's place in

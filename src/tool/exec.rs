@@ -120,12 +120,7 @@ fn garbage(seed: u64) -> String {
 /// The time a call may take: the caller's bound, tightened by the
 /// manifest's own timeout for executors that have one.
 fn effective_timeout(spec: &ToolSpec, timeout: Duration) -> Duration {
-    match &spec.executor {
-        ExecutorSpec::Builtin { .. } => timeout,
-        ExecutorSpec::Command { timeout_ms, .. } | ExecutorSpec::Http { timeout_ms, .. } => {
-            timeout.min(Duration::from_millis(*timeout_ms))
-        }
-    }
+    spec.own_timeout().map_or(timeout, |own| timeout.min(own))
 }
 
 /// Runs tool calls. Cheap to share: one HTTP connection pool for all calls.

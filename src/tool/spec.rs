@@ -61,3 +61,16 @@ pub enum HeaderValue {
         prefix: String,
     },
 }
+
+impl ToolSpec {
+    /// The timeout the tool's manifest gives it (command and HTTP tools
+    /// carry one; builtins run under their caller's).
+    pub fn own_timeout(&self) -> Option<std::time::Duration> {
+        match &self.executor {
+            ExecutorSpec::Builtin { .. } => None,
+            ExecutorSpec::Command { timeout_ms, .. } | ExecutorSpec::Http { timeout_ms, .. } => {
+                Some(std::time::Duration::from_millis(*timeout_ms))
+            }
+        }
+    }
+}
