@@ -2,7 +2,7 @@
 //! meaning carried by style on the buffer, node states, the find search, and
 //! no panics at tiny sizes or on an empty session.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -1,6 +1,6 @@
 //! The workbench's dialogs, driven with synthetic keys against fixture states.
 
-mod common;
+use crate::common;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;

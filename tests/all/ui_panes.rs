@@ -2,7 +2,7 @@
 //! from fixture traces: snapshots of what a user sees, and the styles that
 //! carry meaning checked on the buffer.
 
-mod common;
+use crate::common;
 
 use ratatui::Frame;
 use ratatui::buffer::Buffer;

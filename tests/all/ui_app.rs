@@ -2,7 +2,7 @@
 //! a real engine over the control channel, the engine's events come back as
 //! actions. Also: a replayed trace shows what was seen live.
 
-mod common;
+use crate::common;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use proptest::prelude::*;

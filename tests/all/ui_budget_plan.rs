@@ -3,7 +3,7 @@
 //! blacklisted in run 1), with the styles that carry meaning checked on the
 //! buffer.
 
-mod common;
+use crate::common;
 
 use ratatui::buffer::Buffer;
 

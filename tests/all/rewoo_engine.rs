@@ -3,7 +3,7 @@
 //! categories rule, per-lane gates, the budget refusing a step, and the
 //! classifier's cache.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;

@@ -28,7 +28,7 @@ fn a_theme_file_loads_by_path() {
 
 #[test]
 fn broken_themes_name_the_file_and_key() {
-    let dark = include_str!("../themes/dark.toml");
+    let dark = include_str!("../../themes/dark.toml");
     let cases = [
         (dark.replace("ok = \"lightgreen\"", "ok = \"blurple\""), "colors.ok", "blurple"),
         (dark.replace("ok = \"lightgreen\"\n", ""), "colors.ok", "missing"),

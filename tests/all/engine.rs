@@ -1,7 +1,7 @@
 //! The engine through its control channel: gates, stepping, controls taking
 //! effect at decision points, refusals, faults, and the fold.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 //! never exceeds the budget; and on the sample tasks in the paper's setting
 //! BTP keeps every run within budget and lowers the average cost.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 //! plan in the graph pane, the transcript's plan and evidence, the category
 //! dialog.
 
-mod common;
+use crate::common;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;

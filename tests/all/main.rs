@@ -1,0 +1,33 @@
+//! The integration tests, one binary: every module below used to be a test
+//! file of its own, each linked against the whole crate. The pseudo-terminal
+//! test (`e2e_pty.rs`), the real-model suite (`real_model.rs`) and the golden
+//! traces (`golden.rs`, the refactoring contract) stay apart.
+
+mod budget_btp;
+mod budget_experience;
+mod budget_plan;
+mod cassette;
+mod cli;
+mod common;
+mod durable;
+mod engine;
+mod executors;
+mod experiments;
+mod graph;
+mod layering;
+mod manifest;
+mod matrix;
+mod openai;
+mod protocol;
+mod retrieve;
+mod rewoo_engine;
+mod rewoo_parse;
+mod sample_library;
+mod sim;
+mod ui_app;
+mod ui_budget_plan;
+mod ui_dialogs;
+mod ui_graph;
+mod ui_panes;
+mod ui_rewoo;
+mod ui_theme;
