@@ -61,7 +61,7 @@ impl Engine {
         label: u32,
         thought: String,
         requests: Vec<LaneRequest>,
-        mut budget: Option<&mut RunBudget>,
+        budget: Option<&mut RunBudget>,
     ) -> Result<Vec<LaneDone>, Halt> {
         let lanes = self.admit_lanes(label, requests, budget.as_deref());
         self.emit(EventKind::StepStarted {
@@ -69,7 +69,7 @@ impl Engine {
             thought,
             lanes: lanes.iter().map(|l| l.plan.clone()).collect(),
         })?;
-        let lanes = self.run_lanes(lanes, budget.as_deref_mut()).await?;
+        let lanes = self.run_lanes(lanes, budget).await?;
         Ok(lanes.into_iter().map(|l| LaneDone { plan: l.plan, result: l.result }).collect())
     }
 
@@ -174,9 +174,9 @@ impl Engine {
                 return Err(Halt::Restarted);
             }
             // Start every lane the gate lets through.
-            for i in 0..lanes.len() {
-                if lanes[i].slot == Slot::Waiting && self.try_pass()? {
-                    let (fut, fault) = self.start_lane(&mut lanes[i], i)?;
+            for (i, lane) in lanes.iter_mut().enumerate() {
+                if lane.slot == Slot::Waiting && self.try_pass()? {
+                    let (fut, fault) = self.start_lane(lane, i)?;
                     faults.insert(i, fault);
                     running.push(fut);
                 }
