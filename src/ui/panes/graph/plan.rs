@@ -10,8 +10,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::engine::SessionState;
-use crate::engine::state::{Entry, LaneState, RewooView, StepView};
 use crate::engine::event::RewooStep;
+use crate::engine::state::{Entry, LaneState, RewooView, StepView};
 use crate::ui::PaneCtx;
 use crate::ui::dialog::source_word;
 use crate::ui::panes::workers::lane_look;
