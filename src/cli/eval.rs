@@ -11,7 +11,8 @@ use switchyard::eval::report::{MatrixRow, Metrics, matrix_table, table};
 use switchyard::model::Role;
 use switchyard::session::{self, GraphSource, SessionOptions};
 
-use super::{Common, common_options, runtime};
+use super::args::Common;
+use super::setup::{common_options, runtime};
 
 #[derive(Args, Debug)]
 pub(super) struct EvalArgs {

@@ -10,7 +10,7 @@ use switchyard::engine::state::SessionState;
 use switchyard::engine::trace::read_trace;
 use switchyard::eval::report::{Metrics, table};
 
-use super::run::{print_session, run_json};
+use super::summary::{print_session, run_json};
 
 #[derive(Subcommand, Debug)]
 pub(super) enum TraceCommand {

@@ -10,7 +10,8 @@ use switchyard::engine::trace::read_trace;
 use switchyard::session;
 use switchyard::ui::Theme;
 
-use super::{GraphTapeArgs, SessionArgs, runtime, session_options};
+use super::args::{GraphTapeArgs, SessionArgs};
+use super::setup::{runtime, session_options};
 
 // The workbench always writes a trace, so its help says where by default; and
 // `replay` is already the subcommand that replays a trace, so here the cassette

@@ -9,9 +9,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::Outcome;
 use super::field::Field;
 use super::kit::{choice, error_message, field_row, hints, label, list_step, rows, window};
+use super::outcome::Outcome;
 use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::tool::fault::{Fault, FaultMode, FaultScope};

@@ -8,8 +8,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::Outcome;
 use super::kit::{hints, rows};
+use super::outcome::Outcome;
 use crate::ui::Theme;
 
 /// A section heading (empty key) or a key and what it does.

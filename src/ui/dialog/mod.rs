@@ -9,6 +9,7 @@ mod field;
 mod help;
 mod kit;
 mod model;
+mod outcome;
 mod params;
 mod score;
 mod task;
@@ -23,11 +24,11 @@ pub use category::{CategoryDialog, source_word};
 pub use fault::FaultDialog;
 pub use help::HelpDialog;
 pub use model::ModelDialog;
+pub use outcome::Outcome;
 pub use params::ParamsDialog;
 pub use score::ScoreDialog;
 pub use task::TaskDialog;
 
-use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::ui::Theme;
 
@@ -40,17 +41,6 @@ pub enum Dialog {
     Task(TaskDialog),
     Category(CategoryDialog),
     Help(HelpDialog),
-}
-
-/// What a key did to a dialog.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Outcome {
-    /// Keep the dialog open.
-    Continue,
-    /// Close it; nothing to send.
-    Cancel,
-    /// Close it and send these controls, in order (empty when nothing changed).
-    Submit(Vec<Control>),
 }
 
 impl Dialog {

@@ -7,8 +7,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::Outcome;
 use super::kit::{hints, label, rows};
+use super::outcome::Outcome;
 use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::model::{ModelInfo, Role};

@@ -6,9 +6,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::Outcome;
 use super::field::Field;
 use super::kit::{error_message, field_row, hints, label, rows};
+use super::outcome::Outcome;
 use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::ui::Theme;

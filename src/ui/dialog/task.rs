@@ -8,9 +8,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use super::Outcome;
 use super::field::Field;
 use super::kit::{error_message, field_row, hints, label, list_step, rows, window};
+use super::outcome::Outcome;
 use crate::engine::Control;
 use crate::engine::state::SessionState;
 use crate::ui::Theme;

@@ -9,7 +9,9 @@ use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph};
 
-use super::{by_weight_desc, display_name, fmt_score, fmt_weight, node_state, note, path_outcomes, top_k};
+use super::label::{display_name, fmt_score, fmt_weight, note};
+use super::node_state::node_state;
+use super::order::{by_weight_desc, top_k};
 use crate::engine::SessionState;
 use crate::engine::state::GraphView;
 use crate::graph::{END, START};
@@ -471,4 +473,30 @@ fn bounds(values: impl Iterator<Item = f64>, signed: bool) -> (f64, f64) {
         hi = lo + 1.0;
     }
     (lo, hi)
+}
+
+/// The current run's path with each call's outcome: Some(true) ok,
+/// Some(false) failed, None still running (or no result seen).
+fn path_outcomes(state: &SessionState) -> Vec<(&str, Option<bool>, bool)> {
+    use crate::engine::state::Entry;
+    let Some(run) = &state.current else { return Vec::new() };
+    let mut calls: Vec<(u64, &str, Option<bool>, bool)> = Vec::with_capacity(run.path.len());
+    for e in &run.transcript {
+        match e {
+            Entry::Call { call, tool, .. } => calls.push((*call, tool.as_str(), None, false)),
+            Entry::Result { call, outcome, fault, .. } => {
+                if let Some(c) = calls.iter_mut().rev().find(|c| c.0 == *call) {
+                    c.2 = Some(matches!(outcome, crate::engine::event::ToolOutcome::Ok { .. }));
+                    c.3 = fault.is_some();
+                }
+            }
+            _ => {}
+        }
+    }
+    if calls.len() == run.path.len() {
+        calls.into_iter().map(|(_, t, ok, f)| (t, ok, f)).collect()
+    } else {
+        // A transcript that does not match the path (cut short): the names alone.
+        run.path.iter().map(|t| (t.as_str(), None, false)).collect()
+    }
 }

@@ -15,11 +15,16 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::widgets::canvas::{Canvas, Line as CanvasLine};
 
-use super::{MAX_DRAWN_NODES, NodeState, display_name, fmt_weight, node_state, note, tool_nodes, top_k};
+use super::label::{display_name, fmt_weight, note};
+use super::node_state::{NodeState, node_state};
+use super::order::{tool_nodes, top_k};
 use crate::engine::state::GraphView;
 use crate::graph::{END, START};
 use crate::ui::PaneCtx;
 use crate::ui::text::{fit, fit_padded};
+
+/// Above this many tool nodes the whole graph is a ranked table, not a drawing.
+pub const MAX_DRAWN_NODES: usize = 60;
 
 /// Edges at least this heavy are drawn; the lighter ones only shape the layers.
 const DRAWN_EDGE_WEIGHT: f64 = 0.1;

@@ -1,0 +1,81 @@
+//! The set-up every subcommand needs: logging, the async runtime, and the
+//! session options the shared flags ask for.
+
+use color_eyre::eyre::{Result, WrapErr, eyre};
+
+use switchyard::config::Config;
+use switchyard::engine::{Control, ParamChange, Scheduled};
+use switchyard::session::{GraphSource, SessionOptions, Tape, TaskSource};
+use switchyard::tool::fault::Fault;
+
+use super::args::{Common, GraphTapeArgs, SessionArgs};
+
+/// Logs go to a file in the data directory, never to the terminal.
+pub(super) fn init_logging(config: &Config) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    let dir = config.data_dir().ok()?.join("logs");
+    std::fs::create_dir_all(&dir).ok()?;
+    let (writer, guard) = tracing_appender::non_blocking(tracing_appender::rolling::never(dir, "switchyard.log"));
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHYARD_LOG").unwrap_or_else(|_| "info".into());
+    tracing_subscriber::fmt().with_writer(writer).with_ansi(false).with_env_filter(filter).try_init().ok()?;
+    Some(guard)
+}
+
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().wrap_err("could not start the async runtime")
+}
+
+pub(super) fn common_options(c: &Common) -> Result<SessionOptions> {
+    let mut o = SessionOptions {
+        seed: c.seed,
+        count: c.count,
+        logical_clock: c.logical_clock,
+        tasks: c.tasks.clone().map(TaskSource::File).unwrap_or_default(),
+        ..Default::default()
+    };
+    for s in &c.set {
+        o.param_changes.push(ParamChange::parse(s).map_err(|e| eyre!("--set {s}: {e}"))?);
+    }
+    if let Some(b) = c.budget {
+        o.param_changes.push(ParamChange::parse(&format!("budget={b}")).map_err(|e| eyre!("--budget: {e}"))?);
+    }
+    if let Some(t) = c.tau {
+        o.param_changes.push(ParamChange::parse(&format!("tau={t}")).map_err(|e| eyre!("--tau: {e}"))?);
+    }
+    o.btp = c.btp.as_deref().map(|b| b == "on");
+    if let Some(tc) = &c.tool_costs {
+        o.tool_costs = Some(tc.parse().map_err(|e| eyre!("--tool-costs: {e}"))?);
+    }
+    for f in &c.faults {
+        let (spec, at) = match f.rsplit_once('@') {
+            Some((spec, n)) => (spec, n.parse::<u32>().map_err(|_| eyre!("--fault {f}: '@{n}' is not a task number"))?),
+            None => (f.as_str(), 1),
+        };
+        if at == 0 {
+            return Err(eyre!("--fault {f}: tasks are counted from 1"));
+        }
+        let (tool, fault) = Fault::parse_spec(spec).map_err(|e| eyre!("--fault: {e}"))?;
+        o.schedule.push(Scheduled { before_task: at, control: Control::InjectFault { tool, fault } });
+    }
+    Ok(o)
+}
+
+/// What `run` and `ui` share: the task, strategy, graph and model tape; each
+/// decides for itself where the trace goes.
+pub(super) fn session_options(session: &SessionArgs, graph_tape: &GraphTapeArgs) -> Result<SessionOptions> {
+    let mut opts = common_options(&session.common)?;
+    if let Some(t) = &session.task {
+        if session.common.tasks.is_some() {
+            return Err(eyre!("--task and --tasks exclude each other: give one task or a task file"));
+        }
+        opts.tasks = TaskSource::Text(t.clone());
+    }
+    opts.strategy = session.strategy;
+    opts.graph = if graph_tape.fresh_graph { GraphSource::Fresh } else { GraphSource::Saved };
+    opts.save_graph = !graph_tape.no_save;
+    opts.tape = match (&graph_tape.record, &graph_tape.replay) {
+        (Some(r), _) => Tape::Record(r.clone()),
+        (_, Some(r)) => Tape::Replay(r.clone()),
+        _ => Tape::Live,
+    };
+    Ok(opts)
+}
