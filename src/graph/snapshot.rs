@@ -1,5 +1,6 @@
-//! The graph's state file (JSON, written atomically) and the trajectories
-//! file (JSON Lines).
+//! The graph's state file: the whole graph (nodes, edges with w⁰ and w,
+//! scores, iteration, history) as one JSON document, written atomically, and
+//! checked for consistency when read back.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
@@ -10,38 +11,11 @@ use petgraph::graph::DiGraph;
 use petgraph::visit::EdgeRef;
 use serde::{Deserialize, Serialize};
 
-use super::{END, Edge, GraphError, Node, START, ToolGraph};
+use super::error::GraphError;
+use super::tool_graph::{END, Edge, Node, START, ToolGraph};
 
 const FORMAT_VERSION: u32 = 1;
 const ROW_TOLERANCE: f64 = 1e-6;
-
-/// One successful run: the task and the tools it used, in order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Trajectory {
-    pub query: String,
-    pub tools: Vec<String>,
-}
-
-/// Reads a JSON Lines file of trajectories, one
-/// `{"query": "...", "tools": ["a", "b"]}` per line; blank lines and lines
-/// starting with `#` are skipped.
-pub fn read_trajectories(path: &Path) -> Result<Vec<Trajectory>, GraphError> {
-    let text = std::fs::read_to_string(path).map_err(|source| GraphError::Io { path: path.to_owned(), source })?;
-    let mut trajectories = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let trajectory = serde_json::from_str(line).map_err(|source| GraphError::TrajectoryLine {
-            path: path.to_owned(),
-            line: i + 1,
-            source,
-        })?;
-        trajectories.push(trajectory);
-    }
-    Ok(trajectories)
-}
 
 #[derive(Serialize, Deserialize)]
 struct StoredGraph {
