@@ -5,20 +5,27 @@
 //!
 //! - `tool_graph`: the data structure and its queries;
 //! - `toolnet`: the paper's construction and update rules;
+//! - `ops`: every edit recorded as data, and the ids of the states;
+//! - `store`: durable state, [`GraphStore`]: a snapshot plus a journal;
 //! - `snapshot`: the whole graph as a JSON file;
+//! - `journal`: the ops since the snapshot, a line each;
 //! - `trajectory`: the trajectories file the static graph is built from;
 //! - `format`: how weights are shown to the model;
 //! - `error`: what can go wrong.
 
 mod error;
 mod format;
+mod journal;
+mod ops;
 mod snapshot;
+mod store;
 mod tool_graph;
 mod toolnet;
 mod trajectory;
 
 pub use error::GraphError;
 pub use format::WeightFormat;
+pub use store::GraphStore;
 pub use tool_graph::{END, START, ToolGraph};
 pub use toolnet::{GraphUpdate, WeightChange, score_factor};
 pub use trajectory::{Trajectory, read_trajectories};

@@ -12,6 +12,7 @@ use petgraph::visit::EdgeRef;
 use serde::{Deserialize, Serialize};
 
 use super::error::GraphError;
+use super::ops::OpLog;
 use super::tool_graph::{END, Edge, Node, START, ToolGraph};
 
 const FORMAT_VERSION: u32 = 1;
@@ -25,6 +26,10 @@ struct StoredGraph {
     edges: Vec<StoredEdge>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     start_rescales: Vec<(u32, f64)>,
+    /// The id of the saved state (see `ops.rs`), which a journal beside the
+    /// file must extend; files from before it get the hash of their content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    head: Option<u64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -58,63 +63,61 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-impl ToolGraph {
-    /// Writes the graph (nodes, edges with w⁰ and w, scores, iteration,
-    /// history) as JSON, atomically: a crash leaves the old file or the new
-    /// one, never a mix.
-    pub fn save(&self, path: &Path) -> Result<(), GraphError> {
-        let io_error = |source| GraphError::Io { path: path.to_owned(), source };
-        let stored = self.to_stored();
-        let file = atomic_write_file::AtomicWriteFile::open(path).map_err(io_error)?;
-        let mut writer = BufWriter::new(file);
-        serde_json::to_writer(&mut writer, &stored)
-            .map_err(|source| GraphError::Json { path: path.to_owned(), source })?;
-        writer.flush().map_err(io_error)?;
-        let file = writer.into_inner().map_err(|e| io_error(e.into_error()))?;
-        file.commit().map_err(io_error)
-    }
+/// Writes the whole graph (nodes, edges with w⁰ and w, scores, iteration,
+/// history) as JSON, atomically: a crash leaves the old file or the new one,
+/// never a mix.
+pub(super) fn write(graph: &ToolGraph, path: &Path) -> Result<(), GraphError> {
+    let io_error = |source| GraphError::Io { path: path.to_owned(), source };
+    let stored = to_stored(graph);
+    let file = atomic_write_file::AtomicWriteFile::open(path).map_err(io_error)?;
+    let mut writer = BufWriter::new(file);
+    serde_json::to_writer(&mut writer, &stored).map_err(|source| GraphError::Json { path: path.to_owned(), source })?;
+    writer.flush().map_err(io_error)?;
+    let file = writer.into_inner().map_err(|e| io_error(e.into_error()))?;
+    file.commit().map_err(io_error)
+}
 
-    /// Reads a graph written by [`ToolGraph::save`], checking that it is
-    /// consistent (known nodes, the required edges, rows summing to 1).
-    pub fn load(path: &Path) -> Result<Self, GraphError> {
-        let bytes = std::fs::read(path).map_err(|source| GraphError::Io { path: path.to_owned(), source })?;
-        let stored: StoredGraph =
-            serde_json::from_slice(&bytes).map_err(|source| GraphError::Json { path: path.to_owned(), source })?;
-        from_stored(stored).map_err(|reason| GraphError::Invalid { path: path.to_owned(), reason })
-    }
+/// Reads a graph written by [`write`], checking that it is consistent (known
+/// nodes, the required edges, rows summing to 1).
+pub(super) fn read(path: &Path) -> Result<ToolGraph, GraphError> {
+    let bytes = std::fs::read(path).map_err(|source| GraphError::Io { path: path.to_owned(), source })?;
+    let stored: StoredGraph =
+        serde_json::from_slice(&bytes).map_err(|source| GraphError::Json { path: path.to_owned(), source })?;
+    from_stored(stored).map_err(|reason| GraphError::Invalid { path: path.to_owned(), reason })
+}
 
-    fn to_stored(&self) -> StoredGraph {
-        let g = &self.graph;
-        let nodes = g
-            .node_indices()
-            .map(|ix| {
-                let n = &g[ix];
-                StoredNode { name: n.name.clone(), score: n.score, born: n.born, history: n.history.clone() }
-            })
-            .collect();
-        let edges = g
-            .edge_references()
-            .map(|e| {
-                let w = e.weight();
-                StoredEdge {
-                    from: g[e.source()].name.clone(),
-                    to: g[e.target()].name.clone(),
-                    prior: w.prior,
-                    weight: w.weight,
-                    born: w.born,
-                    initial: Some(w.initial),
-                    rescales_before: w.rescales_before,
-                    history: w.history.clone(),
-                }
-            })
-            .collect();
-        StoredGraph {
-            version: FORMAT_VERSION,
-            iteration: self.iteration,
-            nodes,
-            edges,
-            start_rescales: self.start_rescales.clone(),
-        }
+fn to_stored(graph: &ToolGraph) -> StoredGraph {
+    let g = &graph.graph;
+    let nodes = g
+        .node_indices()
+        .map(|ix| {
+            let n = &g[ix];
+            StoredNode { name: n.name.clone(), score: n.score, born: n.born, history: n.history.clone() }
+        })
+        .collect();
+    let edges = g
+        .edge_references()
+        .map(|e| {
+            let w = e.weight();
+            StoredEdge {
+                from: g[e.source()].name.clone(),
+                to: g[e.target()].name.clone(),
+                prior: w.prior,
+                weight: w.weight,
+                born: w.born,
+                initial: Some(w.initial),
+                rescales_before: w.rescales_before,
+                history: w.history.clone(),
+            }
+        })
+        .collect();
+    StoredGraph {
+        version: FORMAT_VERSION,
+        iteration: graph.iteration,
+        nodes,
+        edges,
+        start_rescales: graph.start_rescales.clone(),
+        head: Some(graph.head()),
     }
 }
 
@@ -209,7 +212,13 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         }
     }
 
-    Ok(ToolGraph { graph, index, start, end, iteration, start_rescales: stored.start_rescales })
+    let mut graph =
+        ToolGraph { graph, index, start, end, iteration, start_rescales: stored.start_rescales, log: OpLog::new(0) };
+    match stored.head {
+        Some(head) => graph.log = OpLog::new(head),
+        None => graph.restart_log(),
+    }
+    Ok(graph)
 }
 
 fn check_weight(what: &str, label: &str, w: f64) -> Result<(), String> {
@@ -249,7 +258,7 @@ mod tests {
     #[test]
     fn missing_self_edge_is_rejected() {
         let tools = vec!["a".to_owned()];
-        let mut stored = ToolGraph::fully_connected(&tools).to_stored();
+        let mut stored = to_stored(&ToolGraph::fully_connected(&tools));
         stored.edges.retain(|e| !(e.from == "a" && e.to == "a"));
         // Keep the row summing to 1 so only the missing edge is wrong.
         for e in stored.edges.iter_mut().filter(|e| e.from == "a") {
@@ -263,7 +272,7 @@ mod tests {
     #[test]
     fn unknown_edge_endpoint_is_rejected() {
         let tools = vec!["a".to_owned()];
-        let mut stored = ToolGraph::fully_connected(&tools).to_stored();
+        let mut stored = to_stored(&ToolGraph::fully_connected(&tools));
         stored.edges[0].to = "ghost".to_owned();
         let err = from_stored(stored).err().unwrap_or_default();
         assert!(err.contains("unknown node"), "{err}");
@@ -273,7 +282,7 @@ mod tests {
     fn node_index_order_survives_a_round_trip() {
         let tools: Vec<String> = ["x", "b", "a"].iter().map(|s| s.to_string()).collect();
         let g = ToolGraph::fully_connected(&tools);
-        let back = from_stored(g.to_stored()).unwrap_or_else(|e| panic!("{e}"));
+        let back = from_stored(to_stored(&g)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back.tools().collect::<Vec<_>>(), ["x", "b", "a"]);
     }
 }

@@ -1,7 +1,8 @@
 //! The graph as a data structure: tools and the `start` and `end` nodes,
-//! weighted edges with their prior, and the history of every score and
-//! weight, with the queries the engine and the UI ask of it. How weights are
-//! built and learnt is ToolNet's business (`toolnet.rs`).
+//! weighted edges with their prior, the history of every score and weight,
+//! and the log of the edits that made it, with the queries the engine and
+//! the UI ask of it. How weights are built and learnt is ToolNet's business
+//! (`toolnet.rs`).
 
 use std::collections::HashMap;
 
@@ -10,6 +11,7 @@ use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 
 use super::error::GraphError;
+use super::ops::{Op, OpLog, StateHash};
 
 /// Name of the node every task starts from.
 pub const START: &str = "start";
@@ -57,6 +59,8 @@ pub struct ToolGraph {
     /// (iteration, factor) of every rescale of the `start` row by `add_tool`;
     /// kept here rather than per edge, since each touches every `start` edge.
     pub(super) start_rescales: Vec<(u32, f64)>,
+    /// The edits since the graph was built or loaded, for its store.
+    pub(super) log: OpLog,
 }
 
 impl ToolGraph {
@@ -75,7 +79,52 @@ impl ToolGraph {
                 index.insert(name.clone(), ix);
             }
         }
-        ToolGraph { graph, index, start, end, iteration: 0, start_rescales: Vec::new() }
+        ToolGraph { graph, index, start, end, iteration: 0, start_rescales: Vec::new(), log: OpLog::new(0) }
+    }
+
+    /// Starts the op log at the current state, identified by a hash of all
+    /// of it: two graphs built differently get different heads, so a store
+    /// never takes one for the other.
+    pub(super) fn restart_log(&mut self) {
+        self.log = OpLog::new(self.content_hash());
+    }
+
+    /// The id of the current state (see `ops.rs`).
+    pub(super) fn head(&self) -> u64 {
+        self.log.head()
+    }
+
+    fn content_hash(&self) -> u64 {
+        fn series(h: &mut StateHash, points: &[(u32, f64)]) {
+            h.word(points.len() as u64);
+            for &(at, value) in points {
+                h.word(u64::from(at));
+                h.float(value);
+            }
+        }
+        let mut h = StateHash::new(0);
+        h.word(u64::from(self.iteration));
+        series(&mut h, &self.start_rescales);
+        h.word(self.graph.node_count() as u64);
+        for node in self.graph.node_weights() {
+            h.text(&node.name);
+            h.float(node.score);
+            h.word(u64::from(node.born));
+            series(&mut h, &node.history);
+        }
+        h.word(self.graph.edge_count() as u64);
+        for e in self.graph.edge_references() {
+            let edge = e.weight();
+            h.word(e.source().index() as u64);
+            h.word(e.target().index() as u64);
+            h.float(edge.prior);
+            h.float(edge.weight);
+            h.word(u64::from(edge.born));
+            h.float(edge.initial);
+            h.word(u64::from(edge.rescales_before));
+            series(&mut h, &edge.history);
+        }
+        h.finish()
     }
 
     /// Adds a tool the library gained: self and `end` edges with a uniform
@@ -111,6 +160,7 @@ impl ToolGraph {
         let mut edge = Edge::new(1.0 / (existing + 1) as f64, self.iteration);
         edge.rescales_before = self.start_rescales.len() as u32;
         self.graph.add_edge(self.start, ix, edge);
+        self.log.record(Op::AddTool { name: name.to_owned() });
         Ok(true)
     }
 

@@ -32,6 +32,7 @@ use petgraph::visit::EdgeRef;
 use serde::{Deserialize, Serialize};
 
 use super::error::GraphError;
+use super::ops::Op;
 use super::tool_graph::{END, Edge, ToolGraph, is_reserved, push_point};
 
 /// A weight change smaller than this is not reported.
@@ -104,6 +105,7 @@ impl ToolGraph {
         for &to in &ids {
             graph.graph.add_edge(graph.start, to, Edge::new(1.0 / n as f64, 0));
         }
+        graph.restart_log();
         graph
     }
 
@@ -167,6 +169,7 @@ impl ToolGraph {
             };
             graph.graph.add_edge(graph.start, to, Edge::new(w, 0));
         }
+        graph.restart_log();
         Ok(graph)
     }
 
@@ -179,6 +182,7 @@ impl ToolGraph {
     pub fn apply_scores(&mut self, deltas: &BTreeMap<String, i32>, alpha: f64, beta: f64) -> GraphUpdate {
         self.iteration = self.iteration.saturating_add(1);
         let mut changed = Vec::with_capacity(deltas.len());
+        let mut applied = BTreeMap::new();
         for (name, &delta) in deltas {
             let Some(ix) = self.tool_index(name) else {
                 tracing::warn!(tool = %name, "score for a node that is not a tool ignored");
@@ -188,9 +192,12 @@ impl ToolGraph {
             if delta != 0 {
                 self.graph[ix].score += f64::from(delta);
                 changed.push(ix);
+                applied.insert(name.clone(), delta);
             }
         }
-        self.update_after_scores(&changed, Params::new(alpha, beta))
+        let update = self.update_after_scores(&changed, Params::new(alpha, beta));
+        self.log.record(Op::Scores { deltas: applied, alpha, beta });
+        update
     }
 
     /// Sets a tool's score by hand and recomputes the affected rows at once,
@@ -205,18 +212,26 @@ impl ToolGraph {
             // Nothing to record, but the caller asked for the rows with the
             // given α and β.
             let rows = self.predecessor_rows(&[ix]);
-            let weights = self.recompute_rows(&rows, params);
+            let (weights, touched) = self.recompute_rows(&rows, params);
+            if touched {
+                self.log.record(Op::SetScore { tool: tool.to_owned(), score, alpha, beta });
+            }
             return Ok(self.make_update(Vec::new(), weights));
         }
         self.graph[ix].score = score;
-        Ok(self.update_after_scores(&[ix], params))
+        let update = self.update_after_scores(&[ix], params);
+        self.log.record(Op::SetScore { tool: tool.to_owned(), score, alpha, beta });
+        Ok(update)
     }
 
     /// Recomputes every tool row with the given α and β (after they were
     /// edited), within the current iteration.
     pub fn recompute_all(&mut self, alpha: f64, beta: f64) -> GraphUpdate {
         let rows: Vec<NodeIndex> = std::iter::once(self.start).chain(self.tool_indices()).collect();
-        let weights = self.recompute_rows(&rows, Params::new(alpha, beta));
+        let (weights, touched) = self.recompute_rows(&rows, Params::new(alpha, beta));
+        if touched {
+            self.log.record(Op::Recompute { alpha, beta });
+        }
         self.make_update(Vec::new(), weights)
     }
 
@@ -231,7 +246,7 @@ impl ToolGraph {
         scores.sort_unstable();
         scores.dedup();
         let rows = self.predecessor_rows(&scores);
-        let weights = self.recompute_rows(&rows, params);
+        let (weights, _) = self.recompute_rows(&rows, params);
         self.make_update(scores, weights)
     }
 
@@ -246,10 +261,13 @@ impl ToolGraph {
     }
 
     /// Applies w_ij = β·w⁰_ij + (1 − β)·f(s_j) / Σ_k f(s_k) to each row and
-    /// returns the edges that changed, with their old weight.
-    fn recompute_rows(&mut self, rows: &[NodeIndex], params: Params) -> Vec<(EdgeIndex, f64)> {
+    /// returns the edges that changed, with their old weight, and whether
+    /// any weight changed at all (even by less than the reported 1e-12: a
+    /// store must still record that).
+    fn recompute_rows(&mut self, rows: &[NodeIndex], params: Params) -> (Vec<(EdgeIndex, f64)>, bool) {
         let iteration = self.iteration;
         let mut changes = Vec::new();
+        let mut touched = false;
         let mut factors: Vec<(EdgeIndex, f64)> = Vec::new();
         for &row in rows {
             factors.clear();
@@ -268,13 +286,14 @@ impl ToolGraph {
                 let new = params.beta * edge.prior + (1.0 - params.beta) * (f / total);
                 let old = edge.weight;
                 edge.weight = new;
+                touched |= new.to_bits() != old.to_bits();
                 if (new - old).abs() > CHANGE_EPSILON {
                     push_point(&mut edge.history, iteration, new);
                     changes.push((id, old));
                 }
             }
         }
-        changes
+        (changes, touched)
     }
 
     fn make_update(&self, scores: Vec<NodeIndex>, weights: Vec<(EdgeIndex, f64)>) -> GraphUpdate {

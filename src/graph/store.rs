@@ -1,0 +1,197 @@
+//! Durable learnt state: a graph kept on disk as a snapshot (`snapshot.rs`)
+//! and a journal of the ops applied since (`journal.rs`). The engine saves
+//! after every task; a save writes only what changed (nothing if nothing
+//! did), and a run killed at any instant loads back everything up to its
+//! last save. [`ToolGraph::save`] and [`ToolGraph::load`] use the same two
+//! files.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::error::GraphError;
+use super::journal::{self, Journal};
+use super::snapshot;
+use super::tool_graph::ToolGraph;
+
+/// After this many journal entries a save rewrites the snapshot instead:
+/// loading replays every entry (about 1 ms each at 16,000 tools), so this
+/// bounds the replay to a fraction of a second, while the rewrite, whose
+/// cost grows with the history, is paid once per this many tasks.
+const COMPACT_AFTER: usize = 256;
+
+/// A graph's files: the snapshot at the given path and its journal beside it
+/// (`graph.json` and `graph.json.journal`).
+///
+/// ```no_run
+/// # use switchyard::graph::{GraphError, GraphStore, ToolGraph};
+/// # fn run(tools: &[String], tasks: &[std::collections::BTreeMap<String, i32>]) -> Result<(), GraphError> {
+/// let (saved, mut store) = GraphStore::open("data/graph.json")?;
+/// let mut graph = saved.unwrap_or_else(|| ToolGraph::fully_connected(tools));
+/// for deltas in tasks {
+///     graph.apply_scores(deltas, 0.5, 0.5);
+///     store.save(&graph)?; // a synced line in the journal
+/// }
+/// # Ok(())
+/// # }
+/// ```
+///
+/// The store expects to be the only writer of its files while it is open;
+/// if the snapshot is rewritten behind its back (by [`ToolGraph::save`]),
+/// its next save rewrites the snapshot rather than extend a journal the
+/// other file no longer matches.
+#[derive(Debug)]
+pub struct GraphStore {
+    path: PathBuf,
+    journal_path: PathBuf,
+    /// The head (see `ops.rs`) of the state on disk, snapshot and journal
+    /// together; `None` when nothing is there, or nothing this store trusts.
+    saved: Option<u64>,
+    /// The head of the snapshot on disk, which a new journal must extend.
+    snapshot_head: Option<u64>,
+    journal: Option<Journal>,
+    /// The snapshot as this store last wrote or read it.
+    stamp: Option<Stamp>,
+    compact_after: usize,
+}
+
+/// Enough of a file's metadata to notice that it was replaced.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Stamp {
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Stamp { len: meta.len(), modified: meta.modified().ok() })
+    }
+}
+
+impl GraphStore {
+    /// Opens the store whose snapshot is at `path`, with the graph saved
+    /// there (snapshot and journal), or `None` if there is no snapshot yet.
+    /// An unfinished last journal line (a crash while saving) is dropped;
+    /// a file that is damaged otherwise is an error naming it.
+    pub fn open(path: impl Into<PathBuf>) -> Result<(Option<ToolGraph>, GraphStore), GraphError> {
+        let path = path.into();
+        let journal_path = journal::path_beside(&path);
+        let mut store = GraphStore {
+            path,
+            journal_path,
+            saved: None,
+            snapshot_head: None,
+            journal: None,
+            stamp: None,
+            compact_after: COMPACT_AFTER,
+        };
+        // Stamped before reading: if the file changes in between, the next
+        // save sees a stamp that does not match and rewrites it.
+        store.stamp = Stamp::of(&store.path);
+        let mut graph = match snapshot::read(&store.path) {
+            Ok(graph) => graph,
+            Err(GraphError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                store.stamp = None;
+                return Ok((None, store));
+            }
+            Err(e) => return Err(e),
+        };
+        store.snapshot_head = Some(graph.head());
+        store.saved = Some(graph.head());
+        if let Some(replayed) = journal::replay(&store.journal_path, &mut graph)? {
+            store.saved = Some(replayed.head);
+            store.journal = Some(Journal::reopen(&store.journal_path, &replayed)?);
+        }
+        Ok((Some(graph), store))
+    }
+
+    /// Rewrites the snapshot after `ops` journal entries instead of
+    /// appending (default 256); at least 1.
+    pub fn compact_after(mut self, ops: usize) -> Self {
+        self.compact_after = ops.max(1);
+        self
+    }
+
+    /// The snapshot's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Makes `graph` the saved state, durably (synced to disk). Returns
+    /// whether anything was written: `false` if the files already hold
+    /// `graph`'s state. Usually a journal line per op since the last save;
+    /// the whole snapshot when the journal is long, or when `graph` is not
+    /// the graph saved last (another one, or one more than a thousand ops
+    /// ahead).
+    pub fn save(&mut self, graph: &ToolGraph) -> Result<bool, GraphError> {
+        if self.stamp.is_some() && Stamp::of(&self.path) != self.stamp {
+            tracing::warn!(path = %self.path.display(), "graph file replaced by another writer; rewriting it");
+            self.saved = None;
+        }
+        if self.saved == Some(graph.head()) {
+            return Ok(false);
+        }
+        let ops = self.saved.and_then(|saved| graph.log.since(saved));
+        let journalled = self.journal.as_ref().map_or(0, Journal::entries);
+        match (ops, self.snapshot_head) {
+            (Some(ops), Some(extends)) if journalled + ops.len() <= self.compact_after => {
+                let journal = match &mut self.journal {
+                    Some(journal) => journal,
+                    none => none.insert(Journal::create(&self.journal_path, extends)?),
+                };
+                journal.append(&ops)?;
+                self.saved = Some(graph.head());
+            }
+            _ => self.compact(graph)?,
+        }
+        Ok(true)
+    }
+
+    /// Writes `graph` as the snapshot and starts an empty journal: loading
+    /// then reads one file and replays nothing.
+    pub fn compact(&mut self, graph: &ToolGraph) -> Result<(), GraphError> {
+        let head = graph.head();
+        // Forgotten first, so a failure below leaves a store that rewrites
+        // everything next time rather than trusting half-written files.
+        self.saved = None;
+        self.journal = None;
+        let unchanged = self.snapshot_head == Some(head) && Stamp::of(&self.path) == self.stamp;
+        if !unchanged {
+            if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|source| GraphError::Io { path: dir.to_owned(), source })?;
+            }
+            snapshot::write(graph, &self.path)?;
+            self.stamp = Stamp::of(&self.path);
+            self.snapshot_head = Some(head);
+        }
+        // The snapshot is written before the journal is emptied: a crash in
+        // between leaves a journal of the older snapshot, which is ignored.
+        self.journal = Some(Journal::create(&self.journal_path, head)?);
+        self.saved = Some(head);
+        Ok(())
+    }
+}
+
+impl ToolGraph {
+    /// Writes the whole graph (nodes, edges with w⁰ and w, scores, iteration,
+    /// history) as JSON, atomically: a crash leaves the old file or the new
+    /// one, never a mix. A journal beside it (see [`GraphStore`]) is removed,
+    /// as it extended the file this one replaces.
+    pub fn save(&self, path: &Path) -> Result<(), GraphError> {
+        snapshot::write(self, path)?;
+        let journal = journal::path_beside(path);
+        match std::fs::remove_file(&journal) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(GraphError::Io { path: journal, source: e }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Reads a graph written by [`ToolGraph::save`] or a [`GraphStore`],
+    /// replaying the journal beside it if there is one, and checking that it
+    /// is consistent (known nodes, the required edges, rows summing to 1).
+    pub fn load(path: &Path) -> Result<Self, GraphError> {
+        let mut graph = snapshot::read(path)?;
+        journal::replay(&journal::path_beside(path), &mut graph)?;
+        Ok(graph)
+    }
+}
