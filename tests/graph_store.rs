@@ -315,6 +315,29 @@ fn another_graph_or_a_long_journal_rewrites_the_snapshot() {
     assert_same(&g, &load(&path));
 }
 
+/// By default the journal is cut when replaying it would cost more than
+/// reading the snapshot: an entry costs about 40 bytes of snapshot per tool.
+#[test]
+fn the_journal_never_outgrows_the_snapshot() {
+    let dir = tempdir();
+    let path = dir.path().join("graph.json");
+    let (_, mut store) = open(&path);
+    let mut g = abcd();
+    let mut compactions = 0;
+    let mut last = 0;
+    for i in 0..200 {
+        g.apply_scores(&deltas(&[(["a", "b", "c", "d"][i % 4], [1, -1, 2][i % 3])]), 0.5, 0.5);
+        assert!(save(&mut store, &g));
+        let entries = String::from_utf8(read(&journal_of(&path))).unwrap_or_default().lines().count() - 1;
+        let snapshot = read(&path).len();
+        assert!(entries * g.tool_count() * 40 <= snapshot, "{entries} entries beside {snapshot} bytes");
+        compactions += usize::from(entries < last);
+        last = entries;
+    }
+    assert!(compactions >= 2, "{compactions}");
+    assert_same(&g, &load(&path));
+}
+
 #[test]
 fn graphs_built_alike_are_one_state_and_built_apart_are_two() {
     let dir = tempdir();
