@@ -73,10 +73,11 @@ pub(super) fn replay(path: &Path, graph: &mut ToolGraph) -> Result<Option<Replay
     if complete < bytes.len() {
         tracing::warn!(path = %path.display(), bytes = bytes.len() - complete, "unfinished last journal line ignored");
     }
-    let mut lines = bytes[..complete].split(|&b| b == b'\n');
-    let Some(header) = lines.next().filter(|_| complete > 0) else {
+    if complete == 0 {
         return Ok(None);
-    };
+    }
+    let mut lines = bytes[..complete - 1].split(|&b| b == b'\n');
+    let header = lines.next().unwrap_or_default();
     let header: Header = serde_json::from_slice(header).map_err(|e| error(1, format!("not a journal header: {e}")))?;
     if header.journal != FORMAT_VERSION {
         return Err(error(1, format!("format version {} (this build reads {FORMAT_VERSION})", header.journal)));
@@ -87,8 +88,7 @@ pub(super) fn replay(path: &Path, graph: &mut ToolGraph) -> Result<Option<Replay
     }
     let mut head = header.extends;
     let mut entries = 0;
-    // The slice ends with a newline, so the last piece is empty.
-    for (i, line) in lines.filter(|line| !line.is_empty()).enumerate() {
+    for (i, line) in lines.enumerate() {
         let number = i + 2;
         let entry: Entry<Op> = serde_json::from_slice(line).map_err(|e| error(number, e.to_string()))?;
         if entry.prev != head {

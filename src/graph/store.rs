@@ -16,11 +16,10 @@ use super::tool_graph::ToolGraph;
 /// Replaying a journal entry costs about as much per tool as reading this
 /// many bytes of snapshot (measured at 4,000 and 16,000 tools: 37 and 48).
 /// A save rewrites the snapshot once the journal would take longer to
-/// replay than the snapshot to read, so loading never takes more than about
-/// twice the reading, and each rewrite is paid for by as many saves as it
-/// takes to read: the snapshot grows by a history point per `start` edge
-/// per update, and a fixed count of entries between rewrites would make
-/// them ever dearer per save.
+/// replay than the snapshot to read, so a load never takes much more than
+/// twice the reading. The snapshot grows by a history point per `start`
+/// edge per update: rewrites after a fixed count of entries would cost more
+/// and more per save, while this rule spaces them out as the file grows.
 const REPLAY_BYTES_PER_TOOL: u64 = 40;
 
 /// A graph's files: the snapshot at the given path and its journal beside it
