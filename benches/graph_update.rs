@@ -1,5 +1,7 @@
 //! ToolNet's dynamic update after one task: `apply_scores` with ~5 tool
-//! scores on libraries of 4,000 and 16,000 tools, ~10 out-edges per tool.
+//! scores on libraries of 4,000 and 16,000 tools, ~10 out-edges per tool;
+//! and saving the graph after it (`graph_save`), as the engine does after
+//! every task.
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -8,7 +10,7 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use switchyard::graph::ToolGraph;
+use switchyard::graph::{GraphStore, ToolGraph};
 
 /// A static graph from random trajectories: 9-tool trajectories, one per
 /// tool, give each tool ~8 observed successors plus its self and end edges.
@@ -61,5 +63,53 @@ fn graph_update(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, graph_update);
+/// The save after one update, durable (synced) either way: `journal` is
+/// `GraphStore::save` appending the update to the journal (its compaction
+/// held off, so every save is an append), `snapshot` the whole graph
+/// rewritten atomically, which is also what a compaction costs.
+fn graph_save(c: &mut Criterion) {
+    let mut group = c.benchmark_group("graph_save");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(3));
+    for tools in [4_000, 16_000] {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let (base, names) = build(tools, &mut rng);
+        let runs = runs(&names, &mut rng);
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("bench dir: {e}"));
+        let path = dir.path().join("graph.json");
+        group.bench_with_input(BenchmarkId::new("journal", tools), &tools, |b, _| {
+            b.iter_custom(|iters| {
+                let mut graph = base.clone();
+                let (_, store) = GraphStore::open(&path).unwrap_or_else(|e| panic!("bench store: {e}"));
+                let mut store = store.compact_after(usize::MAX);
+                store.save(&graph).unwrap_or_else(|e| panic!("bench save: {e}"));
+                let mut spent = Duration::ZERO;
+                for i in 0..iters as usize {
+                    graph.apply_scores(&runs[i % runs.len()], 0.5, 0.5);
+                    let started = Instant::now();
+                    black_box(store.save(&graph).unwrap_or_else(|e| panic!("bench save: {e}")));
+                    spent += started.elapsed();
+                }
+                spent
+            });
+        });
+        group.bench_with_input(BenchmarkId::new("snapshot", tools), &tools, |b, _| {
+            b.iter_custom(|iters| {
+                let mut graph = base.clone();
+                let mut spent = Duration::ZERO;
+                for i in 0..iters as usize {
+                    graph.apply_scores(&runs[i % runs.len()], 0.5, 0.5);
+                    let started = Instant::now();
+                    graph.save(&path).unwrap_or_else(|e| panic!("bench save: {e}"));
+                    spent += started.elapsed();
+                }
+                spent
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, graph_update, graph_save);
 criterion_main!(benches);

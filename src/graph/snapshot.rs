@@ -1,0 +1,288 @@
+//! The graph's state file: the whole graph (nodes, edges with w⁰ and w,
+//! scores, iteration, history) as one JSON document, written atomically, and
+//! checked for consistency when read back.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use petgraph::Direction;
+use petgraph::graph::DiGraph;
+use petgraph::visit::EdgeRef;
+use serde::{Deserialize, Serialize};
+
+use super::error::GraphError;
+use super::ops::OpLog;
+use super::tool_graph::{END, Edge, Node, START, ToolGraph};
+
+const FORMAT_VERSION: u32 = 1;
+const ROW_TOLERANCE: f64 = 1e-6;
+
+#[derive(Serialize, Deserialize)]
+struct StoredGraph {
+    version: u32,
+    iteration: u32,
+    nodes: Vec<StoredNode>,
+    edges: Vec<StoredEdge>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    start_rescales: Vec<(u32, f64)>,
+    /// The id of the saved state (see `ops.rs`), which a journal beside the
+    /// file must extend; files from before it get the hash of their content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    head: Option<u64>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredNode {
+    name: String,
+    score: f64,
+    #[serde(default)]
+    born: u32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    history: Vec<(u32, f64)>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredEdge {
+    from: String,
+    to: String,
+    prior: f64,
+    weight: f64,
+    #[serde(default)]
+    born: u32,
+    /// The weight the edge was created with; the prior if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    initial: Option<f64>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    rescales_before: u32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    history: Vec<(u32, f64)>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Writes the whole graph (nodes, edges with w⁰ and w, scores, iteration,
+/// history) as JSON, atomically: a crash leaves the old file or the new one,
+/// never a mix.
+pub(super) fn write(graph: &ToolGraph, path: &Path) -> Result<(), GraphError> {
+    let io_error = |source| GraphError::Io { path: path.to_owned(), source };
+    let stored = to_stored(graph);
+    let file = atomic_write_file::AtomicWriteFile::open(path).map_err(io_error)?;
+    let mut writer = BufWriter::new(file);
+    serde_json::to_writer(&mut writer, &stored).map_err(|source| GraphError::Json { path: path.to_owned(), source })?;
+    writer.flush().map_err(io_error)?;
+    let file = writer.into_inner().map_err(|e| io_error(e.into_error()))?;
+    file.commit().map_err(io_error)
+}
+
+/// Reads a graph written by [`write`], checking that it is consistent (known
+/// nodes, the required edges, rows summing to 1).
+pub(super) fn read(path: &Path) -> Result<ToolGraph, GraphError> {
+    let bytes = std::fs::read(path).map_err(|source| GraphError::Io { path: path.to_owned(), source })?;
+    let stored: StoredGraph =
+        serde_json::from_slice(&bytes).map_err(|source| GraphError::Json { path: path.to_owned(), source })?;
+    from_stored(stored).map_err(|reason| GraphError::Invalid { path: path.to_owned(), reason })
+}
+
+fn to_stored(graph: &ToolGraph) -> StoredGraph {
+    let g = &graph.graph;
+    let nodes = g
+        .node_indices()
+        .map(|ix| {
+            let n = &g[ix];
+            StoredNode { name: n.name.clone(), score: n.score, born: n.born, history: n.history.clone() }
+        })
+        .collect();
+    let edges = g
+        .edge_references()
+        .map(|e| {
+            let w = e.weight();
+            StoredEdge {
+                from: g[e.source()].name.clone(),
+                to: g[e.target()].name.clone(),
+                prior: w.prior,
+                weight: w.weight,
+                born: w.born,
+                initial: Some(w.initial),
+                rescales_before: w.rescales_before,
+                history: w.history.clone(),
+            }
+        })
+        .collect();
+    StoredGraph {
+        version: FORMAT_VERSION,
+        iteration: graph.iteration,
+        nodes,
+        edges,
+        start_rescales: graph.start_rescales.clone(),
+        head: Some(graph.head()),
+    }
+}
+
+fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
+    if stored.version != FORMAT_VERSION {
+        return Err(format!("format version {} (this build reads {FORMAT_VERSION})", stored.version));
+    }
+    let iteration = stored.iteration;
+    let mut graph = DiGraph::with_capacity(stored.nodes.len(), stored.edges.len());
+    let mut index = HashMap::with_capacity(stored.nodes.len());
+    for node in stored.nodes {
+        let what = format!("node `{}`", node.name);
+        if !node.score.is_finite() {
+            return Err(format!("{what} has score {}", node.score));
+        }
+        if (node.name == START || node.name == END) && node.score != 0.0 {
+            return Err(format!("{what} must keep score 0"));
+        }
+        check_series(&what, &node.history, node.born, iteration, false)?;
+        let name = node.name.clone();
+        let ix = graph.add_node(Node { name: node.name, score: node.score, born: node.born, history: node.history });
+        if index.insert(name, ix).is_some() {
+            return Err(format!("{what} appears twice"));
+        }
+    }
+    let start = *index.get(START).ok_or("no `start` node")?;
+    let end = *index.get(END).ok_or("no `end` node")?;
+
+    for (i, &(at, factor)) in stored.start_rescales.iter().enumerate() {
+        if at > iteration || !(factor > 0.0 && factor <= 1.0) {
+            return Err(format!("start rescale {i} ({at}, {factor}) is out of range"));
+        }
+    }
+
+    let mut pairs = HashSet::with_capacity(stored.edges.len());
+    for edge in stored.edges {
+        let what = format!("edge {} -> {}", edge.from, edge.to);
+        let from = *index.get(&edge.from).ok_or_else(|| format!("{what} starts at an unknown node"))?;
+        let to = *index.get(&edge.to).ok_or_else(|| format!("{what} ends at an unknown node"))?;
+        if from == end || to == start || (from == start && to == end) {
+            return Err(format!("{what} is not allowed"));
+        }
+        if !pairs.insert((from, to)) {
+            return Err(format!("{what} appears twice"));
+        }
+        let initial = edge.initial.unwrap_or(edge.prior);
+        for (label, w) in [("prior", edge.prior), ("weight", edge.weight), ("initial", initial)] {
+            check_weight(&what, label, w)?;
+        }
+        check_series(&what, &edge.history, edge.born, iteration, true)?;
+        if edge.rescales_before as usize > stored.start_rescales.len() {
+            return Err(format!("{what} refers to a start rescale that is not there"));
+        }
+        graph.add_edge(
+            from,
+            to,
+            Edge {
+                prior: edge.prior,
+                weight: edge.weight,
+                born: edge.born,
+                initial,
+                rescales_before: edge.rescales_before,
+                history: edge.history,
+            },
+        );
+    }
+
+    for ix in graph.node_indices() {
+        let name = &graph[ix].name;
+        if ix != start && ix != end {
+            for (to, label) in [(ix, "a self-edge"), (end, "an edge to `end`")] {
+                if !pairs.contains(&(ix, to)) {
+                    return Err(format!("tool `{name}` has no {label}"));
+                }
+            }
+            if !pairs.contains(&(start, ix)) {
+                return Err(format!("`start` has no edge to tool `{name}`"));
+            }
+        }
+        let (mut prior, mut weight, mut any) = (0.0, 0.0, false);
+        for e in graph.edges_directed(ix, Direction::Outgoing) {
+            prior += e.weight().prior;
+            weight += e.weight().weight;
+            any = true;
+        }
+        if any {
+            for (label, sum) in [("prior", prior), ("weight", weight)] {
+                if (sum - 1.0).abs() > ROW_TOLERANCE {
+                    return Err(format!("out-{label}s of `{name}` sum to {sum}, not 1"));
+                }
+            }
+        }
+    }
+
+    let mut graph =
+        ToolGraph { graph, index, start, end, iteration, start_rescales: stored.start_rescales, log: OpLog::new(0) };
+    match stored.head {
+        Some(head) => graph.log = OpLog::new(head),
+        None => graph.restart_log(),
+    }
+    Ok(graph)
+}
+
+fn check_weight(what: &str, label: &str, w: f64) -> Result<(), String> {
+    if (-ROW_TOLERANCE..=1.0 + ROW_TOLERANCE).contains(&w) {
+        Ok(())
+    } else {
+        Err(format!("{what} has {label} {w}, outside [0, 1]"))
+    }
+}
+
+/// A history series: points from `born` on, by increasing iteration, not past
+/// the graph's iteration, with finite (and, for weights, valid) values.
+fn check_series(what: &str, series: &[(u32, f64)], born: u32, iteration: u32, weights: bool) -> Result<(), String> {
+    if born > iteration {
+        return Err(format!("{what} was born at iteration {born}, after {iteration}"));
+    }
+    let mut last = None;
+    for &(at, value) in series {
+        if at < born || at > iteration || last.is_some_and(|l| at <= l) {
+            return Err(format!("{what} has a history point at iteration {at} out of order"));
+        }
+        if !value.is_finite() {
+            return Err(format!("{what} has history value {value}"));
+        }
+        if weights {
+            check_weight(what, "history value", value)?;
+        }
+        last = Some(at);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_self_edge_is_rejected() {
+        let tools = vec!["a".to_owned()];
+        let mut stored = to_stored(&ToolGraph::fully_connected(&tools));
+        stored.edges.retain(|e| !(e.from == "a" && e.to == "a"));
+        // Keep the row summing to 1 so only the missing edge is wrong.
+        for e in stored.edges.iter_mut().filter(|e| e.from == "a") {
+            e.prior = 1.0;
+            e.weight = 1.0;
+        }
+        let err = from_stored(stored).err().unwrap_or_default();
+        assert!(err.contains("self-edge"), "{err}");
+    }
+
+    #[test]
+    fn unknown_edge_endpoint_is_rejected() {
+        let tools = vec!["a".to_owned()];
+        let mut stored = to_stored(&ToolGraph::fully_connected(&tools));
+        stored.edges[0].to = "ghost".to_owned();
+        let err = from_stored(stored).err().unwrap_or_default();
+        assert!(err.contains("unknown node"), "{err}");
+    }
+
+    #[test]
+    fn node_index_order_survives_a_round_trip() {
+        let tools: Vec<String> = ["x", "b", "a"].iter().map(|s| s.to_string()).collect();
+        let g = ToolGraph::fully_connected(&tools);
+        let back = from_stored(to_stored(&g)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back.tools().collect::<Vec<_>>(), ["x", "b", "a"]);
+    }
+}

@@ -1,0 +1,286 @@
+//! The graph as a data structure: tools and the `start` and `end` nodes,
+//! weighted edges with their prior, the history of every score and weight,
+//! and the log of the edits that made it, with the queries the engine and
+//! the UI ask of it. How weights are built and learnt is ToolNet's business
+//! (`toolnet.rs`).
+
+use std::collections::HashMap;
+
+use petgraph::Direction;
+use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
+use petgraph::visit::EdgeRef;
+
+use super::error::GraphError;
+use super::ops::{Op, OpLog, StateHash};
+
+/// Name of the node every task starts from.
+pub const START: &str = "start";
+/// Name of the node that answers/finishes a task.
+pub const END: &str = "end";
+
+#[derive(Debug, Clone)]
+pub(super) struct Node {
+    pub(super) name: String,
+    pub(super) score: f64,
+    /// Iteration at which the node joined (its score series starts there at 0).
+    pub(super) born: u32,
+    /// (iteration, score at the end of that iteration), one point per iteration.
+    pub(super) history: Vec<(u32, f64)>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Edge {
+    /// w⁰, the static or uniform prior.
+    pub(super) prior: f64,
+    pub(super) weight: f64,
+    pub(super) born: u32,
+    /// The weight when the edge was created: the first point of its series.
+    pub(super) initial: f64,
+    /// Number of `start` rescales that happened before the edge existed, so
+    /// a `start` edge's series applies only the later ones.
+    pub(super) rescales_before: u32,
+    pub(super) history: Vec<(u32, f64)>,
+}
+
+impl Edge {
+    pub(super) fn new(prior: f64, born: u32) -> Self {
+        Edge { prior, weight: prior, born, initial: prior, rescales_before: 0, history: Vec::new() }
+    }
+}
+
+/// ToolNet's weighted tool graph with scores and their history.
+#[derive(Debug, Clone)]
+pub struct ToolGraph {
+    pub(super) graph: DiGraph<Node, Edge>,
+    pub(super) index: HashMap<String, NodeIndex>,
+    pub(super) start: NodeIndex,
+    pub(super) end: NodeIndex,
+    pub(super) iteration: u32,
+    /// (iteration, factor) of every rescale of the `start` row by `add_tool`;
+    /// kept here rather than per edge, since each touches every `start` edge.
+    pub(super) start_rescales: Vec<(u32, f64)>,
+    /// The edits since the graph was built or loaded, for its store.
+    pub(super) log: OpLog,
+}
+
+impl ToolGraph {
+    /// `start`, `end` and the tools (first occurrence of each name), no edges.
+    pub(super) fn with_nodes<'a>(tools: impl Iterator<Item = &'a String>) -> Self {
+        let mut graph = DiGraph::new();
+        let mut index = HashMap::new();
+        let node = |name: &str| Node { name: name.to_owned(), score: 0.0, born: 0, history: Vec::new() };
+        let start = graph.add_node(node(START));
+        index.insert(START.to_owned(), start);
+        let end = graph.add_node(node(END));
+        index.insert(END.to_owned(), end);
+        for name in tools {
+            if !index.contains_key(name.as_str()) {
+                let ix = graph.add_node(node(name));
+                index.insert(name.clone(), ix);
+            }
+        }
+        ToolGraph { graph, index, start, end, iteration: 0, start_rescales: Vec::new(), log: OpLog::new(0) }
+    }
+
+    /// Starts the op log at the current state, identified by a hash of all
+    /// of it: two graphs built differently get different heads, so a store
+    /// never takes one for the other.
+    pub(super) fn restart_log(&mut self) {
+        self.log = OpLog::new(self.content_hash());
+    }
+
+    /// The id of the current state (see `ops.rs`).
+    pub(super) fn head(&self) -> u64 {
+        self.log.head()
+    }
+
+    fn content_hash(&self) -> u64 {
+        fn series(h: &mut StateHash, points: &[(u32, f64)]) {
+            h.word(points.len() as u64);
+            for &(at, value) in points {
+                h.word(u64::from(at));
+                h.float(value);
+            }
+        }
+        let mut h = StateHash::new(0);
+        h.word(u64::from(self.iteration));
+        series(&mut h, &self.start_rescales);
+        h.word(self.graph.node_count() as u64);
+        for node in self.graph.node_weights() {
+            h.text(&node.name);
+            h.float(node.score);
+            h.word(u64::from(node.born));
+            series(&mut h, &node.history);
+        }
+        h.word(self.graph.edge_count() as u64);
+        for e in self.graph.edge_references() {
+            let edge = e.weight();
+            h.word(e.source().index() as u64);
+            h.word(e.target().index() as u64);
+            h.float(edge.prior);
+            h.float(edge.weight);
+            h.word(u64::from(edge.born));
+            h.float(edge.initial);
+            h.word(u64::from(edge.rescales_before));
+            series(&mut h, &edge.history);
+        }
+        h.finish()
+    }
+
+    /// Adds a tool the library gained: self and `end` edges with a uniform
+    /// prior, an edge from `start`, whose row is rescaled to sum to 1.
+    /// Returns false if the tool was already there.
+    pub fn add_tool(&mut self, name: &str) -> Result<bool, GraphError> {
+        if is_reserved(name) {
+            return Err(GraphError::ReservedName { name: name.to_owned() });
+        }
+        if self.index.contains_key(name) {
+            return Ok(false);
+        }
+        let existing = self.tool_count();
+        let ix =
+            self.graph.add_node(Node { name: name.to_owned(), score: 0.0, born: self.iteration, history: Vec::new() });
+        self.index.insert(name.to_owned(), ix);
+        self.graph.add_edge(ix, ix, Edge::new(0.5, self.iteration));
+        self.graph.add_edge(ix, self.end, Edge::new(0.5, self.iteration));
+
+        if existing > 0 {
+            let factor = existing as f64 / (existing + 1) as f64;
+            let ids: Vec<EdgeIndex> =
+                self.graph.edges_directed(self.start, Direction::Outgoing).map(|e| e.id()).collect();
+            let iteration = self.iteration;
+            for id in ids {
+                let edge = &mut self.graph[id];
+                edge.prior *= factor;
+                edge.weight *= factor;
+                push_point(&mut edge.history, iteration, edge.weight);
+            }
+            self.start_rescales.push((self.iteration, factor));
+        }
+        let mut edge = Edge::new(1.0 / (existing + 1) as f64, self.iteration);
+        edge.rescales_before = self.start_rescales.len() as u32;
+        self.graph.add_edge(self.start, ix, edge);
+        self.log.record(Op::AddTool { name: name.to_owned() });
+        Ok(true)
+    }
+
+    /// Out-neighbours with their weights, heaviest first, then by name.
+    pub fn out_edges(&self, node: &str) -> Vec<(String, f64)> {
+        self.neighbours(node, Direction::Outgoing)
+    }
+
+    /// In-neighbours with the weights of their edges into `node`, heaviest
+    /// first, then by name.
+    pub fn in_edges(&self, node: &str) -> Vec<(String, f64)> {
+        self.neighbours(node, Direction::Incoming)
+    }
+
+    fn neighbours(&self, node: &str, direction: Direction) -> Vec<(String, f64)> {
+        let Some(&ix) = self.index.get(node) else {
+            return Vec::new();
+        };
+        let mut list: Vec<(String, f64)> = self
+            .graph
+            .edges_directed(ix, direction)
+            .map(|e| {
+                let other = match direction {
+                    Direction::Outgoing => e.target(),
+                    Direction::Incoming => e.source(),
+                };
+                (self.graph[other].name.clone(), e.weight().weight)
+            })
+            .collect();
+        list.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        list
+    }
+
+    /// The current weight of the edge `from -> to`, if there is one.
+    pub fn weight(&self, from: &str, to: &str) -> Option<f64> {
+        self.edge(from, to).map(|id| self.graph[id].weight)
+    }
+
+    /// The prior w⁰ of the edge `from -> to`, if there is one.
+    pub fn prior(&self, from: &str, to: &str) -> Option<f64> {
+        self.edge(from, to).map(|id| self.graph[id].prior)
+    }
+
+    fn edge(&self, from: &str, to: &str) -> Option<EdgeIndex> {
+        let (&a, &b) = (self.index.get(from)?, self.index.get(to)?);
+        // `start` has an edge to every tool while a tool has few in-edges, so
+        // walk whichever list is short.
+        if a == self.start {
+            self.graph.edges_directed(b, Direction::Incoming).find(|e| e.source() == a).map(|e| e.id())
+        } else {
+            self.graph.find_edge(a, b)
+        }
+    }
+
+    /// A node's accumulated score.
+    pub fn score(&self, node: &str) -> Option<f64> {
+        self.index.get(node).map(|&ix| self.graph[ix].score)
+    }
+
+    pub fn contains(&self, node: &str) -> bool {
+        self.index.contains_key(node)
+    }
+
+    /// Number of tools (`start` and `end` not counted).
+    pub fn tool_count(&self) -> usize {
+        self.graph.node_count() - 2
+    }
+
+    /// Tool names in the order they joined the graph.
+    pub fn tools(&self) -> impl Iterator<Item = &str> {
+        self.tool_indices().map(|ix| self.graph[ix].name.as_str())
+    }
+
+    /// Number of `apply_scores` calls so far.
+    pub fn iteration(&self) -> u32 {
+        self.iteration
+    }
+
+    /// The node's score per iteration: the score it joined with (0, at
+    /// iteration 0 for the initial tools), then one point per iteration in
+    /// which it changed. A hand edit at iteration 0 shows as a second point
+    /// at 0.
+    pub fn score_series(&self, node: &str) -> Vec<(u32, f64)> {
+        let Some(&ix) = self.index.get(node) else {
+            return Vec::new();
+        };
+        let node = &self.graph[ix];
+        std::iter::once((node.born, 0.0)).chain(node.history.iter().copied()).collect()
+    }
+
+    /// The edge's weight per iteration: its prior when created (iteration 0
+    /// for the initial graph), then one point per iteration in which it
+    /// changed.
+    pub fn weight_series(&self, from: &str, to: &str) -> Vec<(u32, f64)> {
+        let Some(id) = self.edge(from, to) else {
+            return Vec::new();
+        };
+        let edge = &self.graph[id];
+        std::iter::once((edge.born, edge.initial)).chain(edge.history.iter().copied()).collect()
+    }
+
+    pub(super) fn tool_index(&self, name: &str) -> Option<NodeIndex> {
+        self.index.get(name).copied().filter(|&ix| ix != self.start && ix != self.end)
+    }
+
+    pub(super) fn tool_indices(&self) -> impl Iterator<Item = NodeIndex> + '_ {
+        let (start, end) = (self.start, self.end);
+        self.graph.node_indices().filter(move |&ix| ix != start && ix != end)
+    }
+}
+
+pub(super) fn is_reserved(name: &str) -> bool {
+    name == START || name == END
+}
+
+/// Records `value` as the point of `iteration`, replacing an earlier point of
+/// the same iteration so a series has one point per iteration.
+pub(super) fn push_point(series: &mut Vec<(u32, f64)>, iteration: u32, value: f64) {
+    match series.last_mut() {
+        Some(last) if last.0 == iteration => last.1 = value,
+        _ => series.push((iteration, value)),
+    }
+}

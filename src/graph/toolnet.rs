@@ -1,0 +1,318 @@
+//! ToolNet's construction and learning rules, as in Liu et al., "ToolNet:
+//! Connecting Large Language Models with Massive Tools via Tool Graph"
+//! (arXiv:2403.00839, 2024), the tool-graph construction of its method
+//! section: "static construction" and "dynamic construction". DESIGN §3.1
+//! restates them for this project:
+//!
+//! - static, a 2-gram model over successful trajectories read as
+//!   `[start, t_1, ..., t_s, end]`:
+//!   `w_ij = count(t_s = i, t_{s+1} = j) / count(t_s = i)`; a tool never
+//!   seen keeps uniform out-weights, and without trajectories the graph is
+//!   fully connected with equal weights;
+//! - dynamic, after each run, with s_j the accumulated evaluator score of j:
+//!   `f(x) = αx + 1` for x ≥ 0 and `e^(αx)` for x < 0,
+//!   `Δw_ij = f(s_j) / Σ_{k ∈ out(i)} f(s_k)`,
+//!   `w_ij = β·w⁰_ij + (1 − β)·Δw_ij`.
+//!
+//! The paper prints s_i in Δw's numerator; it must be the destination's s_j,
+//! else a row would not sum to 1.
+//!
+//! A score change of j changes the rows that lead to j, and `start`'s row
+//! learns like every other (DESIGN §3.1: every edge): the first candidates
+//! come from the retriever, but they are shown and ranked with their `start`
+//! weights, so a broken tool must lose weight there too. The price: `start`
+//! has an edge to every tool, so each update rewrites and records a row as
+//! long as the library (about 1 ms and 1 MB of events a run at 16,000 tools).
+
+use std::collections::BTreeMap;
+
+use petgraph::Direction;
+use petgraph::graph::{EdgeIndex, NodeIndex};
+use petgraph::visit::EdgeRef;
+use serde::{Deserialize, Serialize};
+
+use super::error::GraphError;
+use super::ops::Op;
+use super::tool_graph::{END, Edge, ToolGraph, is_reserved, push_point};
+
+/// A weight change smaller than this is not reported.
+const CHANGE_EPSILON: f64 = 1e-12;
+/// α is clamped to `[0, MAX_ALPHA]` so `f` stays positive and finite.
+const MAX_ALPHA: f64 = 1e3;
+
+/// One edge whose weight changed in an update.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WeightChange {
+    pub from: String,
+    pub to: String,
+    pub old: f64,
+    pub new: f64,
+}
+
+/// What one update changed (it goes into the `GraphUpdated` event).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphUpdate {
+    /// The graph's iteration after the update.
+    pub iteration: u32,
+    /// Nodes whose score changed, with the new score, sorted by name.
+    pub scores: Vec<(String, f64)>,
+    /// Edges whose weight changed by more than 1e-12, sorted by (from, to).
+    pub weights: Vec<WeightChange>,
+}
+
+/// `f` of ToolNet's update: maps an accumulated score to a positive factor.
+pub fn score_factor(alpha: f64, x: f64) -> f64 {
+    if x >= 0.0 { alpha * x + 1.0 } else { (alpha * x).exp() }
+}
+
+/// α and β as the update uses them (see [`ToolGraph::apply_scores`]).
+#[derive(Debug, Clone, Copy)]
+struct Params {
+    alpha: f64,
+    beta: f64,
+}
+
+impl Params {
+    fn new(alpha: f64, beta: f64) -> Self {
+        let alpha = if alpha.is_finite() { alpha.clamp(0.0, MAX_ALPHA) } else { 0.0 };
+        let beta = if beta.is_finite() { beta.clamp(0.0, 1.0) } else { 1.0 };
+        Params { alpha, beta }
+    }
+}
+
+impl ToolGraph {
+    /// The graph with no trajectories: every tool to every tool (itself
+    /// included) and to `end`, `start` to every tool, equal weights per row.
+    /// Duplicate names are kept once; the reserved names `start` and `end`
+    /// are skipped. It has n² edges, so it suits small libraries.
+    pub fn fully_connected(tools: &[String]) -> Self {
+        let mut graph = Self::with_nodes(tools.iter().filter(|t| {
+            let reserved = is_reserved(t);
+            if reserved {
+                tracing::warn!(tool = %t, "reserved name skipped as a tool");
+            }
+            !reserved
+        }));
+        let ids: Vec<NodeIndex> = graph.tool_indices().collect();
+        let n = ids.len();
+        for &from in &ids {
+            let w = 1.0 / (n + 1) as f64;
+            for &to in &ids {
+                graph.graph.add_edge(from, to, Edge::new(w, 0));
+            }
+            graph.graph.add_edge(from, graph.end, Edge::new(w, 0));
+        }
+        for &to in &ids {
+            graph.graph.add_edge(graph.start, to, Edge::new(1.0 / n as f64, 0));
+        }
+        graph.restart_log();
+        graph
+    }
+
+    /// The static ToolNet graph: a 2-gram model over `trajectories`, each read
+    /// as `[start, t1, ..., ts, end]` (a trailing `end` in the data is
+    /// accepted; empty trajectories are ignored).
+    pub fn from_trajectories(tools: &[String], trajectories: &[Vec<String>]) -> Result<Self, GraphError> {
+        if let Some(name) = tools.iter().find(|t| is_reserved(t)) {
+            return Err(GraphError::ReservedName { name: name.clone() });
+        }
+        let mut graph = Self::with_nodes(tools.iter());
+        let node_count = graph.graph.node_count();
+        // Per source node: target -> transition count; BTreeMap keeps the edge
+        // order (and so everything derived from it) deterministic.
+        let mut counts: Vec<BTreeMap<NodeIndex, u64>> = vec![BTreeMap::new(); node_count];
+        let mut totals = vec![0u64; node_count];
+        for (ti, trajectory) in trajectories.iter().enumerate() {
+            let names = match trajectory.split_last() {
+                Some((last, rest)) if last == END => rest,
+                _ => trajectory.as_slice(),
+            };
+            if names.is_empty() {
+                continue;
+            }
+            let mut path = Vec::with_capacity(names.len() + 2);
+            path.push(graph.start);
+            for name in names {
+                match graph.tool_index(name) {
+                    Some(ix) => path.push(ix),
+                    None => {
+                        return Err(GraphError::UnknownTool { tool: name.clone(), trajectory: ti });
+                    }
+                }
+            }
+            path.push(graph.end);
+            for pair in path.windows(2) {
+                *counts[pair[0].index()].entry(pair[1]).or_default() += 1;
+                totals[pair[0].index()] += 1;
+            }
+        }
+
+        let ids: Vec<NodeIndex> = graph.tool_indices().collect();
+        for &from in &ids {
+            let row = &mut counts[from.index()];
+            row.entry(from).or_default();
+            row.entry(graph.end).or_default();
+            let total = totals[from.index()];
+            let degree = row.len();
+            for (&to, &count) in row.iter() {
+                let w = if total > 0 { count as f64 / total as f64 } else { 1.0 / degree as f64 };
+                graph.graph.add_edge(from, to, Edge::new(w, 0));
+            }
+        }
+        let start_total = totals[graph.start.index()];
+        for &to in &ids {
+            let w = if start_total > 0 {
+                let count = counts[graph.start.index()].get(&to).copied().unwrap_or(0);
+                count as f64 / start_total as f64
+            } else {
+                1.0 / ids.len() as f64
+            };
+            graph.graph.add_edge(graph.start, to, Edge::new(w, 0));
+        }
+        graph.restart_log();
+        Ok(graph)
+    }
+
+    /// Adds the evaluator's scores of one run (one iteration) and updates the
+    /// rows of every node with an out-neighbour whose score changed.
+    ///
+    /// Each Δ is clamped to [-3, 3]; names that are not tools are ignored.
+    /// α is clamped to [0, 1000] (0 if not finite) and β to [0, 1] (1 if not
+    /// finite), so weights always stay in [0, 1] and rows sum to 1.
+    pub fn apply_scores(&mut self, deltas: &BTreeMap<String, i32>, alpha: f64, beta: f64) -> GraphUpdate {
+        self.iteration = self.iteration.saturating_add(1);
+        let mut changed = Vec::with_capacity(deltas.len());
+        let mut applied = BTreeMap::new();
+        for (name, &delta) in deltas {
+            let Some(ix) = self.tool_index(name) else {
+                tracing::warn!(tool = %name, "score for a node that is not a tool ignored");
+                continue;
+            };
+            let delta = delta.clamp(-3, 3);
+            if delta != 0 {
+                self.graph[ix].score += f64::from(delta);
+                changed.push(ix);
+                applied.insert(name.clone(), delta);
+            }
+        }
+        let update = self.update_after_scores(&changed, Params::new(alpha, beta));
+        self.log.record(Op::Scores { deltas: applied, alpha, beta });
+        update
+    }
+
+    /// Sets a tool's score by hand and recomputes the affected rows at once,
+    /// within the current iteration.
+    pub fn set_score(&mut self, tool: &str, score: f64, alpha: f64, beta: f64) -> Result<GraphUpdate, GraphError> {
+        let ix = self.tool_index(tool).ok_or_else(|| GraphError::NotATool { name: tool.to_owned() })?;
+        if !score.is_finite() {
+            return Err(GraphError::InvalidScore { name: tool.to_owned(), score });
+        }
+        let params = Params::new(alpha, beta);
+        if self.graph[ix].score == score {
+            // Nothing to record, but the caller asked for the rows with the
+            // given α and β.
+            let rows = self.predecessor_rows(&[ix]);
+            let (weights, touched) = self.recompute_rows(&rows, params);
+            if touched {
+                self.log.record(Op::SetScore { tool: tool.to_owned(), score, alpha, beta });
+            }
+            return Ok(self.make_update(Vec::new(), weights));
+        }
+        self.graph[ix].score = score;
+        let update = self.update_after_scores(&[ix], params);
+        self.log.record(Op::SetScore { tool: tool.to_owned(), score, alpha, beta });
+        Ok(update)
+    }
+
+    /// Recomputes every tool row with the given α and β (after they were
+    /// edited), within the current iteration.
+    pub fn recompute_all(&mut self, alpha: f64, beta: f64) -> GraphUpdate {
+        let rows: Vec<NodeIndex> = std::iter::once(self.start).chain(self.tool_indices()).collect();
+        let (weights, touched) = self.recompute_rows(&rows, Params::new(alpha, beta));
+        if touched {
+            self.log.record(Op::Recompute { alpha, beta });
+        }
+        self.make_update(Vec::new(), weights)
+    }
+
+    fn update_after_scores(&mut self, changed: &[NodeIndex], params: Params) -> GraphUpdate {
+        let iteration = self.iteration;
+        let mut scores = Vec::with_capacity(changed.len());
+        for &ix in changed {
+            let node = &mut self.graph[ix];
+            push_point(&mut node.history, iteration, node.score);
+            scores.push(ix);
+        }
+        scores.sort_unstable();
+        scores.dedup();
+        let rows = self.predecessor_rows(&scores);
+        let (weights, _) = self.recompute_rows(&rows, params);
+        self.make_update(scores, weights)
+    }
+
+    /// The rows (`start`'s included) that have one of `nodes` as an
+    /// out-neighbour: the rows whose Σ f(s_k) the new scores changed.
+    fn predecessor_rows(&self, nodes: &[NodeIndex]) -> Vec<NodeIndex> {
+        let mut rows: Vec<NodeIndex> =
+            nodes.iter().flat_map(|&n| self.graph.edges_directed(n, Direction::Incoming)).map(|e| e.source()).collect();
+        rows.sort_unstable();
+        rows.dedup();
+        rows
+    }
+
+    /// Applies w_ij = β·w⁰_ij + (1 − β)·f(s_j) / Σ_k f(s_k) to each row and
+    /// returns the edges that changed, with their old weight, and whether
+    /// any weight changed at all (even by less than the reported 1e-12: a
+    /// store must still record that).
+    fn recompute_rows(&mut self, rows: &[NodeIndex], params: Params) -> (Vec<(EdgeIndex, f64)>, bool) {
+        let iteration = self.iteration;
+        let mut changes = Vec::new();
+        let mut touched = false;
+        let mut factors: Vec<(EdgeIndex, f64)> = Vec::new();
+        for &row in rows {
+            factors.clear();
+            let mut total = 0.0;
+            for e in self.graph.edges_directed(row, Direction::Outgoing) {
+                let f = score_factor(params.alpha, self.graph[e.target()].score);
+                total += f;
+                factors.push((e.id(), f));
+            }
+            // Every tool row holds `end` (score 0, f = 1), so total >= 1.
+            if !(total.is_finite() && total > 0.0) {
+                continue;
+            }
+            for &(id, f) in &factors {
+                let edge = &mut self.graph[id];
+                let new = params.beta * edge.prior + (1.0 - params.beta) * (f / total);
+                let old = edge.weight;
+                edge.weight = new;
+                touched |= new.to_bits() != old.to_bits();
+                if (new - old).abs() > CHANGE_EPSILON {
+                    push_point(&mut edge.history, iteration, new);
+                    changes.push((id, old));
+                }
+            }
+        }
+        (changes, touched)
+    }
+
+    fn make_update(&self, scores: Vec<NodeIndex>, weights: Vec<(EdgeIndex, f64)>) -> GraphUpdate {
+        let mut scores: Vec<(String, f64)> =
+            scores.into_iter().map(|ix| (self.graph[ix].name.clone(), self.graph[ix].score)).collect();
+        scores.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut weights: Vec<WeightChange> = weights
+            .into_iter()
+            .filter_map(|(id, old)| {
+                let (from, to) = self.graph.edge_endpoints(id)?;
+                Some(WeightChange {
+                    from: self.graph[from].name.clone(),
+                    to: self.graph[to].name.clone(),
+                    old,
+                    new: self.graph[id].weight,
+                })
+            })
+            .collect();
+        weights.sort_by(|a, b| a.from.cmp(&b.from).then_with(|| a.to.cmp(&b.to)));
+        GraphUpdate { iteration: self.iteration, scores, weights }
+    }
+}
