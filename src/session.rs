@@ -14,7 +14,7 @@ use crate::engine::{
     Engine, EngineError, EngineHandle, EngineSetup, LogicalClock, ModelSlot, Models, Scheduled, SessionOutcome,
     Strategy, StrategyKind, SystemClock,
 };
-use crate::graph::{GraphError, ToolGraph, read_trajectories};
+use crate::graph::{GraphError, GraphStore, ToolGraph, read_trajectories};
 use crate::model::cassette::{Cassette, CassetteError};
 use crate::model::{ChatModel, Role};
 use crate::strategy::rewoo::Rewoo;
@@ -275,7 +275,6 @@ pub struct Prepared {
     pub engine: Engine,
     pub handle: EngineHandle,
     pub tasks: Vec<Task>,
-    pub graph_file: Option<PathBuf>,
 }
 
 pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, SetupError> {
@@ -298,9 +297,19 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
             return Err(SetupError::Invalid(format!("--fault: no tool named '{tool}' in the library")));
         }
     }
-    let graph = match strategy {
-        StrategyKind::Toolnet => Some(load_graph(config, &library, opts.graph)?),
-        StrategyKind::React | StrategyKind::Rewoo => None,
+    // ToolNet's graph, and where what it learns is kept: saved after every
+    // update, so a session killed mid-run keeps every finished task's.
+    let (graph, graph_store) = match strategy {
+        StrategyKind::Toolnet if opts.save_graph => {
+            let (saved, store) = GraphStore::open(graph_path(config)?)?;
+            let graph = match (opts.graph, saved) {
+                (GraphSource::Saved, Some(g)) => g,
+                _ => build_graph(config, &library)?,
+            };
+            (Some(graph), Some(store))
+        }
+        StrategyKind::Toolnet => (Some(load_graph(config, &library, opts.graph)?), None),
+        StrategyKind::React | StrategyKind::Rewoo => (None, None),
     };
     let models = prepare_models(config, seed, &opts.tape)?;
     let plays: Box<dyn Strategy> = match strategy {
@@ -334,30 +343,21 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     btp.model_judge = config.btp.model_judge;
     btp.defaults = crate::budget::estimate::Defaults { value: config.btp.default_value, freq: config.btp.default_freq };
     setup.btp = Some(btp);
-    let graph_file =
-        if opts.save_graph && strategy == StrategyKind::Toolnet { Some(graph_path(config)?) } else { None };
-    // Saved after every update too, so a session killed mid-run keeps what it learnt.
-    setup.graph_file = graph_file.clone();
+    setup.graph_store = graph_store;
     let (mut engine, handle) = Engine::new(setup);
     if let Some(p) = &opts.trace {
         engine.set_trace(TraceWriter::create(p)?);
     }
-    Ok(Prepared { engine, handle, tasks, graph_file })
+    Ok(Prepared { engine, handle, tasks })
 }
 
 /// Runs a prepared session to its end and saves the learnt graph if asked.
 pub async fn run(prepared: Prepared) -> Result<SessionOutcome, SetupError> {
-    let Prepared { engine, handle, tasks, graph_file } = prepared;
+    let Prepared { engine, handle, tasks } = prepared;
     let outcome = engine.run(tasks).await;
     drop(handle);
-    let outcome = outcome?;
-    if let (Some(path), Some(g)) = (graph_file, outcome.graph.as_ref()) {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| SetupError::Invalid(format!("{}: {e}", dir.display())))?;
-        }
-        g.save(&path)?;
-    }
-    Ok(outcome)
+    // The engine saved the learnt graph as it went.
+    Ok(outcome?)
 }
 
 /// One combination of a model matrix: the models it gives the varied roles,

@@ -24,7 +24,7 @@ use super::state::SessionState;
 use super::tally::{Latency, RunTally};
 use super::trace::TraceWriter;
 use crate::budget::btp::BtpSetup;
-use crate::graph::ToolGraph;
+use crate::graph::{GraphStore, ToolGraph};
 use crate::retrieve::bm25::Bm25Index;
 use crate::task::{Task, answer_matches};
 use crate::tool::ToolLibrary;
@@ -48,7 +48,7 @@ pub struct EngineSetup {
     /// ToolNet's graph; a strategy that walks one starts fully connected without.
     pub graph: Option<ToolGraph>,
     /// Where the learnt graph is saved after every update (None: not saved).
-    pub graph_file: Option<PathBuf>,
+    pub graph_store: Option<GraphStore>,
     pub clock: Arc<dyn Clock>,
     /// Timeout for tools whose executor names none (builtins).
     pub tool_timeout: Duration,
@@ -75,7 +75,7 @@ impl EngineSetup {
             params: Params::default(),
             seed: 0,
             graph: None,
-            graph_file: None,
+            graph_store: None,
             clock: Arc::new(SystemClock::new()),
             tool_timeout: Duration::from_secs(10),
             schedule: Vec::new(),
@@ -141,7 +141,7 @@ pub struct Engine {
     pub(super) btp: Option<BtpSetup>,
     /// Learnt state the user can edit: ToolNet's graph and the tool labels.
     pub(super) graph: Option<ToolGraph>,
-    pub(super) graph_file: Option<PathBuf>,
+    pub(super) graph_store: Option<GraphStore>,
     pub(super) labels: Labels,
     pub(super) label_cache: Option<PathBuf>,
     /// The label cache's key and model, so a user's edit is cached too.
@@ -200,7 +200,7 @@ impl Engine {
             linger: setup.linger,
             btp: setup.btp,
             graph,
-            graph_file: setup.graph_file,
+            graph_store: setup.graph_store,
             labels: Labels::new(),
             label_cache: setup.label_cache,
             label_key: None,
@@ -313,6 +313,8 @@ impl Engine {
         }
         self.run_no = 0;
         self.step = 0;
+        // Tools that joined the graph since it was saved are kept too.
+        self.save_graph()?;
         self.emit(EventKind::SessionFinished { runs: self.state.finished.len() as u32, stopped: self.stop })?;
         let experience = self.btp.as_ref().map(|b| b.experience.records().to_vec()).unwrap_or_default();
         Ok(SessionOutcome { graph: self.graph, state: self.state, experience })

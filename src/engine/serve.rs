@@ -32,15 +32,12 @@ impl Engine {
         names
     }
 
-    /// Keeps what the graph learnt: saved atomically after every change, so
-    /// a session killed mid-run loses nothing it finished.
+    /// Keeps what the graph learnt: saved durably after every change, so a
+    /// session killed mid-run loses nothing it finished.
     pub(super) fn save_graph(&mut self) -> Result<(), EngineError> {
-        if let (Some(path), Some(g)) = (self.graph_file.as_ref(), self.graph.as_ref()) {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| crate::graph::GraphError::Io { path: dir.to_path_buf(), source: e })?;
-            }
-            g.save(path)?;
+        if let (Some(store), Some(g)) = (self.graph_store.as_mut(), self.graph.as_ref()) {
+            // A journal line per change; nothing when nothing changed.
+            store.save(g)?;
         }
         Ok(())
     }

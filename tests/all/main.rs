@@ -14,6 +14,7 @@ mod engine;
 mod executors;
 mod experiments;
 mod graph;
+mod graph_store;
 mod layering;
 mod manifest;
 mod matrix;
