@@ -1,7 +1,8 @@
 //! Engine cost per step: a whole session over the smoke tasks, with the
 //! simulated model and the sample builtin tools, reported per step (one
 //! model call plus, usually, one tool call). A second group replaces the
-//! model with an instant one to show the engine's own share.
+//! model with an instant one to show the engine's own share, and a third
+//! saves the learnt graph after every task as `run` does.
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use switchyard::config::Config;
 use switchyard::engine::{Engine, EngineSetup, LogicalClock, Models, StrategyKind};
+use switchyard::graph::GraphStore;
 use switchyard::model::price::Price;
 use switchyard::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Role, Usage};
 use switchyard::session;
@@ -43,9 +45,12 @@ fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let models_sim = cfg.build_models(42).unwrap();
 
-    let session_steps = |models: Models| {
+    let dir = tempfile::tempdir().unwrap();
+    let session_steps = |models: Models, saved: bool| {
         let mut setup = EngineSetup::new(library.clone(), models, StrategyKind::Toolnet);
         setup.graph = Some(graph.clone());
+        // The learnt graph saved after every task, as `run` does.
+        setup.graph_store = saved.then(|| GraphStore::open(dir.path().join("graph.json")).unwrap().1);
         setup.clock = Arc::new(LogicalClock::default());
         let (engine, _h) = Engine::new(setup);
         let out = rt.block_on(engine.run(tasks.clone())).unwrap();
@@ -54,11 +59,13 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("engine_step");
     group.sample_size(20);
-    for (name, models) in [("sim", models_sim), ("instant_model", Models::single(Arc::new(Instant), Price::default()))]
+    let instant = Models::single(Arc::new(Instant), Price::default());
+    for (name, models, saved) in
+        [("sim", models_sim, false), ("instant_model", instant.clone(), false), ("instant_model_saved", instant, true)]
     {
-        let steps = session_steps(models.clone());
+        let steps = session_steps(models.clone(), saved);
         group.throughput(Throughput::Elements(steps));
-        group.bench_function(name, |b| b.iter(|| session_steps(models.clone())));
+        group.bench_function(name, |b| b.iter(|| session_steps(models.clone(), saved)));
     }
     group.finish();
 }
