@@ -313,8 +313,12 @@ impl Engine {
         }
         self.run_no = 0;
         self.step = 0;
-        // Tools that joined the graph since it was saved are kept too.
+        // Tools that joined the graph since it was saved are kept too, and
+        // everything saved is synced to disk once, here.
         self.save_graph()?;
+        if let Some(store) = self.graph_store.as_mut() {
+            store.sync()?;
+        }
         self.emit(EventKind::SessionFinished { runs: self.state.finished.len() as u32, stopped: self.stop })?;
         let experience = self.btp.as_ref().map(|b| b.experience.records().to_vec()).unwrap_or_default();
         Ok(SessionOutcome { graph: self.graph, state: self.state, experience })

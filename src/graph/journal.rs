@@ -9,9 +9,11 @@
 //! ```
 //!
 //! A crash cannot leave a state that loads as garbage: the header is
-//! written atomically, and lines are appended, then synced, so a kill or a
-//! power cut can only cut the last line short; reading ignores a last line
-//! without its newline, and the next writer cuts it off. A journal whose
+//! written atomically and lines are appended in one write each, so a kill
+//! or a power cut can only cut the last line short; reading ignores a last
+//! line without its newline, and the next writer cuts it off. Appends are
+//! not synced one by one (a killed process loses nothing the kernel has);
+//! [`Journal::sync`] makes them survive a power cut too. A journal whose
 //! header names another head was left over from an older snapshot (one
 //! rewritten since) and is ignored.
 
@@ -164,13 +166,17 @@ impl Journal {
         Ok(Journal { path: path.to_owned(), file, len, entries })
     }
 
+    /// Syncs what was appended to disk.
+    pub(super) fn sync(&self) -> Result<(), GraphError> {
+        self.file.sync_data().map_err(|source| GraphError::Io { path: self.path.clone(), source })
+    }
+
     /// The number of entries since the header.
     pub(super) fn entries(&self) -> usize {
         self.entries
     }
 
-    /// Appends the ops, each as (head before, op, head after), in one write,
-    /// and syncs them to disk.
+    /// Appends the ops, each as (head before, op, head after), in one write.
     pub(super) fn append(&mut self, ops: &[(u64, &Op, u64)]) -> Result<(), GraphError> {
         let mut lines = Vec::with_capacity(128 * ops.len());
         for &(prev, op, head) in ops {
@@ -178,7 +184,7 @@ impl Journal {
                 .map_err(|source| GraphError::Json { path: self.path.clone(), source })?;
             lines.push(b'\n');
         }
-        let written = self.file.write_all(&lines).and_then(|()| self.file.sync_data());
+        let written = self.file.write_all(&lines);
         if let Err(source) = written {
             // A disk that filled up may have taken part of a line: cut it off
             // so the next append does not follow it.

@@ -32,7 +32,7 @@ const REPLAY_BYTES_PER_TOOL: u64 = 40;
 /// let mut graph = saved.unwrap_or_else(|| ToolGraph::fully_connected(tools));
 /// for deltas in tasks {
 ///     graph.apply_scores(deltas, 0.5, 0.5);
-///     store.save(&graph)?; // a synced line in the journal
+///     store.save(&graph)?; // a line in the journal (store.sync() puts it on disk)
 /// }
 /// # Ok(())
 /// # }
@@ -123,7 +123,8 @@ impl GraphStore {
         &self.path
     }
 
-    /// Makes `graph` the saved state, durably (synced to disk). Returns
+    /// Makes `graph` the saved state, durably against a killed process
+    /// (see [`GraphStore::sync`] for a power cut). Returns
     /// whether anything was written: `false` if the files already hold
     /// `graph`'s state. Usually a journal line per op since the last save;
     /// the whole snapshot when the journal has grown as costly to replay as
@@ -151,6 +152,12 @@ impl GraphStore {
             _ => self.compact(graph)?,
         }
         Ok(true)
+    }
+
+    /// Syncs the journal to disk, so what was saved survives a power cut
+    /// as well as a killed process (a session does it as it ends).
+    pub fn sync(&mut self) -> Result<(), GraphError> {
+        self.journal.as_ref().map_or(Ok(()), Journal::sync)
     }
 
     fn compaction_due(&self, entries: usize, graph: &ToolGraph) -> bool {
