@@ -16,7 +16,7 @@ use super::{ExecutorSpec, HeaderValue, ToolLibrary, ToolSpec, builtin};
 
 pub use super::manifest_error::{ManifestError, ToolRef};
 
-const DEFAULT_COST: f64 = 1.0;
+pub(crate) const DEFAULT_COST: f64 = 1.0;
 const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 /// Node names the engine's tool graph keeps for itself.
 const RESERVED_NAMES: [&str; 3] = ["start", "end", "finish"];
@@ -25,12 +25,12 @@ const HTTP_METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const PROPERTY_TYPES: [&str; 6] = ["string", "number", "integer", "boolean", "array", "object"];
 
 /// A field and what is wrong with it; the caller adds file and tool.
-struct Bad {
-    field: String,
-    message: String,
+pub(crate) struct Bad {
+    pub(crate) field: String,
+    pub(crate) message: String,
 }
 
-fn bad(field: impl Into<String>, message: impl Into<String>) -> Bad {
+pub(crate) fn bad(field: impl Into<String>, message: impl Into<String>) -> Bad {
     Bad { field: field.into(), message: message.into() }
 }
 
@@ -139,7 +139,7 @@ fn to_json(v: &toml::Value, field: &str) -> Result<Value, Bad> {
     })
 }
 
-fn json_type(v: &Value) -> &'static str {
+pub(crate) fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
@@ -150,7 +150,7 @@ fn json_type(v: &Value) -> &'static str {
     }
 }
 
-fn check_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
     let mut chars = name.chars();
     let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
     let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
@@ -165,7 +165,7 @@ fn check_name(name: &str) -> Result<(), String> {
 
 /// The parameter schema must be an object schema whose properties all have
 /// a type the argument check understands.
-fn check_parameters(schema: &Value) -> Result<(), Bad> {
+pub(crate) fn check_parameters(schema: &Value) -> Result<(), Bad> {
     let obj = schema
         .as_object()
         .ok_or_else(|| bad("parameters", format!("must be a table (a JSON Schema), got {}", json_type(schema))))?;
@@ -276,7 +276,7 @@ fn check_timeout(t: Option<u64>) -> Result<u64, Bad> {
     }
 }
 
-fn build_executor(exec: &toml::Table, params: &Value, dir: &Path) -> Result<ExecutorSpec, Bad> {
+pub(crate) fn build_executor(exec: &toml::Table, params: &Value, dir: &Path) -> Result<ExecutorSpec, Bad> {
     let kind = match exec.get("kind") {
         Some(toml::Value::String(k)) => k.as_str(),
         Some(other) => {
@@ -435,7 +435,7 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 }
 
 /// The folder commands run in and relative paths are resolved against.
-fn manifest_dir(path: &Path) -> PathBuf {
+pub(crate) fn manifest_dir(path: &Path) -> PathBuf {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

@@ -36,4 +36,10 @@ pub enum ManifestError {
     File { path: PathBuf, field: String, message: String },
     #[error("{}: {tool}: field '{field}': {message}", path.display())]
     Invalid { path: PathBuf, tool: ToolRef, field: String, message: String },
+    #[error("{}: line {line}, column {column}: invalid JSON: {message}", path.display())]
+    Json { path: PathBuf, line: usize, column: usize, message: String },
+    /// A `$ref` of an OpenAPI document that points nowhere; `at` is the JSON
+    /// pointer of the `$ref` member itself.
+    #[error("{}: {at}: broken $ref '{target}': {message}", path.display())]
+    BrokenRef { path: PathBuf, at: String, target: String, message: String },
 }

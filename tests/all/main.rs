@@ -19,6 +19,7 @@ mod layering;
 mod manifest;
 mod matrix;
 mod openai;
+mod openapi;
 mod protocol;
 mod retrieve;
 mod rewoo_engine;
