@@ -13,6 +13,7 @@ use crate::model::price::Price;
 use crate::model::{ChatModel, Role};
 use crate::sim::{SimConfig, SimModel};
 use crate::strategy::rewoo::prompt::{Category, default_categories};
+use crate::tool::FileOptions;
 
 #[derive(thiserror::Error, Debug)]
 pub enum ConfigError {
@@ -77,6 +78,8 @@ struct RawConfig {
     strategy: Option<String>,
     #[serde(default)]
     library: Option<Vec<PathBuf>>,
+    #[serde(default)]
+    library_options: Vec<FileOptions>,
     #[serde(default)]
     tasks: Option<PathBuf>,
     #[serde(default)]
@@ -204,6 +207,8 @@ pub struct Config {
     pub seed: u64,
     pub strategy: StrategyKind,
     pub library: Vec<PathBuf>,
+    /// Per-file options of the library's JSON files (`[[library_options]]`).
+    pub library_options: Vec<FileOptions>,
     pub tasks: PathBuf,
     pub trajectories: Option<PathBuf>,
     pub data_dir: Option<PathBuf>,
@@ -247,6 +252,7 @@ impl Default for Config {
             seed: 42,
             strategy: StrategyKind::Toolnet,
             library: vec![dir.clone()],
+            library_options: Vec::new(),
             tasks: dir.join("tasks/sample.toml"),
             trajectories: Some(dir.join("trajectories.jsonl")),
             data_dir: None,
@@ -290,6 +296,7 @@ impl Config {
             }
             c.library = l.into_iter().map(rel).collect();
         }
+        c.library_options = raw.library_options.into_iter().map(|o| FileOptions { path: rel(o.path), ..o }).collect();
         if let Some(t) = raw.tasks {
             c.tasks = rel(t);
         }

@@ -20,7 +20,8 @@ use crate::model::{ChatModel, Role};
 use crate::strategy::rewoo::Rewoo;
 use crate::task::{Task, TaskError, load_tasks};
 use crate::tool::ToolLibrary;
-use crate::tool::manifest::{ManifestError, load_paths};
+use crate::tool::manifest::ManifestError;
+use crate::tool::sources::load_library as load_sources;
 
 #[derive(thiserror::Error, Debug)]
 pub enum SetupError {
@@ -164,7 +165,7 @@ pub fn categories_path(config: &Config) -> Result<PathBuf, SetupError> {
 }
 
 pub fn load_library(config: &Config) -> Result<Arc<ToolLibrary>, SetupError> {
-    let lib = load_paths(&config.library)?;
+    let lib = load_sources(&config.library, &config.library_options)?;
     if lib.is_empty() {
         return Err(SetupError::Invalid(format!("the library ({}) holds no tools", show_paths(&config.library))));
     }

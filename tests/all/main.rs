@@ -16,6 +16,7 @@ mod experiments;
 mod graph;
 mod graph_store;
 mod layering;
+mod library_sources;
 mod manifest;
 mod matrix;
 mod openai;
