@@ -207,8 +207,9 @@ impl Executor {
             ExecutorSpec::Command { argv, cwd, .. } => {
                 command::run(&spec.name, argv, cwd.as_deref(), args, timeout).await
             }
-            ExecutorSpec::Http { method, url, headers, .. } => {
-                http::run(&self.http, &spec.name, method, url, headers, args, timeout).await
+            ExecutorSpec::Http { method, url, headers, query, .. } => {
+                let target = http::Target { method, url, headers, query };
+                http::run(&self.http, &spec.name, target, args, timeout).await
             }
         }
     }

@@ -127,27 +127,41 @@ fn build_headers(headers: &BTreeMap<String, HeaderValue>) -> Result<reqwest::hea
     Ok(map)
 }
 
+/// Where a call goes: an http executor's fields.
+pub(crate) struct Target<'a> {
+    pub(crate) method: &'a str,
+    pub(crate) url: &'a str,
+    pub(crate) headers: &'a BTreeMap<String, HeaderValue>,
+    /// Arguments that go in the query string whatever the method.
+    pub(crate) query: &'a [String],
+}
+
 /// Runs one REST call: URL slots filled from the arguments, the rest sent
-/// as query parameters (GET, DELETE) or as a JSON body (POST, PUT, PATCH).
+/// as query parameters (GET, DELETE) or as a JSON body (POST, PUT, PATCH),
+/// except those `query` names, always in the query string.
 pub(crate) async fn run(
     client: &reqwest::Client,
     tool: &str,
-    method: &str,
-    url: &str,
-    headers: &BTreeMap<String, HeaderValue>,
+    target: Target<'_>,
     args: &Value,
     timeout: Duration,
 ) -> ToolResult {
-    let (filled, rest) = fill_url(url, args)?;
+    let Target { method, url, headers, query } = target;
+    let (filled, mut rest) = fill_url(url, args)?;
     let mut url = reqwest::Url::parse(&filled).map_err(|e| failed(format!("'{tool}': bad URL '{filled}': {e}")))?;
     let method = reqwest::Method::from_bytes(method.to_ascii_uppercase().as_bytes())
         .map_err(|_| failed(format!("'{tool}': bad HTTP method '{method}'")))?;
     let header_map = build_headers(headers)?;
 
     let body_method = matches!(method, reqwest::Method::POST | reqwest::Method::PUT | reqwest::Method::PATCH);
-    if !body_method && !rest.is_empty() {
+    let in_query: Map<String, Value> = if body_method {
+        query.iter().filter_map(|k| rest.remove_entry(k)).collect()
+    } else {
+        std::mem::take(&mut rest)
+    };
+    if !in_query.is_empty() {
         let mut q = url.query_pairs_mut();
-        for (k, v) in &rest {
+        for (k, v) in &in_query {
             if !v.is_null() {
                 q.append_pair(k, &arg_text(v));
             }

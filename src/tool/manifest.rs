@@ -79,6 +79,7 @@ struct RawHttp {
     url: Option<String>,
     timeout_ms: Option<u64>,
     headers: Option<toml::Table>,
+    query: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -345,6 +346,10 @@ pub(crate) fn build_executor(exec: &toml::Table, params: &Value, dir: &Path) -> 
                     return Err(bad("executor.url", format!("URL parameter '{{{p}}}' is not a declared parameter")));
                 }
             }
+            let query = raw.query.unwrap_or_default();
+            if let Some(q) = query.iter().find(|q| !declared.is_some_and(|d| d.contains_key(*q))) {
+                return Err(bad("executor.query", format!("'{q}' is not a declared parameter")));
+            }
             let mut headers = BTreeMap::new();
             for (name, value) in raw.headers.unwrap_or_default() {
                 let field = format!("executor.headers.{name}");
@@ -378,7 +383,7 @@ pub(crate) fn build_executor(exec: &toml::Table, params: &Value, dir: &Path) -> 
                 };
                 headers.insert(name, hv);
             }
-            Ok(ExecutorSpec::Http { method, url, headers, timeout_ms: check_timeout(raw.timeout_ms)? })
+            Ok(ExecutorSpec::Http { method, url, headers, timeout_ms: check_timeout(raw.timeout_ms)?, query })
         }
         other => Err(bad("executor.kind", format!("unknown executor '{other}' (expected {KNOWN_KINDS})"))),
     }

@@ -115,6 +115,8 @@ fn as_property(schema: Value, description: Option<&str>) -> Value {
 struct Params {
     properties: Map<String, Value>,
     required: Vec<String>,
+    /// The query parameters, which a method with a body must still send in the URL.
+    query: Vec<String>,
 }
 
 impl Params {
@@ -129,14 +131,14 @@ impl Params {
         }
     }
 
-    fn schema(self) -> Value {
+    fn schema(&self) -> Value {
         json!({ "type": "object", "properties": self.properties, "required": self.required })
     }
 }
 
 /// Merges the path item's and the operation's parameters (the operation's
 /// win), then the JSON request body's properties.
-fn parameters(doc: &Value, item: &Value, op: &Value, at_item: &str, at_op: &str, route: &str) -> Result<Value, Op> {
+fn parameters(doc: &Value, item: &Value, op: &Value, at_item: &str, at_op: &str, route: &str) -> Result<Params, Op> {
     let mut declared: Vec<(String, Value)> = Vec::new();
     for (owner, at) in [(item, at_item), (op, at_op)] {
         let Some(list) = owner.get("parameters") else { continue };
@@ -156,7 +158,7 @@ fn parameters(doc: &Value, item: &Value, op: &Value, at_item: &str, at_op: &str,
             declared.push((key, p));
         }
     }
-    let mut params = Params { properties: Map::new(), required: Vec::new() };
+    let mut params = Params { properties: Map::new(), required: Vec::new(), query: Vec::new() };
     for (_, p) in &declared {
         let place = p["in"].as_str().unwrap_or_default();
         // Headers and cookies are the executor's (auth); the model only fills path and query.
@@ -166,6 +168,9 @@ fn parameters(doc: &Value, item: &Value, op: &Value, at_item: &str, at_op: &str,
         let name = p["name"].as_str().unwrap_or_default();
         let schema = p.get("schema").cloned().unwrap_or_else(|| json!({ "type": "string" }));
         let required = place == "path" || p.get("required").and_then(Value::as_bool).unwrap_or(false);
+        if place == "query" && !params.properties.contains_key(name) {
+            params.query.push(name.to_string());
+        }
         params.add(name, as_property(schema, p.get("description").and_then(Value::as_str)), required);
     }
     // A slot the spec forgot to declare is still needed to build the URL.
@@ -199,7 +204,7 @@ fn parameters(doc: &Value, item: &Value, op: &Value, at_item: &str, at_op: &str,
             }
         }
     }
-    Ok(params.schema())
+    Ok(params)
 }
 
 /// The schema of the first documented 2xx JSON response.
@@ -261,7 +266,8 @@ fn operation(
         (None, Some(d)) => d.to_string(),
         (None, None) => format!("{} {route}", method.to_ascii_uppercase()),
     };
-    let parameters = parameters(doc, item, op, &at_item, &at_op, route)?;
+    let params = parameters(doc, item, op, &at_item, &at_op, route)?;
+    let parameters = params.schema();
     check_parameters(&parameters)?;
     let mut exec = toml::Table::new();
     exec.insert("kind".into(), "http".into());
@@ -269,6 +275,10 @@ fn operation(
     exec.insert("url".into(), format!("{base}{route}").into());
     if let Some(t) = options.timeout_ms {
         exec.insert("timeout_ms".into(), toml::Value::Integer(i64::try_from(t).unwrap_or(i64::MAX)));
+    }
+    if method != "get" && method != "delete" && !params.query.is_empty() {
+        let names = params.query.iter().map(|q| toml::Value::String(q.clone())).collect();
+        exec.insert("query".into(), toml::Value::Array(names));
     }
     if let Some(h) = &options.headers {
         exec.insert("headers".into(), toml::Value::Table(h.clone()));

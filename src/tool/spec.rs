@@ -46,6 +46,10 @@ pub enum ExecutorSpec {
         #[serde(default)]
         headers: BTreeMap<String, HeaderValue>,
         timeout_ms: u64,
+        /// Arguments sent in the query string even by a method with a body
+        /// (an OpenAPI operation's query parameters).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        query: Vec<String>,
     },
 }
 

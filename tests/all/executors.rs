@@ -433,7 +433,7 @@ fn http_tool(method: &str, url: String, headers: BTreeMap<String, HeaderValue>) 
                 "days": { "type": "integer" },
             }),
         ),
-        ExecutorSpec::Http { method: method.into(), url, headers, timeout_ms: 60_000 },
+        ExecutorSpec::Http { method: method.into(), url, headers, timeout_ms: 60_000, query: Vec::new() },
     )
 }
 

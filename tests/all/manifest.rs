@@ -147,7 +147,7 @@ fn good_manifest_loads_every_executor_kind() {
 
     let weather = &tools[2];
     assert_eq!(weather.cost, 1.0, "default cost");
-    let ExecutorSpec::Http { method, url, headers, timeout_ms } = &weather.executor else {
+    let ExecutorSpec::Http { method, url, headers, timeout_ms, .. } = &weather.executor else {
         panic!("{:?}", weather.executor)
     };
     assert_eq!(method, "GET");

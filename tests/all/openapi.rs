@@ -83,6 +83,9 @@ fn spotify_operations_become_tools() {
             _ => unreachable!(),
         })
         .collect();
+    // A POST whose parameters are all in the query still sends them there.
+    let queue = lib.get("add-to-queue").unwrap();
+    assert!(matches!(&queue.executor, ExecutorSpec::Http { query, .. } if query == &["uri", "device_id"]));
     for m in ["GET", "POST", "PUT", "DELETE"] {
         assert!(methods.iter().any(|x| x == m), "no {m} tool");
     }
@@ -105,6 +108,7 @@ fn small_spec(base: &str) -> Value {
                 },
                 "put": {
                     "summary": "Rename a pet",
+                    "parameters": [{ "name": "notify", "in": "query", "schema": { "type": "boolean" } }],
                     "requestBody": { "required": true, "content": { "application/json": {
                         "schema": { "type": "object", "required": ["name"],
                                     "properties": { "name": { "type": "string" }, "tags": { "type": "array", "items": { "type": "string" } } } } } } },
@@ -255,9 +259,9 @@ async fn operations_call_the_server_with_path_query_body_and_headers() {
     let (base, seen) = serve_once(json!({ "ok": true })).await;
     let options = FileOptions { path: path.clone(), base_url: Some(base), ..no_options() };
     let lib = load_library(std::slice::from_ref(&path), &[options]).unwrap();
-    call(&lib, "PUT_pets_pet_id", json!({ "pet_id": 7, "name": "Max", "tags": ["dog"] })).await;
+    call(&lib, "PUT_pets_pet_id", json!({ "pet_id": 7, "name": "Max", "tags": ["dog"], "notify": true })).await;
     let (head, body) = seen.await.unwrap();
-    assert!(head.starts_with("PUT /pets/7 HTTP/1.1"), "{head}");
+    assert!(head.starts_with("PUT /pets/7?notify=true HTTP/1.1"), "{head}");
     assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), json!({ "name": "Max", "tags": ["dog"] }));
 }
 
@@ -331,4 +335,24 @@ fn function_file_errors_name_file_and_tool() {
     let wrong = FileOptions { path: pets.clone(), executor: Some(toml::Table::new()), ..no_options() };
     let text = load_library(std::slice::from_ref(&pets), &[wrong]).unwrap_err().to_string();
     assert!(text.contains("pets.json") && text.contains("library_options.executor"), "{text}");
+}
+
+#[test]
+fn a_manifest_http_executor_may_send_arguments_in_the_query() {
+    let dir = TempDir::new().unwrap();
+    let manifest = |query: &str| {
+        format!(
+            "[[tool]]\nname = \"post\"\ndescription = \"d\"\n[tool.parameters]\ntype = \"object\"\n\
+             [tool.parameters.properties.q]\ntype = \"string\"\n[tool.executor]\nkind = \"http\"\n\
+             method = \"POST\"\nurl = \"http://127.0.0.1:9/x\"\nquery = [\"{query}\"]\n"
+        )
+    };
+    let good = dir.path().join("good.toml");
+    fs::write(&good, manifest("q")).unwrap();
+    let tools = switchyard::tool::manifest::load_file(&good).unwrap();
+    assert!(matches!(&tools[0].executor, ExecutorSpec::Http { query, .. } if query == &["q".to_string()]));
+    let bad = dir.path().join("bad.toml");
+    fs::write(&bad, manifest("nope")).unwrap();
+    let text = switchyard::tool::manifest::load_file(&bad).unwrap_err().to_string();
+    assert!(text.contains("executor.query") && text.contains("'nope'"), "{text}");
 }

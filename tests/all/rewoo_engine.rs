@@ -105,6 +105,7 @@ fn http_tool(name: &str, addr: SocketAddr, timeout_ms: u64) -> ToolSpec {
             url: format!("http://{addr}/{name}"),
             headers: BTreeMap::new(),
             timeout_ms,
+            query: Vec::new(),
         },
         source: None,
     }
