@@ -20,7 +20,9 @@ use crate::model::{ChatModel, Role};
 use crate::strategy::rewoo::Rewoo;
 use crate::task::{Task, TaskError, load_tasks};
 use crate::tool::ToolLibrary;
+use crate::tool::exec::Executor;
 use crate::tool::manifest::{ManifestError, load_paths};
+use crate::tool::tape::{TapeError, ToolTape};
 
 #[derive(thiserror::Error, Debug)]
 pub enum SetupError {
@@ -36,6 +38,8 @@ pub enum SetupError {
     Trace(#[from] TraceError),
     #[error(transparent)]
     Cassette(#[from] CassetteError),
+    #[error(transparent)]
+    ToolTape(#[from] TapeError),
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error("{0}")]
@@ -63,7 +67,7 @@ pub enum GraphSource {
     Fresh,
 }
 
-/// How model replies are recorded or replayed.
+/// How model replies (`tape`) or tool calls (`tool_tape`) are recorded or replayed.
 #[derive(Clone, Debug, Default)]
 pub enum Tape {
     #[default]
@@ -88,6 +92,9 @@ pub struct SessionOptions {
     /// Ticks instead of milliseconds, so a seed gives a byte-identical trace.
     pub logical_clock: bool,
     pub tape: Tape,
+    pub tool_tape: Tape,
+    /// Replayed tool calls take as long as they were recorded taking.
+    pub replay_tools_latency: bool,
     pub start_paused: bool,
     /// Wait this long before each call (the workbench's pace).
     pub pace_ms: u64,
@@ -311,6 +318,11 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
         StrategyKind::Toolnet => (Some(load_graph(config, &library, opts.graph)?), None),
         StrategyKind::React | StrategyKind::Rewoo => (None, None),
     };
+    let executor = match &opts.tool_tape {
+        Tape::Live => Executor::new(),
+        Tape::Record(path) => Executor::with_tape(ToolTape::record(path)?),
+        Tape::Replay(path) => Executor::with_tape(ToolTape::replay(path, opts.replay_tools_latency)?),
+    };
     let models = prepare_models(config, seed, &opts.tape)?;
     let plays: Box<dyn Strategy> = match strategy {
         StrategyKind::Rewoo => Box::new(Rewoo { categories: config.rewoo.categories.clone() }),
@@ -344,6 +356,7 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     btp.defaults = crate::budget::estimate::Defaults { value: config.btp.default_value, freq: config.btp.default_freq };
     setup.btp = Some(btp);
     setup.graph_store = graph_store;
+    setup.executor = executor;
     let (mut engine, handle) = Engine::new(setup);
     if let Some(p) = &opts.trace {
         engine.set_trace(TraceWriter::create(p)?);

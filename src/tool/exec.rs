@@ -1,8 +1,10 @@
 //! Runs tool calls: checks the arguments, applies the fault the engine drew,
-//! and dispatches to the builtin, command or http executor.
+//! and dispatches to the builtin, command or http executor, or to the
+//! session's tool cassette.
 
 use std::panic::AssertUnwindSafe;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -11,6 +13,8 @@ use serde_json::{Value, json};
 use super::builtin::{self, BuiltinCtx};
 use super::fault::FaultMode;
 use super::nothing_found::NOTHING_FOUND;
+use super::source::CallSource;
+use super::tape::ToolTape;
 use super::{ExecutorSpec, ToolError, ToolErrorKind, ToolResult, ToolSpec, command, http};
 
 const GARBAGE_LEN: usize = 40;
@@ -123,10 +127,13 @@ fn effective_timeout(spec: &ToolSpec, timeout: Duration) -> Duration {
     spec.own_timeout().map_or(timeout, |own| timeout.min(own))
 }
 
-/// Runs tool calls. Cheap to share: one HTTP connection pool for all calls.
+/// Runs tool calls. Cheap to share: one HTTP connection pool and one
+/// session tape for all calls.
 #[derive(Clone, Debug)]
 pub struct Executor {
     http: reqwest::Client,
+    /// The session's `--record-tools` or `--replay-tools` cassette.
+    tape: Option<Arc<ToolTape>>,
 }
 
 impl Default for Executor {
@@ -141,7 +148,25 @@ impl Executor {
             .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")))
             .build()
             .unwrap_or_default();
-        Executor { http }
+        Executor { http, tape: None }
+    }
+
+    /// Every call that reaches a tool goes through `tape`: recorded to it,
+    /// or answered from it.
+    pub fn with_tape(tape: ToolTape) -> Self {
+        Executor { tape: Some(Arc::new(tape)), ..Executor::new() }
+    }
+
+    /// Where a call's answer came from when not from the tool itself: a
+    /// replayed cassette. An injected fault (other than a delay) or refused
+    /// arguments never reached it.
+    pub fn source(&self, _spec: &ToolSpec, fault: Option<FaultMode>, result: &ToolResult) -> Option<CallSource> {
+        if fault.is_some_and(|f| !matches!(f, FaultMode::Slow { .. }))
+            || matches!(result, Err(e) if e.kind == ToolErrorKind::BadArguments)
+        {
+            return None;
+        }
+        self.tape.as_ref().filter(|t| t.is_replay()).map(|_| CallSource::Recorded)
     }
 
     /// Runs one call. `fault` (already drawn by the engine from its
@@ -183,7 +208,24 @@ impl Executor {
         }
     }
 
+    /// A call past the faults: answered by the session's replay, or run and
+    /// recorded. Faults stay out of a recording: they are the user's, not
+    /// the tool's.
     async fn run(&self, spec: &ToolSpec, args: &Value, call_seed: u64, timeout: Duration) -> ToolResult {
+        match self.tape.as_deref() {
+            Some(tape) if tape.is_replay() => tape.answer(&spec.name, args).await,
+            Some(tape) => {
+                let t0 = Instant::now();
+                let result = self.backend(spec, args, call_seed, timeout).await;
+                let latency_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
+                tape.append(&spec.name, args, &result, latency_ms)?;
+                result
+            }
+            None => self.backend(spec, args, call_seed, timeout).await,
+        }
+    }
+
+    async fn backend(&self, spec: &ToolSpec, args: &Value, call_seed: u64, timeout: Duration) -> ToolResult {
         match &spec.executor {
             ExecutorSpec::Builtin { function } => {
                 let f = builtin::lookup(function).ok_or_else(|| {

@@ -11,8 +11,11 @@ mod library;
 pub mod manifest;
 mod manifest_error;
 pub mod nothing_found;
+mod source;
 mod spec;
+pub mod tape;
 
 pub use error::{ToolError, ToolErrorKind, ToolResult};
 pub use library::ToolLibrary;
+pub use source::CallSource;
 pub use spec::{ExecutorSpec, HeaderValue, ToolSpec};
