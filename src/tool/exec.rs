@@ -1,9 +1,11 @@
 //! Runs tool calls: checks the arguments, applies the fault the engine drew,
-//! and dispatches to the builtin, command or http executor, or to the
-//! session's tool cassette.
+//! and dispatches to the builtin, command, http, recorded or synthesized
+//! executor, or to the session's tool cassette.
 
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
@@ -14,6 +16,7 @@ use super::builtin::{self, BuiltinCtx};
 use super::fault::FaultMode;
 use super::nothing_found::NOTHING_FOUND;
 use super::source::CallSource;
+use super::synth::synthesize;
 use super::tape::ToolTape;
 use super::{ExecutorSpec, ToolError, ToolErrorKind, ToolResult, ToolSpec, command, http};
 
@@ -127,13 +130,14 @@ fn effective_timeout(spec: &ToolSpec, timeout: Duration) -> Duration {
     spec.own_timeout().map_or(timeout, |own| timeout.min(own))
 }
 
-/// Runs tool calls. Cheap to share: one HTTP connection pool and one
-/// session tape for all calls.
+/// Runs tool calls. Cheap to share: one HTTP connection pool for all calls,
+/// one session tape and the recorded tools' cassettes, loaded once.
 #[derive(Clone, Debug)]
 pub struct Executor {
     http: reqwest::Client,
     /// The session's `--record-tools` or `--replay-tools` cassette.
     tape: Option<Arc<ToolTape>>,
+    cassettes: Arc<Mutex<HashMap<PathBuf, Arc<ToolTape>>>>,
 }
 
 impl Default for Executor {
@@ -148,7 +152,7 @@ impl Executor {
             .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")))
             .build()
             .unwrap_or_default();
-        Executor { http, tape: None }
+        Executor { http, tape: None, cassettes: Arc::default() }
     }
 
     /// Every call that reaches a tool goes through `tape`: recorded to it,
@@ -158,15 +162,33 @@ impl Executor {
     }
 
     /// Where a call's answer came from when not from the tool itself: a
-    /// replayed cassette. An injected fault (other than a delay) or refused
-    /// arguments never reached it.
-    pub fn source(&self, _spec: &ToolSpec, fault: Option<FaultMode>, result: &ToolResult) -> Option<CallSource> {
+    /// replayed cassette, a recorded or a synthesized executor. An injected
+    /// fault (other than a delay) or refused arguments never reached it.
+    pub fn source(&self, spec: &ToolSpec, fault: Option<FaultMode>, result: &ToolResult) -> Option<CallSource> {
         if fault.is_some_and(|f| !matches!(f, FaultMode::Slow { .. }))
             || matches!(result, Err(e) if e.kind == ToolErrorKind::BadArguments)
         {
             return None;
         }
-        self.tape.as_ref().filter(|t| t.is_replay()).map(|_| CallSource::Recorded)
+        if self.tape.as_ref().is_some_and(|t| t.is_replay()) {
+            return Some(CallSource::Recorded);
+        }
+        match spec.executor {
+            ExecutorSpec::Recorded { .. } => Some(CallSource::Recorded),
+            ExecutorSpec::Synthesized => Some(CallSource::Synthesized),
+            _ => None,
+        }
+    }
+
+    fn cassette(&self, path: &Path) -> Result<Arc<ToolTape>, ToolError> {
+        let mut loaded = self.cassettes.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = loaded.get(path) {
+            return Ok(Arc::clone(t));
+        }
+        let tape =
+            Arc::new(ToolTape::replay(path, false).map_err(|e| ToolError::new(ToolErrorKind::Failed, e.to_string()))?);
+        loaded.insert(path.to_path_buf(), Arc::clone(&tape));
+        Ok(tape)
     }
 
     /// Runs one call. `fault` (already drawn by the engine from its
@@ -252,6 +274,14 @@ impl Executor {
             ExecutorSpec::Http { method, url, headers, .. } => {
                 http::run(&self.http, &spec.name, method, url, headers, args, timeout).await
             }
+            ExecutorSpec::Recorded { cassette } => self.cassette(cassette)?.answer(&spec.name, args).await,
+            ExecutorSpec::Synthesized => match &spec.response {
+                Some(schema) => Ok(synthesize(schema, call_seed)),
+                None => Err(ToolError::new(
+                    ToolErrorKind::Failed,
+                    format!("'{}' is synthesized but has no response schema", spec.name),
+                )),
+            },
         }
     }
 }

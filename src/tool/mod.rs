@@ -13,6 +13,7 @@ mod manifest_error;
 pub mod nothing_found;
 mod source;
 mod spec;
+pub mod synth;
 pub mod tape;
 
 pub use error::{ToolError, ToolErrorKind, ToolResult};

@@ -6,14 +6,17 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CallSource {
-    /// From a tool cassette (`--replay-tools`).
+    /// From a tool cassette: `--replay-tools` or a `recorded` executor.
     Recorded,
+    /// Generated from the tool's response schema by a `synthesized` executor.
+    Synthesized,
 }
 
 impl CallSource {
     pub fn label(self) -> &'static str {
         match self {
             CallSource::Recorded => "recorded",
+            CallSource::Synthesized => "synthesized",
         }
     }
 }

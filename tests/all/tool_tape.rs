@@ -1,6 +1,7 @@
-//! Tool cassettes (`--record-tools`, `--replay-tools`): replays keyed by
-//! content, unrecorded calls refused, damaged cassettes named by file and
-//! line, and every replayed answer marked as such.
+//! Tool cassettes (`--record-tools`, `--replay-tools`) and the two stand-in
+//! executors, `recorded` and `synthesized`: replays keyed by content,
+//! unrecorded calls refused, damaged cassettes named by file and line, and
+//! every stand-in answer marked as such.
 
 use std::path::Path;
 use std::time::Duration;
@@ -12,6 +13,8 @@ use switchyard::engine::event::EventKind;
 use switchyard::engine::trace::read_trace;
 use switchyard::session::{self, ExperienceSource, GraphSource, SessionOptions, SetupError, Tape};
 use switchyard::tool::exec::Executor;
+use switchyard::tool::manifest::load_file;
+use switchyard::tool::synth::synthesize;
 use switchyard::tool::tape::{TapeError, ToolTape};
 use switchyard::tool::{CallSource, ExecutorSpec, ToolErrorKind, ToolSpec};
 
@@ -178,4 +181,118 @@ fn a_damaged_cassette_names_its_file_and_line() {
     let opts = session_opts(&dir.path().join("t.jsonl"), Tape::Replay(path.clone()));
     let err = session::prepare(&cfg, &opts).err().expect("a damaged cassette is refused");
     assert!(err.to_string().contains("bad.jsonl:2"), "{err}");
+}
+
+const RECORDED_MANIFEST: &str = r#"
+[[tool]]
+name = "weather"
+description = "Today's weather in a city (an API we cannot reach here)"
+[tool.parameters]
+type = "object"
+required = ["city"]
+[tool.parameters.properties.city]
+type = "string"
+[tool.executor]
+kind = "recorded"
+cassette = "calls.jsonl"
+"#;
+
+#[tokio::test]
+async fn a_recorded_executor_answers_from_its_cassette_beside_the_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    write_cassette(
+        dir.path(),
+        "calls.jsonl",
+        &[json!({"tool": "weather", "args": {"city": "Paris"}, "result": {"sky": "rain"}, "latency_ms": 120})],
+    );
+    let manifest = dir.path().join("weather.toml");
+    std::fs::write(&manifest, RECORDED_MANIFEST).unwrap();
+    let tools = load_file(&manifest).unwrap();
+    let ExecutorSpec::Recorded { cassette } = &tools[0].executor else { panic!("{:?}", tools[0].executor) };
+    assert!(cassette.is_absolute() && cassette.ends_with("calls.jsonl"), "{cassette:?}");
+
+    let exec = Executor::new();
+    let ok = exec.call(&tools[0], &json!({"city": "Paris"}), None, 1, TIMEOUT).await;
+    assert_eq!(ok, Ok(json!({"sky": "rain"})));
+    assert_eq!(exec.source(&tools[0], None, &ok), Some(CallSource::Recorded));
+    let missing = exec.call(&tools[0], &json!({"city": "Oslo"}), None, 1, TIMEOUT).await.unwrap_err();
+    assert!(missing.message.starts_with(r#"not recorded: tool weather with arguments {"city":"Oslo"}"#), "{missing:?}");
+
+    // A damaged cassette stops the manifest from loading, naming both.
+    std::fs::write(dir.path().join("calls.jsonl"), "{oops\n").unwrap();
+    let err = load_file(&manifest).unwrap_err().to_string();
+    assert!(err.contains("weather.toml") && err.contains("calls.jsonl:1"), "{err}");
+    std::fs::remove_file(dir.path().join("calls.jsonl")).unwrap();
+    let err = load_file(&manifest).unwrap_err().to_string();
+    assert!(err.contains("executor.cassette"), "{err}");
+}
+
+const SCHEMA: &str = r#"{
+    "type": "object",
+    "required": ["city", "temp", "tags"],
+    "properties": {
+        "city": {"type": "string"},
+        "sky": {"enum": ["sun", "rain", "snow"]},
+        "temp": {"type": "number", "minimum": -30, "maximum": 45},
+        "humidity": {"type": "integer", "minimum": 0, "maximum": 100},
+        "windy": {"type": "boolean"},
+        "day": {"type": "string", "format": "date"},
+        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+        "station": {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string", "example": "Orly"}}}
+    }
+}"#;
+
+#[test]
+fn synthesized_values_fit_the_schema_and_follow_the_seed() {
+    let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+    let mut distinct = std::collections::BTreeSet::new();
+    for seed in 0..20 {
+        let v = synthesize(&schema, seed);
+        assert_eq!(v, synthesize(&schema, seed), "the same seed gives the same value");
+        distinct.insert(v.to_string());
+        for key in ["city", "temp", "tags", "sky", "humidity", "windy", "day", "station"] {
+            assert!(v.get(key).is_some(), "{key} missing from {v}");
+        }
+        assert!(v["city"].is_string() && v["windy"].is_boolean());
+        assert!(["sun", "rain", "snow"].contains(&v["sky"].as_str().unwrap()), "{v}");
+        let t = v["temp"].as_f64().unwrap();
+        assert!((-30.0..=45.0).contains(&t), "{t}");
+        let h = v["humidity"].as_u64().unwrap();
+        assert!(h <= 100, "{h}");
+        let day = v["day"].as_str().unwrap();
+        assert!(day.len() == 10 && day.starts_with("2024-"), "{day}");
+        let tags = v["tags"].as_array().unwrap();
+        assert!((1..=3).contains(&tags.len()) && tags.iter().all(|t| t == "a" || t == "b"), "{tags:?}");
+        assert!(v["station"]["id"].is_i64() && v["station"]["name"] == "Orly", "{v}");
+    }
+    assert!(distinct.len() > 10, "seeds give different values: {} distinct of 20", distinct.len());
+}
+
+const SYNTH_MANIFEST: &str = r#"
+[[tool]]
+name = "quote"
+description = "A stock quote"
+[tool.executor]
+kind = "synthesized"
+"#;
+
+#[tokio::test]
+async fn a_synthesized_tool_needs_a_response_schema_and_is_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("quotes.toml");
+    std::fs::write(&manifest, SYNTH_MANIFEST).unwrap();
+    let err = load_file(&manifest).unwrap_err().to_string();
+    assert!(err.contains("quotes.toml") && err.contains("quote") && err.contains("response"), "{err}");
+
+    let with_schema = format!(
+        "{SYNTH_MANIFEST}[tool.response]\ntype = \"object\"\n[tool.response.properties.price]\ntype = \"number\"\nminimum = 1\nmaximum = 2\n"
+    );
+    std::fs::write(&manifest, with_schema).unwrap();
+    let tools = load_file(&manifest).unwrap();
+    let exec = Executor::new();
+    let a = exec.call(&tools[0], &json!({}), None, 5, TIMEOUT).await;
+    assert_eq!(a, exec.call(&tools[0], &json!({}), None, 5, TIMEOUT).await);
+    let price = a.as_ref().unwrap()["price"].as_f64().unwrap();
+    assert!((1.0..=2.0).contains(&price), "{price}");
+    assert_eq!(exec.source(&tools[0], None, &a), Some(CallSource::Synthesized));
 }
