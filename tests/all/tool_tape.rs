@@ -296,3 +296,16 @@ async fn a_synthesized_tool_needs_a_response_schema_and_is_marked() {
     assert!((1.0..=2.0).contains(&price), "{price}");
     assert_eq!(exec.source(&tools[0], None, &a), Some(CallSource::Synthesized));
 }
+
+#[tokio::test]
+async fn latency_is_replayed_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = json!({"tool": "slow", "args": {}, "result": 1, "latency_ms": 300});
+    let path = write_cassette(dir.path(), "slow.jsonl", &[line]);
+    let t0 = std::time::Instant::now();
+    ToolTape::replay(&path, false).unwrap().answer("slow", &json!({})).await.unwrap();
+    assert!(t0.elapsed() < Duration::from_millis(300), "no wait by default: {:?}", t0.elapsed());
+    let t0 = std::time::Instant::now();
+    ToolTape::replay(&path, true).unwrap().answer("slow", &json!({})).await.unwrap();
+    assert!(t0.elapsed() >= Duration::from_millis(300), "the recorded latency: {:?}", t0.elapsed());
+}
