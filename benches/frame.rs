@@ -135,6 +135,7 @@ fn big_session() -> Vec<Event> {
                         fault: None,
                         filtered: false,
                         lane: None,
+                        source: None,
                     },
                 ));
             }

@@ -20,8 +20,10 @@ use crate::model::{ChatModel, Role};
 use crate::strategy::rewoo::Rewoo;
 use crate::task::{Task, TaskError, load_tasks};
 use crate::tool::ToolLibrary;
+use crate::tool::exec::Executor;
 use crate::tool::manifest::ManifestError;
 use crate::tool::sources::load_library as load_sources;
+use crate::tool::tape::{TapeError, ToolTape};
 
 #[derive(thiserror::Error, Debug)]
 pub enum SetupError {
@@ -37,6 +39,8 @@ pub enum SetupError {
     Trace(#[from] TraceError),
     #[error(transparent)]
     Cassette(#[from] CassetteError),
+    #[error(transparent)]
+    ToolTape(#[from] TapeError),
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error("{0}")]
@@ -64,7 +68,7 @@ pub enum GraphSource {
     Fresh,
 }
 
-/// How model replies are recorded or replayed.
+/// How model replies (`tape`) or tool calls (`tool_tape`) are recorded or replayed.
 #[derive(Clone, Debug, Default)]
 pub enum Tape {
     #[default]
@@ -89,6 +93,9 @@ pub struct SessionOptions {
     /// Ticks instead of milliseconds, so a seed gives a byte-identical trace.
     pub logical_clock: bool,
     pub tape: Tape,
+    pub tool_tape: Tape,
+    /// Replayed tool calls take as long as they were recorded taking.
+    pub replay_tools_latency: bool,
     pub start_paused: bool,
     /// Wait this long before each call (the workbench's pace).
     pub pace_ms: u64,
@@ -312,6 +319,11 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
         StrategyKind::Toolnet => (Some(load_graph(config, &library, opts.graph)?), None),
         StrategyKind::React | StrategyKind::Rewoo => (None, None),
     };
+    let executor = match &opts.tool_tape {
+        Tape::Live => Executor::new(),
+        Tape::Record(path) => Executor::with_tape(ToolTape::record(path)?),
+        Tape::Replay(path) => Executor::with_tape(ToolTape::replay(path, opts.replay_tools_latency)?),
+    };
     let models = prepare_models(config, seed, &opts.tape)?;
     let plays: Box<dyn Strategy> = match strategy {
         StrategyKind::Rewoo => Box::new(Rewoo { categories: config.rewoo.categories.clone() }),
@@ -345,6 +357,7 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     btp.defaults = crate::budget::estimate::Defaults { value: config.btp.default_value, freq: config.btp.default_freq };
     setup.btp = Some(btp);
     setup.graph_store = graph_store;
+    setup.executor = executor;
     let (mut engine, handle) = Engine::new(setup);
     if let Some(p) = &opts.trace {
         engine.set_trace(TraceWriter::create(p)?);

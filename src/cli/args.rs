@@ -39,6 +39,15 @@ pub(super) struct Common {
     /// Replace the tools' costs, e.g. random:1-10 (the BTP paper's setting), drawn with the seed.
     #[arg(long)]
     pub(super) tool_costs: Option<String>,
+    /// Record every tool call to this cassette (JSON Lines, appended).
+    #[arg(long, value_name = "FILE", conflicts_with = "replay_tools")]
+    pub(super) record_tools: Option<PathBuf>,
+    /// Answer tool calls from this cassette instead of the tools.
+    #[arg(long, value_name = "FILE")]
+    pub(super) replay_tools: Option<PathBuf>,
+    /// With --replay-tools: each answer waits as long as the recorded call took.
+    #[arg(long, requires = "replay_tools")]
+    pub(super) replay_tools_latency: bool,
 }
 
 // The session `run` and `ui` start. The graph and tape flags are a group of

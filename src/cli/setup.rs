@@ -42,6 +42,12 @@ pub(super) fn common_options(c: &Common) -> Result<SessionOptions> {
         o.param_changes.push(ParamChange::parse(&format!("tau={t}")).map_err(|e| eyre!("--tau: {e}"))?);
     }
     o.btp = c.btp.as_deref().map(|b| b == "on");
+    o.tool_tape = match (&c.record_tools, &c.replay_tools) {
+        (Some(r), _) => Tape::Record(r.clone()),
+        (_, Some(r)) => Tape::Replay(r.clone()),
+        _ => Tape::Live,
+    };
+    o.replay_tools_latency = c.replay_tools_latency;
     if let Some(tc) = &c.tool_costs {
         o.tool_costs = Some(tc.parse().map_err(|e| eyre!("--tool-costs: {e}"))?);
     }

@@ -104,6 +104,7 @@ impl Engine {
             self.tally.cost += latency_ms as f64 / 1000.0 * rate;
         }
         self.latency.entry(tool.to_string()).or_default().record(latency_ms);
+        let source = self.library.get(tool).and_then(|spec| self.executor.source(spec, fault, result));
         let outcome = match result {
             Ok(value) => ToolOutcome::Ok { value: value.clone() },
             Err(error) => ToolOutcome::Err { error: error.clone() },
@@ -117,6 +118,7 @@ impl Engine {
             fault,
             filtered,
             lane,
+            source,
         })
     }
 

@@ -64,6 +64,8 @@ pub struct EngineSetup {
     pub btp: Option<BtpSetup>,
     /// Where tool labels (rewoo's categories) are cached, per library and model.
     pub label_cache: Option<PathBuf>,
+    /// Runs the tool calls; the session configures its tool cassette here.
+    pub executor: Executor,
 }
 
 impl EngineSetup {
@@ -85,6 +87,7 @@ impl EngineSetup {
             linger: false,
             btp: None,
             label_cache: None,
+            executor: Executor::new(),
         }
     }
 }
@@ -188,7 +191,7 @@ impl Engine {
             sinks: Vec::new(),
             trace: None,
             index,
-            executor: Executor::new(),
+            executor: setup.executor,
             faults: FaultTable::default(),
             rng: ChaCha8Rng::seed_from_u64(setup.seed ^ 0x5eed_fa17),
             gate: if setup.start_paused { Gate::Closed } else { Gate::Open },

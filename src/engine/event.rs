@@ -13,8 +13,8 @@ pub use crate::budget::btp::BudgetRow;
 use crate::graph::GraphUpdate;
 use crate::model::price::Price;
 use crate::model::{Message, ModelInfo, Role, ToolCallRequest, Usage};
-use crate::tool::ToolError;
 use crate::tool::fault::{Fault, FaultMode};
+use crate::tool::{CallSource, ToolError};
 
 /// Bumped whenever an event's shape changes incompatibly.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -309,6 +309,9 @@ pub enum EventKind {
         filtered: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         lane: Option<u32>,
+        /// Answered by a cassette or a synthesizer, not by the tool.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        source: Option<CallSource>,
     },
     Refused {
         tool: String,

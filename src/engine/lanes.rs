@@ -157,6 +157,7 @@ impl Engine {
                         fault: None,
                         filtered: true,
                         lane: Some(p.lane),
+                        source: None,
                     })?;
                 }
             }

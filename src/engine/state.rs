@@ -161,7 +161,7 @@ impl SessionState {
                 }
                 self.push(Entry::Call { call: *call, tool: tool.clone(), args: args.clone(), lane: *lane });
             }
-            EventKind::ToolResult { call, tool, outcome, latency_ms, cost, fault, filtered, lane } => {
+            EventKind::ToolResult { call, tool, outcome, latency_ms, cost, fault, filtered, lane, source } => {
                 let ok = matches!(outcome, ToolOutcome::Ok { .. });
                 let spend = self.tool_spend.entry(tool.clone()).or_default();
                 spend.calls += 1;
@@ -179,6 +179,7 @@ impl SessionState {
                         l.latency_ms = Some(*latency_ms);
                         l.fault = *fault;
                         l.pending_fault = None;
+                        l.source = *source;
                         l.result = Some(match outcome {
                             ToolOutcome::Ok { value } => Ok(value.clone()),
                             ToolOutcome::Err { error } => Err(error.to_string()),
@@ -195,6 +196,7 @@ impl SessionState {
                     ok,
                     latency_ms: *latency_ms,
                     fault: *fault,
+                    source: *source,
                 });
                 self.recent_calls.truncate(RECENT_CALLS);
                 self.push(Entry::Result {
@@ -470,5 +472,6 @@ fn lane_view(l: &LanePlan) -> LaneView {
         fault: None,
         pending_fault: None,
         result: None,
+        source: None,
     }
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::event::{GraphSnapshot, Offered, RefuseReason, RewooStep, RunOutcome, ToolOutcome};
 use crate::model::{Message, Role, Usage};
+use crate::tool::CallSource;
 use crate::tool::fault::{Fault, FaultMode};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -117,6 +118,8 @@ pub struct FinishedCall {
     pub ok: bool,
     pub latency_ms: u64,
     pub fault: Option<FaultMode>,
+    /// Answered by a cassette or a synthesizer, not by the tool.
+    pub source: Option<CallSource>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -181,6 +184,8 @@ pub struct LaneView {
     pub pending_fault: Option<FaultMode>,
     /// The result, or the error text.
     pub result: Option<Result<Value, String>>,
+    /// Answered by a cassette or a synthesizer, not by the tool.
+    pub source: Option<CallSource>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

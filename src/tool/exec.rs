@@ -1,8 +1,12 @@
 //! Runs tool calls: checks the arguments, applies the fault the engine drew,
-//! and dispatches to the builtin, command or http executor.
+//! and dispatches to the builtin, command, http, recorded or synthesized
+//! executor, or to the session's tool cassette.
 
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -11,6 +15,9 @@ use serde_json::{Value, json};
 use super::builtin::{self, BuiltinCtx};
 use super::fault::FaultMode;
 use super::nothing_found::NOTHING_FOUND;
+use super::source::CallSource;
+use super::synth::synthesize;
+use super::tape::ToolTape;
 use super::{ExecutorSpec, ToolError, ToolErrorKind, ToolResult, ToolSpec, command, http};
 
 const GARBAGE_LEN: usize = 40;
@@ -123,10 +130,14 @@ fn effective_timeout(spec: &ToolSpec, timeout: Duration) -> Duration {
     spec.own_timeout().map_or(timeout, |own| timeout.min(own))
 }
 
-/// Runs tool calls. Cheap to share: one HTTP connection pool for all calls.
+/// Runs tool calls. Cheap to share: one HTTP connection pool for all calls,
+/// one session tape and the recorded tools' cassettes, loaded once.
 #[derive(Clone, Debug)]
 pub struct Executor {
     http: reqwest::Client,
+    /// The session's `--record-tools` or `--replay-tools` cassette.
+    tape: Option<Arc<ToolTape>>,
+    cassettes: Arc<Mutex<HashMap<PathBuf, Arc<ToolTape>>>>,
 }
 
 impl Default for Executor {
@@ -141,7 +152,43 @@ impl Executor {
             .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")))
             .build()
             .unwrap_or_default();
-        Executor { http }
+        Executor { http, tape: None, cassettes: Arc::default() }
+    }
+
+    /// Every call that reaches a tool goes through `tape`: recorded to it,
+    /// or answered from it.
+    pub fn with_tape(tape: ToolTape) -> Self {
+        Executor { tape: Some(Arc::new(tape)), ..Executor::new() }
+    }
+
+    /// Where a call's answer came from when not from the tool itself: a
+    /// replayed cassette, a recorded or a synthesized executor. An injected
+    /// fault (other than a delay) or refused arguments never reached it.
+    pub fn source(&self, spec: &ToolSpec, fault: Option<FaultMode>, result: &ToolResult) -> Option<CallSource> {
+        if fault.is_some_and(|f| !matches!(f, FaultMode::Slow { .. }))
+            || matches!(result, Err(e) if e.kind == ToolErrorKind::BadArguments)
+        {
+            return None;
+        }
+        if self.tape.as_ref().is_some_and(|t| t.is_replay()) {
+            return Some(CallSource::Recorded);
+        }
+        match spec.executor {
+            ExecutorSpec::Recorded { .. } => Some(CallSource::Recorded),
+            ExecutorSpec::Synthesized => Some(CallSource::Synthesized),
+            _ => None,
+        }
+    }
+
+    fn cassette(&self, path: &Path) -> Result<Arc<ToolTape>, ToolError> {
+        let mut loaded = self.cassettes.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = loaded.get(path) {
+            return Ok(Arc::clone(t));
+        }
+        let tape =
+            Arc::new(ToolTape::replay(path, false).map_err(|e| ToolError::new(ToolErrorKind::Failed, e.to_string()))?);
+        loaded.insert(path.to_path_buf(), Arc::clone(&tape));
+        Ok(tape)
     }
 
     /// Runs one call. `fault` (already drawn by the engine from its
@@ -183,7 +230,24 @@ impl Executor {
         }
     }
 
+    /// A call past the faults: answered by the session's replay, or run and
+    /// recorded. Faults stay out of a recording: they are the user's, not
+    /// the tool's.
     async fn run(&self, spec: &ToolSpec, args: &Value, call_seed: u64, timeout: Duration) -> ToolResult {
+        match self.tape.as_deref() {
+            Some(tape) if tape.is_replay() => tape.answer(&spec.name, args).await,
+            Some(tape) => {
+                let t0 = Instant::now();
+                let result = self.backend(spec, args, call_seed, timeout).await;
+                let latency_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
+                tape.append(&spec.name, args, &result, latency_ms)?;
+                result
+            }
+            None => self.backend(spec, args, call_seed, timeout).await,
+        }
+    }
+
+    async fn backend(&self, spec: &ToolSpec, args: &Value, call_seed: u64, timeout: Duration) -> ToolResult {
         match &spec.executor {
             ExecutorSpec::Builtin { function } => {
                 let f = builtin::lookup(function).ok_or_else(|| {
@@ -211,6 +275,14 @@ impl Executor {
                 let target = http::Target { method, url, headers, query };
                 http::run(&self.http, &spec.name, target, args, timeout).await
             }
+            ExecutorSpec::Recorded { cassette } => self.cassette(cassette)?.answer(&spec.name, args).await,
+            ExecutorSpec::Synthesized => match &spec.response {
+                Some(schema) => Ok(synthesize(schema, call_seed)),
+                None => Err(ToolError::new(
+                    ToolErrorKind::Failed,
+                    format!("'{}' is synthesized but has no response schema", spec.name),
+                )),
+            },
         }
     }
 }

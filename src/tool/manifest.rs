@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::http::{Piece, split_template};
+use super::tape::ToolTape;
 use super::{ExecutorSpec, HeaderValue, ToolLibrary, ToolSpec, builtin};
 
 pub use super::manifest_error::{ManifestError, ToolRef};
@@ -20,7 +21,7 @@ pub(crate) const DEFAULT_COST: f64 = 1.0;
 const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 /// Node names the engine's tool graph keeps for itself.
 const RESERVED_NAMES: [&str; 3] = ["start", "end", "finish"];
-const KNOWN_KINDS: &str = "builtin, command or http";
+const KNOWN_KINDS: &str = "builtin, command, http, recorded or synthesized";
 const HTTP_METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const PROPERTY_TYPES: [&str; 6] = ["string", "number", "integer", "boolean", "array", "object"];
 
@@ -81,6 +82,16 @@ struct RawHttp {
     headers: Option<toml::Table>,
     query: Option<Vec<String>>,
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRecorded {
+    cassette: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSynthesized {}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -385,6 +396,18 @@ pub(crate) fn build_executor(exec: &toml::Table, params: &Value, dir: &Path) -> 
             }
             Ok(ExecutorSpec::Http { method, url, headers, timeout_ms: check_timeout(raw.timeout_ms)?, query })
         }
+        "recorded" => {
+            let raw: RawRecorded = deserialize_table(&rest, "executor")?;
+            let cassette = raw.cassette.ok_or_else(|| bad("executor.cassette", "missing (a tool cassette file)"))?;
+            let cassette = if cassette.is_relative() { dir.join(cassette) } else { cassette };
+            // Loaded once here so a damaged cassette stops the session before it starts.
+            ToolTape::replay(&cassette, false).map_err(|e| bad("executor.cassette", e.to_string()))?;
+            Ok(ExecutorSpec::Recorded { cassette })
+        }
+        "synthesized" => {
+            let _: RawSynthesized = deserialize_table(&rest, "executor")?;
+            Ok(ExecutorSpec::Synthesized)
+        }
         other => Err(bad("executor.kind", format!("unknown executor '{other}' (expected {KNOWN_KINDS})"))),
     }
 }
@@ -415,6 +438,9 @@ fn build_tool(table: &toml::Table, dir: &Path, source: &Path) -> Result<ToolSpec
     };
     let exec = raw.executor.ok_or_else(|| bad("executor", "missing (a [tool.executor] table)"))?;
     let executor = build_executor(&exec, &parameters, dir)?;
+    if executor == ExecutorSpec::Synthesized && response.is_none() {
+        return Err(bad("response", "missing (a synthesized tool answers from its response schema)"));
+    }
     Ok(ToolSpec {
         name,
         description,

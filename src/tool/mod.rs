@@ -15,10 +15,14 @@ mod manifest_error;
 pub mod nothing_found;
 mod openapi;
 mod schema_refs;
+mod source;
 pub mod sources;
 mod spec;
+pub mod synth;
+pub mod tape;
 
 pub use error::{ToolError, ToolErrorKind, ToolResult};
 pub use file_options::FileOptions;
 pub use library::ToolLibrary;
+pub use source::CallSource;
 pub use spec::{ExecutorSpec, HeaderValue, ToolSpec};

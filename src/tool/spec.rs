@@ -51,6 +51,11 @@ pub enum ExecutorSpec {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         query: Vec<String>,
     },
+    /// Answers from a tool cassette (see `tape`), for tools that cannot be
+    /// reached here; the path is resolved against the manifest's folder.
+    Recorded { cassette: PathBuf },
+    /// Answers with a value generated from the tool's `response` schema.
+    Synthesized,
 }
 
 /// A header value: literal, or read from an environment variable at call time
@@ -71,7 +76,7 @@ impl ToolSpec {
     /// carry one; builtins run under their caller's).
     pub fn own_timeout(&self) -> Option<std::time::Duration> {
         match &self.executor {
-            ExecutorSpec::Builtin { .. } => None,
+            ExecutorSpec::Builtin { .. } | ExecutorSpec::Recorded { .. } | ExecutorSpec::Synthesized => None,
             ExecutorSpec::Command { timeout_ms, .. } | ExecutorSpec::Http { timeout_ms, .. } => {
                 Some(std::time::Duration::from_millis(*timeout_ms))
             }

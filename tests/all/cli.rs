@@ -436,3 +436,31 @@ fn eval_matrix_runs_every_planner_and_solver_pair() {
     // An experiment leaves the saved labels alone.
     assert!(!d.path().join("categories.json").exists());
 }
+
+#[test]
+fn tool_cassette_flags_are_offered_and_a_damaged_cassette_exits_1() {
+    let d = tempfile::tempdir().unwrap();
+    for cmd in ["run", "eval", "ui"] {
+        let help = ok(d.path(), &[cmd, "--help"]);
+        for flag in ["--record-tools", "--replay-tools", "--replay-tools-latency"] {
+            assert!(help.contains(flag), "{cmd} --help offers {flag}: {help}");
+        }
+    }
+    let smoke = sample("tasks/smoke.toml");
+    let smoke = smoke.to_str().unwrap();
+    let tape = d.path().join("tools.jsonl");
+    let tape = tape.to_str().unwrap();
+    ok(d.path(), &["run", "--tasks", smoke, "--no-save", "--logical-clock", "--record-tools", tape]);
+    let recorded = std::fs::read_to_string(tape).unwrap();
+    assert!(recorded.lines().count() > 0);
+    let replayed = ok(d.path(), &["run", "--tasks", smoke, "--no-save", "--logical-clock", "--replay-tools", tape]);
+    assert!(replayed.contains("strategy"), "{replayed}");
+
+    let bad = write(d.path(), "bad.jsonl", &format!("{}garbage\n", recorded.lines().next().unwrap().to_owned() + "\n"));
+    let out = run(d.path(), &["run", "--tasks", smoke, "--no-save", "--replay-tools", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.jsonl:2"), "{err}");
+    let both = fails(d.path(), &["run", "--record-tools", tape, "--replay-tools", tape]);
+    assert!(both.contains("cannot be used with"), "{both}");
+}

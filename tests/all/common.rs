@@ -411,6 +411,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 fault: Some(FaultMode::Error),
                 filtered: true,
                 lane: Some(0),
+                source: None,
             },
         ),
         ev(
@@ -426,6 +427,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 fault: None,
                 filtered: false,
                 lane: Some(1),
+                source: None,
             },
         ),
         ev(1, 2, 1291, K::StepFinished { evidence: 1, results: vec![None, Some(france)], tokens_saved: 12 }),
@@ -491,6 +493,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 fault: Some(FaultMode::Error),
                 filtered: true,
                 lane: Some(2),
+                source: None,
             },
         ),
         ev(
@@ -506,6 +509,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 fault: None,
                 filtered: false,
                 lane: Some(0),
+                source: None,
             },
         ),
         ev(
@@ -521,6 +525,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 fault: None,
                 filtered: false,
                 lane: Some(1),
+                source: None,
             },
         ),
         ev(

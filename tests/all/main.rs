@@ -27,6 +27,7 @@ mod rewoo_engine;
 mod rewoo_parse;
 mod sample_library;
 mod sim;
+mod tool_tape;
 mod ui_app;
 mod ui_budget_plan;
 mod ui_dialogs;

@@ -231,7 +231,7 @@ fn session_with(tool: &str) -> SessionState {
 }
 
 fn call(tool: &str, ok: bool) -> FinishedCall {
-    FinishedCall { call: 1, run: 1, tool: tool.into(), ok, latency_ms: 1, fault: None }
+    FinishedCall { call: 1, run: 1, tool: tool.into(), ok, latency_ms: 1, fault: None, source: None }
 }
 
 #[test]

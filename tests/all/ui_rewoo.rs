@@ -487,3 +487,27 @@ fn rewoo_panes_survive_tiny_areas() {
         }
     }
 }
+
+#[test]
+fn workers_pane_marks_a_recorded_answer() {
+    let mut events = common::rewoo_events(false);
+    for e in events.iter_mut() {
+        if let EventKind::ToolResult { tool, source, .. } = &mut e.kind
+            && tool == "geo_lookup_mirror"
+        {
+            *source = Some(switchyard::tool::CallSource::Recorded);
+        }
+    }
+    let end_of_e1 = events.iter().position(|e| matches!(e.kind, EventKind::StepFinished { .. })).unwrap() + 1;
+    let state = SessionState::from_events(&events[..end_of_e1]);
+    let buf = draw_at(workers::render, &state, &ViewState::default(), state.t, 100, 24);
+    let ok = row_with(&buf, &["1 geo_lookup_mirror", "✓ ok"]);
+    assert!(ok.contains(r#"[recorded] {"name":"France","#), "the marker before the result: {ok}");
+    let failed = row_with(&buf, &["0 geo_lookup", "✗ failed"]);
+    assert!(!failed.contains("[recorded]"), "{failed}");
+    assert!(
+        common::buffer_text(&buf).contains("geo_lookup_mirror [recorded]"),
+        "the finished calls: {}",
+        common::buffer_text(&buf)
+    );
+}

@@ -197,6 +197,9 @@ fn lane_result(l: &LaneView, w: usize, th: &Theme) -> Line<'static> {
         (None, Some(f)) => spans.push(Span::styled(format!("{FAULT} {f} pending "), fault_style)),
         _ => {}
     }
+    if let Some(src) = l.source {
+        spans.push(Span::styled(format!("[{}] ", src.label()), th.muted()));
+    }
     let filtered = matches!(l.state, LaneState::Done { filtered: true, .. });
     if filtered {
         spans.push(Span::styled("null", th.base().add_modifier(Modifier::BOLD)));
@@ -288,7 +291,7 @@ fn render_finished(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let fault_w = calls.iter().take(shown).filter_map(|c| c.fault.as_ref()).map(|f| width(&fault_tag(f))).max();
     let fault_w = fault_w.map(|w| w.max(width("fault")));
     let fixed = (RUN_W + STATE_W + ELAPSED_W + 3) as usize + fault_w.map_or(0, |w| w + 1);
-    let widest = calls.iter().take(shown).map(|c| width(&c.tool)).max().unwrap_or(4).max(4);
+    let widest = calls.iter().take(shown).map(|c| width(&tool_label(c))).max().unwrap_or(4).max(4);
     let tool_w = widest.min((body.width as usize).saturating_sub(fixed).max(4));
     let with_fault = fault_w.is_some();
     let rows: Vec<Row> =
@@ -308,6 +311,15 @@ fn render_finished(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), body);
 }
 
+/// The tool's name, marked when a cassette or a synthesizer answered for it
+/// so a stand-in is never taken for the real tool.
+fn tool_label(c: &FinishedCall) -> String {
+    match c.source {
+        Some(src) => format!("{} [{}]", c.tool, src.label()),
+        None => c.tool.clone(),
+    }
+}
+
 fn finished_row<'a>(
     c: &FinishedCall,
     current_run: Option<u32>,
@@ -325,7 +337,7 @@ fn finished_row<'a>(
     let run_style = if Some(c.run) == current_run { th.base() } else { th.muted() };
     let mut cells = vec![
         num(c.run.to_string()).style(run_style),
-        Cell::from(fit(&c.tool, tool_w).into_owned()).style(tool_style),
+        Cell::from(fit(&tool_label(c), tool_w).into_owned()).style(tool_style),
         Cell::from(state).style(style),
         num(fmt_ms(c.latency_ms)).style(th.muted()),
     ];
