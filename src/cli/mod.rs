@@ -9,6 +9,7 @@ mod graph;
 mod run;
 mod setup;
 mod summary;
+mod tools;
 mod trace;
 mod ui;
 
@@ -25,6 +26,7 @@ use eval::EvalArgs;
 use graph::GraphCommand;
 use run::RunArgs;
 use setup::init_logging;
+use tools::ToolsCommand;
 use trace::TraceCommand;
 use ui::UiArgs;
 
@@ -83,6 +85,9 @@ enum Command {
     /// Recorded traces.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// The library's tools: list them, or call one by hand.
+    #[command(subcommand)]
+    Tools(ToolsCommand),
 }
 
 pub fn main() -> Result<ExitCode> {
@@ -109,6 +114,8 @@ pub fn main() -> Result<ExitCode> {
         Command::Graph(GraphCommand::Build { trajectories }) => graph::build(config, trajectories),
         Command::Graph(GraphCommand::Show { tool, json }) => graph::show(&config, &tool, json),
         Command::Trace(TraceCommand::Show { file, json }) => trace::show(&file, json),
+        Command::Tools(ToolsCommand::List { json }) => tools::list(&config, json),
+        Command::Tools(ToolsCommand::Call { name, args, seed, json }) => tools::call(&config, &name, &args, seed, json),
     }
 }
 
