@@ -28,6 +28,7 @@ mod rewoo_parse;
 mod sample_library;
 mod sim;
 mod tool_tape;
+mod tools_cli;
 mod ui_app;
 mod ui_budget_plan;
 mod ui_dialogs;
