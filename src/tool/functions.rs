@@ -149,6 +149,8 @@ pub(crate) fn tools(
         }
     }
     let mut tools: Vec<ToolSpec> = Vec::new();
+    // Names seen so far: a list scan per function made a large file quadratic.
+    let mut seen = std::collections::HashSet::new();
     for (i, item) in items(doc, path)?.iter().enumerate() {
         let named = item.get("function").unwrap_or(item).get("name").and_then(Value::as_str);
         let tool_ref = match named {
@@ -161,7 +163,7 @@ pub(crate) fn tools(
             field: b.field,
             message: b.message,
         })?;
-        if tools.iter().any(|t| t.name == spec.name) {
+        if !seen.insert(spec.name.clone()) {
             return Err(ManifestError::Duplicate {
                 name: spec.name,
                 first: path.to_path_buf(),

@@ -333,11 +333,13 @@ pub(crate) fn tools(
         None => return Err(file_err(path, "paths", "missing")),
     };
     let mut tools: Vec<ToolSpec> = Vec::new();
+    // Names seen so far: a list scan per operation made a large spec quadratic.
+    let mut seen = std::collections::HashSet::new();
     for (route, item) in paths {
         for method in METHODS.into_iter().filter(|m| item.get(*m).is_some_and(Value::is_object)) {
             let op = &item[method];
             let name = tool_name(op.get("operationId").and_then(Value::as_str), method, route);
-            if tools.iter().any(|t| t.name == name) {
+            if !seen.insert(name.clone()) {
                 return Err(ManifestError::Duplicate { name, first: path.to_path_buf(), second: path.to_path_buf() });
             }
             let spec = operation(doc, route, method, base, options, dir, name.clone()).map_err(|e| match e {
