@@ -10,6 +10,7 @@ pub mod config;
 pub mod engine;
 pub mod eval;
 pub mod graph;
+pub mod jsonl;
 pub mod model;
 pub mod retrieve;
 pub mod session;

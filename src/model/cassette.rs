@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind};
+use crate::jsonl::{JsonlError, read_records};
 
 #[derive(thiserror::Error, Debug)]
 pub enum CassetteError {
@@ -111,37 +112,13 @@ impl Cassette {
     /// recorder (no trailing newline, not valid JSON) is dropped with a
     /// warning; any other malformed line is an error naming it.
     pub fn replay(path: &Path) -> Result<Self, CassetteError> {
-        let io_err = |source| CassetteError::Io { path: path.to_path_buf(), source };
-        let mut reader = BufReader::new(File::open(path).map_err(io_err)?);
+        let lines: Vec<Line> = read_records(path, "cassette").map_err(|e| match e {
+            JsonlError::Io(source) => CassetteError::Io { path: path.to_path_buf(), source },
+            JsonlError::Parse { line, message } => CassetteError::Parse { path: path.to_path_buf(), line, message },
+        })?;
         let mut answers: HashMap<String, Answers> = HashMap::new();
         let mut info: Option<ModelInfo> = None;
-        let mut buf = String::new();
-        let mut line_no = 0;
-        loop {
-            buf.clear();
-            if reader.read_line(&mut buf).map_err(io_err)? == 0 {
-                break;
-            }
-            line_no += 1;
-            let complete = buf.ends_with('\n');
-            let text = buf.trim();
-            if text.is_empty() {
-                continue;
-            }
-            let line: Line = match serde_json::from_str(text) {
-                Ok(l) => l,
-                Err(e) if !complete && e.is_eof() => {
-                    tracing::warn!(path = %path.display(), line = line_no, "dropping a cassette line cut short");
-                    break;
-                }
-                Err(e) => {
-                    return Err(CassetteError::Parse {
-                        path: path.to_path_buf(),
-                        line: line_no,
-                        message: e.to_string(),
-                    });
-                }
-            };
+        for line in lines {
             info.get_or_insert(line.model);
             answers
                 .entry(line.key)

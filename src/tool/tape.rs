@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{ToolError, ToolErrorKind, ToolResult};
+use crate::jsonl::{JsonlError, read_records};
 
 #[derive(thiserror::Error, Debug)]
 pub enum TapeError {
@@ -110,32 +111,12 @@ impl ToolTape {
     /// killed recorder is dropped with a warning; any other malformed line
     /// is an error naming it.
     pub fn replay(path: &Path, latency: bool) -> Result<Self, TapeError> {
-        let io_err = |source| TapeError::Io { path: path.to_path_buf(), source };
-        let mut reader = BufReader::new(File::open(path).map_err(io_err)?);
+        let lines: Vec<Line> = read_records(path, "tool cassette").map_err(|e| match e {
+            JsonlError::Io(source) => TapeError::Io { path: path.to_path_buf(), source },
+            JsonlError::Parse { line, message } => TapeError::Parse { path: path.to_path_buf(), line, message },
+        })?;
         let mut answers: HashMap<String, Answers> = HashMap::new();
-        let mut buf = String::new();
-        let mut line_no = 0;
-        loop {
-            buf.clear();
-            if reader.read_line(&mut buf).map_err(io_err)? == 0 {
-                break;
-            }
-            line_no += 1;
-            let complete = buf.ends_with('\n');
-            let text = buf.trim();
-            if text.is_empty() {
-                continue;
-            }
-            let line: Line = match serde_json::from_str(text) {
-                Ok(l) => l,
-                Err(e) if !complete && e.is_eof() => {
-                    tracing::warn!(path = %path.display(), line = line_no, "dropping a tool cassette line cut short");
-                    break;
-                }
-                Err(e) => {
-                    return Err(TapeError::Parse { path: path.to_path_buf(), line: line_no, message: e.to_string() });
-                }
-            };
+        for line in lines {
             answers
                 .entry(key(&line.tool, &line.args))
                 .or_insert_with(|| Answers { calls: Vec::new(), next: 0 })
