@@ -79,7 +79,7 @@ impl Engine {
         let t0 = self.clock.now_ms();
         let result = self.executor.call(&spec, args, fault, call_seed, timeout).await;
         let latency_ms = self.clock.now_ms().saturating_sub(t0);
-        self.settle_call(call, tool, &result, latency_ms, spec.cost, fault, false, None)?;
+        self.settle_call(call, tool, Some(&spec), &result, latency_ms, fault, false, None)?;
         Ok(result)
     }
 
@@ -90,21 +90,25 @@ impl Engine {
         &mut self,
         call: u64,
         tool: &str,
+        spec: Option<&ToolSpec>,
         result: &ToolResult,
         latency_ms: u64,
-        cost: f64,
         fault: Option<FaultMode>,
         filtered: bool,
         lane: Option<u32>,
     ) -> Result<(), EngineError> {
+        let cost = spec.map_or(0.0, |s| s.cost);
         self.tally.tool_calls += 1;
         self.tally.cost += cost;
         // c_i's third part: the call's time at the configured rate.
         if let Some(rate) = self.btp.as_ref().map(|b| b.time_rate).filter(|r| *r > 0.0) {
             self.tally.cost += latency_ms as f64 / 1000.0 * rate;
         }
-        self.latency.entry(tool.to_string()).or_default().record(latency_ms);
-        let source = self.library.get(tool).and_then(|spec| self.executor.source(spec, fault, result));
+        match self.latency.get_mut(tool) {
+            Some(l) => l.record(latency_ms),
+            None => self.latency.entry(tool.to_string()).or_default().record(latency_ms),
+        }
+        let source = spec.and_then(|spec| self.executor.source(spec, fault, result));
         let outcome = match result {
             Ok(value) => ToolOutcome::Ok { value: value.clone() },
             Err(error) => ToolOutcome::Err { error: error.clone() },

@@ -260,10 +260,9 @@ impl Engine {
     ) -> Result<(), EngineError> {
         lane.slot = Slot::Done;
         lane.abort = None;
-        let cost = lane.spec.as_ref().map_or(0.0, |s| s.cost);
         let filtered = is_filtered(&result);
-        let (call, tool, n) = (lane.plan.call, lane.plan.tool.clone(), lane.plan.lane);
-        self.settle_call(call, &tool, &result, latency_ms, cost, fault, filtered, Some(n))?;
+        let p = &lane.plan;
+        self.settle_call(p.call, &p.tool, lane.spec.as_deref(), &result, latency_ms, fault, filtered, Some(p.lane))?;
         lane.result = Some(result);
         Ok(())
     }

@@ -526,6 +526,12 @@ pub fn load_file(path: &Path) -> Result<Vec<ToolSpec>, ManifestError> {
 /// whose `*.toml` files are loaded in name order (not recursively). A tool
 /// name defined twice, in any files, is refused.
 pub fn load_paths(paths: &[PathBuf]) -> Result<ToolLibrary, ManifestError> {
+    ToolLibrary::new(load_manifests(paths)?)
+}
+
+/// The tools of these manifests (files, or folders of `*.toml`), in order,
+/// not yet checked against each other.
+pub(crate) fn load_manifests(paths: &[PathBuf]) -> Result<Vec<ToolSpec>, ManifestError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| ManifestError::Io { path, source }
@@ -548,7 +554,7 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<ToolLibrary, ManifestError> {
             tools.extend(load_file(path)?);
         }
     }
-    ToolLibrary::new(tools)
+    Ok(tools)
 }
 
 #[cfg(test)]

@@ -71,7 +71,7 @@ pub fn load_library(paths: &[PathBuf], options: &[FileOptions]) -> Result<ToolLi
             let opts = options.iter().find(|o| o.path == *path).unwrap_or(&default);
             tools.extend(load_json(path, opts)?);
         } else {
-            tools.extend(manifest::load_paths(std::slice::from_ref(path))?.tools().iter().map(|t| (**t).clone()));
+            tools.extend(manifest::load_manifests(std::slice::from_ref(path))?);
         }
     }
     ToolLibrary::new(tools)
