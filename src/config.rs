@@ -14,6 +14,7 @@ use crate::model::{ChatModel, Role};
 use crate::sim::{SimConfig, SimModel};
 use crate::strategy::rewoo::prompt::{Category, default_categories};
 use crate::tool::FileOptions;
+use crate::tool::mcp::McpServerConfig;
 
 #[derive(thiserror::Error, Debug)]
 pub enum ConfigError {
@@ -80,6 +81,8 @@ struct RawConfig {
     library: Option<Vec<PathBuf>>,
     #[serde(default)]
     library_options: Vec<FileOptions>,
+    #[serde(default)]
+    mcp: Vec<McpServerConfig>,
     #[serde(default)]
     tasks: Option<PathBuf>,
     #[serde(default)]
@@ -209,6 +212,8 @@ pub struct Config {
     pub library: Vec<PathBuf>,
     /// Per-file options of the library's JSON files (`[[library_options]]`).
     pub library_options: Vec<FileOptions>,
+    /// MCP servers whose tools join the library (`[[mcp]]`).
+    pub mcp: Vec<McpServerConfig>,
     pub tasks: PathBuf,
     pub trajectories: Option<PathBuf>,
     pub data_dir: Option<PathBuf>,
@@ -253,6 +258,7 @@ impl Default for Config {
             strategy: StrategyKind::Toolnet,
             library: vec![dir.clone()],
             library_options: Vec::new(),
+            mcp: Vec::new(),
             tasks: dir.join("tasks/sample.toml"),
             trajectories: Some(dir.join("trajectories.jsonl")),
             data_dir: None,
@@ -297,6 +303,22 @@ impl Config {
             c.library = l.into_iter().map(rel).collect();
         }
         c.library_options = raw.library_options.into_iter().map(|o| FileOptions { path: rel(o.path), ..o }).collect();
+        for (i, mut server) in raw.mcp.into_iter().enumerate() {
+            server.check().map_err(|(f, why)| field(&format!("mcp[{i}].{f}"), why))?;
+            if c.mcp.iter().any(|s| s.name == server.name) {
+                return Err(field(
+                    &format!("mcp[{i}].name"),
+                    format!("a server named '{}' is listed twice", server.name),
+                ));
+            }
+            // A program given by path is found from the config's folder, as
+            // every path in the config is; a bare name is looked up on PATH.
+            if let Some(cmd) = server.command.as_mut().filter(|c| c.contains('/')) {
+                *cmd = rel(PathBuf::from(&*cmd)).display().to_string();
+            }
+            server.cwd = server.cwd.map(rel);
+            c.mcp.push(server);
+        }
         if let Some(t) = raw.tasks {
             c.tasks = rel(t);
         }

@@ -2,7 +2,8 @@
 //! graph, the models (recorded or replayed), the trace; then running it.
 //! The command line, the tests and the workbench all start sessions here.
 
-use std::path::PathBuf;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ use crate::task::{Task, TaskError, load_tasks};
 use crate::tool::ToolLibrary;
 use crate::tool::exec::Executor;
 use crate::tool::manifest::ManifestError;
+use crate::tool::mcp::{McpError, McpHub};
 use crate::tool::sources::load_library as load_sources;
 use crate::tool::tape::{TapeError, ToolTape};
 
@@ -43,6 +45,8 @@ pub enum SetupError {
     ToolTape(#[from] TapeError),
     #[error(transparent)]
     Engine(#[from] EngineError),
+    #[error("{config}: {source}")]
+    Mcp { config: String, source: McpError },
     #[error("{0}")]
     Invalid(String),
 }
@@ -171,12 +175,44 @@ pub fn categories_path(config: &Config) -> Result<PathBuf, SetupError> {
     Ok(config.data_dir()?.join("categories.json"))
 }
 
-pub fn load_library(config: &Config) -> Result<Arc<ToolLibrary>, SetupError> {
-    let lib = load_sources(&config.library, &config.library_options)?;
-    if lib.is_empty() {
-        return Err(SetupError::Invalid(format!("the library ({}) holds no tools", show_paths(&config.library))));
+/// The library, and the MCP servers that serve some of its tools: they
+/// run while this (or a clone of `mcp`) lives.
+pub struct Tools {
+    pub library: Arc<ToolLibrary>,
+    pub mcp: Option<Arc<McpHub>>,
+}
+
+/// Loads every source of tools: the library's files, then the `[[mcp]]`
+/// servers (started, and listed; a name another source took gets the
+/// server's name in front).
+pub fn load_tools(config: &Config) -> Result<Tools, SetupError> {
+    let mut lib = load_sources(&config.library, &config.library_options)?;
+    let mut mcp = None;
+    if !config.mcp.is_empty() {
+        let taken: HashSet<String> = lib.names().map(str::to_string).collect();
+        let dir = config.path.as_deref().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+        let shown = config.path.as_deref().map_or_else(|| "config".to_string(), |p| p.display().to_string());
+        let (hub, specs) =
+            McpHub::start(&config.mcp, &dir, &taken).map_err(|source| SetupError::Mcp { config: shown, source })?;
+        for spec in specs {
+            lib.insert(spec)?;
+        }
+        mcp = Some(Arc::new(hub));
     }
-    Ok(Arc::new(lib))
+    if lib.is_empty() {
+        let servers: Vec<&str> = config.mcp.iter().map(|s| s.name.as_str()).collect();
+        let mut sources = show_paths(&config.library);
+        if !servers.is_empty() {
+            sources = format!("{sources}; mcp: {}", servers.join(", "));
+        }
+        return Err(SetupError::Invalid(format!("the library ({sources}) holds no tools")));
+    }
+    Ok(Tools { library: Arc::new(lib), mcp })
+}
+
+/// The library alone: any MCP servers are stopped once their tools are listed.
+pub fn load_library(config: &Config) -> Result<Arc<ToolLibrary>, SetupError> {
+    Ok(load_tools(config)?.library)
 }
 
 pub fn load_task_list(config: &Config, source: &TaskSource, count: Option<usize>) -> Result<Vec<Task>, SetupError> {
@@ -286,7 +322,8 @@ pub struct Prepared {
 }
 
 pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, SetupError> {
-    let mut library = load_library(config)?;
+    let Tools { library, mcp } = load_tools(config)?;
+    let mut library = library;
     if let Some(c) = opts.tool_costs {
         library = Arc::new(with_costs(&library, c, opts.seed.unwrap_or(config.seed))?);
     }
@@ -357,8 +394,15 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     btp.defaults = crate::budget::estimate::Defaults { value: config.btp.default_value, freq: config.btp.default_freq };
     setup.btp = Some(btp);
     setup.graph_store = graph_store;
-    setup.executor = executor;
+    setup.executor = match &mcp {
+        Some(hub) => executor.with_mcp(Arc::clone(hub)),
+        None => executor,
+    };
     let (mut engine, handle) = Engine::new(setup);
+    if let Some(hub) = &mcp {
+        let notifier = handle.notifier();
+        hub.listen(Box::new(move |e| notifier.server(e)));
+    }
     if let Some(p) = &opts.trace {
         engine.set_trace(TraceWriter::create(p)?);
     }

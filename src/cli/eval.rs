@@ -12,7 +12,7 @@ use switchyard::model::Role;
 use switchyard::session::{self, GraphSource, SessionOptions};
 
 use super::args::Common;
-use super::setup::{common_options, runtime};
+use super::setup::{common_options, runtime, until_sigterm};
 
 #[derive(Args, Debug)]
 pub(super) struct EvalArgs {
@@ -87,7 +87,8 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
             if !sweep_name.is_empty() {
                 label = format!("{label} {sweep_name}={sweep_value}");
             }
-            let outcome = rt.block_on(session::run(session::prepare(config, &opts)?))?;
+            let outcome =
+                rt.block_on(until_sigterm(async { Ok(session::run(session::prepare(config, &opts)?).await?) }))?;
             unit = outcome.state.cost_unit.clone();
             rows.push(Metrics::from_state(label, &outcome.state));
         }
@@ -122,7 +123,8 @@ fn eval_experience(
         opts.param_changes.push(ParamChange::TopK(session::load_library(config)?.len()));
         opts.experience = session::ExperienceSource::InMemory(seed_experience.clone());
         opts.save_graph = false;
-        seed_experience = rt.block_on(session::run(session::prepare(config, &opts)?))?.experience;
+        seed_experience =
+            rt.block_on(until_sigterm(async { Ok(session::run(session::prepare(config, &opts)?).await?) }))?.experience;
     }
     Ok(seed_experience)
 }
@@ -176,7 +178,8 @@ fn eval_matrix(config: &Config, a: EvalArgs) -> Result<ExitCode> {
     for cell in &cells {
         let mut opts = eval_options(&a.common, &seed_experience)?;
         opts.strategy = Some(StrategyKind::Rewoo);
-        let outcome = rt.block_on(session::run(session::prepare(&cell.config, &opts)?))?;
+        let outcome =
+            rt.block_on(until_sigterm(async { Ok(session::run(session::prepare(&cell.config, &opts)?).await?) }))?;
         rows.push(MatrixRow::from_state(&varied, &outcome.state));
     }
     if a.json {

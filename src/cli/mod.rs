@@ -114,8 +114,10 @@ pub fn main() -> Result<ExitCode> {
         Command::Graph(GraphCommand::Build { trajectories }) => graph::build(config, trajectories),
         Command::Graph(GraphCommand::Show { tool, json }) => graph::show(&config, &tool, json),
         Command::Trace(TraceCommand::Show { file, json }) => trace::show(&file, json),
-        Command::Tools(ToolsCommand::List { json }) => tools::list(&config, json),
-        Command::Tools(ToolsCommand::Call { name, args, seed, json }) => tools::call(&config, &name, &args, seed, json),
+        Command::Tools(ToolsCommand::List { json, mcp_url }) => tools::list(&tools::source(config, mcp_url), json),
+        Command::Tools(ToolsCommand::Call { name, args, seed, json, mcp_url }) => {
+            tools::call(&tools::source(config, mcp_url), &name, &args, seed, json)
+        }
     }
 }
 

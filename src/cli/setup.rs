@@ -24,6 +24,20 @@ pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().wrap_err("could not start the async runtime")
 }
 
+/// Runs `work` to its end, or until SIGTERM: then the work is dropped (the
+/// session's trace is flushed, its servers stopped) and the command fails.
+pub(super) async fn until_sigterm<T>(work: impl Future<Output = Result<T>>) -> Result<T> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .wrap_err("could not listen for SIGTERM")?;
+    tokio::select! {
+        r = work => r,
+        _ = term.recv() => {
+            switchyard::tool::mcp::child::kill_all();
+            Err(eyre!("terminated (SIGTERM)"))
+        }
+    }
+}
+
 pub(super) fn common_options(c: &Common) -> Result<SessionOptions> {
     let mut o = SessionOptions {
         seed: c.seed,

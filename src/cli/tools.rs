@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use switchyard::config::Config;
 use switchyard::session;
 use switchyard::tool::exec::Executor;
+use switchyard::tool::mcp::McpServerConfig;
 use switchyard::tool::{ExecutorSpec, ToolSpec};
 
 use super::setup::runtime;
@@ -30,6 +31,9 @@ pub(super) enum ToolsCommand {
     List {
         #[arg(long)]
         json: bool,
+        /// Only the tools of the MCP server at this URL (Streamable HTTP).
+        #[arg(long, value_name = "URL")]
+        mcp_url: Option<String>,
     },
     /// Call one tool once, without faults; exit 3 when the tool fails.
     Call {
@@ -42,7 +46,19 @@ pub(super) enum ToolsCommand {
         seed: Option<u64>,
         #[arg(long)]
         json: bool,
+        /// Call a tool of the MCP server at this URL (Streamable HTTP)
+        /// instead of the configured library's.
+        #[arg(long, value_name = "URL")]
+        mcp_url: Option<String>,
     },
+}
+
+/// The config's tools, or with `--mcp-url` only that server's.
+pub(super) fn source(config: Config, mcp_url: Option<String>) -> Config {
+    match mcp_url {
+        Some(url) => Config { library: Vec::new(), mcp: vec![McpServerConfig::remote("remote", &url)], ..config },
+        None => config,
+    }
 }
 
 /// The executor's kind and its key detail: the builtin function, argv[0],
@@ -54,6 +70,7 @@ fn executor_line(e: &ExecutorSpec) -> String {
         ExecutorSpec::Http { method, url, .. } => format!("http {method} {url}"),
         ExecutorSpec::Recorded { cassette } => format!("recorded {}", shown_path(cassette)),
         ExecutorSpec::Synthesized => "synthesized".into(),
+        ExecutorSpec::Mcp { server, tool, .. } => format!("mcp {server}/{tool}"),
     }
 }
 
@@ -172,7 +189,7 @@ fn close_names<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Vec<&'a 
 }
 
 pub(super) fn call(config: &Config, name: &str, args: &str, seed: Option<u64>, as_json: bool) -> Result<ExitCode> {
-    let library = session::load_library(config)?;
+    let session::Tools { library, mcp } = session::load_tools(config)?;
     let Some(spec) = library.get(name) else {
         let close = close_names(name, library.names());
         let hint = if close.is_empty() {
@@ -188,7 +205,11 @@ pub(super) fn call(config: &Config, name: &str, args: &str, seed: Option<u64>, a
     }
     let timeout = Duration::from_millis(config.tool_timeout_ms);
     let seed = seed.unwrap_or(config.seed);
-    let result = runtime()?.block_on(Executor::new().call(spec, &args, None, seed, timeout));
+    let executor = match mcp {
+        Some(hub) => Executor::new().with_mcp(hub),
+        None => Executor::new(),
+    };
+    let result = runtime()?.block_on(executor.call(spec, &args, None, seed, timeout));
     match result {
         Ok(v) if as_json => println!("{}", serde_json::to_string_pretty(&json!({ "ok": v }))?),
         Ok(v) => println!("{}", serde_json::to_string_pretty(&v)?),

@@ -112,6 +112,27 @@ impl EngineHandle {
     pub fn send(&self, control: Control) -> bool {
         self.tx.send(control).is_ok()
     }
+
+    /// A handle for news from outside the user (a tool server's state)
+    /// that does not keep the control channel open.
+    pub fn notifier(&self) -> Notifier {
+        Notifier { tx: self.tx.downgrade() }
+    }
+}
+
+/// Tells the engine what happened to a tool server; the engine records it
+/// at its next decision point.
+#[derive(Clone, Debug)]
+pub struct Notifier {
+    tx: mpsc::WeakUnboundedSender<Control>,
+}
+
+impl Notifier {
+    pub fn server(&self, e: crate::tool::mcp::ServerEvent) {
+        if let Some(tx) = self.tx.upgrade() {
+            let _ = tx.send(Control::ServerState { server: e.server, state: e.state, detail: e.detail });
+        }
+    }
 }
 
 pub struct Engine {
@@ -247,6 +268,7 @@ impl Engine {
                 description: t.description.clone(),
                 category: t.category.clone(),
                 cost: t.cost,
+                server: t.server().map(str::to_string),
             })
             .collect();
         let graph = self.graph.as_ref().map(snapshot);

@@ -59,6 +59,12 @@ pub enum Control {
         tool: String,
         category: String,
     },
+    /// Not the user's: an MCP server's state changed (see `Notifier`).
+    ServerState {
+        server: String,
+        state: crate::tool::mcp::ServerState,
+        detail: Option<String>,
+    },
 }
 
 /// What a user can do to one lane of the running step.

@@ -126,6 +126,9 @@ impl Engine {
                 self.faults.inject(&tool, fault);
                 self.emit(EventKind::FaultInjected { tool, fault })?;
             }
+            Control::ServerState { server, state, detail } => {
+                self.emit(EventKind::ServerState { server, state, detail })?;
+            }
             Control::ClearFault { tool } => {
                 self.faults.clear(tool.as_deref());
                 self.emit(EventKind::FaultCleared { tool })?;

@@ -95,6 +95,9 @@ pub struct ToolBrief {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
     pub cost: f64,
+    /// The MCP server the tool comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
 }
 
 /// The whole graph at one moment, so a trace is readable on its own.
@@ -340,6 +343,14 @@ pub enum EventKind {
     Evaluated {
         scores: BTreeMap<String, i32>,
     },
+    /// An MCP server's state: running at the start, restarting after it
+    /// died or hung, down when the restarts ran out.
+    ServerState {
+        server: String,
+        state: crate::tool::mcp::ServerState,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
     GraphUpdated {
         update: GraphUpdate,
     },
@@ -472,6 +483,7 @@ impl EventKind {
             EventKind::ParamChanged { .. } => "ParamChanged",
             EventKind::Evaluated { .. } => "Evaluated",
             EventKind::GraphUpdated { .. } => "GraphUpdated",
+            EventKind::ServerState { .. } => "ServerState",
             EventKind::PlanMade { .. } => "PlanMade",
             EventKind::BudgetSpent { .. } => "BudgetSpent",
             EventKind::Blacklisted { .. } => "Blacklisted",

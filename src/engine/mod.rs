@@ -26,7 +26,7 @@ mod serve;
 mod tally;
 
 pub use clock::{Clock, LogicalClock, SystemClock};
-pub use conductor::{Engine, EngineHandle, EngineSetup, Scheduled, SessionOutcome};
+pub use conductor::{Engine, EngineHandle, EngineSetup, Notifier, Scheduled, SessionOutcome};
 pub use control::{Control, LaneAction};
 pub use error::EngineError;
 pub use event::{Event, EventKind, StrategyKind};

@@ -11,6 +11,7 @@ use super::event::{
 use super::params::Params;
 use crate::model::Role;
 use crate::tool::fault::FaultScope;
+use crate::tool::mcp::ServerState;
 
 // The pieces of the state, re-exported so a view names them all from here.
 pub use super::views::{
@@ -55,6 +56,8 @@ pub struct SessionState {
     /// rewoo: the classifier's category list and every tool's label.
     pub categories: Vec<String>,
     pub labels: BTreeMap<String, (String, LabelSource)>,
+    /// Each MCP server's last known state and why.
+    pub servers: BTreeMap<String, (ServerState, Option<String>)>,
 }
 
 impl SessionState {
@@ -393,6 +396,14 @@ impl SessionState {
             EventKind::Paused => self.mode = Mode::Paused,
             EventKind::Resumed => self.mode = Mode::Running,
             EventKind::Stepped => {}
+            EventKind::ServerState { server, state, detail } => {
+                let was = self.servers.insert(server.clone(), (*state, detail.clone()));
+                // The first report of a running server is no news to the log.
+                if was.is_some() || *state != ServerState::Running {
+                    let why = detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
+                    self.push(Entry::Note(format!("mcp server '{server}' {state}{why}")));
+                }
+            }
             EventKind::RunFinished { outcome, answer, success, cost, usage, steps, tool_calls } => {
                 let path = self.current.as_ref().map(|r| r.path.clone()).unwrap_or_default();
                 let task_id = self.current.as_ref().map(|r| r.task_id.clone()).unwrap_or_default();

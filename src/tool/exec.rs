@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::builtin::{self, BuiltinCtx};
 use super::fault::FaultMode;
+use super::mcp::McpHub;
 use super::nothing_found::NOTHING_FOUND;
 use super::source::CallSource;
 use super::synth::synthesize;
@@ -138,6 +139,8 @@ pub struct Executor {
     /// The session's `--record-tools` or `--replay-tools` cassette.
     tape: Option<Arc<ToolTape>>,
     cassettes: Arc<Mutex<HashMap<PathBuf, Arc<ToolTape>>>>,
+    /// The session's MCP servers.
+    mcp: Option<Arc<McpHub>>,
 }
 
 impl Default for Executor {
@@ -152,13 +155,22 @@ impl Executor {
             .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")))
             .build()
             .unwrap_or_default();
-        Executor { http, tape: None, cassettes: Arc::default() }
+        Executor { http, tape: None, cassettes: Arc::default(), mcp: None }
     }
 
     /// Every call that reaches a tool goes through `tape`: recorded to it,
     /// or answered from it.
     pub fn with_tape(tape: ToolTape) -> Self {
         Executor { tape: Some(Arc::new(tape)), ..Executor::new() }
+    }
+
+    /// Calls to `mcp` tools go to these servers.
+    pub fn with_mcp(self, hub: Arc<McpHub>) -> Self {
+        Executor { mcp: Some(hub), ..self }
+    }
+
+    pub fn mcp(&self) -> Option<&Arc<McpHub>> {
+        self.mcp.as_ref()
     }
 
     /// Where a call's answer came from when not from the tool itself: a
@@ -276,6 +288,13 @@ impl Executor {
                 http::run(&self.http, &spec.name, target, args, timeout).await
             }
             ExecutorSpec::Recorded { cassette } => self.cassette(cassette)?.answer(&spec.name, args).await,
+            ExecutorSpec::Mcp { server, tool, .. } => match &self.mcp {
+                Some(hub) => hub.call(server, tool, args, timeout).await,
+                None => Err(ToolError::new(
+                    ToolErrorKind::Failed,
+                    format!("'{}' needs the mcp server '{server}', which this session did not start", spec.name),
+                )),
+            },
             ExecutorSpec::Synthesized => match &spec.response {
                 Some(schema) => Ok(synthesize(schema, call_seed)),
                 None => Err(ToolError::new(

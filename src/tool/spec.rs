@@ -56,6 +56,9 @@ pub enum ExecutorSpec {
     Recorded { cassette: PathBuf },
     /// Answers with a value generated from the tool's `response` schema.
     Synthesized,
+    /// A tool of an MCP server (`[[mcp]]`): `tool` is the server's own name
+    /// for it, which the library's name may prefix with the server's.
+    Mcp { server: String, tool: String, timeout_ms: u64 },
 }
 
 /// A header value: literal, or read from an environment variable at call time
@@ -77,9 +80,17 @@ impl ToolSpec {
     pub fn own_timeout(&self) -> Option<std::time::Duration> {
         match &self.executor {
             ExecutorSpec::Builtin { .. } | ExecutorSpec::Recorded { .. } | ExecutorSpec::Synthesized => None,
-            ExecutorSpec::Command { timeout_ms, .. } | ExecutorSpec::Http { timeout_ms, .. } => {
-                Some(std::time::Duration::from_millis(*timeout_ms))
-            }
+            ExecutorSpec::Command { timeout_ms, .. }
+            | ExecutorSpec::Http { timeout_ms, .. }
+            | ExecutorSpec::Mcp { timeout_ms, .. } => Some(std::time::Duration::from_millis(*timeout_ms)),
+        }
+    }
+
+    /// The MCP server a tool comes from.
+    pub fn server(&self) -> Option<&str> {
+        match &self.executor {
+            ExecutorSpec::Mcp { server, .. } => Some(server),
+            _ => None,
         }
     }
 }

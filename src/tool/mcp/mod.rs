@@ -1,0 +1,14 @@
+//! MCP servers as tool sources: `[[mcp]]` entries, the connection behind
+//! our own trait (`link`, spoken with `rmcp`), the hub that starts, calls,
+//! restarts and stops the servers, and their tools as library tools.
+
+pub mod child;
+mod config;
+mod hub;
+mod link;
+mod rmcp_link;
+mod tools;
+
+pub use config::{McpServerConfig, ToolOverride, Transport};
+pub use hub::{Listener, McpError, McpHub, ServerEvent, ServerState};
+pub use tools::source_of;

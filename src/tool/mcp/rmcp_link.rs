@@ -1,0 +1,309 @@
+//! [`McpLink`] over the `rmcp` crate: a child process on stdio, or a remote
+//! server over Streamable HTTP.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{Peer, RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Map, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+use tokio::sync::{oneshot, watch};
+
+use super::child;
+use super::config::{McpServerConfig, Transport};
+use super::link::{CallOutput, LinkError, McpLink, RemoteTool};
+use crate::tool::HeaderValue;
+
+/// Lines of a server's stderr kept to explain why it died.
+const STDERR_TAIL: usize = 8;
+/// What a server started on stdio sees of Switchyard's environment besides
+/// the variables its entry names: enough to find programs and a home.
+const BASE_ENV: &[&str] = &["PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ", "SYSTEMROOT"];
+
+type Service = RunningService<RoleClient, ClientConfig>;
+
+fn client_info() -> ClientConfig {
+    ClientConfig::new(ClientCapabilities::default(), Implementation::new("switchyard", env!("CARGO_PKG_VERSION")))
+}
+
+/// Connects to the server `config` names; `dir` is where a relative `cwd`
+/// is resolved (the config's folder).
+pub async fn connect(config: &McpServerConfig, dir: &Path) -> Result<Arc<dyn McpLink>, LinkError> {
+    let limit = Duration::from_millis(config.timeout_ms);
+    match config.transport() {
+        Transport::Stdio { command } => {
+            let link = StdioLink::start(config, command, dir, limit).await?;
+            Ok(Arc::new(link))
+        }
+        Transport::Http { url } => {
+            let link = HttpLink::start(config, url, limit).await?;
+            Ok(Arc::new(link))
+        }
+    }
+}
+
+fn broken(e: ServiceError) -> LinkError {
+    match e {
+        ServiceError::McpError(e) => LinkError::Refused(format!("error {}: {}", e.code.0, e.message)),
+        ServiceError::TransportClosed => LinkError::Broken("the connection closed".into()),
+        ServiceError::TransportSend(e) => LinkError::Broken(format!("could not send: {e}")),
+        ServiceError::UnexpectedResponse => LinkError::Broken("answered something that is not the reply".into()),
+        other => LinkError::Refused(other.to_string()),
+    }
+}
+
+async fn list(peer: &Peer<RoleClient>) -> Result<Vec<RemoteTool>, LinkError> {
+    let tools = peer.list_all_tools().await.map_err(broken)?;
+    Ok(tools
+        .into_iter()
+        .map(|t| RemoteTool {
+            name: t.name.to_string(),
+            description: t.description.map(|d| d.to_string()).or(t.title).unwrap_or_default(),
+            input_schema: Value::Object((*t.input_schema).clone()),
+            output_schema: t.output_schema.map(|s| Value::Object((*s).clone())),
+        })
+        .collect())
+}
+
+async fn call(peer: &Peer<RoleClient>, name: &str, arguments: Map<String, Value>) -> Result<CallOutput, LinkError> {
+    let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+    let result = peer.call_tool(params).await.map_err(broken)?;
+    let content = result.content.iter().map(|c| serde_json::to_value(c).unwrap_or(Value::Null)).collect();
+    Ok(CallOutput { is_error: result.is_error.unwrap_or(false), content, structured: result.structured_content })
+}
+
+async fn within<T>(limit: Duration, what: &str, f: impl Future<Output = Result<T, LinkError>>) -> Result<T, LinkError> {
+    tokio::time::timeout(limit, f)
+        .await
+        .unwrap_or_else(|_| Err(LinkError::Start(format!("{what}: no answer in {} ms", limit.as_millis()))))
+}
+
+/// A server process on stdio. Its process group is killed on `close`, on
+/// drop, and by the kernel if Switchyard dies first.
+struct StdioLink {
+    peer: Peer<RoleClient>,
+    service: tokio::sync::Mutex<Option<Service>>,
+    pgid: i32,
+    /// Why the process ended, once it has.
+    exit: watch::Receiver<Option<String>>,
+    kill: Mutex<Option<oneshot::Sender<()>>>,
+}
+
+impl StdioLink {
+    async fn start(config: &McpServerConfig, program: &str, dir: &Path, limit: Duration) -> Result<Self, LinkError> {
+        let mut command = Command::new(program);
+        command.args(&config.args).env_clear();
+        for name in BASE_ENV {
+            if let Some(v) = std::env::var_os(name) {
+                command.env(name, v);
+            }
+        }
+        for name in &config.env {
+            let value = std::env::var_os(name)
+                .ok_or_else(|| LinkError::Start(format!("the environment variable '{name}' (in `env`) is not set")))?;
+            command.env(name, value);
+        }
+        if let Some(cwd) = &config.cwd {
+            command.current_dir(dir.join(cwd));
+        }
+        let (mut process, pgid) =
+            child::spawn(command).map_err(|e| LinkError::Start(format!("could not start '{program}': {e}")))?;
+        let (stdin, stdout, stderr) = match (process.stdin.take(), process.stdout.take(), process.stderr.take()) {
+            (Some(i), Some(o), Some(e)) => (i, o, e),
+            _ => return Err(LinkError::Start("no stdio pipes".into())),
+        };
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let kept = Arc::clone(&tail);
+        let name = config.name.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::debug!(server = %name, "stderr: {line}");
+                let mut t = kept.lock().unwrap_or_else(|p| p.into_inner());
+                if t.len() == STDERR_TAIL {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+        });
+        let (exit_tx, exit) = watch::channel(None);
+        let (kill_tx, kill_rx) = oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let status = tokio::select! {
+                s = process.wait() => s,
+                _ = kill_rx => {
+                    child::kill_group(pgid);
+                    process.wait().await
+                }
+            };
+            // Whatever the leader left behind in its group goes too.
+            child::kill_group(pgid);
+            child::forget(pgid);
+            let why = match status {
+                Ok(s) => match s.code() {
+                    Some(code) => format!("the server exited with status {code}"),
+                    None => "the server was killed by a signal".to_string(),
+                },
+                Err(e) => format!("the server could not be waited for: {e}"),
+            };
+            // Let the stderr reader take the last lines first.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let last: Vec<String> = tail.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect();
+            let why = match last.last() {
+                Some(line) => format!("{why} (stderr: {})", line.trim()),
+                None => why,
+            };
+            let _ = exit_tx.send(Some(why));
+        });
+        let mut exited = exit.clone();
+        let service = tokio::select! {
+            s = within(limit, "initialize", async {
+                client_info().serve((stdout, stdin)).await.map_err(|e| LinkError::Start(format!("initialize failed: {e}")))
+            }) => s,
+            _ = exited.wait_for(Option::is_some) => Err(LinkError::Start(exit.borrow().clone().unwrap_or_default())),
+        };
+        let service = match service {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = kill_tx.send(());
+                child::kill_group(pgid);
+                return Err(e);
+            }
+        };
+        Ok(StdioLink {
+            peer: service.peer().clone(),
+            service: tokio::sync::Mutex::new(Some(service)),
+            pgid,
+            exit,
+            kill: Mutex::new(Some(kill_tx)),
+        })
+    }
+
+    fn kill_now(&self) {
+        if let Some(k) = self.kill.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = k.send(());
+        }
+        child::kill_group(self.pgid);
+    }
+
+    fn exited(&self) -> Option<String> {
+        self.exit.borrow().clone()
+    }
+}
+
+impl Drop for StdioLink {
+    fn drop(&mut self) {
+        if self.exited().is_none() {
+            self.kill_now();
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl McpLink for StdioLink {
+    async fn list_tools(&self) -> Result<Vec<RemoteTool>, LinkError> {
+        list(&self.peer).await
+    }
+
+    async fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> Result<CallOutput, LinkError> {
+        let mut exit = self.exit.clone();
+        tokio::select! {
+            r = call(&self.peer, name, arguments) => match r {
+                // A closed transport is most often the process gone: say why.
+                Err(LinkError::Broken(e)) => Err(LinkError::Broken(self.exited().unwrap_or(e))),
+                r => r,
+            },
+            _ = exit.wait_for(Option::is_some) => Err(LinkError::Broken(self.exited().unwrap_or_default())),
+        }
+    }
+
+    async fn closed(&self) -> String {
+        let mut exit = self.exit.clone();
+        let _ = exit.wait_for(Option::is_some).await;
+        self.exited().unwrap_or_default()
+    }
+
+    async fn close(&self) {
+        if let Some(s) = self.service.lock().await.take() {
+            // Closing stdin is the polite stop (MCP's stdio shutdown).
+            let _ = tokio::time::timeout(Duration::from_millis(300), s.cancel()).await;
+        }
+        self.kill_now();
+    }
+
+    fn kill(&self) {
+        self.kill_now();
+    }
+}
+
+/// A remote server over Streamable HTTP.
+struct HttpLink {
+    peer: Peer<RoleClient>,
+    service: tokio::sync::Mutex<Option<Service>>,
+}
+
+fn header_map(config: &McpServerConfig) -> Result<HashMap<http::HeaderName, http::HeaderValue>, LinkError> {
+    let mut map = HashMap::new();
+    for (name, value) in &config.headers {
+        let text = match value {
+            HeaderValue::Literal(s) => s.clone(),
+            HeaderValue::Env { env, prefix } => {
+                let v = std::env::var(env).map_err(|_| {
+                    LinkError::Start(format!("header '{name}': the environment variable '{env}' is not set"))
+                })?;
+                format!("{prefix}{v}")
+            }
+        };
+        let key = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| LinkError::Start(format!("'{name}' is not a valid header name")))?;
+        // The value may be a secret: never echo it.
+        let value = http::HeaderValue::from_str(&text)
+            .map_err(|_| LinkError::Start(format!("header '{name}': the value is not a valid header value")))?;
+        map.insert(key, value);
+    }
+    Ok(map)
+}
+
+impl HttpLink {
+    async fn start(config: &McpServerConfig, url: &str, limit: Duration) -> Result<Self, LinkError> {
+        let transport = StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(header_map(config)?),
+        );
+        let service = within(limit, "initialize", async {
+            client_info().serve(transport).await.map_err(|e| LinkError::Start(format!("initialize failed: {e}")))
+        })
+        .await?;
+        Ok(HttpLink { peer: service.peer().clone(), service: tokio::sync::Mutex::new(Some(service)) })
+    }
+}
+
+#[async_trait::async_trait]
+impl McpLink for HttpLink {
+    async fn list_tools(&self) -> Result<Vec<RemoteTool>, LinkError> {
+        list(&self.peer).await
+    }
+
+    async fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> Result<CallOutput, LinkError> {
+        call(&self.peer, name, arguments).await
+    }
+
+    async fn closed(&self) -> String {
+        std::future::pending().await
+    }
+
+    async fn close(&self) {
+        if let Some(s) = self.service.lock().await.take() {
+            let _ = tokio::time::timeout(Duration::from_millis(300), s.cancel()).await;
+        }
+    }
+
+    /// Nothing runs here; the session ends with the hub's runtime.
+    fn kill(&self) {}
+}
