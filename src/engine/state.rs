@@ -58,6 +58,8 @@ pub struct SessionState {
     pub labels: BTreeMap<String, (String, LabelSource)>,
     /// Each MCP server's last known state and why.
     pub servers: BTreeMap<String, (ServerState, Option<String>)>,
+    /// The MCP server of each tool that comes from one.
+    pub tool_servers: BTreeMap<String, String>,
 }
 
 impl SessionState {
@@ -95,6 +97,7 @@ impl SessionState {
                 self.params = params.clone();
                 self.models = models.clone();
                 self.tools = tools.clone();
+                self.tool_servers = tools.iter().filter_map(|t| Some((t.name.clone(), t.server.clone()?))).collect();
                 self.cost_unit = cost_unit.clone();
                 self.total_tasks = *tasks;
                 self.graph = graph.as_ref().map(GraphView::from_snapshot);

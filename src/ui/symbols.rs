@@ -10,5 +10,7 @@ pub const RUNNING: &str = "…";
 pub const WAITING: &str = "◦";
 /// A lane the user holds (as the status bar shows a pause).
 pub const HELD: &str = "‖";
+/// A tool server being restarted.
+pub const RESTARTING: &str = "↻";
 /// A result the solver sees as null.
 pub const NULL: &str = "∅";

@@ -294,6 +294,12 @@ impl McpHub {
         *lock(&self.shared.listener) = Some(listener);
     }
 
+    /// The process of a server started on stdio, while it runs.
+    pub fn pid(&self, server: &str) -> Option<u32> {
+        let s = self.servers.iter().find(|s| s.name() == server)?;
+        lock(&s.link).as_ref()?.pid()
+    }
+
     pub fn state(&self, server: &str) -> Option<ServerState> {
         self.servers.iter().find(|s| s.name() == server).map(|s| lock(&s.state).0)
     }

@@ -46,4 +46,6 @@ pub trait McpLink: Send + Sync {
     async fn close(&self);
     /// Kills what was started for it, now, without waiting (shutdown).
     fn kill(&self);
+    /// The server's process, when Switchyard started one.
+    fn pid(&self) -> Option<u32>;
 }

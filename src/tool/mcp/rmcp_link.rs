@@ -241,6 +241,10 @@ impl McpLink for StdioLink {
     fn kill(&self) {
         self.kill_now();
     }
+
+    fn pid(&self) -> Option<u32> {
+        u32::try_from(self.pgid).ok()
+    }
 }
 
 /// A remote server over Streamable HTTP.
@@ -306,4 +310,8 @@ impl McpLink for HttpLink {
 
     /// Nothing runs here; the session ends with the hub's runtime.
     fn kill(&self) {}
+
+    fn pid(&self) -> Option<u32> {
+        None
+    }
 }

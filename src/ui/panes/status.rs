@@ -9,7 +9,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::engine::state::{Mode, SessionState};
+use crate::tool::mcp::ServerState;
 use crate::ui::format::{fmt_cost, fmt_ms};
+use crate::ui::symbols::{FAILING, OK, RESTARTING};
 use crate::ui::text::{clean, fit, spans_width, width};
 use crate::ui::theme::Theme;
 use crate::ui::{Pane, PaneCtx};
@@ -60,6 +62,9 @@ fn info(ctx: &PaneCtx) -> Vec<Segment> {
     }
     let (label, colour) = mode(s, th);
     out.push(vec![Span::styled(format!(" {label} "), th.fg(colour).add_modifier(Modifier::REVERSED | Modifier::BOLD))]);
+    if let Some(servers) = servers(s, th) {
+        out.push(servers);
+    }
     let task = match &s.current {
         Some(r) => format!("task {}/{}", r.index, s.total_tasks),
         None => format!("task –/{}", s.total_tasks),
@@ -81,6 +86,27 @@ fn info(ctx: &PaneCtx) -> Vec<Segment> {
     ]);
     out.push(vec![Span::styled(format!("pace {}", fmt_ms(s.pace_ms)), th.muted())]);
     out
+}
+
+/// The MCP servers and their state (`mcp time ✓ everything ↻`): a server
+/// restarting or down is what a user must see first after the mode.
+fn servers(s: &SessionState, th: &Theme) -> Option<Segment> {
+    if s.servers.is_empty() {
+        return None;
+    }
+    let mut spans = vec![Span::styled("mcp", th.muted())];
+    for (name, (state, _)) in &s.servers {
+        let (sym, colour) = match state {
+            ServerState::Running => (OK, th.ok),
+            ServerState::Restarting => (RESTARTING, th.fault),
+            ServerState::Down => (FAILING, th.failing),
+        };
+        spans.push(Span::styled(format!(" {name} "), th.base()));
+        let look = th.fg(colour).add_modifier(Modifier::BOLD);
+        let word = if *state == ServerState::Running { String::new() } else { format!(" {state}") };
+        spans.push(Span::styled(format!("{sym}{word}"), look));
+    }
+    Some(spans)
 }
 
 fn mode(s: &SessionState, th: &Theme) -> (&'static str, ratatui::style::Color) {

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::{fault_tag, num, pane_block, pane_title, render_block};
-use crate::engine::state::{FinishedCall, LaneState, LaneView, StepView};
+use crate::engine::state::{FinishedCall, LaneState, LaneView, SessionState, StepView};
 use crate::ui::PaneCtx;
 use crate::ui::format::fmt_ms;
 use crate::ui::symbols::{FAILING, FAULT, FORBIDDEN, HELD, NULL, OK, RUNNING, WAITING};
@@ -120,7 +120,8 @@ fn render_lanes(frame: &mut Frame, area: Rect, step: &StepView, ctx: &PaneCtx) {
     let first = cursor.saturating_sub(shown - 1).min(step.lanes.len().saturating_sub(shown));
     let lanes = &step.lanes[first..(first + shown).min(step.lanes.len())];
     let num_w = step.lanes.iter().map(|l| l.lane.to_string().len()).max().unwrap_or(1).max(1);
-    let tool_w = lanes.iter().map(|l| width(&l.tool)).max().unwrap_or(4).clamp(4, 24).min(w / 4).max(1);
+    let tool_w =
+        lanes.iter().map(|l| width(&with_server(&l.tool, ctx.state))).max().unwrap_or(4).clamp(4, 24).min(w / 4).max(1);
     let state_w = lanes.iter().map(|l| state_label(l.state, th).0.chars().count()).max().unwrap_or(5).max(5);
     const START_W: usize = 7;
     let fixed = 1 + num_w + tool_w + state_w + START_W + ELAPSED_W as usize + 6;
@@ -149,7 +150,8 @@ fn render_lanes(frame: &mut Frame, area: Rect, step: &StepView, ctx: &PaneCtx) {
             let row = Row::new(vec![
                 Cell::from(if picked { "▸" } else { " " }).style(th.accent()),
                 num(l.lane.to_string()).style(th.muted()),
-                Cell::from(fit(&l.tool, tool_w).into_owned()).style(th.base().add_modifier(Modifier::BOLD)),
+                Cell::from(fit(&with_server(&l.tool, ctx.state), tool_w).into_owned())
+                    .style(th.base().add_modifier(Modifier::BOLD)),
                 Cell::from(label).style(style),
                 num(start).style(th.muted()),
                 num(elapsed).style(elapsed_style),
@@ -238,17 +240,19 @@ fn render_in_flight(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         return;
     }
     let w = body.width as usize;
-    let tool_w = calls.iter().map(|c| c.tool.chars().count()).max().unwrap_or(4).clamp(4, 24).min(w / 3);
+    let labels: Vec<String> = calls.iter().map(|c| with_server(&c.tool, ctx.state)).collect();
+    let tool_w = labels.iter().map(|l| l.chars().count()).max().unwrap_or(4).clamp(4, 24).min(w / 3);
     let args_w = w.saturating_sub(2 + tool_w + 1 + 1 + ELAPSED_W as usize);
     let shown = body.height as usize;
     let running = th.fg(th.accent);
     let mut rows: Vec<Row> = calls
         .iter()
+        .zip(&labels)
         .take(shown)
-        .map(|c| {
+        .map(|(c, label)| {
             Row::new(vec![
                 Cell::from(RUNNING).style(running),
-                Cell::from(fit(&c.tool, tool_w).into_owned()).style(th.base().add_modifier(Modifier::BOLD)),
+                Cell::from(fit(label, tool_w).into_owned()).style(th.base().add_modifier(Modifier::BOLD)),
                 Cell::from(fit(&clean(&c.args.to_string()), args_w).into_owned()).style(th.muted()),
                 num(fmt_ms(ctx.now_ms.saturating_sub(c.started))).style(running),
             ])
@@ -291,7 +295,7 @@ fn render_finished(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let fault_w = calls.iter().take(shown).filter_map(|c| c.fault.as_ref()).map(|f| width(&fault_tag(f))).max();
     let fault_w = fault_w.map(|w| w.max(width("fault")));
     let fixed = (RUN_W + STATE_W + ELAPSED_W + 3) as usize + fault_w.map_or(0, |w| w + 1);
-    let widest = calls.iter().take(shown).map(|c| width(&tool_label(c))).max().unwrap_or(4).max(4);
+    let widest = calls.iter().take(shown).map(|c| width(&tool_label(c, ctx.state))).max().unwrap_or(4).max(4);
     let tool_w = widest.min((body.width as usize).saturating_sub(fixed).max(4));
     let with_fault = fault_w.is_some();
     let rows: Vec<Row> =
@@ -313,10 +317,19 @@ fn render_finished(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
 
 /// The tool's name, marked when a cassette or a synthesizer answered for it
 /// so a stand-in is never taken for the real tool.
-fn tool_label(c: &FinishedCall) -> String {
+fn tool_label(c: &FinishedCall, state: &SessionState) -> String {
+    let tool = with_server(&c.tool, state);
     match c.source {
-        Some(src) => format!("{} [{}]", c.tool, src.label()),
-        None => c.tool.clone(),
+        Some(src) => format!("{tool} [{}]", src.label()),
+        None => tool,
+    }
+}
+
+/// A tool of an MCP server with the server's name: `get_time @time`.
+fn with_server(tool: &str, state: &SessionState) -> String {
+    match state.tool_servers.get(tool) {
+        Some(server) => format!("{tool} @{server}"),
+        None => tool.to_string(),
     }
 }
 
@@ -337,7 +350,7 @@ fn finished_row<'a>(
     let run_style = if Some(c.run) == current_run { th.base() } else { th.muted() };
     let mut cells = vec![
         num(c.run.to_string()).style(run_style),
-        Cell::from(fit(&tool_label(c), tool_w).into_owned()).style(tool_style),
+        Cell::from(fit(&tool_label(c, ctx.state), tool_w).into_owned()).style(tool_style),
         Cell::from(state).style(style),
         num(fmt_ms(c.latency_ms)).style(th.muted()),
     ];

@@ -226,6 +226,10 @@ fn render_focus(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str) {
             lines.push(Line::from(Span::styled("agent is here", theme.fg(theme.path))));
         }
     }
+    if let Some(server) = state.tool_servers.get(focus) {
+        let st = state.servers.get(server).map_or_else(|| "state unknown".to_string(), |(s, _)| s.to_string());
+        lines.push(Line::from(Span::styled(format!("mcp server {server} ({st})"), theme.muted())));
+    }
     if let Some(t) = state.tools.iter().find(|t| t.name == focus) {
         lines.push(Line::from(Span::styled(t.description.clone(), theme.muted().add_modifier(Modifier::ITALIC))));
     }
