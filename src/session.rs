@@ -199,20 +199,26 @@ pub fn load_tools(config: &Config) -> Result<Tools, SetupError> {
         }
         mcp = Some(Arc::new(hub));
     }
-    if lib.is_empty() {
-        let servers: Vec<&str> = config.mcp.iter().map(|s| s.name.as_str()).collect();
-        let mut sources = show_paths(&config.library);
-        if !servers.is_empty() {
-            sources = format!("{sources}; mcp: {}", servers.join(", "));
-        }
-        return Err(SetupError::Invalid(format!("the library ({sources}) holds no tools")));
-    }
     Ok(Tools { library: Arc::new(lib), mcp })
 }
 
-/// The library alone: any MCP servers are stopped once their tools are listed.
+/// A run needs at least one tool; listing them does not.
+fn with_tools(tools: Tools, config: &Config) -> Result<Tools, SetupError> {
+    if !tools.library.is_empty() {
+        return Ok(tools);
+    }
+    let mut sources = show_paths(&config.library);
+    let servers: Vec<&str> = config.mcp.iter().map(|s| s.name.as_str()).collect();
+    if !servers.is_empty() {
+        sources = format!("{sources}; mcp: {}", servers.join(", "));
+    }
+    Err(SetupError::Invalid(format!("the library ({sources}) holds no tools")))
+}
+
+/// The library alone, not empty: any MCP servers are stopped once their
+/// tools are listed.
 pub fn load_library(config: &Config) -> Result<Arc<ToolLibrary>, SetupError> {
-    Ok(load_tools(config)?.library)
+    Ok(with_tools(load_tools(config)?, config)?.library)
 }
 
 pub fn load_task_list(config: &Config, source: &TaskSource, count: Option<usize>) -> Result<Vec<Task>, SetupError> {
@@ -322,7 +328,7 @@ pub struct Prepared {
 }
 
 pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, SetupError> {
-    let Tools { library, mcp } = load_tools(config)?;
+    let Tools { library, mcp } = with_tools(load_tools(config)?, config)?;
     let mut library = library;
     if let Some(c) = opts.tool_costs {
         library = Arc::new(with_costs(&library, c, opts.seed.unwrap_or(config.seed))?);

@@ -120,7 +120,7 @@ fn tool_json(t: &ToolSpec) -> Value {
 }
 
 pub(super) fn list(config: &Config, as_json: bool) -> Result<ExitCode> {
-    let library = session::load_library(config)?;
+    let library = session::load_tools(config)?.library;
     let tools = library.tools();
     if as_json {
         let all: Vec<Value> = tools.iter().map(|t| tool_json(t)).collect();

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{Peer, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -30,7 +30,10 @@ const BASE_ENV: &[&str] = &["PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", 
 type Service = RunningService<RoleClient, ClientConfig>;
 
 fn client_info() -> ClientConfig {
+    // The newest revision that still has an `initialize` handshake; servers
+    // answer with the one they speak.
     ClientConfig::new(ClientCapabilities::default(), Implementation::new("switchyard", env!("CARGO_PKG_VERSION")))
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
 /// Connects to the server `config` names; `dir` is where a relative `cwd`
