@@ -190,3 +190,58 @@ fn a_recorded_real_run_replays_identically_without_the_server() {
     };
     assert_eq!(as_replay(r0), p0);
 }
+
+/// The local model as the actor over the tools of a real MCP server
+/// (server-everything, which `scripts/mcp-servers.sh` installs and `.ci/run`
+/// names in SWITCHYARD_MCP_EVERYTHING_CMD): only its tools are offered, so
+/// whatever the model calls is an MCP tool, answered by the server.
+#[test]
+#[ignore = "needs the local model and the MCP servers: scripts/local-model.sh start, scripts/mcp-servers.sh install"]
+fn a_real_model_calls_a_tool_of_a_real_mcp_server() {
+    let argv: Vec<String> = std::env::var("SWITCHYARD_MCP_EVERYTHING_CMD")
+        .unwrap_or_else(|_| panic!("set SWITCHYARD_MCP_EVERYTHING_CMD (scripts/mcp-servers.sh env prints it)"))
+        .split(' ')
+        .map(str::to_string)
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("no-manifests")).unwrap();
+    let quoted: Vec<String> = argv[1..].iter().map(|a| format!("{a:?}")).collect();
+    let toml = format!(
+        "library = [\"no-manifests\"]\n[[mcp]]\nname = \"everything\"\ncommand = {:?}\nargs = [{}]\n",
+        argv[0],
+        quoted.join(", ")
+    );
+    let path = dir.path().join("switchyard.toml");
+    let mut cfg = Config::parse(&toml, &path).unwrap();
+    let base = config(dir.path(), &base_url());
+    cfg.data_dir = base.data_dir.clone();
+    cfg.models = base.models.clone();
+    cfg.roles = base.roles.clone();
+    let tasks = dir.path().join("tasks.toml");
+    std::fs::write(
+        &tasks,
+        "[[task]]\nid = \"sum\"\nquery = \"Use a tool to add the numbers 19 and 23.\"\nanswer = \"42\"\n\n\
+         [[task]]\nid = \"echo\"\nquery = \"Use a tool to echo back the message 'hello switchyard'.\"\n",
+    )
+    .unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let opts = SessionOptions {
+        strategy: Some(StrategyKind::React),
+        tasks: TaskSource::File(tasks),
+        trace: Some(trace.clone()),
+        ..Default::default()
+    };
+    let state = run(&cfg, &opts);
+    assert_eq!(state.finished.len(), 2);
+    let events = read_trace(&trace).unwrap();
+    let served: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolResult { tool, .. } if state.tool_servers.get(tool).is_some_and(|s| s == "everything") => {
+                Some(tool.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(!served.is_empty(), "the model called no tool of the server");
+}

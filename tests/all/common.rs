@@ -186,6 +186,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
         description: description.into(),
         category: category.map(str::to_string),
         cost: 1.0,
+        server: None,
     };
     let label = |tool: &str, category: &str, source: LabelSource| ToolLabel {
         tool: tool.into(),

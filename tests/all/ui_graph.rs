@@ -130,6 +130,7 @@ fn large_state(n: usize) -> SessionState {
                     description: format!("{t} does things"),
                     category: None,
                     cost: 1.0,
+                    server: None,
                 })
                 .collect(),
             cost_unit: "call".into(),
@@ -224,7 +225,7 @@ fn chart_shows_the_twin_overtaking() {
 
 fn session_with(tool: &str) -> SessionState {
     SessionState {
-        tools: vec![ToolBrief { name: tool.into(), description: String::new(), category: None, cost: 1.0 }],
+        tools: vec![ToolBrief { name: tool.into(), description: String::new(), category: None, cost: 1.0, server: None }],
         current: Some(RunView::default()),
         ..Default::default()
     }
