@@ -46,7 +46,13 @@ fn big_session() -> Vec<Event> {
     let scores = names.iter().take(500).enumerate().map(|(i, n)| (n.clone(), (i % 7) as f64 - 3.0)).collect();
     let tools = names
         .iter()
-        .map(|n| ToolBrief { name: n.clone(), description: format!("does {n}"), category: None, cost: 1.0 })
+        .map(|n| ToolBrief {
+            name: n.clone(),
+            description: format!("does {n}"),
+            category: None,
+            cost: 1.0,
+            server: None,
+        })
         .collect();
     let mut out = vec![ev(
         0,

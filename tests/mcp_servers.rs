@@ -331,7 +331,7 @@ fn free_port() -> u16 {
 
 /// server-everything over Streamable HTTP, as a remote server.
 fn http_everything(s: &Servers, port: u16) -> Child {
-    let child = Command::new(&s.node)
+    let mut child = Command::new(&s.node)
         .arg(&s.everything_js)
         .arg("streamableHttp")
         .env("PORT", port.to_string())
@@ -346,6 +346,8 @@ fn http_everything(s: &Servers, port: u16) -> Child {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("server-everything did not listen on {port}");
 }
 
@@ -411,7 +413,7 @@ fn children(pid: u32) -> Vec<u32> {
 fn long_run(config: &Path, trace: &Path) -> (Child, Vec<u32>) {
     let tasks = config.with_file_name("tasks.toml");
     std::fs::write(&tasks, "[[task]]\nid = \"sum\"\nquery = \"What is the sum of 19 and 23?\"\n").unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_switchyard"))
         .arg("--config")
         .arg(config)
         .args(["run", "--strategy", "react", "--count", "100000", "--trace"])
@@ -430,6 +432,8 @@ fn long_run(config: &Path, trace: &Path) -> (Child, Vec<u32>) {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("the run never started both servers");
 }
 

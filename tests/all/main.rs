@@ -19,6 +19,7 @@ mod layering;
 mod library_sources;
 mod manifest;
 mod matrix;
+mod mcp_config;
 mod openai;
 mod openapi;
 mod protocol;

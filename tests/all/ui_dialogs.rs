@@ -184,7 +184,13 @@ fn fault_dialog_with_no_match_does_not_submit() {
 fn fault_dialog_handles_a_huge_library() {
     let mut s = state();
     s.tools = (0..16_000)
-        .map(|i| ToolBrief { name: format!("tool_{i:05}"), description: "x".into(), category: None, cost: 1.0, server: None })
+        .map(|i| ToolBrief {
+            name: format!("tool_{i:05}"),
+            description: "x".into(),
+            category: None,
+            cost: 1.0,
+            server: None,
+        })
         .collect();
     let mut d = Dialog::fault(&s, Some("tool_08000"));
     assert!(text(&d, &s, 160, 48).contains("tool_08000"));

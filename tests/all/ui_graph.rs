@@ -225,7 +225,13 @@ fn chart_shows_the_twin_overtaking() {
 
 fn session_with(tool: &str) -> SessionState {
     SessionState {
-        tools: vec![ToolBrief { name: tool.into(), description: String::new(), category: None, cost: 1.0, server: None }],
+        tools: vec![ToolBrief {
+            name: tool.into(),
+            description: String::new(),
+            category: None,
+            cost: 1.0,
+            server: None,
+        }],
         current: Some(RunView::default()),
         ..Default::default()
     }

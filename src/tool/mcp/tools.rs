@@ -103,3 +103,38 @@ pub fn error_text(out: &CallOutput) -> String {
     let texts: Vec<&str> = out.content.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect();
     if texts.is_empty() { "the tool reported an error".to_string() } else { texts.join(" ") }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn remote(name: &str) -> RemoteTool {
+        RemoteTool { name: name.into(), description: "d".into(), input_schema: json!({}), output_schema: None }
+    }
+
+    #[test]
+    fn names_are_made_valid_and_a_clash_gets_the_server_in_front() {
+        let config = McpServerConfig::remote("srv", "http://h/mcp");
+        let taken: HashSet<String> = ["echo".to_string()].into();
+        let specs = specs(&config, &[remote("echo"), remote("get sum/v2"), remote("2fa")], &taken);
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["srv.echo", "get_sum_v2", "t_2fa"]);
+        // The server is called by its own name for the tool.
+        assert!(matches!(&specs[1].executor, ExecutorSpec::Mcp { tool, .. } if tool == "get sum/v2"));
+        assert_eq!(specs[0].parameters, json!({"type": "object", "properties": {}}));
+    }
+
+    #[test]
+    fn the_observation_prefers_structured_content_then_reads_text_as_json() {
+        let out = |content: Vec<Value>, structured: Option<Value>| CallOutput { is_error: false, content, structured };
+        assert_eq!(observation(&out(vec![json!({"type":"text","text":"{\"a\":1}"})], None)), json!({"a": 1}));
+        assert_eq!(observation(&out(vec![json!({"type":"text","text":"42"})], None)), json!("42"));
+        assert_eq!(observation(&out(vec![json!({"type":"text","text":"x"})], Some(json!({"b": 2})))), json!({"b": 2}));
+        let image = json!({"type": "image", "mimeType": "image/png", "data": "AAAA"});
+        assert_eq!(
+            observation(&out(vec![json!({"type":"text","text":"see"}), image], None)),
+            json!(["see", {"type": "image", "mimeType": "image/png", "bytes": 3}])
+        );
+        assert_eq!(observation(&out(vec![], None)), Value::Null);
+    }
+}
