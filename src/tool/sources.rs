@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::file_options::FileOptions;
-use super::manifest::{self, ManifestError, manifest_dir};
+use super::manifest::{self, ManifestError, Reading, manifest_dir};
 use super::{ToolLibrary, ToolSpec, functions, openapi};
 
 fn is_json(path: &Path) -> bool {
@@ -22,6 +22,12 @@ fn is_openapi(doc: &Value) -> bool {
 
 /// Loads one JSON library file.
 pub fn load_json(path: &Path, options: &FileOptions) -> Result<Vec<ToolSpec>, ManifestError> {
+    // A file with anything wrong is read again, precisely, for the error
+    // (see `Reading`).
+    read_json(path, options, Reading::Fast).or_else(|_| read_json(path, options, Reading::Precise))
+}
+
+fn read_json(path: &Path, options: &FileOptions, reading: Reading) -> Result<Vec<ToolSpec>, ManifestError> {
     let text =
         std::fs::read_to_string(path).map_err(|source| ManifestError::Io { path: path.to_path_buf(), source })?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| ManifestError::Json {
@@ -32,9 +38,9 @@ pub fn load_json(path: &Path, options: &FileOptions) -> Result<Vec<ToolSpec>, Ma
     })?;
     let dir = manifest_dir(path);
     if is_openapi(&doc) {
-        openapi::tools(&doc, path, options, &dir)
+        openapi::tools(&doc, path, options, &dir, reading)
     } else {
-        functions::tools(&doc, path, options, &dir)
+        functions::tools(doc, path, options, &dir, reading)
     }
 }
 
