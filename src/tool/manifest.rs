@@ -441,29 +441,31 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<ToolLibrary, ManifestError> {
 /// The tools of these manifests (files, or folders of `*.toml`), in order,
 /// not yet checked against each other.
 pub(crate) fn load_manifests(paths: &[PathBuf]) -> Result<Vec<ToolSpec>, ManifestError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| ManifestError::Io { path, source }
-    };
     let mut tools = Vec::new();
     for path in paths {
-        if path.is_dir() {
-            let mut files = Vec::new();
-            for entry in std::fs::read_dir(path).map_err(io(path))? {
-                let file = entry.map_err(io(path))?.path();
-                if file.is_file() && file.extension().is_some_and(|e| e == "toml") {
-                    files.push(file);
-                }
-            }
-            files.sort();
-            for file in files {
-                tools.extend(load_file(&file)?);
-            }
-        } else {
-            tools.extend(load_file(path)?);
+        for file in manifest_files(path)? {
+            tools.extend(load_file(&file)?);
         }
     }
     Ok(tools)
+}
+
+/// The manifest files a library path names: a folder's `*.toml` files in
+/// name order (not recursively), else the path itself.
+pub(crate) fn manifest_files(path: &Path) -> Result<Vec<PathBuf>, ManifestError> {
+    let io = |source| ManifestError::Io { path: path.to_path_buf(), source };
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(path).map_err(io)? {
+        let file = entry.map_err(io)?.path();
+        if file.is_file() && file.extension().is_some_and(|e| e == "toml") {
+            files.push(file);
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 #[cfg(test)]
