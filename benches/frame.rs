@@ -70,7 +70,7 @@ fn big_session() -> Vec<Event> {
             task_list: vec![],
             available_models: vec![],
             pace_ms: 0,
-            graph: Some(GraphSnapshot { iteration: 2, edges, scores }),
+            graph: Some(GraphSnapshot::new(2, edges, scores)),
         },
     )];
     let mut t = 1;

@@ -121,7 +121,7 @@ fn trace_sizes(path: &Path) {
     for line in lines {
         let e: Value = serde_json::from_str(line).unwrap();
         if e["type"] == "GraphUpdated" {
-            weight_rows(&e["update"]["weights"]);
+            weight_rows(&e["update"]);
         }
         let entry = by_type.entry(e["type"].as_str().unwrap_or("?").to_string()).or_default();
         entry.0 += 1;
@@ -140,18 +140,21 @@ fn trace_sizes(path: &Path) {
     }
 }
 
-/// A GraphUpdated event's weight changes by source row: the biggest row's share.
-fn weight_rows(weights: &Value) {
+/// A GraphUpdated event's listed weight changes by source row: the biggest
+/// row's share, and the rows written as one shared weight.
+fn weight_rows(update: &Value) {
     let mut rows: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let all = weights.as_array().map_or(&[][..], Vec::as_slice);
+    let all = update["weights"].as_array().map_or(&[][..], Vec::as_slice);
     for w in all {
         let row = rows.entry(w["from"].as_str().unwrap_or("?").to_string()).or_default();
         row.0 += 1;
         row.1 += serde_json::to_string(w).unwrap().len() + 1;
     }
+    let shared: Vec<&str> =
+        update["rows"].as_array().map_or(&[][..], Vec::as_slice).iter().filter_map(|r| r["from"].as_str()).collect();
     if let Some((from, (n, bytes))) = rows.iter().max_by_key(|r| r.1.1) {
         println!(
-            "    GraphUpdated: {} weight changes in {} rows; the '{from}' row {n} of them, {bytes} bytes",
+            "    GraphUpdated: {} weights listed in {} rows (the '{from}' row {n} of them, {bytes} bytes); rows as a shared weight: {shared:?}",
             all.len(),
             rows.len()
         );

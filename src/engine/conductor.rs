@@ -420,12 +420,10 @@ fn snapshot(g: &ToolGraph) -> GraphSnapshot {
     let mut scores = Vec::new();
     let nodes: Vec<&str> = std::iter::once(crate::graph::START).chain(g.tools()).collect();
     for node in nodes {
-        for (to, w) in g.out_edges(node) {
-            edges.push((node.to_string(), to, w));
-        }
+        edges.extend(g.out_edges(node).into_iter().map(|(to, w)| (node.to_string(), to, w)));
         if let Some(s) = g.score(node).filter(|s| *s != 0.0) {
             scores.push((node.to_string(), s));
         }
     }
-    GraphSnapshot { iteration: g.iteration(), edges, scores }
+    GraphSnapshot::new(g.iteration(), edges, scores)
 }

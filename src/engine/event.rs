@@ -1,7 +1,7 @@
 //! Everything that happens in a session, as data (DESIGN §6). The trace is
 //! these events, one JSON object a line; any view is a fold over them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -17,7 +17,7 @@ use crate::tool::fault::{Fault, FaultMode};
 use crate::tool::{CallSource, ToolError};
 
 /// Bumped whenever an event's shape changes incompatibly.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Event {
@@ -100,14 +100,97 @@ pub struct ToolBrief {
     pub server: Option<String>,
 }
 
-/// The whole graph at one moment, so a trace is readable on its own.
+/// The whole graph at one moment, so a trace is readable on its own. Each
+/// node is named once, in `nodes`; rows name nodes by their place there, and
+/// a row whose edges weigh alike gives the weight once: a library's tools
+/// each bring a row of their own and an edge from `start`, so at 16,000
+/// tools names and weights repeated per edge would make this the bulk of
+/// the trace.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GraphSnapshot {
     pub iteration: u32,
-    /// (from, to, weight)
-    pub edges: Vec<(String, String, f64)>,
+    pub nodes: Vec<String>,
+    /// Each node's out-edges, a row per node that has any.
+    pub rows: Vec<SnapshotRow>,
     /// Nodes with a non-zero score.
     pub scores: Vec<(String, f64)>,
+}
+
+/// One node's out-edges: (from, targets, their weights), nodes by their
+/// place in [`GraphSnapshot::nodes`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotRow(pub u32, pub Vec<u32>, pub RowWeights);
+
+/// A row's weights, in the order of its targets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RowWeights {
+    /// Every edge of the row weighs this.
+    Same(f64),
+    Each(Vec<f64>),
+}
+
+impl GraphSnapshot {
+    /// From edges (from, to, weight); nodes are numbered, and rows ordered,
+    /// as they first appear.
+    pub fn new(
+        iteration: u32,
+        edges: impl IntoIterator<Item = (String, String, f64)>,
+        scores: Vec<(String, f64)>,
+    ) -> Self {
+        let mut nodes: Vec<String> = Vec::new();
+        let mut place: HashMap<String, u32> = HashMap::new();
+        let mut number = |name: String| -> u32 {
+            if let Some(&i) = place.get(&name) {
+                return i;
+            }
+            let i = nodes.len() as u32;
+            place.insert(name.clone(), i);
+            nodes.push(name);
+            i
+        };
+        let mut rows: Vec<(u32, Vec<u32>, Vec<f64>)> = Vec::new();
+        let mut row_of: HashMap<u32, usize> = HashMap::new();
+        for (from, to, w) in edges {
+            let (from, to) = (number(from), number(to));
+            let row = *row_of.entry(from).or_insert_with(|| {
+                rows.push((from, Vec::new(), Vec::new()));
+                rows.len() - 1
+            });
+            rows[row].1.push(to);
+            rows[row].2.push(w);
+        }
+        let rows = rows
+            .into_iter()
+            .map(|(from, to, w)| {
+                let weights = match w.split_first() {
+                    Some((&first, rest)) if rest.iter().all(|x| x.to_bits() == first.to_bits()) => {
+                        RowWeights::Same(first)
+                    }
+                    _ => RowWeights::Each(w),
+                };
+                SnapshotRow(from, to, weights)
+            })
+            .collect();
+        GraphSnapshot { iteration, nodes, rows, scores }
+    }
+
+    /// Every edge as (from, to, weight), row by row; a place that names no
+    /// node is skipped.
+    pub fn edges(&self) -> impl Iterator<Item = (&str, &str, f64)> + '_ {
+        let name = |i: u32| self.nodes.get(i as usize).map(String::as_str);
+        self.rows.iter().filter_map(move |SnapshotRow(from, to, weights)| Some((name(*from)?, to, weights))).flat_map(
+            move |(from, to, weights)| {
+                to.iter().enumerate().filter_map(move |(k, &t)| {
+                    let w = match weights {
+                        RowWeights::Same(w) => *w,
+                        RowWeights::Each(ws) => *ws.get(k)?,
+                    };
+                    Some((from, name(t)?, w))
+                })
+            },
+        )
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -16,7 +16,7 @@ use crate::tool::mcp::ServerState;
 // The pieces of the state, re-exported so a view names them all from here.
 pub use super::views::{
     Account, ActiveFault, Entry, FinishedCall, GraphView, InFlight, LaneState, LaneView, Mode, PlanView, RewooView,
-    RunSummary, RunView, StepView, ToolSpend,
+    RowPoint, RunSummary, RunView, StepView, ToolSpend,
 };
 
 /// How many finished tool calls the state keeps for display.

@@ -5,7 +5,10 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
-use super::event::{Event, SCHEMA_VERSION};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::event::{Event, GraphSnapshot, SCHEMA_VERSION};
 
 #[derive(thiserror::Error, Debug)]
 pub enum TraceError {
@@ -13,7 +16,7 @@ pub enum TraceError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("{}:{line}: not a trace event: {why}", path.display())]
     Parse { path: PathBuf, line: usize, why: String },
-    #[error("{}:{line}: trace schema version {found}, this build reads version {SCHEMA_VERSION}", path.display())]
+    #[error("{}:{line}: trace schema version {found}, this build reads versions 1 to {SCHEMA_VERSION}", path.display())]
     Version { path: PathBuf, line: usize, found: u32 },
 }
 
@@ -64,13 +67,15 @@ pub fn read_trace(path: &Path) -> Result<Vec<Event>, TraceError> {
         if line.trim().is_empty() {
             continue;
         }
-        let value: serde_json::Value = match serde_json::from_str(line) {
+        let mut value: Value = match serde_json::from_str(line) {
             Ok(v) => v,
             Err(_) if Some(i) == last && !line.ends_with('}') => break,
             Err(e) => return Err(TraceError::Parse { path: path.to_path_buf(), line: i + 1, why: e.to_string() }),
         };
         let v = value.get("v").and_then(|v| v.as_u64()).unwrap_or(0) as u32;
-        if v != SCHEMA_VERSION {
+        if v == 1 {
+            upgrade_v1(&mut value).map_err(|e| TraceError::Parse { path: path.to_path_buf(), line: i + 1, why: e })?;
+        } else if v != SCHEMA_VERSION {
             return Err(TraceError::Version { path: path.to_path_buf(), line: i + 1, found: v });
         }
         let event = serde_json::from_value(value).map_err(|e| TraceError::Parse {
@@ -81,4 +86,27 @@ pub fn read_trace(path: &Path) -> Result<Vec<Event>, TraceError> {
         events.push(event);
     }
     Ok(events)
+}
+
+/// The graph snapshot as version 1 wrote it: an entry per edge.
+#[derive(Deserialize)]
+struct SnapshotV1 {
+    iteration: u32,
+    edges: Vec<(String, String, f64)>,
+    scores: Vec<(String, f64)>,
+}
+
+/// Reads a version 1 event as version 2. Only the first event's graph
+/// snapshot changed shape; an update that lists every changed edge, as
+/// version 1 wrote them, is a version 2 update.
+fn upgrade_v1(value: &mut Value) -> Result<(), String> {
+    if value["type"] != "SessionStarted" {
+        return Ok(());
+    }
+    if let Some(graph) = value.get_mut("graph").filter(|g| !g.is_null()) {
+        let old: SnapshotV1 = serde_json::from_value(graph.take()).map_err(|e| e.to_string())?;
+        *graph = serde_json::to_value(GraphSnapshot::new(old.iteration, old.edges, old.scores))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }

@@ -3,10 +3,12 @@
 //! graph's weights. `state.rs` folds events into them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
 
 use serde_json::Value;
 
 use super::event::{GraphSnapshot, Offered, RefuseReason, RewooStep, RunOutcome, ToolOutcome};
+use crate::graph::GraphUpdate;
 use crate::model::{Message, Role, Usage};
 use crate::tool::CallSource;
 use crate::tool::fault::{Fault, FaultMode};
@@ -261,20 +263,36 @@ pub struct GraphView {
     pub scores: BTreeMap<String, f64>,
     /// (iteration, node, score) for every score change.
     pub score_history: Vec<(u32, String, f64)>,
-    /// (iteration, from, to, weight) for every weight change.
+    /// (iteration, from, to, weight) for every weight an update listed.
     pub weight_history: Vec<(u32, String, String, f64)>,
+    /// Every row an update wrote as a shared weight, kept as the update
+    /// gave it rather than an entry per edge: `start`'s row is rewritten by
+    /// every update, and at 16,000 tools per-edge history would grow by
+    /// megabytes a task. [`GraphView::weight_changes`] reads both.
+    pub row_history: Vec<RowPoint>,
     /// How many other nodes lead to each node with a positive weight (self
     /// edges and edges to `end` aside): kept here so a view of a huge graph
     /// need not walk every edge.
     pub in_degree: BTreeMap<String, u32>,
 }
 
+/// A row an update wrote as a shared weight: every edge of `from` not
+/// among the update's listed weights (`listed`, a range of
+/// `weight_history`) took `rest` at `iteration`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowPoint {
+    pub iteration: u32,
+    pub from: String,
+    pub rest: f64,
+    pub listed: Range<usize>,
+}
+
 impl GraphView {
     pub(super) fn from_snapshot(s: &GraphSnapshot) -> Self {
         let mut g = GraphView { iteration: s.iteration, ..Default::default() };
-        for (from, to, w) in &s.edges {
-            g.out.entry(from.clone()).or_default().insert(to.clone(), *w);
-            g.count_in(from, to, 0.0, *w);
+        for (from, to, w) in s.edges() {
+            g.out.entry(from.to_string()).or_default().insert(to.to_string(), w);
+            count_in(&mut g.in_degree, from, to, 0.0, w);
         }
         for (n, sc) in &s.scores {
             g.scores.insert(n.clone(), *sc);
@@ -282,7 +300,7 @@ impl GraphView {
         g
     }
 
-    pub(super) fn apply(&mut self, u: &crate::graph::GraphUpdate, bump: bool) {
+    pub(super) fn apply(&mut self, u: &GraphUpdate, bump: bool) {
         if bump {
             self.iteration = u.iteration;
         }
@@ -290,10 +308,27 @@ impl GraphView {
             self.scores.insert(n.clone(), *s);
             self.score_history.push((self.iteration, n.clone(), *s));
         }
+        let first = self.weight_history.len();
         for c in &u.weights {
             let old = self.out.entry(c.from.clone()).or_default().insert(c.to.clone(), c.new).unwrap_or(0.0);
-            self.count_in(&c.from, &c.to, old, c.new);
+            count_in(&mut self.in_degree, &c.from, &c.to, old, c.new);
             self.weight_history.push((self.iteration, c.from.clone(), c.to.clone(), c.new));
+        }
+        let listed = first..self.weight_history.len();
+        for r in &u.rows {
+            if let Some(row) = self.out.get_mut(&r.from) {
+                for (to, w) in row.iter_mut() {
+                    let new = u.weight_after(&r.from, to, *w);
+                    count_in(&mut self.in_degree, &r.from, to, *w, new);
+                    *w = new;
+                }
+            }
+            self.row_history.push(RowPoint {
+                iteration: self.iteration,
+                from: r.from.clone(),
+                rest: r.rest,
+                listed: listed.clone(),
+            });
         }
     }
 
@@ -301,16 +336,22 @@ impl GraphView {
         self.out.get(from)?.get(to).copied()
     }
 
-    pub(super) fn count_in(&mut self, from: &str, to: &str, old: f64, new: f64) {
-        if from == to || to == crate::graph::END || (old > 0.0) == (new > 0.0) {
-            return;
+    /// The edge's weight after each update that changed it, as
+    /// (iteration, weight), oldest first.
+    pub fn weight_changes(&self, from: &str, to: &str) -> Vec<(u32, f64)> {
+        let edge = |h: &(u32, String, String, f64)| h.1 == from && h.2 == to;
+        let mut listed = self.weight_history.iter().enumerate().filter(|(_, h)| edge(h)).peekable();
+        let mut out = Vec::new();
+        for r in self.row_history.iter().filter(|r| r.from == from) {
+            while let Some((_, h)) = listed.next_if(|(k, _)| *k < r.listed.start) {
+                out.push((h.0, h.3));
+            }
+            if !self.weight_history.get(r.listed.clone()).unwrap_or_default().iter().any(edge) {
+                out.push((r.iteration, r.rest));
+            }
         }
-        let n = self.in_degree.entry(to.to_string()).or_default();
-        if new > 0.0 {
-            *n += 1;
-        } else {
-            *n = n.saturating_sub(1);
-        }
+        out.extend(listed.map(|(_, h)| (h.0, h.3)));
+        out
     }
 
     pub fn score(&self, node: &str) -> f64 {
@@ -320,6 +361,19 @@ impl GraphView {
     /// Edges into `node`, as (from, weight).
     pub fn predecessors(&self, node: &str) -> Vec<(&str, f64)> {
         self.out.iter().filter_map(|(f, row)| row.get(node).map(|w| (f.as_str(), *w))).collect()
+    }
+}
+
+/// Counts an edge's change of sign into `in_degree` (see [`GraphView`]).
+fn count_in(in_degree: &mut BTreeMap<String, u32>, from: &str, to: &str, old: f64, new: f64) {
+    if from == to || to == crate::graph::END || (old > 0.0) == (new > 0.0) {
+        return;
+    }
+    let n = in_degree.entry(to.to_string()).or_default();
+    if new > 0.0 {
+        *n += 1;
+    } else {
+        *n = n.saturating_sub(1);
     }
 }
 

@@ -5,6 +5,7 @@
 //!
 //! - `tool_graph`: the data structure and its queries;
 //! - `toolnet`: the paper's construction and update rules;
+//! - `update`: what one update changed, as the events carry it;
 //! - `ops`: every edit recorded as data, and the ids of the states;
 //! - `store`: durable state, [`GraphStore`]: a snapshot plus a journal;
 //! - `snapshot`: the whole graph as a JSON file;
@@ -22,10 +23,12 @@ mod store;
 mod tool_graph;
 mod toolnet;
 mod trajectory;
+mod update;
 
 pub use error::GraphError;
 pub use format::WeightFormat;
 pub use store::GraphStore;
 pub use tool_graph::{END, START, ToolGraph};
-pub use toolnet::{GraphUpdate, WeightChange, score_factor};
+pub use toolnet::score_factor;
 pub use trajectory::{Trajectory, read_trajectories};
+pub use update::{GraphUpdate, RowChange, WeightChange};

@@ -21,44 +21,23 @@
 //! learns like every other (DESIGN §3.1: every edge): the first candidates
 //! come from the retriever, but they are shown and ranked with their `start`
 //! weights, so a broken tool must lose weight there too. The price: `start`
-//! has an edge to every tool, so each update rewrites and records a row as
-//! long as the library (about 1 ms and 1 MB of events a run at 16,000 tools).
+//! has an edge to every tool, so each update rewrites a row as long as the
+//! library (about 1 ms a run at 16,000 tools); the update records most of it
+//! as one shared weight (`update.rs`).
 
 use std::collections::BTreeMap;
 
 use petgraph::Direction;
 use petgraph::graph::{EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
-use serde::{Deserialize, Serialize};
 
 use super::error::GraphError;
 use super::ops::Op;
 use super::tool_graph::{END, Edge, ToolGraph, is_reserved, push_point};
+use super::update::{CHANGE_EPSILON, GraphUpdate, RowChange, WeightChange, encode_row};
 
-/// A weight change smaller than this is not reported.
-const CHANGE_EPSILON: f64 = 1e-12;
 /// α is clamped to `[0, MAX_ALPHA]` so `f` stays positive and finite.
 const MAX_ALPHA: f64 = 1e3;
-
-/// One edge whose weight changed in an update.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WeightChange {
-    pub from: String,
-    pub to: String,
-    pub old: f64,
-    pub new: f64,
-}
-
-/// What one update changed (it goes into the `GraphUpdated` event).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GraphUpdate {
-    /// The graph's iteration after the update.
-    pub iteration: u32,
-    /// Nodes whose score changed, with the new score, sorted by name.
-    pub scores: Vec<(String, f64)>,
-    /// Edges whose weight changed by more than 1e-12, sorted by (from, to).
-    pub weights: Vec<WeightChange>,
-}
 
 /// `f` of ToolNet's update: maps an accumulated score to a positive factor.
 pub fn score_factor(alpha: f64, x: f64) -> f64 {
@@ -261,16 +240,18 @@ impl ToolGraph {
     }
 
     /// Applies w_ij = β·w⁰_ij + (1 − β)·f(s_j) / Σ_k f(s_k) to each row and
-    /// returns the edges that changed, with their old weight, and whether
+    /// returns what the update reports of it (see `update.rs`), and whether
     /// any weight changed at all (even by less than the reported 1e-12: a
     /// store must still record that).
-    fn recompute_rows(&mut self, rows: &[NodeIndex], params: Params) -> (Vec<(EdgeIndex, f64)>, bool) {
+    fn recompute_rows(&mut self, rows: &[NodeIndex], params: Params) -> (Changes, bool) {
         let iteration = self.iteration;
-        let mut changes = Vec::new();
+        let mut changes = Changes::default();
         let mut touched = false;
         let mut factors: Vec<(EdgeIndex, f64)> = Vec::new();
+        let mut row_edges: Vec<(EdgeIndex, f64, f64)> = Vec::new();
         for &row in rows {
             factors.clear();
+            row_edges.clear();
             let mut total = 0.0;
             for e in self.graph.edges_directed(row, Direction::Outgoing) {
                 let f = score_factor(params.alpha, self.graph[e.target()].score);
@@ -289,30 +270,43 @@ impl ToolGraph {
                 touched |= new.to_bits() != old.to_bits();
                 if (new - old).abs() > CHANGE_EPSILON {
                     push_point(&mut edge.history, iteration, new);
-                    changes.push((id, old));
                 }
+                row_edges.push((id, old, new));
+            }
+            let encoded = encode_row(&row_edges);
+            changes.weights.extend(encoded.listed);
+            if let Some(rest) = encoded.rest {
+                changes.rows.push((row, rest));
             }
         }
         (changes, touched)
     }
 
-    fn make_update(&self, scores: Vec<NodeIndex>, weights: Vec<(EdgeIndex, f64)>) -> GraphUpdate {
-        let mut scores: Vec<(String, f64)> =
-            scores.into_iter().map(|ix| (self.graph[ix].name.clone(), self.graph[ix].score)).collect();
+    fn make_update(&self, scores: Vec<NodeIndex>, changes: Changes) -> GraphUpdate {
+        let name = |ix: NodeIndex| self.graph[ix].name.clone();
+        let mut scores: Vec<(String, f64)> = scores.into_iter().map(|ix| (name(ix), self.graph[ix].score)).collect();
         scores.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut weights: Vec<WeightChange> = weights
+        let mut weights: Vec<WeightChange> = changes
+            .weights
             .into_iter()
             .filter_map(|(id, old)| {
                 let (from, to) = self.graph.edge_endpoints(id)?;
-                Some(WeightChange {
-                    from: self.graph[from].name.clone(),
-                    to: self.graph[to].name.clone(),
-                    old,
-                    new: self.graph[id].weight,
-                })
+                Some(WeightChange { from: name(from), to: name(to), old, new: self.graph[id].weight })
             })
             .collect();
         weights.sort_by(|a, b| a.from.cmp(&b.from).then_with(|| a.to.cmp(&b.to)));
-        GraphUpdate { iteration: self.iteration, scores, weights }
+        let mut rows: Vec<RowChange> =
+            changes.rows.into_iter().map(|(row, rest)| RowChange { from: name(row), rest }).collect();
+        rows.sort_by(|a, b| a.from.cmp(&b.from));
+        GraphUpdate { iteration: self.iteration, scores, weights, rows }
     }
+}
+
+/// The recomputed rows' changes, before their nodes are named.
+#[derive(Default)]
+struct Changes {
+    /// Edges to list, with their old weight.
+    weights: Vec<(EdgeIndex, f64)>,
+    /// Rows written as a shared weight.
+    rows: Vec<(NodeIndex, f64)>,
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::ToolSpec;
 use super::file_options::FileOptions;
 use super::manifest::{
-    Bad, DEFAULT_COST, ManifestError, ToolRef, bad, build_executor, check_name, check_parameters, json_type,
+    Bad, DEFAULT_COST, ManifestError, Reading, ToolRef, bad, build_executor, check_name, check_parameters, json_type,
 };
 
 /// Switchyard's own member on a function object.
@@ -38,7 +38,7 @@ fn to_toml(v: &Value, field: &str) -> Result<toml::Value, Bad> {
 }
 
 /// The function objects of the file, whichever of the accepted shapes it has.
-fn items<'a>(doc: &'a Value, path: &Path) -> Result<&'a Vec<Value>, ManifestError> {
+fn items(doc: Value, path: &Path) -> Result<Vec<Value>, ManifestError> {
     let file_err = |field: &str, message: String| ManifestError::File {
         path: path.to_path_buf(),
         field: field.to_string(),
@@ -47,24 +47,29 @@ fn items<'a>(doc: &'a Value, path: &Path) -> Result<&'a Vec<Value>, ManifestErro
     match doc {
         Value::Array(a) => Ok(a),
         Value::Object(m) => {
-            let (key, list) = m.iter().find(|(k, _)| *k == "tools" || *k == "functions").ok_or_else(|| {
+            let (key, list) = m.into_iter().find(|(k, _)| k == "tools" || k == "functions").ok_or_else(|| {
                 file_err("tools", "missing (expected a list of functions, or {\"tools\": [...]})".into())
             })?;
-            list.as_array().ok_or_else(|| file_err(key, format!("must be an array, got {}", json_type(list))))
+            match list {
+                Value::Array(a) => Ok(a),
+                other => Err(file_err(&key, format!("must be an array, got {}", json_type(&other)))),
+            }
         }
-        other => Err(file_err("(top level)", format!("must be an array of functions, got {}", json_type(other)))),
+        other => Err(file_err("(top level)", format!("must be an array of functions, got {}", json_type(&other)))),
     }
 }
 
-fn tool(item: &Value, options: &FileOptions, dir: &Path) -> Result<ToolSpec, Bad> {
-    let Some(outer) = item.as_object() else {
-        return Err(bad("", format!("must be an object, got {}", json_type(item))));
+/// One function as a tool; its parts are moved out of `item`, not copied.
+fn tool(item: Value, options: &FileOptions, dir: &Path, reading: Reading) -> Result<ToolSpec, Bad> {
+    let mut outer = match item {
+        Value::Object(o) => o,
+        other => return Err(bad("", format!("must be an object, got {}", json_type(&other)))),
     };
     // The wrapped form keeps the function one level down; `x-switchyard` may sit on either.
-    let (inner, prefix) = match outer.get("function") {
+    let (mut inner, prefix) = match outer.remove("function") {
         Some(Value::Object(f)) => (f, "function."),
-        Some(other) => return Err(bad("function", format!("must be an object, got {}", json_type(other)))),
-        None => (outer, ""),
+        Some(other) => return Err(bad("function", format!("must be an object, got {}", json_type(&other)))),
+        None => (std::mem::take(&mut outer), ""),
     };
     let text = |k: &str| match inner.get(k) {
         Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
@@ -75,22 +80,22 @@ fn tool(item: &Value, options: &FileOptions, dir: &Path) -> Result<ToolSpec, Bad
     check_name(&name).map_err(|m| bad(format!("{prefix}name"), m))?;
     let description = text("description")?;
     let parameters =
-        inner.get("parameters").cloned().unwrap_or_else(|| serde_json::json!({ "type": "object", "properties": {} }));
+        inner.remove("parameters").unwrap_or_else(|| serde_json::json!({ "type": "object", "properties": {} }));
     check_parameters(&parameters).map_err(|b| bad(format!("{prefix}{}", b.field), b.message))?;
 
-    let (own, own_field) = match (inner.get(OWN), outer.get(OWN)) {
+    let (own, own_field) = match (inner.remove(OWN), outer.remove(OWN)) {
         (Some(o), _) => (Some(o), format!("{prefix}{OWN}")),
         (None, o) => (o, OWN.to_string()),
     };
     let own = match own {
         None => None,
         Some(Value::Object(o)) => Some(o),
-        Some(other) => return Err(bad(own_field, format!("must be an object, got {}", json_type(other)))),
+        Some(other) => return Err(bad(own_field, format!("must be an object, got {}", json_type(&other)))),
     };
-    if let Some(key) = own.and_then(|o| o.keys().find(|k| !OWN_KEYS.contains(&k.as_str()))) {
+    if let Some(key) = own.as_ref().and_then(|o| o.keys().find(|k| !OWN_KEYS.contains(&k.as_str()))) {
         return Err(bad(format!("{own_field}.{key}"), format!("unknown field (expected {})", OWN_KEYS.join(", "))));
     }
-    let get = |k: &str| own.and_then(|o| o.get(k));
+    let get = |k: &str| own.as_ref().and_then(|o| o.get(k));
     let cost = match get("cost") {
         None => options.cost.unwrap_or(DEFAULT_COST),
         Some(c) => c.as_f64().ok_or_else(|| bad(format!("{own_field}.cost"), "must be a number"))?,
@@ -121,7 +126,7 @@ fn tool(item: &Value, options: &FileOptions, dir: &Path) -> Result<ToolSpec, Bad
             ));
         }
     };
-    let executor = build_executor(&exec, &parameters, dir).map_err(|b| {
+    let executor = build_executor(exec, &parameters, dir, reading).map_err(|b| {
         let field = b.field.strip_prefix("executor").unwrap_or(&b.field);
         bad(format!("{own_field}.executor{field}"), b.message)
     })?;
@@ -130,10 +135,11 @@ fn tool(item: &Value, options: &FileOptions, dir: &Path) -> Result<ToolSpec, Bad
 
 /// The tools of an OpenAI function file read from `path`.
 pub(crate) fn tools(
-    doc: &Value,
+    doc: Value,
     path: &Path,
     options: &FileOptions,
     dir: &Path,
+    reading: Reading,
 ) -> Result<Vec<ToolSpec>, ManifestError> {
     for (set, field) in [
         (options.base_url.is_some(), "base_url"),
@@ -151,13 +157,13 @@ pub(crate) fn tools(
     let mut tools: Vec<ToolSpec> = Vec::new();
     // Names seen so far: a list scan per function made a large file quadratic.
     let mut seen = std::collections::HashSet::new();
-    for (i, item) in items(doc, path)?.iter().enumerate() {
-        let named = item.get("function").unwrap_or(item).get("name").and_then(Value::as_str);
+    for (i, item) in items(doc, path)?.into_iter().enumerate() {
+        let named = item.get("function").unwrap_or(&item).get("name").and_then(Value::as_str);
         let tool_ref = match named {
             Some(n) if !n.trim().is_empty() => ToolRef::Named(n.to_string()),
             _ => ToolRef::Index(i),
         };
-        let spec = tool(item, options, dir).map_err(|b| ManifestError::Invalid {
+        let spec = tool(item, options, dir, reading).map_err(|b| ManifestError::Invalid {
             path: path.to_path_buf(),
             tool: tool_ref,
             field: b.field,

@@ -1,6 +1,6 @@
 //! The tools of a run, looked up by name.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::manifest_error::ManifestError;
@@ -10,13 +10,14 @@ use super::spec::ToolSpec;
 #[derive(Clone, Debug, Default)]
 pub struct ToolLibrary {
     tools: Vec<Arc<ToolSpec>>,
-    by_name: BTreeMap<String, usize>,
+    by_name: HashMap<String, usize>,
 }
 
 impl ToolLibrary {
     /// Builds a library; refuses duplicate names.
     pub fn new(tools: Vec<ToolSpec>) -> Result<Self, ManifestError> {
-        let mut lib = ToolLibrary::default();
+        let mut lib =
+            ToolLibrary { tools: Vec::with_capacity(tools.len()), by_name: HashMap::with_capacity(tools.len()) };
         for t in tools {
             lib.insert(t)?;
         }

@@ -7,15 +7,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::http::{Piece, split_template};
+use super::manifest_raw::{
+    FastFile, RawBuiltin, RawCommand, RawEnvHeader, RawFile, RawHttp, RawRecorded, RawSynthesized, RawTool,
+    deserialize_table, read_table, to_json, type_name,
+};
 use super::tape::ToolTape;
 use super::{ExecutorSpec, HeaderValue, ToolLibrary, ToolSpec, builtin};
 
 pub use super::manifest_error::{ManifestError, ToolRef};
+pub(crate) use super::manifest_raw::{Bad, Reading, bad};
 
 pub(crate) const DEFAULT_COST: f64 = 1.0;
 const DEFAULT_TIMEOUT_MS: u64 = 10_000;
@@ -24,132 +27,6 @@ const RESERVED_NAMES: [&str; 3] = ["start", "end", "finish"];
 const KNOWN_KINDS: &str = "builtin, command, http, recorded or synthesized";
 const HTTP_METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const PROPERTY_TYPES: [&str; 6] = ["string", "number", "integer", "boolean", "array", "object"];
-
-/// A field and what is wrong with it; the caller adds file and tool.
-pub(crate) struct Bad {
-    pub(crate) field: String,
-    pub(crate) message: String,
-}
-
-pub(crate) fn bad(field: impl Into<String>, message: impl Into<String>) -> Bad {
-    Bad { field: field.into(), message: message.into() }
-}
-
-fn join(prefix: &str, key: &str) -> String {
-    if prefix.is_empty() { key.to_string() } else { format!("{prefix}.{key}") }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawFile {
-    tool: Option<Vec<toml::Value>>,
-}
-
-// Every raw field is optional so that `deserialize_table` can test keys one
-// at a time; required fields are checked by hand with a clear message.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTool {
-    name: Option<String>,
-    description: Option<String>,
-    category: Option<String>,
-    cost: Option<f64>,
-    parameters: Option<toml::Value>,
-    response: Option<toml::Value>,
-    executor: Option<toml::Table>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawBuiltin {
-    function: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCommand {
-    argv: Option<Vec<String>>,
-    cwd: Option<PathBuf>,
-    timeout_ms: Option<u64>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawHttp {
-    method: Option<String>,
-    url: Option<String>,
-    timeout_ms: Option<u64>,
-    headers: Option<toml::Table>,
-    query: Option<Vec<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRecorded {
-    cassette: Option<PathBuf>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSynthesized {}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawEnvHeader {
-    env: Option<String>,
-    prefix: Option<String>,
-}
-
-/// Deserializes a table, naming the offending key on failure. serde's
-/// message does not say which key failed, so on error each key is retried
-/// alone to find it.
-fn deserialize_table<T: DeserializeOwned>(table: &toml::Table, prefix: &str) -> Result<T, Bad> {
-    let whole = match toml::Value::Table(table.clone()).try_into::<T>() {
-        Ok(t) => return Ok(t),
-        Err(e) => e,
-    };
-    for (key, value) in table {
-        let mut one = toml::Table::new();
-        one.insert(key.clone(), value.clone());
-        if let Err(e) = toml::Value::Table(one).try_into::<T>() {
-            let msg = e.message();
-            let msg = match msg.strip_prefix("unknown field `") {
-                Some(rest) => match rest.split_once(", ") {
-                    Some((_, expected)) => format!("unknown field ({expected})"),
-                    None => "unknown field".to_string(),
-                },
-                None => msg
-                    .replace("expected f64", "expected a number")
-                    .replace("expected u64", "expected a whole number >= 0"),
-            };
-            return Err(bad(join(prefix, key), msg));
-        }
-    }
-    Err(bad(prefix, whole.message().to_string()))
-}
-
-fn type_name(v: &toml::Value) -> &'static str {
-    v.type_str()
-}
-
-/// TOML to JSON; refuses what JSON cannot hold (NaN, infinities).
-fn to_json(v: &toml::Value, field: &str) -> Result<Value, Bad> {
-    Ok(match v {
-        toml::Value::String(s) => Value::String(s.clone()),
-        toml::Value::Integer(i) => Value::from(*i),
-        toml::Value::Float(f) => serde_json::Number::from_f64(*f)
-            .map(Value::Number)
-            .ok_or_else(|| bad(field, format!("{f} is not a finite number")))?,
-        toml::Value::Boolean(b) => Value::Bool(*b),
-        toml::Value::Datetime(d) => Value::String(d.to_string()),
-        toml::Value::Array(a) => Value::Array(
-            a.iter().enumerate().map(|(i, x)| to_json(x, &format!("{field}[{i}]"))).collect::<Result<_, _>>()?,
-        ),
-        toml::Value::Table(t) => Value::Object(
-            t.iter().map(|(k, x)| Ok((k.clone(), to_json(x, &join(field, k))?))).collect::<Result<_, Bad>>()?,
-        ),
-    })
-}
 
 pub(crate) fn json_type(v: &Value) -> &'static str {
     match v {
@@ -197,38 +74,39 @@ pub(crate) fn check_parameters(schema: &Value) -> Result<(), Bad> {
         }
     };
     for (pname, prop) in props {
-        let field = format!("parameters.properties.{pname}");
+        // Built when something is wrong: a string per property made large libraries slow.
+        let field = || format!("parameters.properties.{pname}");
         let Some(pobj) = prop.as_object() else {
-            return Err(bad(field, format!("must be a table, got {}", json_type(prop))));
+            return Err(bad(field(), format!("must be a table, got {}", json_type(prop))));
         };
         let has_enum = match pobj.get("enum") {
             None => false,
             Some(Value::Array(a)) if !a.is_empty() => true,
             Some(_) => {
-                return Err(bad(format!("{field}.enum"), "must be a non-empty array"));
+                return Err(bad(format!("{}.enum", field()), "must be a non-empty array"));
             }
         };
         match pobj.get("type") {
             None if has_enum => {}
             None => {
                 return Err(bad(
-                    format!("{field}.type"),
+                    format!("{}.type", field()),
                     format!("missing (expected one of {}, or an enum)", PROPERTY_TYPES.join(", ")),
                 ));
             }
-            Some(t) => check_property_type(t).map_err(|m| bad(format!("{field}.type"), m))?,
+            Some(t) => check_property_type(t).map_err(|m| bad(format!("{}.type", field()), m))?,
         }
     }
     match obj.get("required") {
         None => {}
         Some(Value::Array(req)) => {
             for (i, r) in req.iter().enumerate() {
-                let field = format!("parameters.required[{i}]");
+                let field = || format!("parameters.required[{i}]");
                 let Some(r) = r.as_str() else {
-                    return Err(bad(field, format!("must be a string, got {}", json_type(r))));
+                    return Err(bad(field(), format!("must be a string, got {}", json_type(r))));
                 };
                 if !props.contains_key(r) {
-                    return Err(bad(field, format!("'{r}' is required but not declared in parameters.properties")));
+                    return Err(bad(field(), format!("'{r}' is required but not declared in parameters.properties")));
                 }
             }
         }
@@ -288,21 +166,25 @@ fn check_timeout(t: Option<u64>) -> Result<u64, Bad> {
     }
 }
 
-pub(crate) fn build_executor(exec: &toml::Table, params: &Value, dir: &Path) -> Result<ExecutorSpec, Bad> {
-    let kind = match exec.get("kind") {
-        Some(toml::Value::String(k)) => k.as_str(),
+pub(crate) fn build_executor(
+    mut exec: toml::Table,
+    params: &Value,
+    dir: &Path,
+    reading: Reading,
+) -> Result<ExecutorSpec, Bad> {
+    let kind = match exec.remove("kind") {
+        Some(toml::Value::String(k)) => k,
         Some(other) => {
-            return Err(bad("executor.kind", format!("must be a string ({KNOWN_KINDS}), got {}", type_name(other))));
+            return Err(bad("executor.kind", format!("must be a string ({KNOWN_KINDS}), got {}", type_name(&other))));
         }
         None => {
             return Err(bad("executor.kind", format!("missing (expected {KNOWN_KINDS})")));
         }
     };
-    let mut rest = exec.clone();
-    rest.remove("kind");
-    match kind {
+    let rest = exec;
+    match kind.as_str() {
         "builtin" => {
-            let raw: RawBuiltin = deserialize_table(&rest, "executor")?;
+            let raw: RawBuiltin = read_table(rest, "executor", reading)?;
             let function = raw.function.ok_or_else(|| bad("executor.function", "missing (the builtin's name)"))?;
             if builtin::lookup(&function).is_none() {
                 return Err(bad(
@@ -313,7 +195,7 @@ pub(crate) fn build_executor(exec: &toml::Table, params: &Value, dir: &Path) -> 
             Ok(ExecutorSpec::Builtin { function })
         }
         "command" => {
-            let raw: RawCommand = deserialize_table(&rest, "executor")?;
+            let raw: RawCommand = read_table(rest, "executor", reading)?;
             let argv =
                 raw.argv.ok_or_else(|| bad("executor.argv", "missing (e.g. argv = [\"python3\", \"tool.py\"])"))?;
             if argv.first().is_none_or(|p| p.trim().is_empty()) {
@@ -334,7 +216,7 @@ pub(crate) fn build_executor(exec: &toml::Table, params: &Value, dir: &Path) -> 
             })
         }
         "http" => {
-            let raw: RawHttp = deserialize_table(&rest, "executor")?;
+            let raw: RawHttp = read_table(rest, "executor", reading)?;
             let method = raw
                 .method
                 .ok_or_else(|| bad("executor.method", "missing (GET, POST, PUT, PATCH or DELETE)"))?
@@ -375,7 +257,7 @@ pub(crate) fn build_executor(exec: &toml::Table, params: &Value, dir: &Path) -> 
                         HeaderValue::Literal(s)
                     }
                     toml::Value::Table(t) => {
-                        let raw: RawEnvHeader = deserialize_table(&t, &field)?;
+                        let raw: RawEnvHeader = read_table(t, &field, reading)?;
                         let env = raw.env.unwrap_or_default();
                         if env.trim().is_empty() || env.contains(['=', '\0']) {
                             return Err(bad(format!("{field}.env"), "must name an environment variable"));
@@ -397,7 +279,7 @@ pub(crate) fn build_executor(exec: &toml::Table, params: &Value, dir: &Path) -> 
             Ok(ExecutorSpec::Http { method, url, headers, timeout_ms: check_timeout(raw.timeout_ms)?, query })
         }
         "recorded" => {
-            let raw: RawRecorded = deserialize_table(&rest, "executor")?;
+            let raw: RawRecorded = read_table(rest, "executor", reading)?;
             let cassette = raw.cassette.ok_or_else(|| bad("executor.cassette", "missing (a tool cassette file)"))?;
             let cassette = if cassette.is_relative() { dir.join(cassette) } else { cassette };
             // Loaded once here so a damaged cassette stops the session before it starts.
@@ -405,7 +287,7 @@ pub(crate) fn build_executor(exec: &toml::Table, params: &Value, dir: &Path) -> 
             Ok(ExecutorSpec::Recorded { cassette })
         }
         "synthesized" => {
-            let _: RawSynthesized = deserialize_table(&rest, "executor")?;
+            let _: RawSynthesized = read_table(rest, "executor", reading)?;
             Ok(ExecutorSpec::Synthesized)
         }
         other => Err(bad("executor.kind", format!("unknown executor '{other}' (expected {KNOWN_KINDS})"))),
@@ -413,7 +295,10 @@ pub(crate) fn build_executor(exec: &toml::Table, params: &Value, dir: &Path) -> 
 }
 
 fn build_tool(table: &toml::Table, dir: &Path, source: &Path) -> Result<ToolSpec, Bad> {
-    let raw: RawTool = deserialize_table(table, "")?;
+    tool_from_raw(deserialize_table(table, "")?, dir, source, Reading::Precise)
+}
+
+fn tool_from_raw(raw: RawTool, dir: &Path, source: &Path, reading: Reading) -> Result<ToolSpec, Bad> {
     let name = raw.name.ok_or_else(|| bad("name", "missing"))?;
     check_name(&name).map_err(|m| bad("name", m))?;
     let description = raw.description.ok_or_else(|| bad("description", "missing"))?;
@@ -424,20 +309,20 @@ fn build_tool(table: &toml::Table, dir: &Path, source: &Path) -> Result<ToolSpec
     if !cost.is_finite() || cost < 0.0 {
         return Err(bad("cost", format!("must be a finite number >= 0, got {cost}")));
     }
-    let parameters = match &raw.parameters {
+    let parameters = match raw.parameters {
         Some(p) => to_json(p, "parameters")?,
         None => serde_json::json!({ "type": "object", "properties": {} }),
     };
     check_parameters(&parameters)?;
-    let response = match &raw.response {
+    let response = match raw.response {
         Some(r @ toml::Value::Table(_)) => Some(to_json(r, "response")?),
         Some(other) => {
-            return Err(bad("response", format!("must be a table (a JSON Schema), got {}", type_name(other))));
+            return Err(bad("response", format!("must be a table (a JSON Schema), got {}", type_name(&other))));
         }
         None => None,
     };
     let exec = raw.executor.ok_or_else(|| bad("executor", "missing (a [tool.executor] table)"))?;
-    let executor = build_executor(&exec, &parameters, dir)?;
+    let executor = build_executor(exec, &parameters, dir, reading)?;
     if executor == ExecutorSpec::Synthesized && response.is_none() {
         return Err(bad("response", "missing (a synthesized tool answers from its response schema)"));
     }
@@ -477,6 +362,9 @@ pub(crate) fn manifest_dir(path: &Path) -> PathBuf {
 /// Parses manifest text; `path` is used for error messages and to resolve
 /// relative paths.
 fn parse(text: &str, path: &Path) -> Result<Vec<ToolSpec>, ManifestError> {
+    if let Some(tools) = parse_fast(text, path) {
+        return Ok(tools);
+    }
     let doc: toml::Table = toml::from_str(text).map_err(|e| {
         let (line, column) = line_column(text, e.span().map_or(0, |s| s.start));
         ManifestError::Syntax { path: path.to_path_buf(), line, column, message: e.message().trim().to_string() }
@@ -515,6 +403,27 @@ fn parse(text: &str, path: &Path) -> Result<Vec<ToolSpec>, ManifestError> {
     Ok(tools)
 }
 
+/// The tools of a manifest with nothing wrong, read from the text straight
+/// into the raw structs: [`parse`] goes through a table per tool, copied for
+/// each struct it is tried as, so that an error can name its key, and that
+/// made a large library slow to load. None if anything is wrong; `parse`
+/// then reads the file its own way, for the error.
+fn parse_fast(text: &str, path: &Path) -> Option<Vec<ToolSpec>> {
+    let file: FastFile = toml::from_str(text).ok()?;
+    let dir = manifest_dir(path);
+    let raw = file.tool.unwrap_or_default();
+    let mut tools = Vec::with_capacity(raw.len());
+    let mut seen = BTreeSet::new();
+    for raw in raw {
+        let spec = tool_from_raw(raw, &dir, path, Reading::Fast).ok()?;
+        if !seen.insert(spec.name.clone()) {
+            return None;
+        }
+        tools.push(spec);
+    }
+    Some(tools)
+}
+
 /// Loads the tools of one manifest file.
 pub fn load_file(path: &Path) -> Result<Vec<ToolSpec>, ManifestError> {
     let text =
@@ -532,29 +441,31 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<ToolLibrary, ManifestError> {
 /// The tools of these manifests (files, or folders of `*.toml`), in order,
 /// not yet checked against each other.
 pub(crate) fn load_manifests(paths: &[PathBuf]) -> Result<Vec<ToolSpec>, ManifestError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| ManifestError::Io { path, source }
-    };
     let mut tools = Vec::new();
     for path in paths {
-        if path.is_dir() {
-            let mut files = Vec::new();
-            for entry in std::fs::read_dir(path).map_err(io(path))? {
-                let file = entry.map_err(io(path))?.path();
-                if file.is_file() && file.extension().is_some_and(|e| e == "toml") {
-                    files.push(file);
-                }
-            }
-            files.sort();
-            for file in files {
-                tools.extend(load_file(&file)?);
-            }
-        } else {
-            tools.extend(load_file(path)?);
+        for file in manifest_files(path)? {
+            tools.extend(load_file(&file)?);
         }
     }
     Ok(tools)
+}
+
+/// The manifest files a library path names: a folder's `*.toml` files in
+/// name order (not recursively), else the path itself.
+pub(crate) fn manifest_files(path: &Path) -> Result<Vec<PathBuf>, ManifestError> {
+    let io = |source| ManifestError::Io { path: path.to_path_buf(), source };
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(path).map_err(io)? {
+        let file = entry.map_err(io)?.path();
+        if file.is_file() && file.extension().is_some_and(|e| e == "toml") {
+            files.push(file);
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 #[cfg(test)]

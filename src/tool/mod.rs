@@ -12,6 +12,7 @@ mod http;
 mod library;
 pub mod manifest;
 mod manifest_error;
+mod manifest_raw;
 pub mod mcp;
 pub mod nothing_found;
 mod openapi;

@@ -6,7 +6,9 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use super::file_options::FileOptions;
-use super::manifest::{Bad, DEFAULT_COST, ManifestError, ToolRef, bad, build_executor, check_name, check_parameters};
+use super::manifest::{
+    Bad, DEFAULT_COST, ManifestError, Reading, ToolRef, bad, build_executor, check_name, check_parameters,
+};
 use super::schema_refs::{self, escape};
 use super::{ExecutorSpec, ToolSpec};
 
@@ -131,8 +133,13 @@ impl Params {
         }
     }
 
-    fn schema(&self) -> Value {
-        json!({ "type": "object", "properties": self.properties, "required": self.required })
+    /// The object schema, and the query parameters.
+    fn into_schema(self) -> (Value, Vec<String>) {
+        let mut schema = Map::with_capacity(3);
+        schema.insert("type".into(), json!("object"));
+        schema.insert("properties".into(), Value::Object(self.properties));
+        schema.insert("required".into(), Value::Array(self.required.into_iter().map(Value::String).collect()));
+        (Value::Object(schema), self.query)
     }
 }
 
@@ -147,11 +154,10 @@ fn parameters(doc: &Value, item: &Value, op: &Value, at_item: &str, at_op: &str,
             return Err(Op::Bad(bad(format!("{at}/parameters"), "must be an array")));
         };
         for (i, p) in list.into_iter().enumerate() {
-            let field = format!("{at}/parameters/{i}");
             let (Some(name), Some(place)) =
                 (p.get("name").and_then(Value::as_str), p.get("in").and_then(Value::as_str))
             else {
-                return Err(Op::Bad(bad(field, "a parameter needs a string 'name' and 'in'")));
+                return Err(Op::Bad(bad(format!("{at}/parameters/{i}"), "a parameter needs a string 'name' and 'in'")));
             };
             let key = format!("{place}:{name}");
             declared.retain(|(k, _)| *k != key);
@@ -159,14 +165,15 @@ fn parameters(doc: &Value, item: &Value, op: &Value, at_item: &str, at_op: &str,
         }
     }
     let mut params = Params { properties: Map::new(), required: Vec::new(), query: Vec::new() };
-    for (_, p) in &declared {
+    for (_, mut p) in declared {
+        let schema = p.get_mut("schema").map(Value::take);
         let place = p["in"].as_str().unwrap_or_default();
         // Headers and cookies are the executor's (auth); the model only fills path and query.
         if place != "path" && place != "query" {
             continue;
         }
+        let schema = schema.unwrap_or_else(|| json!({ "type": "string" }));
         let name = p["name"].as_str().unwrap_or_default();
-        let schema = p.get("schema").cloned().unwrap_or_else(|| json!({ "type": "string" }));
         let required = place == "path" || p.get("required").and_then(Value::as_bool).unwrap_or(false);
         if place == "query" && !params.properties.contains_key(name) {
             params.query.push(name.to_string());
@@ -184,13 +191,14 @@ fn parameters(doc: &Value, item: &Value, op: &Value, at_item: &str, at_op: &str,
         }
     }
     if let Some(body) = op.get("requestBody") {
-        let body = expand(doc, body, &format!("{at_op}/requestBody"))?;
-        let content = body.get("content").and_then(Value::as_object);
+        let mut body = expand(doc, body, &format!("{at_op}/requestBody"))?;
+        let content = body.get_mut("content").and_then(Value::as_object_mut);
         let json_schema = content
-            .and_then(|c| c.iter().find(|(mime, _)| mime.contains("json")))
-            .and_then(|(_, media)| media.get("schema"));
+            .and_then(|c| c.iter_mut().find(|(mime, _)| mime.contains("json")))
+            .and_then(|(_, media)| media.get_mut("schema"));
         if let Some(schema) = json_schema {
-            let props = schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+            let props =
+                schema.get_mut("properties").and_then(Value::as_object_mut).map(std::mem::take).unwrap_or_default();
             let required: Vec<&str> = schema
                 .get("required")
                 .and_then(Value::as_array)
@@ -245,16 +253,20 @@ fn expand(doc: &Value, v: &Value, at: &str) -> Result<Value, Op> {
     schema_refs::expand(doc, v, at).map_err(Op::Ref)
 }
 
+/// What every operation of a document is read with.
+#[derive(Clone, Copy)]
+struct Document<'a> {
+    doc: &'a Value,
+    /// The server's URL, without a trailing `/`.
+    base: &'a str,
+    options: &'a FileOptions,
+    dir: &'a Path,
+    reading: Reading,
+}
+
 /// One operation as a tool.
-fn operation(
-    doc: &Value,
-    route: &str,
-    method: &str,
-    base: &str,
-    options: &FileOptions,
-    dir: &Path,
-    name: String,
-) -> Result<ToolSpec, Op> {
+fn operation(d: Document, route: &str, method: &str, name: String) -> Result<ToolSpec, Op> {
+    let Document { doc, base, options, dir, reading } = d;
     let at_item = format!("#/paths/{}", escape(route));
     let at_op = format!("{at_item}/{method}");
     let item = &doc["paths"][route];
@@ -266,8 +278,7 @@ fn operation(
         (None, Some(d)) => d.to_string(),
         (None, None) => format!("{} {route}", method.to_ascii_uppercase()),
     };
-    let params = parameters(doc, item, op, &at_item, &at_op, route)?;
-    let parameters = params.schema();
+    let (parameters, query) = parameters(doc, item, op, &at_item, &at_op, route)?.into_schema();
     check_parameters(&parameters)?;
     let mut exec = toml::Table::new();
     exec.insert("kind".into(), "http".into());
@@ -276,14 +287,14 @@ fn operation(
     if let Some(t) = options.timeout_ms {
         exec.insert("timeout_ms".into(), toml::Value::Integer(i64::try_from(t).unwrap_or(i64::MAX)));
     }
-    if method != "get" && method != "delete" && !params.query.is_empty() {
-        let names = params.query.iter().map(|q| toml::Value::String(q.clone())).collect();
+    if method != "get" && method != "delete" && !query.is_empty() {
+        let names = query.into_iter().map(toml::Value::String).collect();
         exec.insert("query".into(), toml::Value::Array(names));
     }
     if let Some(h) = &options.headers {
         exec.insert("headers".into(), toml::Value::Table(h.clone()));
     }
-    let executor: ExecutorSpec = build_executor(&exec, &parameters, dir)?;
+    let executor: ExecutorSpec = build_executor(exec, &parameters, dir, reading)?;
     Ok(ToolSpec {
         name,
         description,
@@ -302,6 +313,7 @@ pub(crate) fn tools(
     path: &Path,
     options: &FileOptions,
     dir: &Path,
+    reading: Reading,
 ) -> Result<Vec<ToolSpec>, ManifestError> {
     check_version(doc, path)?;
     if options.executor.is_some() {
@@ -332,6 +344,7 @@ pub(crate) fn tools(
         Some(_) => return Err(file_err(path, "paths", "must be an object")),
         None => return Err(file_err(path, "paths", "missing")),
     };
+    let document = Document { doc, base, options, dir, reading };
     let mut tools: Vec<ToolSpec> = Vec::new();
     // Names seen so far: a list scan per operation made a large spec quadratic.
     let mut seen = std::collections::HashSet::new();
@@ -342,7 +355,7 @@ pub(crate) fn tools(
             if !seen.insert(name.clone()) {
                 return Err(ManifestError::Duplicate { name, first: path.to_path_buf(), second: path.to_path_buf() });
             }
-            let spec = operation(doc, route, method, base, options, dir, name.clone()).map_err(|e| match e {
+            let spec = operation(document, route, method, name.clone()).map_err(|e| match e {
                 Op::Bad(b) => ManifestError::Invalid {
                     path: path.to_path_buf(),
                     tool: ToolRef::Named(name),

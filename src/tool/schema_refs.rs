@@ -1,6 +1,8 @@
 //! `$ref` expansion within one JSON document (OpenAPI's `#/components/...`),
 //! so a tool's schemas stand alone once taken out of the file.
 
+use std::fmt::Write as _;
+
 use serde_json::{Map, Value, json};
 
 /// A `$ref` that could not be followed.
@@ -51,38 +53,59 @@ fn lookup<'a>(doc: &'a Value, target: &str) -> Result<&'a Value, String> {
 /// expanded (a recursive schema) becomes a schema that only says so, which
 /// keeps the expansion finite.
 pub(crate) fn expand(doc: &Value, value: &Value, at: &str) -> Result<Value, BrokenRef> {
-    walk(doc, value, at, &mut Vec::new())
+    walk(doc, value, &mut at.to_string(), &mut Vec::new())
 }
 
-fn walk(doc: &Value, value: &Value, at: &str, open: &mut Vec<String>) -> Result<Value, BrokenRef> {
+/// Appends one escaped token to the pointer `at`.
+fn push_token(at: &mut String, token: &str) {
+    at.push('/');
+    for c in token.chars() {
+        match c {
+            '~' => at.push_str("~0"),
+            '/' => at.push_str("~1"),
+            c => at.push(c),
+        }
+    }
+}
+
+/// `at` is the pointer of `value`: one buffer, grown and cut back as the
+/// walk goes, since a string per value made large documents slow.
+fn walk(doc: &Value, value: &Value, at: &mut String, open: &mut Vec<String>) -> Result<Value, BrokenRef> {
+    let len = at.len();
+    let below = |at: &mut String, token: &str, v: &Value, open: &mut Vec<String>| {
+        push_token(at, token);
+        let out = walk(doc, v, at, open);
+        at.truncate(len);
+        out
+    };
     match value {
         Value::Object(m) => {
             let Some(r) = m.get("$ref") else {
                 let mut out = Map::with_capacity(m.len());
                 for (k, v) in m {
-                    out.insert(k.clone(), walk(doc, v, &format!("{at}/{}", escape(k)), open)?);
+                    out.insert(k.clone(), below(at, k, v, open)?);
                 }
                 return Ok(Value::Object(out));
             };
-            let ref_at = format!("{at}/$ref");
+            let ref_at = || format!("{at}/$ref");
             let Some(target) = r.as_str() else {
-                return Err(BrokenRef { at: ref_at, target: r.to_string(), message: "must be a string".into() });
+                return Err(BrokenRef { at: ref_at(), target: r.to_string(), message: "must be a string".into() });
             };
             if open.iter().any(|t| t == target) {
                 return Ok(json!({ "description": format!("(recursive: {target})") }));
             }
             let found = lookup(doc, target).map_err(|message| BrokenRef {
-                at: ref_at.clone(),
+                at: ref_at(),
                 target: target.to_string(),
                 message,
             })?;
             open.push(target.to_string());
-            let mut out = walk(doc, found, target, open);
+            let mut out = walk(doc, found, &mut target.to_string(), open);
             open.pop();
             // OpenAPI 3.1 lets siblings of `$ref` (a description, say) refine it.
             if let Ok(Value::Object(o)) = &mut out {
                 for (k, v) in m.iter().filter(|(k, _)| *k != "$ref") {
-                    o.insert(k.clone(), walk(doc, v, &format!("{at}/{}", escape(k)), open)?);
+                    o.insert(k.clone(), below(at, k, v, open)?);
                 }
             }
             out
@@ -90,7 +113,12 @@ fn walk(doc: &Value, value: &Value, at: &str, open: &mut Vec<String>) -> Result<
         Value::Array(a) => a
             .iter()
             .enumerate()
-            .map(|(i, v)| walk(doc, v, &format!("{at}/{i}"), open))
+            .map(|(i, v)| {
+                let _ = write!(at, "/{i}");
+                let out = walk(doc, v, at, open);
+                at.truncate(len);
+                out
+            })
             .collect::<Result<_, _>>()
             .map(Value::Array),
         other => Ok(other.clone()),

@@ -3,11 +3,12 @@
 //! OpenAI function schemas), with the config's options for each JSON file.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
 use super::file_options::FileOptions;
-use super::manifest::{self, ManifestError, manifest_dir};
+use super::manifest::{self, ManifestError, Reading, manifest_dir};
 use super::{ToolLibrary, ToolSpec, functions, openapi};
 
 fn is_json(path: &Path) -> bool {
@@ -22,6 +23,12 @@ fn is_openapi(doc: &Value) -> bool {
 
 /// Loads one JSON library file.
 pub fn load_json(path: &Path, options: &FileOptions) -> Result<Vec<ToolSpec>, ManifestError> {
+    // A file with anything wrong is read again, precisely, for the error
+    // (see `Reading`).
+    read_json(path, options, Reading::Fast).or_else(|_| read_json(path, options, Reading::Precise))
+}
+
+fn read_json(path: &Path, options: &FileOptions, reading: Reading) -> Result<Vec<ToolSpec>, ManifestError> {
     let text =
         std::fs::read_to_string(path).map_err(|source| ManifestError::Io { path: path.to_path_buf(), source })?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| ManifestError::Json {
@@ -32,9 +39,9 @@ pub fn load_json(path: &Path, options: &FileOptions) -> Result<Vec<ToolSpec>, Ma
     })?;
     let dir = manifest_dir(path);
     if is_openapi(&doc) {
-        openapi::tools(&doc, path, options, &dir)
+        openapi::tools(&doc, path, options, &dir, reading)
     } else {
-        functions::tools(&doc, path, options, &dir)
+        functions::tools(doc, path, options, &dir, reading)
     }
 }
 
@@ -64,15 +71,102 @@ fn check_options(paths: &[PathBuf], options: &[FileOptions]) -> Result<(), Manif
 /// content. A tool name defined twice, in any sources, is refused.
 pub fn load_library(paths: &[PathBuf], options: &[FileOptions]) -> Result<ToolLibrary, ManifestError> {
     check_options(paths, options)?;
-    let mut tools = Vec::new();
+    let default = FileOptions::default();
+    let mut units = Vec::new();
     for path in paths {
         if path.is_file() && is_json(path) {
-            let default = FileOptions::default();
             let opts = options.iter().find(|o| o.path == *path).unwrap_or(&default);
-            tools.extend(load_json(path, opts)?);
+            units.push(Ok(Unit::Json(path, opts)));
         } else {
-            tools.extend(manifest::load_manifests(std::slice::from_ref(path))?);
+            match manifest::manifest_files(path) {
+                Ok(files) => units.extend(files.into_iter().map(|f| Ok(Unit::Toml(f)))),
+                // Reported in its place, after any error of the sources before it.
+                Err(e) => units.push(Err(e)),
+            }
         }
     }
+    let mut tools = Vec::new();
+    for result in read_all(units) {
+        tools.extend(result?);
+    }
     ToolLibrary::new(tools)
+}
+
+/// One file of the library.
+enum Unit<'a> {
+    Toml(PathBuf),
+    Json(&'a Path, &'a FileOptions),
+}
+
+impl Unit<'_> {
+    fn path(&self) -> &Path {
+        match self {
+            Unit::Toml(p) => p,
+            Unit::Json(p, _) => p,
+        }
+    }
+
+    fn read(&self) -> Result<Vec<ToolSpec>, ManifestError> {
+        match self {
+            Unit::Toml(p) => manifest::load_file(p),
+            Unit::Json(p, o) => load_json(p, o),
+        }
+    }
+}
+
+/// Reads the files on as many threads as there are cores (this one among
+/// them), biggest first so that none is left alone with a big file at the
+/// end (a large library is a few big files and many small ones); the
+/// results come back in the files' order, so the first error is the one
+/// reading them one by one would meet.
+fn read_all(units: Vec<Result<Unit, ManifestError>>) -> Vec<Result<Vec<ToolSpec>, ManifestError>> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(units.len());
+    if threads <= 1 {
+        return units.into_iter().map(|u| u.and_then(|u| u.read())).collect();
+    }
+    let size =
+        |u: &Result<Unit, _>| u.as_ref().ok().and_then(|u| std::fs::metadata(u.path()).ok()).map_or(0, |m| m.len());
+    let mut order: Vec<usize> = (0..units.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(size(&units[i])));
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+            if let Ok(unit) = &units[i] {
+                done.push((i, unit.read()));
+            }
+        }
+        done
+    };
+    let mut results: Vec<Option<Result<Vec<ToolSpec>, ManifestError>>> = Vec::new();
+    results.resize_with(units.len(), || None);
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut done = work();
+        for helper in helpers {
+            match helper.join() {
+                Ok(d) => done.extend(d),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        done.into_iter().for_each(|(i, r)| results[i] = Some(r));
+    });
+    release_freed_memory();
+    units
+        .into_iter()
+        .zip(results)
+        .map(|(unit, read)| unit.and_then(|_| read.unwrap_or_else(|| Ok(Vec::new()))))
+        .collect()
+}
+
+/// glibc gives each thread that allocates an arena of its own, and keeps
+/// what is freed there: the helpers' parsed documents (tens of MB at 16,000
+/// tools) would stay in the process for good, as nothing else allocates in
+/// those arenas. Handing the free pages back costs a few milliseconds.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }

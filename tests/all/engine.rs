@@ -469,3 +469,22 @@ async fn a_repeated_answered_call_is_refused_and_leaves_the_candidates() {
     let state = SessionState::from_events(&events);
     assert_eq!(state.finished[0].success, Some(true));
 }
+
+#[test]
+fn a_version_1_trace_reads_with_its_graph_snapshot_upgraded() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/toolnet-fault.jsonl");
+    let first: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&path).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(first["v"], 1);
+    let old: Vec<(String, String, f64)> = serde_json::from_value(first["graph"]["edges"].clone()).unwrap();
+    let events = read_trace(&path).unwrap();
+    let EventKind::SessionStarted { graph: Some(g), .. } = &events[0].kind else { panic!("no graph snapshot") };
+    let edges: Vec<(String, String, f64)> = g.edges().map(|(f, t, w)| (f.into(), t.into(), w)).collect();
+    assert_eq!(edges, old);
+
+    let dir = tempfile::tempdir().unwrap();
+    let future = dir.path().join("future.jsonl");
+    std::fs::write(&future, "{\"v\":3,\"run\":0,\"step\":0,\"t\":0,\"type\":\"Paused\"}\n").unwrap();
+    let err = read_trace(&future).unwrap_err().to_string();
+    assert!(err.contains("trace schema version 3, this build reads versions 1 to 2"), "{err}");
+}

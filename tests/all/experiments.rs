@@ -58,13 +58,13 @@ fn the_backup_takes_over_when_the_primary_breaks() {
     for e in &events {
         match &e.kind {
             EventKind::SessionStarted { graph: Some(g), .. } => {
-                for (f, t, x) in &g.edges {
-                    w.insert((f.clone(), t.clone()), *x);
+                for (f, t, x) in g.edges() {
+                    w.insert((f.to_string(), t.to_string()), x);
                 }
             }
             EventKind::GraphUpdated { update } => {
-                for c in &update.weights {
-                    w.insert((c.from.clone(), c.to.clone()), c.new);
+                for ((f, t), x) in w.iter_mut() {
+                    *x = update.weight_after(f, t, *x);
                 }
             }
             EventKind::ToolCall { tool, .. } if tool == "geo_lookup" && e.run >= 50 => primary_used_after_break += 1,

@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use switchyard::graph::{
-    END, GraphError, START, ToolGraph, WeightChange, WeightFormat, read_trajectories, score_factor,
+    END, GraphError, GraphUpdate, START, ToolGraph, WeightChange, WeightFormat, read_trajectories, score_factor,
 };
 
 const TOL: f64 = 1e-9;
@@ -494,5 +494,73 @@ proptest! {
         }
         graph.recompute_all(alpha * 2.0, 1.0 - beta);
         assert_rows_stochastic(&graph);
+    }
+}
+
+/// Every edge's weight, keyed by (from, to).
+fn all_weights(g: &ToolGraph) -> BTreeMap<(String, String), f64> {
+    std::iter::once(START.to_owned())
+        .chain(g.tools().map(str::to_owned))
+        .flat_map(|from| g.out_edges(&from).into_iter().map(move |(to, w)| ((from.clone(), to), w)))
+        .collect()
+}
+
+/// Folds an update into weights the way a trace reader does.
+fn fold(weights: &mut BTreeMap<(String, String), f64>, update: &GraphUpdate) {
+    for ((from, to), w) in weights.iter_mut() {
+        *w = update.weight_after(from, to, *w);
+    }
+}
+
+fn assert_same_weights(folded: &BTreeMap<(String, String), f64>, g: &ToolGraph) {
+    let actual = all_weights(g);
+    assert_eq!(folded.len(), actual.len());
+    for (edge, w) in &actual {
+        // Changes below 1e-12 are not listed (and may add up).
+        assert!((folded[edge] - w).abs() <= 1e-10, "{edge:?}: folded {}, graph {w}", folded[edge]);
+    }
+}
+
+#[test]
+fn a_large_start_row_is_written_as_a_shared_weight() {
+    let tools: Vec<String> = (0..2000).map(|i| format!("t{i:04}")).collect();
+    let g0 = ToolGraph::from_trajectories(&tools, &[names(&["t0000", "t0001"]), names(&["t0002"])]);
+    let mut g = g0.unwrap_or_else(|e| panic!("{e}"));
+    let mut folded = all_weights(&g);
+    for run in [&[("t0001", 1), ("t0005", -1)][..], &[("t0001", 1)], &[("t0007", 2), ("t0008", 2)]] {
+        let update = g.apply_scores(&deltas(run), 0.5, 0.5);
+        // Every start edge changed, but the untold tools share one weight:
+        // the update lists the tools told apart by a prior or a score.
+        assert!(update.rows.iter().any(|r| r.from == START), "{:?}", update.rows);
+        assert!(update.weights.len() < 20, "{} weights listed", update.weights.len());
+        assert!(update.weights.windows(2).all(|p| (&p[0].from, &p[0].to) < (&p[1].from, &p[1].to)));
+        fold(&mut folded, &update);
+        assert_same_weights(&folded, &g);
+    }
+    let json = serde_json::to_string(&g.recompute_all(1.0, 0.25)).unwrap_or_default();
+    assert!(json.len() < 4000, "{} bytes", json.len());
+}
+
+proptest! {
+    #[test]
+    fn folding_the_updates_reaches_the_graph(
+        (mut graph, tools) in graph_strategy(),
+        runs in prop::collection::vec(prop::collection::vec((0usize..8, -5i32..6), 0..5), 1..6),
+        alpha in 0.0f64..3.0,
+        beta in 0.0f64..=1.0,
+        edit in prop::option::of((0usize..8, -20.0f64..20.0)),
+    ) {
+        let mut folded = all_weights(&graph);
+        for run in &runs {
+            let map: BTreeMap<String, i32> = run.iter().map(|&(i, d)| (tools[i % tools.len()].clone(), d)).collect();
+            fold(&mut folded, &graph.apply_scores(&map, alpha, beta));
+            assert_same_weights(&folded, &graph);
+        }
+        if let Some((i, score)) = edit {
+            let update = graph.set_score(&tools[i % tools.len()], score, alpha, beta).unwrap_or_else(|e| panic!("{e}"));
+            fold(&mut folded, &update);
+        }
+        fold(&mut folded, &graph.recompute_all(alpha * 2.0, 1.0 - beta));
+        assert_same_weights(&folded, &graph);
     }
 }

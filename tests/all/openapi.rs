@@ -356,3 +356,32 @@ fn a_manifest_http_executor_may_send_arguments_in_the_query() {
     let text = switchyard::tool::manifest::load_file(&bad).unwrap_err().to_string();
     assert!(text.contains("executor.query") && text.contains("'nope'"), "{text}");
 }
+
+/// A library is read fast, and again precisely when anything is wrong: the
+/// errors still name the key, in manifests and function files alike.
+#[test]
+fn errors_name_the_key_in_every_source() {
+    let dir = TempDir::new().unwrap();
+    let good = write(dir.path(), "good.json", &json!([function("fine")]));
+    let exec = toml::toml! { kind = "builtin" function = "web_search" };
+    let options = FileOptions { path: good.clone(), executor: Some(exec), ..no_options() };
+    let mut bad_fn = function("late");
+    bad_fn["x-switchyard"] =
+        json!({ "executor": { "kind": "http", "method": "GET", "url": "https://x.test/", "timeout_ms": "soon" } });
+    let bad_json = write(dir.path(), "late.json", &json!([bad_fn]));
+    let toml = dir.path().join("late.toml");
+    fs::write(
+        &toml,
+        "[[tool]]\nname = \"slow\"\ndescription = \"d\"\n[tool.executor]\nkind = \"http\"\nmethod = \"GET\"\nurl = \"https://x.test/\"\ntimeout_ms = \"soon\"\n",
+    )
+    .unwrap();
+    for (path, field) in [(&bad_json, "x-switchyard.executor.timeout_ms"), (&toml, "executor.timeout_ms")] {
+        let paths = [good.clone(), path.clone()];
+        let text = load_library(&paths, std::slice::from_ref(&options)).unwrap_err().to_string();
+        assert!(text.contains(field) && text.contains("expected a whole number"), "{text}");
+    }
+    // The first failing source in the list is the one reported, whichever
+    // file is read first.
+    let text = load_library(&[good, bad_json, toml], &[options]).unwrap_err().to_string();
+    assert!(text.contains("late.json"), "{text}");
+}

@@ -138,7 +138,7 @@ fn large_state(n: usize) -> SessionState {
             task_list: vec![],
             available_models: vec![],
             pace_ms: 0,
-            graph: Some(GraphSnapshot { iteration: 3, edges, scores }),
+            graph: Some(GraphSnapshot::new(3, edges, scores)),
         },
     };
     SessionState::from_events([&ev])
@@ -379,4 +379,55 @@ proptest::proptest! {
             draw(&state, &view(GraphMode::Whole, Some("t2")), w, h);
         }
     }
+}
+
+#[test]
+fn a_snapshot_names_each_node_once_and_gives_a_uniform_row_one_weight() {
+    let edges = vec![
+        ("start".to_string(), "a".to_string(), 0.75),
+        ("start".to_string(), "b".to_string(), 0.25),
+        ("a".to_string(), "a".to_string(), 0.5),
+        ("a".to_string(), "end".to_string(), 0.5),
+        ("start".to_string(), "c".to_string(), 0.0),
+    ];
+    let snapshot = GraphSnapshot::new(4, edges.clone(), vec![]);
+    let json = serde_json::to_string(&snapshot).unwrap();
+    assert_eq!(
+        json,
+        r#"{"iteration":4,"nodes":["start","a","b","end","c"],"rows":[[0,[1,2,4],[0.75,0.25,0.0]],[1,[1,3],0.5]],"scores":[]}"#
+    );
+    let back: GraphSnapshot = serde_json::from_str(&json).unwrap();
+    let mut got: Vec<(String, String, f64)> = back.edges().map(|(f, t, w)| (f.into(), t.into(), w)).collect();
+    let mut want = edges;
+    got.sort_by(|x, y| x.partial_cmp(y).unwrap());
+    want.sort_by(|x, y| x.partial_cmp(y).unwrap());
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_shared_row_weight_reaches_every_unlisted_edge_and_its_history() {
+    use switchyard::graph::{GraphUpdate, RowChange, WeightChange};
+    let mut state = large_state(4);
+    let update = |iteration, weights: Vec<(&str, f64)>, rest| GraphUpdate {
+        iteration,
+        scores: vec![],
+        weights: weights
+            .into_iter()
+            .map(|(to, new)| WeightChange { from: "start".into(), to: to.into(), old: 0.0, new })
+            .collect(),
+        rows: vec![RowChange { from: "start".into(), rest }],
+    };
+    let event = |u| Event { v: 2, run: 1, step: 0, t: 1, kind: EventKind::GraphUpdated { update: u } };
+    state.apply(&event(update(4, vec![("tool_0001", 0.4)], 0.2)));
+    state.apply(&event(update(5, vec![("tool_0002", 0.0)], 1.0 / 3.0)));
+    let g = state.graph.as_ref().unwrap();
+    let row: Vec<f64> = (0..4).map(|i| g.weight("start", &format!("tool_{i:04}")).unwrap()).collect();
+    assert_eq!(row, [1.0 / 3.0, 1.0 / 3.0, 0.0, 1.0 / 3.0]);
+    assert_eq!(g.weight_changes("start", "tool_0001"), [(4, 0.4), (5, 1.0 / 3.0)]);
+    assert_eq!(g.weight_changes("start", "tool_0002"), [(4, 0.2), (5, 0.0)]);
+    assert_eq!(g.weight_changes("start", "tool_0003"), [(4, 0.2), (5, 1.0 / 3.0)]);
+    assert!(g.weight_changes("tool_0003", "end").is_empty());
+    // tool_0002 lost its only positive edge in.
+    assert_eq!(g.in_degree.get("tool_0002"), Some(&0));
+    assert_eq!(g.in_degree.get("tool_0003"), Some(&1));
 }

@@ -307,12 +307,10 @@ fn chart_series(state: &SessionState, g: &GraphView, focus: &str) -> Option<Seri
     let prev = previous_node(state, g, focus);
     let last = g.iteration;
     let score = sampled(g.score_history.iter().filter(|h| h.1 == focus).map(|h| (h.0, h.2)), last, g.score(focus));
-    let weight = g
-        .weight(&prev, focus)
-        .map(|w| sampled(g.weight_history.iter().filter(|h| h.1 == prev && h.2 == focus).map(|h| (h.0, h.3)), last, w));
+    let weight = g.weight(&prev, focus).map(|w| sampled(g.weight_changes(&prev, focus).into_iter(), last, w));
     let twin = twin_of(g, &prev, focus).and_then(|t| {
         let w = g.weight(&prev, t)?;
-        let pts = sampled(g.weight_history.iter().filter(|h| h.1 == prev && h.2 == t).map(|h| (h.0, h.3)), last, w);
+        let pts = sampled(g.weight_changes(&prev, t).into_iter(), last, w);
         Some((t.to_string(), pts))
     });
     if score.is_empty() && weight.is_none() {
