@@ -99,7 +99,7 @@ fn fill_url(url: &str, args: &Value) -> Result<(String, Map<String, Value>), Too
 
 /// Resolves the manifest's headers. Values read from the environment are
 /// marked sensitive and never quoted in an error.
-fn build_headers(headers: &BTreeMap<String, HeaderValue>) -> Result<reqwest::header::HeaderMap, ToolError> {
+pub(crate) fn build_headers(headers: &BTreeMap<String, HeaderValue>) -> Result<reqwest::header::HeaderMap, ToolError> {
     use reqwest::header::{HeaderMap, HeaderName, HeaderValue as Hv};
     let mut map = HeaderMap::new();
     for (name, value) in headers {

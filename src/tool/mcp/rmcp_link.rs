@@ -19,7 +19,6 @@ use tokio::sync::{oneshot, watch};
 use super::child;
 use super::config::{McpServerConfig, Transport};
 use super::link::{CallOutput, LinkError, McpLink, RemoteTool};
-use crate::tool::HeaderValue;
 
 /// Lines of a server's stderr kept to explain why it died.
 const STDERR_TAIL: usize = 8;
@@ -256,26 +255,13 @@ struct HttpLink {
     service: tokio::sync::Mutex<Option<Service>>,
 }
 
-fn header_map(config: &McpServerConfig) -> Result<HashMap<http::HeaderName, http::HeaderValue>, LinkError> {
-    let mut map = HashMap::new();
-    for (name, value) in &config.headers {
-        let text = match value {
-            HeaderValue::Literal(s) => s.clone(),
-            HeaderValue::Env { env, prefix } => {
-                let v = std::env::var(env).map_err(|_| {
-                    LinkError::Start(format!("header '{name}': the environment variable '{env}' is not set"))
-                })?;
-                format!("{prefix}{v}")
-            }
-        };
-        let key = http::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| LinkError::Start(format!("'{name}' is not a valid header name")))?;
-        // The value may be a secret: never echo it.
-        let value = http::HeaderValue::from_str(&text)
-            .map_err(|_| LinkError::Start(format!("header '{name}': the value is not a valid header value")))?;
-        map.insert(key, value);
-    }
-    Ok(map)
+/// The entry's headers, resolved as an http tool's are (a value from the
+/// environment is sensitive and never quoted).
+fn header_map(
+    config: &McpServerConfig,
+) -> Result<HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>, LinkError> {
+    let map = crate::tool::http::build_headers(&config.headers).map_err(|e| LinkError::Start(e.message))?;
+    Ok(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
 }
 
 impl HttpLink {
