@@ -3,7 +3,7 @@
 //! The command line, the tests and the workbench all start sessions here.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -190,10 +190,9 @@ pub fn load_tools(config: &Config) -> Result<Tools, SetupError> {
     let mut mcp = None;
     if !config.mcp.is_empty() {
         let taken: HashSet<String> = lib.names().map(str::to_string).collect();
-        let dir = config.path.as_deref().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
         let shown = config.path.as_deref().map_or_else(|| "config".to_string(), |p| p.display().to_string());
         let (hub, specs) =
-            McpHub::start(&config.mcp, &dir, &taken).map_err(|source| SetupError::Mcp { config: shown, source })?;
+            McpHub::start(&config.mcp, &taken).map_err(|source| SetupError::Mcp { config: shown, source })?;
         for spec in specs {
             lib.insert(spec)?;
         }

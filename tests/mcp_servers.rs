@@ -220,7 +220,7 @@ fn a_server_that_cannot_start_is_named_with_exit_1() {
 
 /// A hub over `configs`, with a channel of its state changes.
 fn hub(configs: &[McpServerConfig]) -> (McpHub, mpsc::Receiver<ServerEvent>) {
-    let (hub, _) = McpHub::start(configs, Path::new("."), &HashSet::new()).unwrap();
+    let (hub, _) = McpHub::start(configs, &HashSet::new()).unwrap();
     let (tx, rx) = mpsc::channel();
     hub.listen(Box::new(move |e| {
         let _ = tx.send(e);
@@ -359,7 +359,7 @@ async fn a_remote_server_over_http_is_called_and_goes_down_when_it_stays_away() 
     let mut config = McpServerConfig::remote("remote", &format!("http://127.0.0.1:{port}/mcp"));
     config.max_restarts = 1;
     config.timeout_ms = 3_000;
-    let (hub, specs) = McpHub::start(std::slice::from_ref(&config), Path::new("."), &HashSet::new()).unwrap();
+    let (hub, specs) = McpHub::start(std::slice::from_ref(&config), &HashSet::new()).unwrap();
     assert!(specs.iter().any(|t| t.name == "get-sum" && matches!(t.executor, ExecutorSpec::Mcp { .. })));
     let (tx, rx) = mpsc::channel();
     hub.listen(Box::new(move |e| {

@@ -169,10 +169,6 @@ impl Executor {
         Executor { mcp: Some(hub), ..self }
     }
 
-    pub fn mcp(&self) -> Option<&Arc<McpHub>> {
-        self.mcp.as_ref()
-    }
-
     /// Where a call's answer came from when not from the tool itself: a
     /// replayed cassette, a recorded or a synthesized executor. An injected
     /// fault (other than a delay) or refused arguments never reached it.

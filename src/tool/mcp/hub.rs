@@ -4,7 +4,6 @@
 //! any runtime (or none) can call through it.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -75,7 +74,6 @@ impl Shared {
 
 struct Server {
     config: McpServerConfig,
-    dir: PathBuf,
     link: Mutex<Option<Arc<dyn McpLink>>>,
     state: Mutex<(ServerState, Option<String>)>,
     shared: Arc<Shared>,
@@ -138,7 +136,7 @@ impl Server {
             if self.shared.closing.load(Ordering::SeqCst) {
                 return;
             }
-            match connect(&self.config, &self.dir).await {
+            match connect(&self.config).await {
                 Ok(link) if self.shared.closing.load(Ordering::SeqCst) => {
                     link.kill();
                     return;
@@ -217,11 +215,7 @@ impl McpHub {
     /// that cannot be started is the error (and the others are stopped).
     /// `taken` holds the tool names other sources use. Blocks the calling
     /// thread (any runtime's, or none).
-    pub fn start(
-        configs: &[McpServerConfig],
-        dir: &Path,
-        taken: &HashSet<String>,
-    ) -> Result<(McpHub, Vec<ToolSpec>), McpError> {
+    pub fn start(configs: &[McpServerConfig], taken: &HashSet<String>) -> Result<(McpHub, Vec<ToolSpec>), McpError> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("mcp")
@@ -231,10 +225,9 @@ impl McpHub {
         let shared = Arc::new(Shared::default());
         let (tx, rx) = std::sync::mpsc::channel();
         let jobs: Vec<_> = configs.to_vec();
-        let dir2 = dir.to_path_buf();
         rt.spawn(async move {
             let started = futures::future::join_all(jobs.iter().map(|c| async {
-                let link = connect(c, &dir2).await?;
+                let link = connect(c).await?;
                 let tools = link.list_tools().await?;
                 Ok::<(Arc<dyn McpLink>, Vec<RemoteTool>), LinkError>((link, tools))
             }))
@@ -261,7 +254,6 @@ impl McpHub {
         for (config, (link, remote)) in links {
             let server = Arc::new(Server {
                 config: config.clone(),
-                dir: dir.to_path_buf(),
                 link: Mutex::new(None),
                 state: Mutex::new((ServerState::Running, None)),
                 shared: Arc::clone(&shared),
@@ -280,7 +272,7 @@ impl McpHub {
         }
     }
 
-    pub fn names(&self) -> Vec<&str> {
+    fn names(&self) -> Vec<&str> {
         self.servers.iter().map(|s| s.name()).collect()
     }
 
@@ -298,10 +290,6 @@ impl McpHub {
     pub fn pid(&self, server: &str) -> Option<u32> {
         let s = self.servers.iter().find(|s| s.name() == server)?;
         lock(&s.link).as_ref()?.pid()
-    }
-
-    pub fn state(&self, server: &str) -> Option<ServerState> {
-        self.servers.iter().find(|s| s.name() == server).map(|s| lock(&s.state).0)
     }
 
     /// Calls `tool` (the server's own name for it) on `server`.

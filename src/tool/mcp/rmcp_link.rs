@@ -2,7 +2,6 @@
 //! server over Streamable HTTP.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -35,13 +34,13 @@ fn client_info() -> ClientConfig {
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
-/// Connects to the server `config` names; `dir` is where a relative `cwd`
-/// is resolved (the config's folder).
-pub async fn connect(config: &McpServerConfig, dir: &Path) -> Result<Arc<dyn McpLink>, LinkError> {
+/// Connects to the server `config` names (the config has made its paths
+/// absolute).
+pub async fn connect(config: &McpServerConfig) -> Result<Arc<dyn McpLink>, LinkError> {
     let limit = Duration::from_millis(config.timeout_ms);
     match config.transport() {
         Transport::Stdio { command } => {
-            let link = StdioLink::start(config, command, dir, limit).await?;
+            let link = StdioLink::start(config, command, limit).await?;
             Ok(Arc::new(link))
         }
         Transport::Http { url } => {
@@ -99,7 +98,7 @@ struct StdioLink {
 }
 
 impl StdioLink {
-    async fn start(config: &McpServerConfig, program: &str, dir: &Path, limit: Duration) -> Result<Self, LinkError> {
+    async fn start(config: &McpServerConfig, program: &str, limit: Duration) -> Result<Self, LinkError> {
         let mut command = Command::new(program);
         command.args(&config.args).env_clear();
         for name in BASE_ENV {
@@ -113,7 +112,7 @@ impl StdioLink {
             command.env(name, value);
         }
         if let Some(cwd) = &config.cwd {
-            command.current_dir(dir.join(cwd));
+            command.current_dir(cwd);
         }
         let (mut process, pgid) =
             child::spawn(command).map_err(|e| LinkError::Start(format!("could not start '{program}': {e}")))?;
@@ -124,7 +123,7 @@ impl StdioLink {
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let kept = Arc::clone(&tail);
         let name = config.name.clone();
-        tokio::spawn(async move {
+        let reader = tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 tracing::debug!(server = %name, "stderr: {line}");
@@ -155,8 +154,9 @@ impl StdioLink {
                 },
                 Err(e) => format!("the server could not be waited for: {e}"),
             };
-            // Let the stderr reader take the last lines first.
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            // The last lines explain the death: let the reader take them (it
+            // ends at the pipe's end, unless a grandchild holds it open).
+            let _ = tokio::time::timeout(Duration::from_millis(200), reader).await;
             let last: Vec<String> = tail.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect();
             let why = match last.last() {
                 Some(line) => format!("{why} (stderr: {})", line.trim()),
