@@ -7,6 +7,7 @@
 
 pub mod budget;
 pub mod config;
+pub mod dataset;
 pub mod engine;
 pub mod eval;
 pub mod graph;

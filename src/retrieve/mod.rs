@@ -1,9 +1,16 @@
 //! Retrieval of tools for a task (DESIGN §3.3). The built-in retriever is
 //! lexical (BM25) and needs no download; its tokenizer and query similarity
-//! are shared with the simulated model and budget planning.
+//! are shared with the simulated model and budget planning. Dense embedders
+//! (MiniLM in process, or an OpenAI-compatible endpoint) add cosine scores,
+//! and CoTools' trained heads reshape those vectors for tool selection.
 
+pub mod blend;
 pub mod bm25;
+pub mod embed;
+pub mod index;
+pub mod minilm;
 mod tokens;
 
 pub use bm25::{Bm25Index, Hit};
+pub use embed::{EmbedError, Embedder};
 pub use tokens::{similarity, tokenize};

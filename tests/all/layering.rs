@@ -33,7 +33,7 @@ use std::path::Path;
 /// strategies; config and session wire a run together from files; the UI and
 /// the command line are front ends over sessions.
 const LAYERS: &[(u32, &[&str])] = &[
-    (0, &["text", "task", "jsonl"]),
+    (0, &["text", "task", "jsonl", "dataset"]),
     (1, &["tool", "model", "graph", "retrieve", "budget"]),
     (2, &["engine"]),
     (3, &["strategy"]),

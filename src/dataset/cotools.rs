@@ -1,0 +1,282 @@
+//! The CoTools / ToolkenGPT format, shared by SimpleToolQuestions, KAMEL,
+//! FuncQA, GSM8K-XL and VirtualHome: a `tool.json` pool, question files
+//! (`{"question", "tool", "result"}` per line) and annotated text files
+//! (`{"text", "start_str_idx", "tool_calling"}` per line).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// A file that cannot be read as the format says, naming where.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {reason}")]
+    Format { path: PathBuf, reason: String },
+    #[error("{path}:{line}: {reason}")]
+    Line { path: PathBuf, line: usize, reason: String },
+}
+
+/// One tool of a pool: its id without angle brackets (`P65`,
+/// `people/person/place_of_birth`) and its description.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDoc {
+    pub id: String,
+    pub description: String,
+}
+
+impl ToolDoc {
+    /// The text a retriever indexes: the id's words (`people person place
+    /// of birth`) then the description. An id that is only a code (`P65`)
+    /// adds nothing and is left out.
+    pub fn text(&self) -> String {
+        let words = self.id.replace(['/', '_', '.', '-'], " ");
+        let informative = words.split_whitespace().any(|w| w.chars().filter(|c| c.is_alphabetic()).count() > 1);
+        if informative { format!("{}: {}", words.trim(), self.description) } else { self.description.clone() }
+    }
+}
+
+/// The tools of a `tool.json`, in the file's `tool_dict` order.
+#[derive(Debug, Clone, Default)]
+pub struct ToolPool {
+    pub tools: Vec<ToolDoc>,
+}
+
+impl ToolPool {
+    /// Reads `tool.json`: `tool_information` maps `<id>` to either
+    /// `{"tool_name", "tool_description"}` or a description string; the
+    /// order is `tool_dict`'s indices (the file's order when it has none).
+    pub fn load(path: &Path) -> Result<Self, DataError> {
+        let text = read(path)?;
+        let doc: Value = serde_json::from_str(&text)
+            .map_err(|e| DataError::Format { path: path.into(), reason: format!("not JSON: {e}") })?;
+        let info = doc
+            .get("tool_information")
+            .and_then(Value::as_object)
+            .ok_or_else(|| DataError::Format { path: path.into(), reason: "no `tool_information` object".into() })?;
+        let mut tools = Vec::with_capacity(info.len());
+        for (key, v) in info {
+            let description = match v {
+                Value::String(s) => s.clone(),
+                Value::Object(o) => {
+                    o.get("tool_description").and_then(Value::as_str).map(str::to_owned).ok_or_else(|| {
+                        DataError::Format {
+                            path: path.into(),
+                            reason: format!("tool_information.{key}: no `tool_description` string"),
+                        }
+                    })?
+                }
+                _ => {
+                    return Err(DataError::Format {
+                        path: path.into(),
+                        reason: format!("tool_information.{key}: neither a string nor an object"),
+                    });
+                }
+            };
+            tools.push(ToolDoc { id: bare(key).to_owned(), description });
+        }
+        if tools.is_empty() {
+            return Err(DataError::Format { path: path.into(), reason: "`tool_information` is empty".into() });
+        }
+        if let Some(order) = doc.get("tool_dict").and_then(Value::as_object) {
+            let rank: HashMap<&str, u64> = order.iter().filter_map(|(k, v)| Some((bare(k), v.as_u64()?))).collect();
+            tools.sort_by_key(|t| rank.get(t.id.as_str()).copied().unwrap_or(u64::MAX));
+        }
+        Ok(ToolPool { tools })
+    }
+
+    pub fn position(&self, id: &str) -> Option<usize> {
+        let id = bare(id);
+        self.tools.iter().position(|t| t.id == id)
+    }
+}
+
+/// A test question with its gold tool (when the file has one) and answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    /// `case_idx`, else the line number.
+    pub id: String,
+    pub question: String,
+    pub tool: Option<String>,
+    pub answer: Value,
+}
+
+impl Question {
+    /// Reads a question file; `question` is required on every line.
+    pub fn load(path: &Path) -> Result<Vec<Question>, DataError> {
+        let mut out = Vec::new();
+        for (line, v) in lines(path)? {
+            let field = |name: &str| v.get(name);
+            let question = field("question").and_then(Value::as_str).ok_or_else(|| DataError::Line {
+                path: path.into(),
+                line,
+                reason: "missing field `question` (a string)".into(),
+            })?;
+            let tool = match field("tool") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(bare(s).to_owned()),
+                Some(_) => {
+                    return Err(DataError::Line {
+                        path: path.into(),
+                        line,
+                        reason: "field `tool` is not a string".into(),
+                    });
+                }
+            };
+            let id = match field("case_idx") {
+                Some(Value::Number(n)) => n.to_string(),
+                Some(Value::String(s)) => s.clone(),
+                _ => line.to_string(),
+            };
+            out.push(Question {
+                id,
+                question: question.to_owned(),
+                tool,
+                answer: field("result").cloned().unwrap_or(Value::Null),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Reads a file that must give every question its gold tool (retrieval
+    /// evaluation); a line without one is an error naming it.
+    pub fn load_with_tools(path: &Path) -> Result<Vec<Question>, DataError> {
+        let qs = Self::load(path)?;
+        if let Some(i) = qs.iter().position(|q| q.tool.is_none()) {
+            return Err(DataError::Line {
+                path: path.into(),
+                line: i + 1,
+                reason: "missing field `tool` (the gold tool); retrieval needs it on every line".into(),
+            });
+        }
+        Ok(qs)
+    }
+}
+
+/// One annotated text: where in it each tool was called.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallText {
+    pub text: String,
+    /// (character offset in `text`, tool id) per call, in order.
+    pub calls: Vec<(usize, String)>,
+}
+
+impl CallText {
+    /// Reads an annotated text file (`text`, `start_str_idx`, `tool_calling`
+    /// with `call_tool` per call). Offsets count characters, as in Python.
+    pub fn load(path: &Path) -> Result<Vec<CallText>, DataError> {
+        let mut out = Vec::new();
+        for (line, v) in lines(path)? {
+            let err = |reason: String| DataError::Line { path: path.into(), line, reason };
+            let text = v.get("text").and_then(Value::as_str).ok_or_else(|| err("missing field `text`".into()))?;
+            let starts = v
+                .get("start_str_idx")
+                .and_then(Value::as_array)
+                .ok_or_else(|| err("missing field `start_str_idx`".into()))?;
+            let calls = v
+                .get("tool_calling")
+                .and_then(Value::as_array)
+                .ok_or_else(|| err("missing field `tool_calling`".into()))?;
+            if starts.len() != calls.len() {
+                return Err(err(format!("{} offsets in `start_str_idx` but {} calls", starts.len(), calls.len())));
+            }
+            let chars = text.chars().count();
+            let mut pairs = Vec::with_capacity(calls.len());
+            for (i, (s, c)) in starts.iter().zip(calls).enumerate() {
+                let at = s.as_u64().map(|n| n as usize).filter(|&n| n <= chars).ok_or_else(|| {
+                    err(format!("start_str_idx[{i}] is not an offset within the text ({chars} characters)"))
+                })?;
+                let tool = c
+                    .get("call_tool")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| err(format!("tool_calling[{i}]: missing `call_tool`")))?;
+                pairs.push((at, bare(tool).to_owned()));
+            }
+            out.push(CallText { text: text.to_owned(), calls: pairs });
+        }
+        Ok(out)
+    }
+
+    /// The text before character `at`.
+    pub fn prefix(&self, at: usize) -> &str {
+        let end = self.text.char_indices().nth(at).map_or(self.text.len(), |(b, _)| b);
+        &self.text[..end]
+    }
+
+    /// (query, tool) pairs for training a retriever: the query is the text
+    /// before each call; a `Question: … Answer: …` framing keeps the
+    /// question alone, as a test question reads.
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        self.calls.iter().map(|(at, tool)| (query_of(self.prefix(*at)), tool.clone())).collect()
+    }
+}
+
+fn query_of(prefix: &str) -> String {
+    let p = prefix.trim();
+    for (q, a) in [("Question:", "\nAnswer:"), ("Q:", "\nA:")] {
+        if let Some(rest) = p.strip_prefix(q) {
+            if let Some(end) = rest.find(a) {
+                return rest[..end].trim().to_owned();
+            }
+            return rest.trim().to_owned();
+        }
+    }
+    p.to_owned()
+}
+
+fn bare(id: &str) -> &str {
+    id.strip_prefix('<').and_then(|s| s.strip_suffix('>')).unwrap_or(id)
+}
+
+fn read(path: &Path) -> Result<String, DataError> {
+    std::fs::read_to_string(path).map_err(|source| DataError::Io { path: path.into(), source })
+}
+
+/// Non-blank lines as JSON values, numbered from 1.
+fn lines(path: &Path) -> Result<Vec<(usize, Value)>, DataError> {
+    let text = read(path)?;
+    let mut out = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(l).map_err(|e| DataError::Line {
+            path: path.into(),
+            line: i + 1,
+            reason: format!("not JSON: {e}"),
+        })?;
+        if !v.is_object() {
+            return Err(DataError::Line { path: path.into(), line: i + 1, reason: "not a JSON object".into() });
+        }
+        out.push((i + 1, v));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_query_of_a_framed_text_is_its_question() {
+        assert_eq!(query_of("Question: Who founded X?\nAnswer: The answer is"), "Who founded X?");
+        assert_eq!(query_of("Where was Peter Costigan born?"), "Where was Peter Costigan born?");
+        assert_eq!(query_of("Q: 2 plus 3?\nA: It is 2+3="), "2 plus 3?");
+    }
+
+    #[test]
+    fn prefixes_count_characters_not_bytes() {
+        let t = CallText { text: "Tüpraş owns X".into(), calls: vec![(7, "P1".into())] };
+        assert_eq!(t.prefix(7), "Tüpraş ");
+    }
+
+    #[test]
+    fn a_code_id_is_left_out_of_the_text_and_a_path_id_is_spelt_out() {
+        let code = ToolDoc { id: "P65".into(), description: "discoverer(x): who found x".into() };
+        assert_eq!(code.text(), "discoverer(x): who found x");
+        let path = ToolDoc { id: "people/person/place_of_birth".into(), description: "place of birth.".into() };
+        assert_eq!(path.text(), "people person place of birth: place of birth.");
+    }
+}

@@ -1,0 +1,7 @@
+//! Benchmark data in the papers' own formats, read as they are published
+//! (see `../shared/data/*/README.md`). Retrieval evaluation, head training
+//! and the benchmark runs all read through these loaders.
+
+pub mod cotools;
+
+pub use cotools::{CallText, DataError, Question, ToolDoc, ToolPool};
