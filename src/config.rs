@@ -11,6 +11,7 @@ use crate::engine::{ModelSlot, Models, Params, StrategyKind};
 use crate::model::openai::{OpenAiConfig, OpenAiModel};
 use crate::model::price::Price;
 use crate::model::{ChatModel, Role};
+use crate::retrieve::RetrievalConfig;
 use crate::sim::{SimConfig, SimModel};
 use crate::strategy::rewoo::prompt::{Category, default_categories};
 use crate::tool::FileOptions;
@@ -103,6 +104,8 @@ struct RawConfig {
     btp: Option<BtpConfig>,
     #[serde(default)]
     rewoo: Option<RawRewoo>,
+    #[serde(default)]
+    retrieval: Option<RetrievalConfig>,
     #[serde(default)]
     models: BTreeMap<String, ModelConfig>,
     #[serde(default)]
@@ -226,6 +229,8 @@ pub struct Config {
     pub params: Params,
     pub btp: BtpConfig,
     pub rewoo: RewooConfig,
+    /// How tools are retrieved (`[retrieval]`).
+    pub retrieval: RetrievalConfig,
     pub models: BTreeMap<String, ModelConfig>,
     /// Role → model name.
     pub roles: BTreeMap<Role, String>,
@@ -269,6 +274,7 @@ impl Default for Config {
             params: Params::default(),
             btp: BtpConfig::default(),
             rewoo: RewooConfig::default(),
+            retrieval: RetrievalConfig::default(),
             models,
             roles: Role::ALL.into_iter().map(|r| (r, "sim".to_string())).collect(),
         }
@@ -356,6 +362,11 @@ impl Config {
                 return Err(field("btp", "default_freq and time_rate must be numbers >= 0".into()));
             }
             c.btp = b;
+        }
+        if let Some(mut r) = raw.retrieval {
+            r.check().map_err(|(f, why)| field(&format!("retrieval.{f}"), why))?;
+            r.heads = r.heads.map(rel);
+            c.retrieval = r;
         }
         if let Some(r) = raw.rewoo
             && let Some(items) = r.categories

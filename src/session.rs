@@ -18,6 +18,7 @@ use crate::engine::{
 use crate::graph::{GraphError, GraphStore, ToolGraph, read_trajectories};
 use crate::model::cassette::{Cassette, CassetteError};
 use crate::model::{ChatModel, Role};
+use crate::retrieve::{EmbedError, Embedder, EmbedderKind, Reshape, Retriever};
 use crate::strategy::rewoo::Rewoo;
 use crate::task::{Task, TaskError, load_tasks};
 use crate::tool::ToolLibrary;
@@ -47,6 +48,8 @@ pub enum SetupError {
     Engine(#[from] EngineError),
     #[error("{config}: {source}")]
     Mcp { config: String, source: McpError },
+    #[error("retrieval: {0}")]
+    Retrieval(#[from] EmbedError),
     #[error("{0}")]
     Invalid(String),
 }
@@ -371,6 +374,7 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
         StrategyKind::Rewoo => Box::new(Rewoo { categories: config.rewoo.categories.clone() }),
         kind => kind.into(),
     };
+    let retriever = open_retriever(config, &library)?;
     let mut setup = EngineSetup::new(library, models, plays);
     setup.params = params;
     setup.seed = seed;
@@ -399,6 +403,8 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     btp.defaults = crate::budget::estimate::Defaults { value: config.btp.default_value, freq: config.btp.default_freq };
     setup.btp = Some(btp);
     setup.graph_store = graph_store;
+    setup.retriever = retriever;
+    setup.requery = config.retrieval.requery;
     setup.executor = match &mcp {
         Some(hub) => executor.with_mcp(Arc::clone(hub)),
         None => executor,
@@ -412,6 +418,32 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
         engine.set_trace(TraceWriter::create(p)?);
     }
     Ok(Prepared { engine, handle, tasks })
+}
+
+/// The config's retriever over `library`; None keeps the engine's BM25 (the
+/// default, which needs no data directory).
+pub fn open_retriever(config: &Config, library: &ToolLibrary) -> Result<Option<Retriever>, SetupError> {
+    if config.retrieval.embedder == EmbedderKind::Lexical {
+        return Ok(None);
+    }
+    let data = config.data_dir()?;
+    let Some(embedder) = config.retrieval.embedder(&data)? else {
+        return Ok(None);
+    };
+    let heads = match &config.retrieval.heads {
+        Some(path) => Some(load_heads(path, embedder.as_ref())?),
+        None => None,
+    };
+    let docs = library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str()));
+    let retriever = config.retrieval.open(docs, embedder, &data, heads)?;
+    Ok(Some(retriever))
+}
+
+/// Trained heads for `embedder`, refused when they were trained on another.
+pub fn load_heads(path: &std::path::Path, embedder: &dyn Embedder) -> Result<Arc<dyn Reshape>, SetupError> {
+    // Wired to CoTools' heads when they land (branch `heads`).
+    let _ = embedder;
+    Err(SetupError::Invalid(format!("retrieval.heads: {}: heads cannot be loaded yet", path.display())))
 }
 
 /// Runs a prepared session to its end and saves the learnt graph if asked.

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use serde::{Deserialize, Serialize};
 
-use super::estimate::{Defaults, estimate};
+use super::estimate::{Defaults, estimate_with};
 use super::experience::{Experience, ExperienceStore, judge_rule};
 use super::plan::{Item, make_plan};
 use crate::model::Usage;
@@ -122,9 +122,10 @@ pub fn plan_run(
     budget: f64,
     fixed_cost: f64,
     tau: f64,
+    sim: &dyn Fn(&str, &str) -> f64,
 ) -> PlannedRun {
     let names: Vec<String> = candidates.iter().map(|(n, _)| n.clone()).collect();
-    let estimates = estimate(query, &names, setup.experience.records(), tau, setup.defaults);
+    let estimates = estimate_with(query, &names, setup.experience.records(), tau, setup.defaults, sim);
     let items: Vec<Item> = candidates
         .iter()
         .zip(&estimates)

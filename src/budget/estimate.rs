@@ -48,13 +48,26 @@ impl Default for Defaults {
 /// with q over the distinct past queries in which t was used and F(q, t) the
 /// number of times it was used for q. A tool with no experience gets
 /// `defaults` (and v₀ < τ still gives F̃ = 0). `sim` is
-/// [`crate::retrieve::similarity`].
+/// [`crate::retrieve::similarity`] (see [`estimate_with`] for another).
 pub fn estimate(
     query: &str,
     tools: &[String],
     experience: &[Experience],
     tau: f64,
     defaults: Defaults,
+) -> Vec<Estimate> {
+    estimate_with(query, tools, experience, tau, defaults, &similarity)
+}
+
+/// [`estimate`] with the query similarity `sim` given: the retriever's
+/// dense cosine when an embedder is loaded.
+pub fn estimate_with(
+    query: &str,
+    tools: &[String],
+    experience: &[Experience],
+    tau: f64,
+    defaults: Defaults,
+    sim: &dyn Fn(&str, &str) -> f64,
 ) -> Vec<Estimate> {
     // Runs before every task over a store that may hold tens of thousands of
     // usages: group once, and score each distinct past query once.
@@ -76,7 +89,7 @@ pub fn estimate(
             let mut per_query: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
             let (mut num, mut den) = (0.0, 0.0);
             for u in uses {
-                let w = *cache.entry(u.query.as_str()).or_insert_with(|| similarity(query, &u.query).exp());
+                let w = *cache.entry(u.query.as_str()).or_insert_with(|| sim(query, &u.query).exp());
                 num += if u.helpful { w } else { 0.0 };
                 den += w;
                 per_query.entry(u.query.as_str()).or_insert((w, 0)).1 += 1;

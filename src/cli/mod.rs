@@ -6,6 +6,7 @@ mod args;
 mod budget;
 mod eval;
 mod graph;
+mod retrieval;
 mod run;
 mod setup;
 mod summary;
@@ -24,6 +25,7 @@ use switchyard::config::Config;
 use budget::ExperienceCommand;
 use eval::EvalArgs;
 use graph::GraphCommand;
+use retrieval::{HowArgs, RetrievalCommand};
 use run::RunArgs;
 use setup::init_logging;
 use tools::ToolsCommand;
@@ -88,6 +90,20 @@ enum Command {
     /// The library's tools: list them, or call one by hand.
     #[command(subcommand)]
     Tools(ToolsCommand),
+    /// The library's top tools for a task, with each score's parts (lexical, dense, heads).
+    Retrieve {
+        #[arg(long)]
+        task: String,
+        #[arg(short, long, default_value_t = 5)]
+        k: usize,
+        #[command(flatten)]
+        how: HowArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Tool retrieval: measure it on a benchmark, train CoTools' heads.
+    #[command(subcommand)]
+    Retrieval(RetrievalCommand),
 }
 
 pub fn main() -> Result<ExitCode> {
@@ -118,6 +134,8 @@ pub fn main() -> Result<ExitCode> {
         Command::Tools(ToolsCommand::Call { name, args, seed, json, mcp_url }) => {
             tools::call(&tools::source(config, mcp_url), &name, &args, seed, json)
         }
+        Command::Retrieve { task, k, how, json } => retrieval::retrieve(&config, &task, k, &how, json),
+        Command::Retrieval(cmd) => retrieval::run(&config, cmd),
     }
 }
 

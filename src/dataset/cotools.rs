@@ -34,7 +34,11 @@ impl ToolDoc {
     pub fn text(&self) -> String {
         let words = self.id.replace(['/', '_', '.', '-'], " ");
         let informative = words.split_whitespace().any(|w| w.chars().filter(|c| c.is_alphabetic()).count() > 1);
-        if informative { format!("{}: {}", words.trim(), self.description) } else { self.description.clone() }
+        match (informative, self.description.is_empty()) {
+            (true, false) => format!("{}: {}", words.trim(), self.description),
+            (true, true) => words.trim().to_owned(),
+            (false, _) => self.description.clone(),
+        }
     }
 }
 
@@ -141,8 +145,25 @@ impl Question {
     }
 
     /// Reads a file that must give every question its gold tool (retrieval
-    /// evaluation); a line without one is an error naming it.
+    /// evaluation); a line without one is an error naming it. An annotated
+    /// text file (a training or dev split) is read as its (query, tool)
+    /// pairs, so a split's own questions can measure a setting too.
     pub fn load_with_tools(path: &Path) -> Result<Vec<Question>, DataError> {
+        let annotated =
+            lines(path)?.first().is_some_and(|(_, v)| v.get("question").is_none() && v.get("text").is_some());
+        if annotated {
+            return Ok(CallText::load(path)?
+                .iter()
+                .flat_map(CallText::pairs)
+                .enumerate()
+                .map(|(i, (question, tool))| Question {
+                    id: (i + 1).to_string(),
+                    question,
+                    tool: Some(tool),
+                    answer: Value::Null,
+                })
+                .collect());
+        }
         let qs = Self::load(path)?;
         if let Some(i) = qs.iter().position(|q| q.tool.is_none()) {
             return Err(DataError::Line {

@@ -8,6 +8,7 @@ use super::event::EventKind;
 use super::host::{Halt, Strategy};
 pub use crate::budget::btp::BtpSetup;
 use crate::budget::btp::{BudgetReport, PlannedRun, RunBudget, plan_run};
+use crate::retrieve::similarity;
 
 impl Engine {
     /// Algorithm 1 before the first call, when BTP enforces and a budget is set.
@@ -18,8 +19,9 @@ impl Engine {
         if !b.enforce {
             return Ok(None);
         }
-        let lambda = b.lambda;
-        let p = self.compute_plan(query, total, strategy)?;
+        let (lambda, k) = (b.lambda, b.candidates);
+        let candidates = self.retrieve_k(query, k)?;
+        let p = self.compute_plan(query, &candidates, total, strategy)?;
         self.emit(EventKind::PlanMade {
             budget: total,
             fixed_cost: p.fixed_cost,
@@ -34,10 +36,15 @@ impl Engine {
     }
 
     /// The plan for a query under the budget `total`, without running anything.
-    fn compute_plan(&self, query: &str, total: f64, strategy: &dyn Strategy) -> Result<PlannedRun, EngineError> {
+    fn compute_plan(
+        &self,
+        query: &str,
+        candidates: &[String],
+        total: f64,
+        strategy: &dyn Strategy,
+    ) -> Result<PlannedRun, EngineError> {
         let b = self.btp.as_ref().ok_or(EngineError::NoBtp)?;
-        let candidates = self.retrieve_k(query, b.candidates);
-        let shape = strategy.cost_shape(self, query, &candidates);
+        let shape = strategy.cost_shape(self, query, candidates);
         let costs: Vec<(String, f64)> = candidates
             .iter()
             .map(|n| {
@@ -45,7 +52,9 @@ impl Engine {
                 (n.clone(), self.library.get(n).map(|t| t.cost).unwrap_or(0.0) + shape.per_call + time)
             })
             .collect();
-        let mut p = plan_run(b, query, &costs, total, shape.fixed, self.params.tau);
+        // sim(q_u, q) is the retriever's: dense cosine with an embedder.
+        let sim = |a: &str, b: &str| self.retriever.query_similarity(a, b).unwrap_or_else(|| similarity(a, b));
+        let mut p = plan_run(b, query, &costs, total, shape.fixed, self.params.tau, &sim);
         p.run.reserve = shape.reserve;
         Ok(p)
     }
@@ -59,9 +68,10 @@ impl Engine {
     pub fn plan_only(&mut self, query: &str) -> Result<BudgetReport, EngineError> {
         let total = self.params.budget.ok_or(EngineError::NoBudget)?;
         let b = self.btp.as_ref().ok_or(EngineError::NoBtp)?;
-        let (lambda, experience) = (b.lambda, b.experience.records().len());
+        let (lambda, experience, k) = (b.lambda, b.experience.records().len(), b.candidates);
+        let candidates = self.retrieve_k(query, k)?;
         let strategy = self.strategy.take().ok_or(EngineError::Reentered)?;
-        let p = self.compute_plan(query, total, strategy.as_ref());
+        let p = self.compute_plan(query, &candidates, total, strategy.as_ref());
         self.strategy = Some(strategy);
         let p = p?;
         Ok(BudgetReport {

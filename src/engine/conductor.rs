@@ -25,7 +25,7 @@ use super::tally::{Latency, RunTally};
 use super::trace::TraceWriter;
 use crate::budget::btp::BtpSetup;
 use crate::graph::{GraphStore, ToolGraph};
-use crate::retrieve::bm25::Bm25Index;
+use crate::retrieve::Retriever;
 use crate::task::{Task, answer_matches};
 use crate::tool::ToolLibrary;
 use crate::tool::exec::Executor;
@@ -66,6 +66,10 @@ pub struct EngineSetup {
     pub label_cache: Option<PathBuf>,
     /// Runs the tool calls; the session configures its tool cassette here.
     pub executor: Executor,
+    /// Ranks tools for a query (None: BM25 over the library).
+    pub retriever: Option<Retriever>,
+    /// Strategies re-retrieve mid-run with the evidence so far.
+    pub requery: bool,
 }
 
 impl EngineSetup {
@@ -88,6 +92,8 @@ impl EngineSetup {
             btp: None,
             label_cache: None,
             executor: Executor::new(),
+            retriever: None,
+            requery: false,
         }
     }
 }
@@ -150,7 +156,8 @@ pub struct Engine {
     pub(super) controls: mpsc::UnboundedReceiver<Control>,
     sinks: Vec<mpsc::UnboundedSender<Event>>,
     trace: Option<TraceWriter>,
-    pub(super) index: Bm25Index,
+    pub(super) retriever: Retriever,
+    pub(super) requery: bool,
     pub(super) executor: Executor,
     pub(super) faults: FaultTable,
     pub(super) rng: ChaCha8Rng,
@@ -182,7 +189,9 @@ pub struct Engine {
 impl Engine {
     pub fn new(setup: EngineSetup) -> (Engine, EngineHandle) {
         let (tx, rx) = mpsc::unbounded_channel();
-        let index = Bm25Index::new(setup.library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str())));
+        let retriever = setup.retriever.unwrap_or_else(|| {
+            Retriever::lexical(setup.library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str())))
+        });
         let mut graph = setup.graph;
         if setup.strategy.walks_graph() {
             let g = graph.get_or_insert_with(|| {
@@ -211,7 +220,8 @@ impl Engine {
             controls: rx,
             sinks: Vec::new(),
             trace: None,
-            index,
+            retriever,
+            requery: setup.requery,
             executor: setup.executor,
             faults: FaultTable::default(),
             rng: ChaCha8Rng::seed_from_u64(setup.seed ^ 0x5eed_fa17),

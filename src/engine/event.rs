@@ -1,5 +1,6 @@
 //! Everything that happens in a session, as data (DESIGN §6). The trace is
-//! these events, one JSON object a line; any view is a fold over them.
+//! these events, one JSON object a line; any view is a fold over them. The
+//! file is long because the protocol is one enum, kept whole in one place.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -343,6 +344,18 @@ pub enum EventKind {
         index: u32,
         total: u32,
     },
+    /// The retriever's top tools for a query, each with the parts of its
+    /// score, and where the scores came from (`bm25`, the embedder, heads).
+    Retrieved {
+        query: String,
+        source: String,
+        hits: Vec<crate::retrieve::Scored>,
+    },
+    /// The dense part of retrieval failed; BM25 ranks alone from here on.
+    RetrievalFallback {
+        from: String,
+        reason: String,
+    },
     Candidates {
         /// The node the agent stands on (`start` or the last tool used).
         from: String,
@@ -553,6 +566,8 @@ impl EventKind {
         match self {
             EventKind::SessionStarted { .. } => "SessionStarted",
             EventKind::RunStarted { .. } => "RunStarted",
+            EventKind::Retrieved { .. } => "Retrieved",
+            EventKind::RetrievalFallback { .. } => "RetrievalFallback",
             EventKind::Candidates { .. } => "Candidates",
             EventKind::ModelCall { .. } => "ModelCall",
             EventKind::ModelReply { .. } => "ModelReply",

@@ -101,7 +101,10 @@ pub trait Host: Send {
     fn models(&self) -> &Models;
     /// The top `k` tools for a query; fewer matches are filled up from the
     /// library in its order, so `k` is always what is offered.
-    fn retrieve(&self, query: &str, k: usize) -> Vec<String>;
+    fn retrieve(&mut self, query: &str, k: usize) -> Result<Vec<String>, super::EngineError>;
+    /// Retrieve again mid-run with the task and the evidence so far (the
+    /// CoTools query is the reasoning so far, not the task alone).
+    fn requery(&self) -> bool;
     fn graph(&self) -> Option<&ToolGraph>;
     /// The current decision step of the run (0 before the first).
     fn step(&self) -> u32;

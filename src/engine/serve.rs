@@ -19,8 +19,25 @@ use crate::model::{ChatRequest, ChatResponse};
 use crate::tool::{ToolLibrary, ToolResult};
 
 impl Engine {
-    pub(super) fn retrieve_k(&self, query: &str, k: usize) -> Vec<String> {
-        let mut names: Vec<String> = self.index.search(query, k).into_iter().map(|h| h.name).collect();
+    /// The top `k` tools, shown as a `Retrieved` event with each score's
+    /// parts. A dense embedder that fails (an endpoint gone down) is left
+    /// out from then on, and the switch to BM25 is an event of its own.
+    pub(super) fn retrieve_k(&mut self, query: &str, k: usize) -> Result<Vec<String>, EngineError> {
+        let hits = match self.retriever.search(query, k) {
+            Ok(hits) => hits,
+            Err(e) => {
+                let from = self.retriever.source();
+                self.retriever.drop_dense();
+                self.emit(EventKind::RetrievalFallback { from, reason: e.to_string() })?;
+                self.retriever.search_lexical(query, k)
+            }
+        };
+        self.emit(EventKind::Retrieved {
+            query: query.to_owned(),
+            source: self.retriever.source(),
+            hits: hits.clone(),
+        })?;
+        let mut names: Vec<String> = hits.into_iter().map(|h| h.name).collect();
         for t in self.library.names() {
             if names.len() >= k {
                 break;
@@ -29,7 +46,7 @@ impl Engine {
                 names.push(t.to_string());
             }
         }
-        names
+        Ok(names)
     }
 
     /// Keeps what the graph learnt: saved durably after every change, so a
@@ -57,8 +74,12 @@ impl Host for Engine {
         &self.models
     }
 
-    fn retrieve(&self, query: &str, k: usize) -> Vec<String> {
+    fn retrieve(&mut self, query: &str, k: usize) -> Result<Vec<String>, EngineError> {
         self.retrieve_k(query, k)
+    }
+
+    fn requery(&self) -> bool {
+        self.requery
     }
 
     fn graph(&self) -> Option<&ToolGraph> {

@@ -60,6 +60,18 @@ pub struct SessionState {
     pub servers: BTreeMap<String, (ServerState, Option<String>)>,
     /// The MCP server of each tool that comes from one.
     pub tool_servers: BTreeMap<String, String>,
+    /// The retriever's latest ranking: where the candidates came from.
+    pub retrieval: Option<RetrievalView>,
+    /// Set when dense retrieval failed and BM25 took over: from what, why.
+    pub retrieval_fallback: Option<(String, String)>,
+}
+
+/// A ranking as the retrieval view shows it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RetrievalView {
+    pub query: String,
+    pub source: String,
+    pub hits: Vec<crate::retrieve::Scored>,
 }
 
 impl SessionState {
@@ -399,6 +411,14 @@ impl SessionState {
             EventKind::Paused => self.mode = Mode::Paused,
             EventKind::Resumed => self.mode = Mode::Running,
             EventKind::Stepped => {}
+            EventKind::Retrieved { query, source, hits } => {
+                self.retrieval =
+                    Some(RetrievalView { query: query.clone(), source: source.clone(), hits: hits.clone() });
+            }
+            EventKind::RetrievalFallback { from, reason } => {
+                self.push(Entry::Note(format!("retrieval: {from} failed, BM25 ranks alone from here: {reason}")));
+                self.retrieval_fallback = Some((from.clone(), reason.clone()));
+            }
             EventKind::ServerState { server, state, detail } => {
                 let was = self.servers.insert(server.clone(), (*state, detail.clone()));
                 // The first report of a running server is no news to the log.

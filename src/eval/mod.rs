@@ -1,4 +1,5 @@
 //! The reports of running task sets: metrics, and where the time went.
 
 pub mod report;
+pub mod retrieval;
 pub mod timing;

@@ -74,11 +74,7 @@ impl Bm25Index {
             // still counts a little instead of penalising them.
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for &(doc, tf) in postings {
-                let tf = f64::from(tf);
-                let len_norm =
-                    if self.avg_len > 0.0 { f64::from(self.doc_len[doc as usize]) / self.avg_len } else { 1.0 };
-                let part = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len_norm));
-                *scores.entry(doc).or_insert(0.0) += part;
+                *scores.entry(doc).or_insert(0.0) += self.part(idf, doc, tf);
             }
         }
         let mut ranked: Vec<(u32, f64)> = scores.into_iter().filter(|&(_, s)| s > 0.0).collect();
@@ -86,6 +82,41 @@ impl Bm25Index {
             .sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| self.names[a.0 as usize].cmp(&self.names[b.0 as usize])));
         ranked.truncate(k);
         ranked.into_iter().map(|(doc, score)| Hit { name: self.names[doc as usize].clone(), score }).collect()
+    }
+
+    /// Every document's score for `query`, in indexing order (0 for those
+    /// sharing no term): the lexical signal of a hybrid ranking.
+    pub fn scores(&self, query: &str) -> Vec<f32> {
+        let mut out = vec![0.0f32; self.names.len()];
+        if self.names.is_empty() {
+            return out;
+        }
+        let mut terms = tokenize(query);
+        terms.sort_unstable();
+        terms.dedup();
+        let n = self.names.len() as f64;
+        for term in &terms {
+            let Some(postings) = self.postings.get(term) else {
+                continue;
+            };
+            let df = postings.len() as f64;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for &(doc, tf) in postings {
+                out[doc as usize] += self.part(idf, doc, tf) as f32;
+            }
+        }
+        out
+    }
+
+    fn part(&self, idf: f64, doc: u32, tf: u32) -> f64 {
+        let tf = f64::from(tf);
+        let len_norm = if self.avg_len > 0.0 { f64::from(self.doc_len[doc as usize]) / self.avg_len } else { 1.0 };
+        idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len_norm))
+    }
+
+    /// Indexed names, in order.
+    pub fn names(&self) -> &[String] {
+        &self.names
     }
 
     /// Number of indexed documents.

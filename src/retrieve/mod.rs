@@ -6,11 +6,17 @@
 
 pub mod blend;
 pub mod bm25;
+pub mod cache;
 pub mod embed;
+pub mod http_embed;
 pub mod index;
 pub mod minilm;
+pub mod retriever;
+pub mod settings;
 mod tokens;
 
 pub use bm25::{Bm25Index, Hit};
 pub use embed::{EmbedError, Embedder};
+pub use retriever::{Reshape, Retriever, Scored};
+pub use settings::{EmbedderKind, RetrievalConfig};
 pub use tokens::{similarity, tokenize};

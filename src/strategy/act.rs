@@ -66,7 +66,8 @@ pub async fn act(
     task: &Task,
     history: &mut Vec<HistoryEntry>,
 ) -> Result<Option<String>, Halt> {
-    let retrieved = host.retrieve(&task.query, host.params().top_k);
+    let top_k = host.params().top_k;
+    let mut retrieved = host.retrieve(&task.query, top_k)?;
     let mut node = crate::graph::START.to_string();
     let mut notes: Vec<String> = Vec::new();
     let mut budget = host.plan_budget(&task.query, strategy)?;
@@ -168,10 +169,29 @@ pub async fn act(
         if matches!(&observation, Observation::Result(v) if !is_nothing_found(v)) {
             node = tool.clone();
         }
+        // CoTools queries with the reasoning so far: with `requery` on, the
+        // next step's retrieved tools answer the task plus what was learnt.
+        let evidence = match &observation {
+            Observation::Result(v) if !is_nothing_found(v) => Some(actor::compact(v)),
+            _ => None,
+        };
         history.push(HistoryEntry { tool, arguments, observation });
+        if host.requery()
+            && let Some(evidence) = evidence
+        {
+            let query = requery_text(&task.query, &evidence);
+            retrieved = host.retrieve(&query, top_k)?;
+        }
     };
     host.record_usages(&usages)?;
     result
+}
+
+/// The task and the latest evidence, cut so the task stays the larger part
+/// of what a short-context embedder sees.
+fn requery_text(task: &str, evidence: &str) -> String {
+    let cut: String = evidence.chars().take(300).collect();
+    format!("{task}\n{cut}")
 }
 
 /// Why the actor's call may not run, if it may not: BTP forbids it, it was

@@ -59,7 +59,7 @@ impl Strategy for Rewoo {
             classify::classify(host, &self.categories).await?;
         }
         let mut budget = host.plan_budget(&task.query, self)?;
-        let offered = planner::planner_tools(host, task, budget.as_ref());
+        let offered = planner::planner_tools(host, task, budget.as_ref())?;
         // Nothing to plan with (the budget allows no tool): the solver
         // answers from the task alone, as an actor would finish.
         let plan = if offered.is_empty() {

@@ -12,12 +12,19 @@ use crate::task::Task;
 
 /// The tools the planner may use: the top-K retrieved, within what the
 /// budget's plan allows.
-pub fn planner_tools(host: &dyn Host, task: &Task, budget: Option<&RunBudget>) -> Vec<PlannerTool> {
+pub fn planner_tools(
+    host: &mut dyn Host,
+    task: &Task,
+    budget: Option<&RunBudget>,
+) -> Result<Vec<PlannerTool>, crate::engine::EngineError> {
     let names = match budget {
         Some(b) => b.allowance.keys().filter(|t| b.allowed(t)).cloned().collect(),
-        None => host.retrieve(&task.query, host.params().top_k),
+        None => {
+            let k = host.params().top_k;
+            host.retrieve(&task.query, k)?
+        }
     };
-    names
+    Ok(names
         .iter()
         .filter_map(|n| host.library().get(n))
         .map(|t| PlannerTool {
@@ -26,7 +33,7 @@ pub fn planner_tools(host: &dyn Host, task: &Task, budget: Option<&RunBudget>) -
             description: t.description.clone(),
             parameters: t.parameters.clone(),
         })
-        .collect()
+        .collect())
 }
 
 /// The planner's plan: one call, and one retry showing the parse error.

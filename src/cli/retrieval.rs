@@ -1,0 +1,195 @@
+//! `retrieve` (the ranked tools for a task, with each score's parts) and
+//! `retrieval eval` (top-1, top-5, MRR and latency on a benchmark's
+//! questions over its whole tool pool).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Subcommand;
+use color_eyre::eyre::{Result, WrapErr, eyre};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use switchyard::config::Config;
+use switchyard::dataset::{Question, ToolPool};
+use switchyard::eval::retrieval::{RetrievalReport, evaluate, pool_docs};
+use switchyard::retrieve::cache::VectorCache;
+use switchyard::retrieve::retriever::doc_text;
+use switchyard::retrieve::{EmbedderKind, Reshape, RetrievalConfig, Retriever, Scored};
+use switchyard::session;
+
+#[derive(Subcommand, Debug)]
+pub(super) enum RetrievalCommand {
+    /// Top-1, top-5, MRR and latency of tool retrieval over a benchmark's
+    /// whole pool (CoTools format: tool.json and a question file).
+    Eval {
+        /// The pool: a CoTools/ToolkenGPT tool.json.
+        #[arg(long)]
+        tools: PathBuf,
+        /// Questions with their gold tool (`question`, `tool` per line).
+        #[arg(long)]
+        questions: PathBuf,
+        #[command(flatten)]
+        how: HowArgs,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Which retriever: the config's `[retrieval]` unless a flag says otherwise.
+#[derive(clap::Args, Debug, Default)]
+pub(super) struct HowArgs {
+    /// lexical, minilm or http (default: the config's).
+    #[arg(long, value_parser = ["lexical", "minilm", "http"])]
+    embedder: Option<String>,
+    /// The lexical share of the blend, 0 to 1 (default: the config's).
+    #[arg(long)]
+    lexical_weight: Option<f32>,
+    /// Trained CoTools heads (`retrieval heads train`).
+    #[arg(long)]
+    heads: Option<PathBuf>,
+}
+
+impl HowArgs {
+    fn apply(&self, config: &Config) -> Result<RetrievalConfig> {
+        let mut r = config.retrieval.clone();
+        if let Some(e) = &self.embedder {
+            r.embedder = match e.as_str() {
+                "minilm" => EmbedderKind::Minilm,
+                "http" => EmbedderKind::Http,
+                _ => EmbedderKind::Lexical,
+            };
+        }
+        if let Some(w) = self.lexical_weight {
+            r.lexical_weight = w;
+        }
+        if let Some(h) = &self.heads {
+            r.heads = Some(h.clone());
+        }
+        r.check().map_err(|(f, why)| eyre!("retrieval.{f}: {why}"))?;
+        Ok(r)
+    }
+}
+
+/// Builds the retriever over `docs`, embedding what the cache lacks with a
+/// progress bar (a 16,000-tool library takes minutes the first time).
+fn open(config: &Config, how: &RetrievalConfig, docs: &[(String, String)]) -> Result<Retriever> {
+    let refs = docs.iter().map(|(n, t)| (n.as_str(), t.as_str()));
+    let data = config.data_dir()?;
+    let Some(embedder) = how.embedder(&data)? else {
+        return Ok(Retriever::lexical(refs));
+    };
+    let heads: Option<Arc<dyn Reshape>> = match &how.heads {
+        Some(p) => Some(session::load_heads(p, embedder.as_ref())?),
+        None => None,
+    };
+    let mut cache = VectorCache::open(&data.join("retrieval"), embedder.as_ref());
+    let texts: Vec<String> = docs.iter().map(|(n, t)| doc_text(n, t)).collect();
+    let bar = bar(texts.len() as u64, "embedding tools");
+    for chunk in texts.chunks(128) {
+        let chunk: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        cache.vectors(embedder.as_ref(), &chunk)?;
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
+    let retriever = Retriever::dense(refs, embedder, &mut cache, heads, how.lexical_weight)?;
+    cache.save()?;
+    Ok(retriever)
+}
+
+fn bar(total: u64, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} ({per_sec}, ETA {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_message(what.to_owned());
+    bar
+}
+
+pub(super) fn run(config: &Config, cmd: RetrievalCommand) -> Result<ExitCode> {
+    match cmd {
+        RetrievalCommand::Eval { tools, questions, how, json } => eval(config, &tools, &questions, &how, json),
+    }
+}
+
+fn eval(config: &Config, tools: &Path, questions: &Path, how: &HowArgs, json: bool) -> Result<ExitCode> {
+    let how = how.apply(config)?;
+    let pool = ToolPool::load(tools)?;
+    let qs = Question::load_with_tools(questions)?;
+    for (i, q) in qs.iter().enumerate() {
+        let gold = q.tool.as_deref().unwrap_or_default();
+        if pool.position(gold).is_none() {
+            return Err(eyre!(
+                "{}: question {} (case {}): gold tool '{gold}' is not in {}",
+                questions.display(),
+                i + 1,
+                q.id,
+                tools.display()
+            ));
+        }
+    }
+    let retriever = open(config, &how, &pool_docs(&pool))?;
+    let bar = bar(qs.len() as u64, "ranking");
+    let report = evaluate(&retriever, &qs, &mut |done, _| bar.set_position(done as u64))?;
+    bar.finish_and_clear();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_report(&report, questions);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_report(r: &RetrievalReport, questions: &Path) {
+    println!("retrieval over {} tools, {} questions ({})", r.tools, r.questions, questions.display());
+    println!("source   {}", r.source);
+    println!("top-1    {:.1}%", 100.0 * r.top1);
+    println!("top-5    {:.1}%", 100.0 * r.top5);
+    println!("MRR      {:.3}", r.mrr);
+    println!(
+        "latency  {:.2} ms mean, {:.2} ms p50, {:.2} ms p95 per query (embedding it included)",
+        r.latency_ms_mean, r.latency_ms_p50, r.latency_ms_p95
+    );
+}
+
+/// `retrieve --task`: the configured library's top tools for a task.
+pub(super) fn retrieve(config: &Config, task: &str, k: usize, how: &HowArgs, json: bool) -> Result<ExitCode> {
+    if task.trim().is_empty() {
+        return Err(eyre!("--task: the task text is empty"));
+    }
+    let how = how.apply(config)?;
+    let library = session::load_library(config)?;
+    let docs: Vec<(String, String)> = library.tools().iter().map(|t| (t.name.clone(), t.description.clone())).collect();
+    let retriever = open(config, &how, &docs).wrap_err("retrieve")?;
+    let hits = retriever.search(task, k)?;
+    if json {
+        let out = json!({ "task": task, "source": retriever.source(), "tools": retriever.len(), "hits": hits });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{} tools ranked by {}", retriever.len(), retriever.source());
+    print_hits(&hits);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_hits(hits: &[Scored]) {
+    let width = hits.iter().map(|h| h.name.chars().count()).max().unwrap_or(4).max(4);
+    println!("{:>3}  {:width$}  {:>8}  {:>8}  {:>7}  {:>7}", "#", "tool", "score", "lexical", "dense", "head");
+    let opt = |v: Option<f32>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.3}"));
+    for (i, h) in hits.iter().enumerate() {
+        println!(
+            "{:>3}  {:width$}  {:>8.3}  {:>8.3}  {:>7}  {:>7}",
+            i + 1,
+            h.name,
+            h.score,
+            h.lexical,
+            opt(h.dense),
+            opt(h.head)
+        );
+    }
+    if hits.is_empty() {
+        println!("  (no tool shares a word with the task)");
+    }
+}

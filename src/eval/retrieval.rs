@@ -1,0 +1,68 @@
+//! Tool selection measured on a benchmark's questions: where the gold tool
+//! lands in the retriever's ranking over the whole pool.
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::dataset::{Question, ToolPool};
+use crate::retrieve::{EmbedError, Retriever};
+
+/// Top-1, top-5, MRR and per-query latency over a question set.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RetrievalReport {
+    pub source: String,
+    pub tools: usize,
+    pub questions: usize,
+    pub top1: f64,
+    pub top5: f64,
+    /// Mean reciprocal rank over the full pool (a gold tool never ranked
+    /// counts 0).
+    pub mrr: f64,
+    pub latency_ms_mean: f64,
+    pub latency_ms_p50: f64,
+    pub latency_ms_p95: f64,
+}
+
+/// A pool as the retriever's (name, description) documents.
+pub fn pool_docs(pool: &ToolPool) -> Vec<(String, String)> {
+    pool.tools.iter().map(|t| (t.id.clone(), t.description.clone())).collect()
+}
+
+/// Ranks every question's tools; `progress(done, total)` after each.
+/// Questions must carry their gold tool ([`Question::load_with_tools`]).
+pub fn evaluate(
+    retriever: &Retriever,
+    questions: &[Question],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<RetrievalReport, EmbedError> {
+    let pool = retriever.len();
+    let (mut top1, mut top5, mut rr) = (0usize, 0usize, 0.0f64);
+    let mut latencies = Vec::with_capacity(questions.len());
+    for (i, q) in questions.iter().enumerate() {
+        let started = Instant::now();
+        let ranked = retriever.search(&q.question, pool)?;
+        latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+        let gold = q.tool.as_deref().unwrap_or_default();
+        if let Some(rank) = ranked.iter().position(|h| h.name == gold) {
+            top1 += usize::from(rank == 0);
+            top5 += usize::from(rank < 5);
+            rr += 1.0 / (rank + 1) as f64;
+        }
+        progress(i + 1, questions.len());
+    }
+    let n = questions.len().max(1) as f64;
+    latencies.sort_by(f64::total_cmp);
+    let pick = |p: f64| latencies.get(((latencies.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    Ok(RetrievalReport {
+        source: retriever.source(),
+        tools: pool,
+        questions: questions.len(),
+        top1: top1 as f64 / n,
+        top5: top5 as f64 / n,
+        mrr: rr / n,
+        latency_ms_mean: latencies.iter().sum::<f64>() / n,
+        latency_ms_p50: pick(0.5),
+        latency_ms_p95: pick(0.95),
+    })
+}

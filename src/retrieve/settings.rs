@@ -1,0 +1,146 @@
+//! `[retrieval]`: which embedder scores tools, how it blends with BM25,
+//! which trained heads reshape it, and whether strategies re-query mid-run.
+//!
+//! ```toml
+//! [retrieval]
+//! embedder = "minilm"        # "lexical" (default), "minilm" or "http"
+//! lexical_weight = 0.3       # 0 = dense alone; see retrieve::blend
+//! heads = "heads.safetensors"
+//! requery = true             # react re-retrieves with the task and the evidence so far
+//! # embedder = "http" only:
+//! url = "http://127.0.0.1:8080/v1"
+//! model = "nomic-embed-text"
+//! api_key_env = "EMBEDDINGS_KEY"
+//! dim = 768
+//! timeout_ms = 30000
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use super::blend::DEFAULT_LEXICAL_WEIGHT;
+use super::cache::VectorCache;
+use super::embed::{EmbedError, Embedder};
+use super::http_embed::{HttpEmbedConfig, HttpEmbedder};
+use super::minilm::MiniLm;
+use super::retriever::{Reshape, Retriever};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedderKind {
+    #[default]
+    Lexical,
+    Minilm,
+    Http,
+}
+
+impl std::fmt::Display for EmbedderKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EmbedderKind::Lexical => "lexical",
+            EmbedderKind::Minilm => "minilm",
+            EmbedderKind::Http => "http",
+        })
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetrievalConfig {
+    pub embedder: EmbedderKind,
+    pub lexical_weight: f32,
+    /// Trained CoTools heads (relative paths: from the config's folder).
+    pub heads: Option<PathBuf>,
+    pub requery: bool,
+    pub url: Option<String>,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
+    pub dim: Option<usize>,
+    pub timeout_ms: u64,
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        RetrievalConfig {
+            embedder: EmbedderKind::Lexical,
+            lexical_weight: DEFAULT_LEXICAL_WEIGHT,
+            heads: None,
+            requery: false,
+            url: None,
+            model: None,
+            api_key_env: None,
+            dim: None,
+            timeout_ms: 30_000,
+        }
+    }
+}
+
+impl RetrievalConfig {
+    /// The first field that is wrong, and why.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if !(0.0..=1.0).contains(&self.lexical_weight) {
+            return Err(("lexical_weight", format!("must be within [0, 1], got {}", self.lexical_weight)));
+        }
+        if self.timeout_ms == 0 {
+            return Err(("timeout_ms", "must be at least 1".into()));
+        }
+        let http = self.embedder == EmbedderKind::Http;
+        match (&self.url, http) {
+            (None, true) => return Err(("url", "embedder = \"http\" needs the endpoint's base URL".into())),
+            (Some(u), true) if !(u.starts_with("http://") || u.starts_with("https://")) => {
+                return Err(("url", format!("'{u}' is not an http(s) URL")));
+            }
+            (Some(_), false) => {
+                return Err(("url", format!("only used with embedder = \"http\", not \"{}\"", self.embedder)));
+            }
+            _ => {}
+        }
+        if http && self.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
+            return Err(("model", "embedder = \"http\" needs the embedding model's name".into()));
+        }
+        if let Some(v) = &self.api_key_env
+            && v.trim().is_empty()
+        {
+            return Err(("api_key_env", "names no environment variable".into()));
+        }
+        if self.dim == Some(0) {
+            return Err(("dim", "must be at least 1".into()));
+        }
+        if self.heads.is_some() && self.embedder == EmbedderKind::Lexical {
+            return Err(("heads", "heads reshape dense vectors: set embedder = \"minilm\" or \"http\"".into()));
+        }
+        Ok(())
+    }
+
+    /// The dense embedder this config names (None: lexical).
+    pub fn embedder(&self, data_dir: &Path) -> Result<Option<Arc<dyn Embedder>>, EmbedError> {
+        Ok(match self.embedder {
+            EmbedderKind::Lexical => None,
+            EmbedderKind::Minilm => Some(Arc::new(MiniLm::load(&MiniLm::folder(data_dir))?)),
+            EmbedderKind::Http => Some(Arc::new(HttpEmbedder::connect(HttpEmbedConfig {
+                base_url: self.url.clone().unwrap_or_default(),
+                model: self.model.clone().unwrap_or_default(),
+                api_key_env: self.api_key_env.clone(),
+                dim: self.dim,
+                timeout_ms: self.timeout_ms,
+            })?)),
+        })
+    }
+
+    /// The retriever over `docs` (name, description): BM25, plus `embedder`'s
+    /// vectors (cached under `<data_dir>/retrieval`) and `heads`.
+    pub fn open<'a>(
+        &self,
+        docs: impl IntoIterator<Item = (&'a str, &'a str)>,
+        embedder: Arc<dyn Embedder>,
+        data_dir: &Path,
+        heads: Option<Arc<dyn Reshape>>,
+    ) -> Result<Retriever, EmbedError> {
+        let mut cache = VectorCache::open(&data_dir.join("retrieval"), embedder.as_ref());
+        let retriever = Retriever::dense(docs, embedder, &mut cache, heads, self.lexical_weight)?;
+        cache.save()?;
+        Ok(retriever)
+    }
+}
