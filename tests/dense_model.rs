@@ -4,8 +4,10 @@
 
 use std::path::PathBuf;
 
+use switchyard::retrieve::cache::VectorCache;
+use switchyard::retrieve::http_embed::{HttpEmbedConfig, HttpEmbedder};
 use switchyard::retrieve::minilm::MiniLm;
-use switchyard::retrieve::{EmbedError, Embedder};
+use switchyard::retrieve::{EmbedError, Embedder, Retriever};
 
 fn weights() -> Option<PathBuf> {
     let data = std::env::var_os("SWITCHYARD_DATA_DIR")
@@ -72,4 +74,146 @@ fn a_corrupted_weight_file_is_refused_naming_it() {
     std::fs::remove_file(tmp.path().join("tokenizer.json")).unwrap();
     let err = MiniLm::load(tmp.path()).err().unwrap();
     assert!(err.to_string().contains("tokenizer.json") && err.to_string().contains("missing"), "{err}");
+}
+
+/// How the test endpoint answers: OpenAI's shape, one vector cut to the
+/// wrong length, or per-token vectors (a llama.cpp server without pooling).
+#[derive(Clone, Copy)]
+enum Reply {
+    Pooled,
+    Short,
+    PerToken,
+}
+
+/// An OpenAI-compatible `/v1/embeddings` endpoint on a real socket, whose
+/// vectors are the real MiniLM's. Serves until the test process ends.
+fn serve(model: std::sync::Arc<MiniLm>, reply: Reply) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0usize;
+            let mut auth = String::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                let lower = line.to_ascii_lowercase();
+                if let Some(v) = lower.strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                if lower.starts_with("authorization:") {
+                    auth = line.trim().to_owned();
+                }
+            }
+            let mut body = vec![0u8; length];
+            reader.read_exact(&mut body).unwrap();
+            let req: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            let inputs: Vec<String> =
+                req["input"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
+            let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
+            let vectors = model.embed(&refs).unwrap();
+            let data: Vec<serde_json::Value> = vectors
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let embedding = match reply {
+                        Reply::Pooled => serde_json::json!(v),
+                        Reply::Short => serde_json::json!(v[..100]),
+                        Reply::PerToken => serde_json::json!([v.clone(), v]),
+                    };
+                    serde_json::json!({"object": "embedding", "index": i, "embedding": embedding})
+                })
+                .collect();
+            let out =
+                serde_json::json!({"object": "list", "data": data, "model": req["model"], "auth": auth}).to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{out}",
+                out.len()
+            );
+        }
+    });
+    url
+}
+
+fn endpoint(url: &str, dim: Option<usize>) -> HttpEmbedConfig {
+    HttpEmbedConfig { base_url: url.into(), model: "all-minilm".into(), api_key_env: None, dim, timeout_ms: 10_000 }
+}
+
+#[test]
+fn an_embeddings_endpoint_gives_the_same_ranking_as_the_model_in_process() {
+    let Some(dir) = weights() else { return };
+    let model = std::sync::Arc::new(MiniLm::load(&dir).unwrap());
+    let url = serve(std::sync::Arc::clone(&model), Reply::Pooled);
+    let http = HttpEmbedder::connect(endpoint(&url, Some(384))).unwrap();
+    assert_eq!((http.id(), http.dim()), ("http:all-minilm", 384));
+    let texts = ["Where was Joe Edwards born?", "place of birth: the birthplace of a person"];
+    let remote = http.embed(&texts).unwrap();
+    let local = model.embed(&texts).unwrap();
+    for (r, l) in remote.iter().zip(&local) {
+        let diff = r.iter().zip(l).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        assert!(diff < 1e-5, "{diff}");
+    }
+}
+
+#[test]
+fn a_wrong_dimension_a_per_token_reply_and_a_server_that_is_down_are_named() {
+    let Some(dir) = weights() else { return };
+    let model = std::sync::Arc::new(MiniLm::load(&dir).unwrap());
+    let pooled = serve(std::sync::Arc::clone(&model), Reply::Pooled);
+    let err = HttpEmbedder::connect(endpoint(&pooled, Some(768))).unwrap_err();
+    assert!(matches!(err, EmbedError::Dimension { got: 384, want: 768, .. }), "{err}");
+    assert!(err.to_string().contains(&pooled), "names the endpoint: {err}");
+
+    let short = serve(std::sync::Arc::clone(&model), Reply::Short);
+    let err = HttpEmbedder::connect(endpoint(&short, Some(384))).unwrap_err();
+    assert!(err.to_string().contains("100 dimensions, expected 384"), "{err}");
+
+    let tokens = serve(std::sync::Arc::clone(&model), Reply::PerToken);
+    let err = HttpEmbedder::connect(endpoint(&tokens, None)).unwrap_err().to_string();
+    assert!(err.contains("per-token") && err.contains("data[0].embedding"), "{err}");
+
+    // A port nobody listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let err = HttpEmbedder::connect(endpoint(&format!("http://{closed}/v1"), None)).unwrap_err().to_string();
+    assert!(err.contains(&format!("http://{closed}/v1/embeddings")), "{err}");
+
+    // A key named but not set is said before any request, without a value.
+    let mut cfg = endpoint(&pooled, None);
+    cfg.api_key_env = Some("SWITCHYARD_TEST_UNSET_EMBED_KEY".into());
+    let err = HttpEmbedder::connect(cfg).unwrap_err().to_string();
+    assert!(err.contains("SWITCHYARD_TEST_UNSET_EMBED_KEY"), "{err}");
+}
+
+#[test]
+fn minilm_ranks_a_real_benchmark_better_than_bm25_alone() {
+    let Some(dir) = weights() else { return };
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/kamel");
+    if !data.join("tool.json").exists() {
+        eprintln!("skipped: no {} (../shared/data)", data.display());
+        return;
+    }
+    use switchyard::dataset::{Question, ToolPool};
+    use switchyard::eval::retrieval::{evaluate, pool_docs};
+    let pool = ToolPool::load(&data.join("tool.json")).unwrap();
+    let qs = Question::load_with_tools(&data.join("test_first_60.jsonl")).unwrap();
+    let docs = pool_docs(&pool);
+    let refs = || docs.iter().map(|(n, t)| (n.as_str(), t.as_str()));
+    let lexical = evaluate(&Retriever::lexical(refs()), &qs, &mut |_, _| {}).unwrap();
+    let embedder = std::sync::Arc::new(MiniLm::load(&dir).unwrap());
+    let mut cache = VectorCache::memory(384);
+    let hybrid = Retriever::dense(refs(), embedder, &mut cache, None, 0.3).unwrap();
+    let hybrid = evaluate(&hybrid, &qs, &mut |_, _| {}).unwrap();
+    eprintln!(
+        "KAMEL test_first_60: bm25 top-1 {:.3} top-5 {:.3}; hybrid top-1 {:.3} top-5 {:.3}",
+        lexical.top1, lexical.top5, hybrid.top1, hybrid.top5
+    );
+    assert_eq!(hybrid.questions, 500);
+    assert!(hybrid.top5 > lexical.top5, "{hybrid:?} vs {lexical:?}");
+    assert!(hybrid.mrr > lexical.mrr);
 }

@@ -34,12 +34,17 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
         let [top, bottom] = Layout::vertical([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(main);
         let [graph, transcript] =
             Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(top);
-        let [budget, models, workers] = Layout::horizontal([Constraint::Ratio(1, 3); 3]).areas(bottom);
+        let [budget, middle, workers] = Layout::horizontal([Constraint::Ratio(1, 3); 3]).areas(bottom);
+        // A few roles need few lines: the models share their column with
+        // the retrieval ranking, which lists the top K.
+        let roles = app.state.models.len().max(1) as u16;
+        let [models, retrieval] = Layout::vertical([Constraint::Length(roles + 4), Constraint::Min(5)]).areas(middle);
         for (pane, rect) in [
             (Pane::Graph, graph),
             (Pane::Transcript, transcript),
             (Pane::Budget, budget),
             (Pane::Models, models),
+            (Pane::Retrieval, retrieval),
             (Pane::Workers, workers),
         ] {
             render_pane(frame, rect, pane, &ctx(Some(pane)));
@@ -74,6 +79,7 @@ fn render_pane(frame: &mut Frame, area: Rect, pane: Pane, ctx: &PaneCtx) {
         Pane::Transcript => panes::transcript::render(frame, area, ctx),
         Pane::Budget => panes::budget::render(frame, area, ctx),
         Pane::Models => panes::models::render(frame, area, ctx),
+        Pane::Retrieval => panes::retrieval::render(frame, area, ctx),
         Pane::Workers => panes::workers::render(frame, area, ctx),
     }
 }

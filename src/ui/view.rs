@@ -14,11 +14,13 @@ pub enum Pane {
     Transcript,
     Budget,
     Models,
+    Retrieval,
     Workers,
 }
 
 impl Pane {
-    pub const ALL: [Pane; 5] = [Pane::Graph, Pane::Transcript, Pane::Budget, Pane::Models, Pane::Workers];
+    pub const ALL: [Pane; 6] =
+        [Pane::Graph, Pane::Transcript, Pane::Budget, Pane::Models, Pane::Retrieval, Pane::Workers];
 
     pub fn title(self) -> &'static str {
         match self {
@@ -26,6 +28,7 @@ impl Pane {
             Pane::Transcript => "Transcript",
             Pane::Budget => "Budget",
             Pane::Models => "Models",
+            Pane::Retrieval => "Retrieval",
             Pane::Workers => "Workers",
         }
     }

@@ -23,6 +23,7 @@ mod mcp_config;
 mod openai;
 mod openapi;
 mod protocol;
+mod retrieval;
 mod retrieve;
 mod rewoo_engine;
 mod rewoo_parse;

@@ -1,0 +1,231 @@
+//! The retrieval layer as a user meets it: `[retrieval]` in the config, the
+//! engine's Retrieved and RetrievalFallback events, their fold, the
+//! retrieval pane, and the CoTools-format loaders on bad input. The real
+//! dense model and embeddings endpoint are in `tests/dense_model.rs`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::common::{self, Scripted, call, finish, small_library};
+
+use switchyard::config::Config;
+use switchyard::dataset::{CallText, Question, ToolPool};
+use switchyard::engine::state::Entry;
+use switchyard::engine::{Engine, EngineSetup, EventKind, LogicalClock, Models, SessionState, StrategyKind};
+use switchyard::model::price::Price;
+use switchyard::retrieve::cache::VectorCache;
+use switchyard::retrieve::embed::normalise;
+use switchyard::retrieve::{EmbedError, Embedder, EmbedderKind, Retriever, Scored};
+use switchyard::task::Task;
+use switchyard::ui::panes::retrieval;
+use switchyard::ui::{PaneCtx, Theme, ViewState};
+
+fn parse(toml: &str) -> Result<Config, String> {
+    Config::parse(toml, Path::new("/cfg/switchyard.toml")).map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_retrieval_section_is_read_and_a_bad_one_named_by_its_field() {
+    let c =
+        parse("[retrieval]\nembedder = \"minilm\"\nlexical_weight = 0.5\nheads = \"h.safetensors\"\nrequery = true\n")
+            .unwrap();
+    assert_eq!(c.retrieval.embedder, EmbedderKind::Minilm);
+    assert_eq!(c.retrieval.heads.as_deref(), Some(Path::new("/cfg/h.safetensors")));
+    assert!(c.retrieval.requery);
+    assert_eq!(Config::default().retrieval.embedder, EmbedderKind::Lexical);
+    for (toml, field) in [
+        ("[retrieval]\nembedder = \"http\"\nmodel = \"m\"\n", "retrieval.url"),
+        ("[retrieval]\nembedder = \"http\"\nurl = \"ftp://x\"\nmodel = \"m\"\n", "retrieval.url"),
+        ("[retrieval]\nembedder = \"http\"\nurl = \"http://x/v1\"\n", "retrieval.model"),
+        ("[retrieval]\nurl = \"http://x/v1\"\n", "retrieval.url"),
+        ("[retrieval]\nlexical_weight = 1.5\n", "retrieval.lexical_weight"),
+        ("[retrieval]\nheads = \"h\"\n", "retrieval.heads"),
+        ("[retrieval]\nembedder = \"minilm\"\ndim = 0\n", "retrieval.dim"),
+        ("[retrieval]\nembedder = \"word2vec\"\n", "word2vec"),
+        ("[retrieval]\nembeder = \"minilm\"\n", "embeder"),
+    ] {
+        let err = parse(toml).expect_err(toml);
+        assert!(err.contains(field), "{toml:?}: {err}");
+    }
+}
+
+/// An embedder whose vectors count known words, and that fails from its
+/// `fail_after`-th call on: an endpoint that goes down mid-session.
+struct Flaky {
+    calls: AtomicUsize,
+    fail_after: usize,
+}
+
+const VOCAB: [&str; 6] = ["weather", "forecast", "capital", "country", "sum", "number"];
+
+impl Embedder for Flaky {
+    fn id(&self) -> &str {
+        "flaky"
+    }
+    fn dim(&self) -> usize {
+        VOCAB.len()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if self.calls.fetch_add(1, Ordering::SeqCst) >= self.fail_after {
+            return Err(EmbedError::Endpoint {
+                url: "http://127.0.0.1:9/v1/embeddings".into(),
+                reason: "connection refused".into(),
+            });
+        }
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let t = t.to_lowercase();
+                let mut v: Vec<f32> = VOCAB.iter().map(|w| t.matches(w).count() as f32 + 0.01).collect();
+                normalise(&mut v);
+                v
+            })
+            .collect())
+    }
+}
+
+fn setup(model: Arc<Scripted>, embedder: Flaky) -> EngineSetup {
+    let library = small_library();
+    let mut s = EngineSetup::new(
+        Arc::clone(&library),
+        Models::single(model, Price { input_per_mtok: 0.0, output_per_mtok: 0.0 }),
+        StrategyKind::React,
+    );
+    s.clock = Arc::new(LogicalClock::default());
+    let mut cache = VectorCache::memory(VOCAB.len());
+    let docs = library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str()));
+    s.retriever = Some(Retriever::dense(docs, Arc::new(embedder), &mut cache, None, 0.3).unwrap());
+    s
+}
+
+fn task(q: &str) -> Task {
+    Task { id: "t".into(), query: q.into(), answer: Some("4".into()), tools: vec![] }
+}
+
+#[tokio::test]
+async fn every_ranking_is_an_event_with_its_parts_and_a_failing_embedder_falls_back_to_bm25_visibly() {
+    // Building the index is call 1; the first task's query is call 2; the
+    // second task's query fails.
+    let flaky = Flaky { calls: AtomicUsize::new(0), fail_after: 2 };
+    let model = Scripted::new(&[&finish("4"), &finish("4")], "{}");
+    let (mut engine, _h) = Engine::new(setup(model, flaky));
+    let mut rx = engine.subscribe();
+    let outcome =
+        engine.run(vec![task("What is the sum of 2 and 2?"), task("What is the sum of 1 and 3?")]).await.unwrap();
+    let mut events = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        events.push(e);
+    }
+    let s = &outcome.state;
+    assert_eq!(s.finished.len(), 2, "both tasks ran despite the failure");
+    let r = s.retrieval.as_ref().expect("a ranking was folded");
+    assert_eq!(r.source, "bm25", "after the failure BM25 ranks alone");
+    assert!(r.hits.iter().all(|h| h.dense.is_none()));
+    let (from, reason) = s.retrieval_fallback.as_ref().expect("the fallback is in the state");
+    assert!(from.contains("flaky") && reason.contains("connection refused"), "{from}: {reason}");
+    // Folded up to the fallback, the running task's transcript says so.
+    let at = events.iter().position(|e| matches!(e.kind, EventKind::RetrievalFallback { .. })).expect("the event");
+    let mid = SessionState::from_events(&events[..=at]);
+    let transcript = &mid.current.as_ref().expect("a run is under way").transcript;
+    assert!(
+        transcript.iter().any(|e| matches!(e, Entry::Note(n) if n.contains("BM25 ranks alone"))),
+        "the fallback is a note in the transcript: {transcript:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_first_ranking_carries_dense_scores_and_names_its_source() {
+    let flaky = Flaky { calls: AtomicUsize::new(0), fail_after: usize::MAX };
+    let model = Scripted::new(&[&call("calculator", serde_json::json!({"expression": "2+2"})), &finish("4")], "{}");
+    let mut s = setup(model, flaky);
+    s.params.top_k = 2;
+    let (mut engine, _h) = Engine::new(s);
+    let mut rx = engine.subscribe();
+    engine.run(vec![task("What is the sum of 2 and 2?")]).await.unwrap();
+    let mut retrieved = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        if let EventKind::Retrieved { source, hits, .. } = e.kind {
+            retrieved.push((source, hits));
+        }
+    }
+    let (source, hits) = retrieved.first().expect("a Retrieved event");
+    assert_eq!(source, "bm25 0.30 + flaky 0.70");
+    assert_eq!(hits.len(), 2);
+    assert!(hits.iter().all(|h| h.dense.is_some() && h.head.is_none()));
+    assert!(hits[0].score >= hits[1].score);
+}
+
+fn pane_text(state: &SessionState, w: u16, h: u16) -> String {
+    let theme = Theme::default();
+    let view = ViewState::default();
+    let ctx = PaneCtx { state, view: &view, theme: &theme, focused: false, now_ms: 0 };
+    common::buffer_text(&common::render(w, h, |f| retrieval::render(f, f.area(), &ctx)))
+}
+
+#[test]
+fn the_retrieval_pane_shows_the_source_and_each_score_part() {
+    let mut s = SessionState::default();
+    assert!(pane_text(&s, 60, 8).contains("no ranking yet"));
+    let hit = |name: &str, score: f32, head: Option<f32>| Scored {
+        name: name.into(),
+        score,
+        lexical: 3.5,
+        dense: Some(0.41),
+        head,
+    };
+    s.retrieval = Some(switchyard::engine::state::RetrievalView {
+        query: "Where was Joe Edwards born?".into(),
+        source: "bm25 0.30 + minilm-l6-v2 0.70 + heads(stq.safetensors)".into(),
+        hits: vec![
+            hit("people/person/place_of_birth", 2.9, Some(0.8)),
+            hit("location/location/containedby", 1.2, Some(0.3)),
+        ],
+    });
+    insta::assert_snapshot!("retrieval_pane_with_heads", pane_text(&s, 72, 8));
+    s.retrieval_fallback = Some(("http:nomic".into(), "connection refused".into()));
+    let text = pane_text(&s, 72, 8);
+    assert!(text.contains("http:nomic failed; BM25 alone: connection refused"), "{text}");
+}
+
+#[test]
+fn the_papers_formats_load_and_bad_lines_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tool.json");
+    std::fs::write(
+        &tools,
+        r#"{"tool_dict": {"<b>": 1, "<a>": 0}, "tool_information": {"<b>": {"tool_name": "<b>", "tool_description": "bee"}, "<a>": "ay(x): an a"}}"#,
+    )
+    .unwrap();
+    let pool = ToolPool::load(&tools).unwrap();
+    assert_eq!(pool.tools.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["a", "b"], "tool_dict's order");
+    assert_eq!(pool.tools[0].description, "ay(x): an a");
+
+    let qs = dir.path().join("q.jsonl");
+    std::fs::write(
+        &qs,
+        "{\"case_idx\": 3, \"question\": \"A?\", \"tool\": \"P1\", \"result\": \"x\"}\n\n{\"tool\": \"P2\"}\n",
+    )
+    .unwrap();
+    let err = Question::load_with_tools(&qs).unwrap_err().to_string();
+    assert!(err.contains("q.jsonl:3") && err.contains("`question`"), "{err}");
+    std::fs::write(&qs, "{\"question\": \"A?\"}\n").unwrap();
+    let err = Question::load_with_tools(&qs).unwrap_err().to_string();
+    assert!(err.contains("q.jsonl:1") && err.contains("`tool`"), "{err}");
+
+    let texts = dir.path().join("dev.jsonl");
+    std::fs::write(&texts, "{\"text\": \"Question: Who?\\nAnswer: The answer is X\", \"start_str_idx\": [37], \"tool_calling\": [{\"call_tool\": \"<P1>\"}]}\n").unwrap();
+    let pairs: Vec<(String, String)> = CallText::load(&texts).unwrap().iter().flat_map(CallText::pairs).collect();
+    assert_eq!(pairs, vec![("Who?".to_string(), "P1".to_string())]);
+    let as_questions = Question::load_with_tools(&texts).unwrap();
+    assert_eq!(as_questions[0].tool.as_deref(), Some("P1"));
+    std::fs::write(
+        &texts,
+        "{\"text\": \"abc\", \"start_str_idx\": [9], \"tool_calling\": [{\"call_tool\": \"<P1>\"}]}\n",
+    )
+    .unwrap();
+    let err = CallText::load(&texts).unwrap_err().to_string();
+    assert!(err.contains("dev.jsonl:1") && err.contains("start_str_idx[0]"), "{err}");
+    std::fs::write(&tools, "{\"tool_dict\": {}}").unwrap();
+    assert!(ToolPool::load(&tools).unwrap_err().to_string().contains("tool_information"));
+}
