@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Subcommand;
-use color_eyre::eyre::{Result, WrapErr, eyre};
+use color_eyre::eyre::{Result, eyre};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
@@ -162,7 +162,7 @@ pub(super) fn retrieve(config: &Config, task: &str, k: usize, how: &HowArgs, jso
     let how = how.apply(config)?;
     let library = session::load_library(config)?;
     let docs: Vec<(String, String)> = library.tools().iter().map(|t| (t.name.clone(), t.description.clone())).collect();
-    let retriever = open(config, &how, &docs).wrap_err("retrieve")?;
+    let retriever = open(config, &how, &docs)?;
     let hits = retriever.search(task, k)?;
     if json {
         let out = json!({ "task": task, "source": retriever.source(), "tools": retriever.len(), "hits": hits });
