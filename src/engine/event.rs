@@ -351,6 +351,13 @@ pub enum EventKind {
         source: String,
         hits: Vec<crate::retrieve::Scored>,
     },
+    /// CoTools' tool judge on the task: does it need a tool at all? When
+    /// it says no, the run is offered no tool, only the answer.
+    ToolJudged {
+        judge: String,
+        score: f32,
+        needed: bool,
+    },
     /// The dense part of retrieval failed; BM25 ranks alone from here on.
     RetrievalFallback {
         from: String,
@@ -568,6 +575,7 @@ impl EventKind {
             EventKind::RunStarted { .. } => "RunStarted",
             EventKind::Retrieved { .. } => "Retrieved",
             EventKind::RetrievalFallback { .. } => "RetrievalFallback",
+            EventKind::ToolJudged { .. } => "ToolJudged",
             EventKind::Candidates { .. } => "Candidates",
             EventKind::ModelCall { .. } => "ModelCall",
             EventKind::ModelReply { .. } => "ModelReply",

@@ -105,6 +105,9 @@ pub trait Host: Send {
     /// Retrieve again mid-run with the task and the evidence so far (the
     /// CoTools query is the reasoning so far, not the task alone).
     fn requery(&self) -> bool;
+    /// CoTools' tool judge on the task, shown as an event: false when the
+    /// judge says the task needs no tool; true without a judge.
+    fn needs_tool(&mut self, query: &str) -> Result<bool, super::EngineError>;
     fn graph(&self) -> Option<&ToolGraph>;
     /// The current decision step of the run (0 before the first).
     fn step(&self) -> u32;

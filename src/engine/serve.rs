@@ -82,6 +82,24 @@ impl Host for Engine {
         self.requery
     }
 
+    fn needs_tool(&mut self, query: &str) -> Result<bool, EngineError> {
+        match self.retriever.judge(query) {
+            None => Ok(true),
+            Some(Ok((judge, score, needed))) => {
+                self.emit(EventKind::ToolJudged { judge, score, needed })?;
+                Ok(needed)
+            }
+            Some(Err(e)) => {
+                // Without the query vector there is no verdict: tools stay
+                // offered, and the switch to BM25 is said.
+                let from = self.retriever.source();
+                self.retriever.drop_dense();
+                self.emit(EventKind::RetrievalFallback { from, reason: e.to_string() })?;
+                Ok(true)
+            }
+        }
+    }
+
     fn graph(&self) -> Option<&ToolGraph> {
         self.graph.as_ref()
     }

@@ -415,6 +415,10 @@ impl SessionState {
                 self.retrieval =
                     Some(RetrievalView { query: query.clone(), source: source.clone(), hits: hits.clone() });
             }
+            EventKind::ToolJudged { judge, score, needed } => {
+                let verdict = if *needed { "needs a tool" } else { "needs no tool: only the answer is offered" };
+                self.push(Entry::Note(format!("tool judge ({judge}): {score:.2}, the task {verdict}")));
+            }
             EventKind::RetrievalFallback { from, reason } => {
                 self.push(Entry::Note(format!("retrieval: {from} failed, BM25 ranks alone from here: {reason}")));
                 self.retrieval_fallback = Some((from.clone(), reason.clone()));

@@ -17,6 +17,6 @@ mod tokens;
 
 pub use bm25::{Bm25Index, Hit};
 pub use embed::{EmbedError, Embedder};
-pub use retriever::{Reshape, Retriever, Scored};
+pub use retriever::{Reshape, Retriever, Scored, ToolJudge};
 pub use settings::{EmbedderKind, RetrievalConfig};
 pub use tokens::{similarity, tokenize};

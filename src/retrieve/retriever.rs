@@ -30,6 +30,13 @@ pub trait Reshape: Send + Sync {
     fn tool(&self, h: &[f32]) -> Vec<f32>;
 }
 
+/// CoTools' tool judge on the query vector: does this query need a tool?
+pub trait ToolJudge: Send + Sync {
+    fn label(&self) -> &str;
+    /// The judge's score in [0, 1] and whether it passes the threshold.
+    fn judge(&self, h: &[f32]) -> (f32, bool);
+}
+
 /// A ranked tool and the parts of its score.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Scored {
@@ -50,6 +57,7 @@ struct Dense {
     embedder: Arc<dyn Embedder>,
     raw: VectorIndex,
     heads: Option<(Arc<dyn Reshape>, VectorIndex)>,
+    judge: Option<Arc<dyn ToolJudge>>,
     /// Query vectors already computed (BTP compares one query with every
     /// past one, again on every task).
     queries: Mutex<HashMap<String, Vec<f32>>>,
@@ -99,7 +107,7 @@ impl Retriever {
         });
         Ok(Retriever {
             lexical,
-            dense: Some(Dense { embedder, raw, heads, queries: Mutex::new(HashMap::new()) }),
+            dense: Some(Dense { embedder, raw, heads, judge: None, queries: Mutex::new(HashMap::new()) }),
             lexical_weight: lexical_weight.clamp(0.0, 1.0),
         })
     }
@@ -134,6 +142,25 @@ impl Retriever {
             s.push_str(&format!(" + heads({})", h.label()));
         }
         s
+    }
+
+    /// Adds CoTools' tool judge (it reads the dense query vector, so a
+    /// lexical retriever has none).
+    pub fn with_judge(mut self, judge: Arc<dyn ToolJudge>) -> Self {
+        if let Some(d) = self.dense.as_mut() {
+            d.judge = Some(judge);
+        }
+        self
+    }
+
+    /// The judge's verdict on `query`: None without a judge, else (its
+    /// label, score, whether a tool is needed).
+    pub fn judge(&self, query: &str) -> Option<Result<(String, f32, bool), EmbedError>> {
+        let judge = self.dense.as_ref()?.judge.as_ref()?;
+        Some(self.query_vector(query).map(|q| {
+            let (score, needed) = judge.judge(&q);
+            (judge.label().to_owned(), score, needed)
+        }))
     }
 
     /// Leaves the dense part out from now on (the endpoint failed): BM25

@@ -6,6 +6,7 @@
 //! embedder = "minilm"        # "lexical" (default), "minilm" or "http"
 //! lexical_weight = 0.3       # 0 = dense alone; see retrieve::blend
 //! heads = "heads.safetensors"
+//! judge = "judge.safetensors"    # CoTools' tool judge: no tool for a task it finds needs none
 //! requery = true             # react re-retrieves with the task and the evidence so far
 //! # embedder = "http" only:
 //! url = "http://127.0.0.1:8080/v1"
@@ -53,6 +54,9 @@ pub struct RetrievalConfig {
     pub lexical_weight: f32,
     /// Trained CoTools heads (relative paths: from the config's folder).
     pub heads: Option<PathBuf>,
+    /// A trained CoTools tool judge: a task it finds needs no tool is
+    /// offered none (relative paths: from the config's folder).
+    pub judge: Option<PathBuf>,
     pub requery: bool,
     pub url: Option<String>,
     pub model: Option<String>,
@@ -67,6 +71,7 @@ impl Default for RetrievalConfig {
             embedder: EmbedderKind::Lexical,
             lexical_weight: DEFAULT_LEXICAL_WEIGHT,
             heads: None,
+            judge: None,
             requery: false,
             url: None,
             model: None,
@@ -110,6 +115,9 @@ impl RetrievalConfig {
         }
         if self.heads.is_some() && self.embedder == EmbedderKind::Lexical {
             return Err(("heads", "heads reshape dense vectors: set embedder = \"minilm\" or \"http\"".into()));
+        }
+        if self.judge.is_some() && self.embedder == EmbedderKind::Lexical {
+            return Err(("judge", "the judge reads dense vectors: set embedder = \"minilm\" or \"http\"".into()));
         }
         Ok(())
     }

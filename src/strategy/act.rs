@@ -67,7 +67,8 @@ pub async fn act(
     history: &mut Vec<HistoryEntry>,
 ) -> Result<Option<String>, Halt> {
     let top_k = host.params().top_k;
-    let mut retrieved = host.retrieve(&task.query, top_k)?;
+    // CoTools' judge first: a task that needs no tool is offered none.
+    let mut retrieved = if host.needs_tool(&task.query)? { host.retrieve(&task.query, top_k)? } else { Vec::new() };
     let mut node = crate::graph::START.to_string();
     let mut notes: Vec<String> = Vec::new();
     let mut budget = host.plan_budget(&task.query, strategy)?;

@@ -229,3 +229,59 @@ fn the_papers_formats_load_and_bad_lines_are_named() {
     std::fs::write(&tools, "{\"tool_dict\": {}}").unwrap();
     assert!(ToolPool::load(&tools).unwrap_err().to_string().contains("tool_information"));
 }
+
+/// Says a query needs a tool when its vector leans to the "sum"/"number"
+/// words, as a trained judge would learn from labelled positions.
+struct NumbersJudge;
+
+impl switchyard::retrieve::ToolJudge for NumbersJudge {
+    fn label(&self) -> &str {
+        "numbers.safetensors"
+    }
+    fn judge(&self, h: &[f32]) -> (f32, bool) {
+        let score = (h[4] + h[5]).clamp(0.0, 1.0);
+        (score, score > 0.5)
+    }
+}
+
+#[tokio::test]
+async fn a_task_the_judge_finds_needs_no_tool_is_offered_only_the_answer() {
+    let flaky = Flaky { calls: AtomicUsize::new(0), fail_after: usize::MAX };
+    let model = Scripted::new(
+        &[&finish("hi"), &call("calculator", serde_json::json!({"expression": "2+2"})), &finish("4")],
+        "{}",
+    );
+    let mut s = setup(model, flaky);
+    s.retriever = s.retriever.map(|r| r.with_judge(Arc::new(NumbersJudge)));
+    let (mut engine, _h) = Engine::new(s);
+    let mut rx = engine.subscribe();
+    engine.run(vec![task("Say hello to the weather"), task("What is the sum of the number 2 and 2?")]).await.unwrap();
+    let mut events = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        events.push(e);
+    }
+    let judged: Vec<(u32, bool)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolJudged { needed, judge, .. } => {
+                assert_eq!(judge, "numbers.safetensors");
+                Some((e.run, *needed))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(judged, vec![(1, false), (2, true)]);
+    let offered = |run: u32| {
+        events
+            .iter()
+            .find_map(|e| match &e.kind {
+                EventKind::Candidates { offered, .. } if e.run == run => {
+                    Some(offered.iter().map(|o| o.name.clone()).collect::<Vec<_>>())
+                }
+                _ => None,
+            })
+            .unwrap()
+    };
+    assert_eq!(offered(1), vec!["finish"]);
+    assert!(offered(2).contains(&"calculator".to_string()), "{:?}", offered(2));
+}
