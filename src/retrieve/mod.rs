@@ -6,10 +6,12 @@
 
 pub mod blend;
 pub mod bm25;
+pub mod cotools;
 pub mod embed;
 pub mod index;
 pub mod minilm;
 mod tokens;
+pub mod train;
 
 pub use bm25::{Bm25Index, Hit};
 pub use embed::{EmbedError, Embedder};

@@ -1,0 +1,620 @@
+//! `heads`: train CoTools' query/tool encoders and tool judge on MiniLM
+//! vectors, report what they change, and show a trained file.
+//!
+//! Honest evaluation is the point of `train`: a seeded share of the
+//! training file's tools (`--holdout`) never reaches training, so test
+//! questions about them measure unseen tools; hyperparameters that are
+//! chosen (the epoch, the lexical blend weight) are chosen on a validation
+//! split of the remaining training tools, never on the test file.
+
+mod data;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use color_eyre::eyre::{Result, WrapErr, eyre};
+use serde_json::json;
+
+use switchyard::config::Config;
+use switchyard::dataset::cotools::{Question, ToolPool};
+use switchyard::retrieve::blend::blend;
+use switchyard::retrieve::cotools::{Heads, Judge};
+use switchyard::retrieve::embed::dot;
+use switchyard::retrieve::minilm::MiniLm;
+use switchyard::retrieve::train::{
+    JudgeOptions, Metrics, TrainLog, TrainOptions, TrainProgress, Validation, rank_of, train_heads, train_judge,
+};
+use switchyard::retrieve::{Bm25Index, Embedder};
+
+use data::{Example, bar, cache_path, embed_cached, examples, judge_examples, seeded, split_tools};
+
+#[derive(Subcommand, Debug)]
+pub(super) enum HeadsCmd {
+    /// Train the query and tool encoders and report top-1/top-5/MRR on seen and unseen tools.
+    Train(TrainArgs),
+    /// A heads or judge file: embedder, sizes, training summary, the largest |W_dim| dimensions.
+    Show {
+        file: PathBuf,
+        #[arg(short = 'n', default_value_t = 20)]
+        n: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Train the tool judge (is a tool due here?) on annotated texts; report precision and recall.
+    Judge(JudgeArgs),
+}
+
+#[derive(Args, Debug)]
+pub(super) struct TrainArgs {
+    /// The tool pool (tool.json); every test question is ranked against all of it.
+    #[arg(long)]
+    tools: PathBuf,
+    /// Training examples: annotated call texts (text, start_str_idx, tool_calling) or questions with `tool`.
+    #[arg(long)]
+    train: PathBuf,
+    /// Questions with their gold tool, to report on.
+    #[arg(long)]
+    test: Option<PathBuf>,
+    /// Share of the training file's tools kept out of training entirely (the unseen tools).
+    #[arg(long, default_value_t = 0.2)]
+    holdout: f64,
+    /// Share of the remaining tools whose examples choose the epoch and blend weight.
+    #[arg(long, default_value_t = 0.2)]
+    validation: f64,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    #[arg(long, default_value_t = 40)]
+    epochs: usize,
+    /// D, the encoders' intermediate size.
+    #[arg(long, default_value_t = 256)]
+    hidden: usize,
+    #[arg(long, default_value_t = 64)]
+    batch: usize,
+    #[arg(long, default_value_t = 1e-3)]
+    lr: f64,
+    #[arg(long, default_value_t = 1e-2)]
+    weight_decay: f64,
+    #[arg(long, default_value_t = 0.05)]
+    temperature: f64,
+    /// Hard negatives per query, re-mined each epoch among the training tools (0: in-batch only).
+    #[arg(long, default_value_t = 4)]
+    negatives: usize,
+    #[arg(long, default_value_t = 5)]
+    patience: usize,
+    /// BM25's weight in the blend (default: chosen on the validation split).
+    #[arg(long)]
+    lexical_weight: Option<f32>,
+    /// Keep the heads trained without the validation tools instead of training again on them.
+    #[arg(long)]
+    no_refit: bool,
+    #[arg(long, default_value = "heads.safetensors")]
+    out: PathBuf,
+    /// Write the loss curve here (SVG).
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct JudgeArgs {
+    /// Annotated call-text files to train on (repeatable).
+    #[arg(long, required = true)]
+    train: Vec<PathBuf>,
+    /// An annotated call-text file to report precision and recall on (every word boundary).
+    #[arg(long)]
+    test: Option<PathBuf>,
+    /// Words of text before a position that the judge reads.
+    #[arg(long, default_value_t = 12)]
+    window: usize,
+    /// Non-call positions sampled per training text.
+    #[arg(long, default_value_t = 6)]
+    negatives: usize,
+    /// Share of training texts that choose the threshold.
+    #[arg(long, default_value_t = 0.2)]
+    validation: f64,
+    #[arg(long, default_value_t = 30)]
+    epochs: usize,
+    #[arg(long, default_value_t = 128)]
+    hidden: usize,
+    #[arg(long, default_value_t = 1e-3)]
+    lr: f64,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    #[arg(long, default_value = "judge.safetensors")]
+    out: PathBuf,
+    #[arg(long)]
+    json: bool,
+}
+
+pub(super) fn run(cmd: HeadsCmd) -> Result<ExitCode> {
+    match cmd {
+        HeadsCmd::Train(a) => train(a),
+        HeadsCmd::Show { file, n, json } => show(&file, n, json),
+        HeadsCmd::Judge(a) => judge(a),
+    }
+}
+
+fn embedder() -> Result<(MiniLm, PathBuf)> {
+    let data_dir = Config::default().data_dir()?;
+    let model = MiniLm::load(&MiniLm::folder(&data_dir))?;
+    let cache = cache_path(&data_dir, model.id());
+    Ok((model, cache))
+}
+
+/// Every tool's BM25 score for a query, in pool order (0 for a tool sharing
+/// no word with it).
+struct Lexical {
+    index: Bm25Index,
+    position: std::collections::HashMap<String, usize>,
+}
+
+impl Lexical {
+    fn new(pool: &ToolPool) -> Self {
+        let index = Bm25Index::new(pool.tools.iter().map(|t| (t.id.as_str(), t.description.as_str())));
+        let position = pool.tools.iter().enumerate().map(|(i, t)| (t.id.clone(), i)).collect();
+        Lexical { index, position }
+    }
+
+    fn scores(&self, query: &str) -> Vec<f32> {
+        let mut s = vec![0.0; self.position.len()];
+        for hit in self.index.search(query, self.position.len()) {
+            s[self.position[&hit.name]] = hit.score as f32;
+        }
+        s
+    }
+}
+
+/// Queries ready to rank: raw vectors, BM25 scores, gold tools.
+struct Ranked<'a> {
+    vectors: Vec<&'a [f32]>,
+    lexical: Vec<Vec<f32>>,
+    gold: Vec<usize>,
+}
+
+/// How a pool is scored: raw or heads vectors, BM25 blended in or not.
+fn ranks(set: &Ranked, tools: &[Vec<f32>], heads: Option<&Heads>, lexical_weight: Option<f32>) -> Vec<usize> {
+    let tools: Vec<Vec<f32>> = heads.map_or_else(|| tools.to_vec(), |h| h.encode_tools(tools));
+    (0..set.gold.len())
+        .map(|i| {
+            let q = heads.map_or_else(|| set.vectors[i].to_vec(), |h| h.encode_query(set.vectors[i]));
+            let dense: Vec<f32> = tools.iter().map(|t| dot(&q, t)).collect();
+            let scores = match lexical_weight {
+                Some(w) => blend(&set.lexical[i], &dense, w),
+                None => dense,
+            };
+            rank_of(&scores, set.gold[i])
+        })
+        .collect()
+}
+
+fn metrics_where(ranks: &[usize], keep: impl Fn(usize) -> bool) -> Metrics {
+    Metrics::from_ranks(&ranks.iter().enumerate().filter(|&(i, _)| keep(i)).map(|(_, &r)| r).collect::<Vec<_>>())
+}
+
+/// The lexical weight (0 to 0.7 by 0.05) that ranks the validation set best.
+fn choose_weight(set: &Ranked, tools: &[Vec<f32>], heads: Option<&Heads>) -> (f32, Metrics) {
+    let mut best = (0.0, Metrics::default());
+    for step in 0..=14 {
+        let w = step as f32 * 0.05;
+        let m = Metrics::from_ranks(&ranks(set, tools, heads, Some(w)));
+        if (m.top1, m.mrr) > (best.1.top1, best.1.mrr) {
+            best = (w, m);
+        }
+    }
+    best
+}
+
+fn train_with_bar(
+    what: &str,
+    queries: &[Vec<f32>],
+    tools: &[Vec<f32>],
+    pairs: &[(usize, usize)],
+    opts: &TrainOptions,
+    id: &str,
+) -> Result<(Heads, TrainLog)> {
+    let steps = pairs.len().div_ceil(opts.batch) * opts.epochs;
+    let bar = bar(steps as u64, what);
+    let mut on_progress = |p: TrainProgress| {
+        bar.set_position(p.step as u64);
+        if let Some(m) = p.validation {
+            bar.set_message(format!("{what} (epoch {}: validation top-1 {:.1}%)", p.epoch, 100.0 * m.top1));
+        }
+    };
+    let out = train_heads(queries, tools, pairs, opts, id, &mut on_progress)?;
+    bar.finish_and_clear();
+    Ok(out)
+}
+
+fn train(a: TrainArgs) -> Result<ExitCode> {
+    if !(0.0..1.0).contains(&a.holdout) || !(0.0..1.0).contains(&a.validation) {
+        return Err(eyre!("--holdout and --validation are shares in [0, 1)"));
+    }
+    let pool = ToolPool::load(&a.tools)?;
+    let all = examples(&a.train, &pool, &a.tools)?;
+    let test = match &a.test {
+        Some(p) => Question::load_with_tools(p)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, q)| {
+                let tool = q.tool.unwrap_or_default();
+                let pos = pool.position(&tool).ok_or_else(|| {
+                    eyre!("{}: line {}: tool `{tool}` is not in {}", p.display(), i + 1, a.tools.display())
+                })?;
+                Ok(Example { query: q.question, tool: pos })
+            })
+            .collect::<Result<Vec<_>>>()?,
+        None => Vec::new(),
+    };
+    let mut rng = seeded(a.seed);
+    let (held_out, kept) = split_tools(&all, a.holdout, &mut rng);
+    let train_ex: Vec<&Example> = all.iter().filter(|e| kept.contains(&e.tool)).collect();
+    let kept_ex: Vec<Example> = train_ex.iter().map(|e| (*e).clone()).collect();
+    let (val_tools, _) = split_tools(&kept_ex, a.validation, &mut rng);
+    if kept_ex.iter().all(|e| val_tools.contains(&e.tool)) {
+        return Err(eyre!("{}: too few tools left to train on after --holdout and --validation", a.train.display()));
+    }
+
+    let (model, cache) = embedder()?;
+    let id = model.id().to_owned();
+    let tool_texts: Vec<String> = pool.tools.iter().map(|t| t.text()).collect();
+    let tools = embed_cached(&model, &tool_texts, &cache, "tools")?;
+    let queries =
+        embed_cached(&model, &kept_ex.iter().map(|e| e.query.clone()).collect::<Vec<_>>(), &cache, "queries")?;
+    let test_vectors = embed_cached(&model, &test.iter().map(|e| e.query.clone()).collect::<Vec<_>>(), &cache, "test")?;
+    let lexical = Lexical::new(&pool);
+
+    let fit: Vec<(usize, usize)> =
+        kept_ex.iter().enumerate().filter(|(_, e)| !val_tools.contains(&e.tool)).map(|(i, e)| (i, e.tool)).collect();
+    let val_idx: Vec<usize> = (0..kept_ex.len()).filter(|&i| val_tools.contains(&kept_ex[i].tool)).collect();
+    let validation = Validation {
+        queries: val_idx.iter().map(|&i| queries[i].clone()).collect(),
+        gold: val_idx.iter().map(|&i| kept_ex[i].tool).collect(),
+    };
+    let val_set = Ranked {
+        vectors: val_idx.iter().map(|&i| queries[i].as_slice()).collect(),
+        lexical: val_idx.iter().map(|&i| lexical.scores(&kept_ex[i].query)).collect(),
+        gold: validation.gold.clone(),
+    };
+    let opts = TrainOptions {
+        hidden: a.hidden,
+        epochs: a.epochs,
+        batch: a.batch,
+        lr: a.lr,
+        weight_decay: a.weight_decay,
+        temperature: a.temperature,
+        negatives: a.negatives,
+        seed: a.seed,
+        patience: a.patience,
+        validation: (!val_idx.is_empty()).then_some(validation),
+        ..TrainOptions::default()
+    };
+    let (mut heads, log) = train_with_bar("training", &queries, &tools, &fit, &opts, &id)?;
+    let val_metrics = log.validation.get(log.best_epoch.saturating_sub(1)).copied();
+    let (w_none, val_none) = choose_weight(&val_set, &tools, None);
+    let (w_heads, val_heads) = choose_weight(&val_set, &tools, Some(&heads));
+    let (w_none, w_heads) = a.lexical_weight.map_or((w_none, w_heads), |w| (w, w));
+    let mut logs = vec![("with validation", log.clone())];
+    let mut trained: BTreeSet<usize> = fit.iter().map(|p| p.1).collect();
+    if !a.no_refit && !val_idx.is_empty() {
+        // The chosen epoch count, now on every kept tool: the validation
+        // tools are too many to leave out of the final heads.
+        let all_pairs: Vec<(usize, usize)> = kept_ex.iter().enumerate().map(|(i, e)| (i, e.tool)).collect();
+        let refit = TrainOptions { epochs: log.best_epoch.max(1), validation: None, ..opts.clone() };
+        let (h, l) = train_with_bar("training on all kept tools", &queries, &tools, &all_pairs, &refit, &id)?;
+        heads = h;
+        logs.push(("refit", l));
+        trained = kept.clone();
+    }
+    let seconds: f64 = logs.iter().map(|(_, l)| l.seconds).sum();
+
+    let test_set = Ranked {
+        vectors: test_vectors.iter().map(Vec::as_slice).collect(),
+        lexical: test.iter().map(|e| lexical.scores(&e.query)).collect(),
+        gold: test.iter().map(|e| e.tool).collect(),
+    };
+    let seen = |i: usize| trained.contains(&test[i].tool);
+    let mut rows = Vec::new();
+    let configs: [(&str, Option<&Heads>, Option<f32>, bool); 5] = [
+        ("BM25", None, Some(1.0), false),
+        ("MiniLM", None, None, false),
+        ("MiniLM + BM25", None, Some(w_none), true),
+        ("heads", Some(&heads), None, false),
+        ("heads + BM25", Some(&heads), Some(w_heads), true),
+    ];
+    if !test.is_empty() {
+        for (name, h, w, show_w) in configs {
+            let r = ranks(&test_set, &tools, h, w);
+            let label = if show_w { format!("{name} (w={:.2})", w.unwrap_or(0.0)) } else { name.to_owned() };
+            rows.push((label, metrics_where(&r, seen), metrics_where(&r, |i| !seen(i))));
+        }
+    }
+    let summary = json!({
+        "train": a.train.display().to_string(),
+        "tools": a.tools.display().to_string(),
+        "pairs": if logs.len() > 1 { kept_ex.len() } else { fit.len() },
+        "trained_tools": trained.len(),
+        "held_out_tools": held_out.len(),
+        "validation_tools": val_tools.len(),
+        "seed": a.seed,
+        "hidden": a.hidden, "batch": a.batch, "lr": a.lr, "weight_decay": a.weight_decay,
+        "temperature": a.temperature, "negatives": a.negatives,
+        "epochs": logs.last().map_or(0, |(_, l)| l.epoch_loss.len()),
+        "best_epoch": log.best_epoch,
+        "validation": val_metrics,
+        "lexical_weight": w_heads,
+        "final_loss": logs.last().and_then(|(_, l)| l.epoch_loss.last().copied()),
+        "seconds": seconds,
+    });
+    heads.set_summary(summary.to_string());
+    heads.save(&a.out)?;
+    if let Some(p) = &a.plot {
+        plot(p, &logs)?;
+    }
+    if a.json {
+        let rows: Vec<_> = rows.iter().map(|(n, s, u)| json!({"retriever": n, "seen": s, "unseen": u})).collect();
+        let out = json!({
+            "summary": summary,
+            "validation": {"no_heads_blend": {"weight": w_none, "metrics": val_none}, "heads_blend": {"weight": w_heads, "metrics": val_heads}},
+            "test": rows,
+            "out": a.out.display().to_string(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "trained on {} pairs ({} tools; {} tools held out as unseen, {} chose the epoch) in {seconds:.1} s; best epoch {}",
+        summary["pairs"],
+        trained.len(),
+        held_out.len(),
+        val_tools.len(),
+        log.best_epoch
+    );
+    if let Some(m) = val_metrics {
+        println!(
+            "validation (heads, dense): top-1 {:.1}%  top-5 {:.1}%  MRR {:.3}",
+            100.0 * m.top1,
+            100.0 * m.top5,
+            m.mrr
+        );
+    }
+    println!(
+        "validation blend weights: no heads {w_none:.2} (top-1 {:.1}%), heads {w_heads:.2} (top-1 {:.1}%)",
+        100.0 * val_none.top1,
+        100.0 * val_heads.top1
+    );
+    if !rows.is_empty() {
+        let (s, u) = (rows[0].1.n, rows[0].2.n);
+        println!(
+            "\n{:<24} {:>28}   {:>28}",
+            format!("{} tools in the pool", pool.tools.len()),
+            format!("seen tools ({s} questions)"),
+            format!("unseen tools ({u} questions)")
+        );
+        println!(
+            "{:<24} {:>8} {:>8} {:>8}     {:>8} {:>8} {:>8}",
+            "", "top-1", "top-5", "MRR", "top-1", "top-5", "MRR"
+        );
+        for (name, s, u) in &rows {
+            let pct = |x: f32| format!("{:.1}%", 100.0 * x);
+            println!(
+                "{name:<24} {:>8} {:>8} {:>8.3}     {:>8} {:>8} {:>8.3}",
+                pct(s.top1),
+                pct(s.top5),
+                s.mrr,
+                pct(u.top1),
+                pct(u.top5),
+                u.mrr
+            );
+        }
+    }
+    println!(
+        "\nsaved {}{}",
+        a.out.display(),
+        a.plot.as_ref().map(|p| format!(", loss curve {}", p.display())).unwrap_or_default()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn plot(path: &Path, logs: &[(&str, TrainLog)]) -> Result<()> {
+    use plotters::prelude::*;
+    let fail = |e: String| eyre!("{}: could not draw the loss curve: {e}", path.display());
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (800, 480)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+        let steps = logs.iter().map(|(_, l)| l.step_loss.len()).max().unwrap_or(1).max(2);
+        let top = logs.iter().flat_map(|(_, l)| l.step_loss.iter().copied()).fold(0.0f32, f32::max).max(1e-3) * 1.05;
+        let mut chart = ChartBuilder::on(&root)
+            .caption("CoTools heads: training loss per step", ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(48)
+            .build_cartesian_2d(0..steps, 0f32..top)
+            .map_err(|e| fail(e.to_string()))?;
+        chart.configure_mesh().x_desc("step").y_desc("loss").draw().map_err(|e| fail(e.to_string()))?;
+        for (i, (name, log)) in logs.iter().enumerate() {
+            let colour = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(log.step_loss.iter().enumerate().map(|(x, y)| (x, *y)), colour))
+                .map_err(|e| fail(e.to_string()))?
+                .label(*name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour));
+        }
+        chart.configure_series_labels().border_style(BLACK).draw().map_err(|e| fail(e.to_string()))?;
+        root.present().map_err(|e| fail(e.to_string()))?;
+    }
+    use std::io::Write;
+    let mut file = atomic_write_file::AtomicWriteFile::open(path).wrap_err_with(|| format!("{}", path.display()))?;
+    file.write_all(svg.as_bytes()).and_then(|()| file.commit()).wrap_err_with(|| format!("{}", path.display()))?;
+    Ok(())
+}
+
+fn show(file: &Path, n: usize, json: bool) -> Result<ExitCode> {
+    let heads = match Heads::load(file) {
+        Ok(h) => h,
+        Err(heads_err) => match Judge::load(file) {
+            Ok(j) => return show_judge(&j, file, json),
+            Err(_) => return Err(heads_err.into()),
+        },
+    };
+    let summary: serde_json::Value = serde_json::from_str(heads.summary()).unwrap_or(json!(heads.summary()));
+    let dims = heads.top_dims(n);
+    if json {
+        let dims: Vec<_> = dims.iter().map(|(d, w)| json!({"dimension": d, "w_dim": w})).collect();
+        let out = json!({"file": file.display().to_string(), "kind": "heads", "embedder": heads.embedder(), "dim": heads.dim(), "hidden": heads.hidden(), "summary": summary, "top_dims": dims});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{}: CoTools heads for {} ({} dims, hidden size {})",
+        file.display(),
+        heads.embedder(),
+        heads.dim(),
+        heads.hidden()
+    );
+    println!("training: {}", serde_json::to_string_pretty(&summary)?);
+    println!("\nthe {} largest |W_dim| (initialised at 1):\n{:>9}  {:>8}", dims.len(), "dimension", "W_dim");
+    for (d, w) in dims {
+        println!("{d:>9}  {w:>8.4}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show_judge(j: &Judge, file: &Path, json: bool) -> Result<ExitCode> {
+    let summary: serde_json::Value = serde_json::from_str(j.summary()).unwrap_or(json!(j.summary()));
+    if json {
+        let out = json!({"file": file.display().to_string(), "kind": "judge", "embedder": j.embedder(), "dim": j.dim(), "hidden": j.hidden(), "threshold": j.threshold(), "summary": summary});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!(
+            "{}: CoTools tool judge for {} ({} dims, hidden size {}), threshold {:.3}",
+            file.display(),
+            j.embedder(),
+            j.dim(),
+            j.hidden(),
+            j.threshold()
+        );
+        println!("training: {}", serde_json::to_string_pretty(&summary)?);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+struct Prf {
+    precision: f32,
+    recall: f32,
+    f1: f32,
+    positives: usize,
+    n: usize,
+}
+
+fn prf(scores: &[f32], labels: &[bool], threshold: f32) -> Prf {
+    let (mut tp, mut fp, mut fneg) = (0usize, 0usize, 0usize);
+    for (&s, &l) in scores.iter().zip(labels) {
+        match (s > threshold, l) {
+            (true, true) => tp += 1,
+            (true, false) => fp += 1,
+            (false, true) => fneg += 1,
+            _ => {}
+        }
+    }
+    let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f32 / b as f32 };
+    let (precision, recall) = (ratio(tp, tp + fp), ratio(tp, tp + fneg));
+    let f1 = if precision + recall > 0.0 { 2.0 * precision * recall / (precision + recall) } else { 0.0 };
+    Prf { precision, recall, f1, positives: tp + fneg, n: labels.len() }
+}
+
+fn judge(a: JudgeArgs) -> Result<ExitCode> {
+    if !(0.0..1.0).contains(&a.validation) {
+        return Err(eyre!("--validation is a share in [0, 1)"));
+    }
+    let mut rng = seeded(a.seed);
+    let mut texts = Vec::new();
+    for p in &a.train {
+        texts.extend(judge_examples(p, a.window, Some(a.negatives), &mut rng)?);
+    }
+    // Whole texts go to validation, so its positions are not near-copies of trained ones.
+    let mut order: Vec<usize> = (0..texts.len()).collect();
+    rand::seq::SliceRandom::shuffle(order.as_mut_slice(), &mut rng);
+    let cut = (texts.len() as f64 * a.validation).round() as usize;
+    let flat = |idx: &[usize]| -> Vec<(String, bool)> { idx.iter().flat_map(|&i| texts[i].clone()).collect() };
+    let (val, fit) = (flat(&order[..cut]), flat(&order[cut..]));
+    let (model, cache) = embedder()?;
+    let vecs = |ex: &[(String, bool)], what: &str| -> Result<(Vec<Vec<f32>>, Vec<bool>)> {
+        let v = embed_cached(&model, &ex.iter().map(|e| e.0.clone()).collect::<Vec<_>>(), &cache, what)?;
+        Ok((v, ex.iter().map(|e| e.1).collect()))
+    };
+    let (xs, labels) = vecs(&fit, "judge training positions")?;
+    let opts = JudgeOptions { hidden: a.hidden, epochs: a.epochs, lr: a.lr, seed: a.seed, ..JudgeOptions::default() };
+    let steps = xs.len().div_ceil(opts.batch) * opts.epochs;
+    let pb = bar(steps as u64, "training the judge");
+    let (mut judge, log) = train_judge(&xs, &labels, &opts, model.id(), &mut |p| pb.set_position(p.step as u64))?;
+    pb.finish_and_clear();
+    let mut threshold = 0.5;
+    let mut val_prf = None;
+    if !val.is_empty() {
+        let (vx, vl) = vecs(&val, "judge validation positions")?;
+        let scores: Vec<f32> = vx.iter().map(|x| judge.score(x)).collect();
+        let best = (1..20).map(|k| k as f32 * 0.05).map(|t| (t, prf(&scores, &vl, t))).fold(
+            None,
+            |b: Option<(f32, Prf)>, c| {
+                if b.is_none_or(|b| c.1.f1 > b.1.f1) { Some(c) } else { b }
+            },
+        );
+        if let Some((t, m)) = best {
+            threshold = t;
+            val_prf = Some(m);
+        }
+    }
+    judge.set_threshold(threshold);
+    let mut test_prf = None;
+    if let Some(p) = &a.test {
+        let ex: Vec<(String, bool)> = judge_examples(p, a.window, None, &mut rng)?.into_iter().flatten().collect();
+        let (tx, tl) = vecs(&ex, "judge test positions")?;
+        let scores: Vec<f32> = tx.iter().map(|x| judge.score(x)).collect();
+        test_prf = Some((prf(&scores, &tl, threshold), prf(&scores, &tl, 0.5)));
+    }
+    let summary = json!({
+        "train": a.train.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "positions": xs.len(), "positives": labels.iter().filter(|l| **l).count(),
+        "window": a.window, "negatives_per_text": a.negatives, "epochs": a.epochs, "hidden": a.hidden, "lr": a.lr,
+        "seed": a.seed, "threshold": threshold, "validation": val_prf,
+        "final_loss": log.epoch_loss.last(), "seconds": log.seconds,
+    });
+    judge.set_summary(summary.to_string());
+    judge.save(&a.out)?;
+    if a.json {
+        let test = test_prf.map(|(t, h)| json!({"at_threshold": t, "at_0.5": h}));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({"summary": summary, "test": test, "out": a.out.display().to_string()})
+            )?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "trained the judge on {} positions ({} calls) in {:.1} s; threshold {threshold:.2} chosen on {} held-out positions",
+        xs.len(),
+        summary["positives"],
+        log.seconds,
+        val.len()
+    );
+    if let Some((t, h)) = test_prf {
+        for (name, m) in [(format!("threshold {threshold:.2}"), t), ("threshold 0.50".to_owned(), h)] {
+            println!(
+                "test ({} positions, {} calls), {name}: precision {:.1}%  recall {:.1}%  F1 {:.3}",
+                m.n,
+                m.positives,
+                100.0 * m.precision,
+                100.0 * m.recall,
+                m.f1
+            );
+        }
+    }
+    println!("saved {}", a.out.display());
+    Ok(ExitCode::SUCCESS)
+}
