@@ -8,19 +8,20 @@
 //! split of the remaining training tools, never on the test file.
 
 mod data;
+mod report;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use color_eyre::eyre::{Result, WrapErr, eyre};
+use color_eyre::eyre::{Result, eyre};
 use serde_json::json;
 
 use switchyard::config::Config;
 use switchyard::dataset::cotools::{Question, ToolPool};
 use switchyard::retrieve::blend::blend;
-use switchyard::retrieve::cotools::{Heads, Judge};
+use switchyard::retrieve::cotools::Heads;
 use switchyard::retrieve::embed::dot;
 use switchyard::retrieve::minilm::MiniLm;
 use switchyard::retrieve::train::{
@@ -29,6 +30,7 @@ use switchyard::retrieve::train::{
 use switchyard::retrieve::{Bm25Index, Embedder};
 
 use data::{Example, bar, cache_path, embed_cached, examples, judge_examples, seeded, split_tools};
+use report::{Prf, dump, plot, prf, show};
 
 #[derive(Subcommand, Debug)]
 pub(super) enum HeadsCmd {
@@ -79,7 +81,7 @@ pub(super) struct TrainArgs {
     #[arg(long, default_value_t = 0.05)]
     temperature: f64,
     /// Hard negatives per query, re-mined each epoch among the training tools (0: in-batch only).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 0)]
     negatives: usize,
     #[arg(long, default_value_t = 5)]
     patience: usize,
@@ -91,6 +93,12 @@ pub(super) struct TrainArgs {
     no_refit: bool,
     #[arg(long, default_value = "heads.safetensors")]
     out: PathBuf,
+    /// Write each validation query's gold tool and top 3 (heads + BM25) here, JSON Lines.
+    #[arg(long)]
+    dump_validation: Option<PathBuf>,
+    /// What a tool's vector is embedded from: text (id words and description) or description.
+    #[arg(long, default_value = "text", value_parser = ["text", "description"])]
+    tool_text: String,
     /// Write the loss curve here (SVG).
     #[arg(long)]
     plot: Option<PathBuf>,
@@ -168,10 +176,10 @@ impl Lexical {
 }
 
 /// Queries ready to rank: raw vectors, BM25 scores, gold tools.
-struct Ranked<'a> {
-    vectors: Vec<&'a [f32]>,
-    lexical: Vec<Vec<f32>>,
-    gold: Vec<usize>,
+pub(super) struct Ranked<'a> {
+    pub(super) vectors: Vec<&'a [f32]>,
+    pub(super) lexical: Vec<Vec<f32>>,
+    pub(super) gold: Vec<usize>,
 }
 
 /// How a pool is scored: raw or heads vectors, BM25 blended in or not.
@@ -259,7 +267,8 @@ fn train(a: TrainArgs) -> Result<ExitCode> {
 
     let (model, cache) = embedder()?;
     let id = model.id().to_owned();
-    let tool_texts: Vec<String> = pool.tools.iter().map(|t| t.text()).collect();
+    let tool_texts: Vec<String> =
+        pool.tools.iter().map(|t| if a.tool_text == "text" { t.text() } else { t.description.clone() }).collect();
     let tools = embed_cached(&model, &tool_texts, &cache, "tools")?;
     let queries =
         embed_cached(&model, &kept_ex.iter().map(|e| e.query.clone()).collect::<Vec<_>>(), &cache, "queries")?;
@@ -293,9 +302,21 @@ fn train(a: TrainArgs) -> Result<ExitCode> {
     };
     let (mut heads, log) = train_with_bar("training", &queries, &tools, &fit, &opts, &id)?;
     let val_metrics = log.validation.get(log.best_epoch.saturating_sub(1)).copied();
+    let val_raw = Metrics::from_ranks(&ranks(&val_set, &tools, None, None));
     let (w_none, val_none) = choose_weight(&val_set, &tools, None);
     let (w_heads, val_heads) = choose_weight(&val_set, &tools, Some(&heads));
     let (w_none, w_heads) = a.lexical_weight.map_or((w_none, w_heads), |w| (w, w));
+    if let Some(p) = &a.dump_validation {
+        dump(
+            p,
+            &val_set,
+            &val_idx.iter().map(|&i| kept_ex[i].query.as_str()).collect::<Vec<_>>(),
+            &tools,
+            &heads,
+            w_heads,
+            &pool,
+        )?;
+    }
     let mut logs = vec![("with validation", log.clone())];
     let mut trained: BTreeSet<usize> = fit.iter().map(|p| p.1).collect();
     if !a.no_refit && !val_idx.is_empty() {
@@ -357,7 +378,7 @@ fn train(a: TrainArgs) -> Result<ExitCode> {
         let rows: Vec<_> = rows.iter().map(|(n, s, u)| json!({"retriever": n, "seen": s, "unseen": u})).collect();
         let out = json!({
             "summary": summary,
-            "validation": {"no_heads_blend": {"weight": w_none, "metrics": val_none}, "heads_blend": {"weight": w_heads, "metrics": val_heads}},
+            "validation": {"no_heads_dense": val_raw, "heads_dense": val_metrics, "no_heads_blend": {"weight": w_none, "metrics": val_none}, "heads_blend": {"weight": w_heads, "metrics": val_heads}},
             "test": rows,
             "out": a.out.display().to_string(),
         });
@@ -374,10 +395,13 @@ fn train(a: TrainArgs) -> Result<ExitCode> {
     );
     if let Some(m) = val_metrics {
         println!(
-            "validation (heads, dense): top-1 {:.1}%  top-5 {:.1}%  MRR {:.3}",
+            "validation, dense: heads top-1 {:.1}% top-5 {:.1}% MRR {:.3}; no heads top-1 {:.1}% top-5 {:.1}% MRR {:.3}",
             100.0 * m.top1,
             100.0 * m.top5,
-            m.mrr
+            m.mrr,
+            100.0 * val_raw.top1,
+            100.0 * val_raw.top5,
+            val_raw.mrr
         );
     }
     println!(
@@ -416,115 +440,6 @@ fn train(a: TrainArgs) -> Result<ExitCode> {
         a.plot.as_ref().map(|p| format!(", loss curve {}", p.display())).unwrap_or_default()
     );
     Ok(ExitCode::SUCCESS)
-}
-
-fn plot(path: &Path, logs: &[(&str, TrainLog)]) -> Result<()> {
-    use plotters::prelude::*;
-    let fail = |e: String| eyre!("{}: could not draw the loss curve: {e}", path.display());
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (800, 480)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-        let steps = logs.iter().map(|(_, l)| l.step_loss.len()).max().unwrap_or(1).max(2);
-        let top = logs.iter().flat_map(|(_, l)| l.step_loss.iter().copied()).fold(0.0f32, f32::max).max(1e-3) * 1.05;
-        let mut chart = ChartBuilder::on(&root)
-            .caption("CoTools heads: training loss per step", ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(48)
-            .build_cartesian_2d(0..steps, 0f32..top)
-            .map_err(|e| fail(e.to_string()))?;
-        chart.configure_mesh().x_desc("step").y_desc("loss").draw().map_err(|e| fail(e.to_string()))?;
-        for (i, (name, log)) in logs.iter().enumerate() {
-            let colour = Palette99::pick(i).to_rgba();
-            chart
-                .draw_series(LineSeries::new(log.step_loss.iter().enumerate().map(|(x, y)| (x, *y)), colour))
-                .map_err(|e| fail(e.to_string()))?
-                .label(*name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour));
-        }
-        chart.configure_series_labels().border_style(BLACK).draw().map_err(|e| fail(e.to_string()))?;
-        root.present().map_err(|e| fail(e.to_string()))?;
-    }
-    use std::io::Write;
-    let mut file = atomic_write_file::AtomicWriteFile::open(path).wrap_err_with(|| format!("{}", path.display()))?;
-    file.write_all(svg.as_bytes()).and_then(|()| file.commit()).wrap_err_with(|| format!("{}", path.display()))?;
-    Ok(())
-}
-
-fn show(file: &Path, n: usize, json: bool) -> Result<ExitCode> {
-    let heads = match Heads::load(file) {
-        Ok(h) => h,
-        Err(heads_err) => match Judge::load(file) {
-            Ok(j) => return show_judge(&j, file, json),
-            Err(_) => return Err(heads_err.into()),
-        },
-    };
-    let summary: serde_json::Value = serde_json::from_str(heads.summary()).unwrap_or(json!(heads.summary()));
-    let dims = heads.top_dims(n);
-    if json {
-        let dims: Vec<_> = dims.iter().map(|(d, w)| json!({"dimension": d, "w_dim": w})).collect();
-        let out = json!({"file": file.display().to_string(), "kind": "heads", "embedder": heads.embedder(), "dim": heads.dim(), "hidden": heads.hidden(), "summary": summary, "top_dims": dims});
-        println!("{}", serde_json::to_string_pretty(&out)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!(
-        "{}: CoTools heads for {} ({} dims, hidden size {})",
-        file.display(),
-        heads.embedder(),
-        heads.dim(),
-        heads.hidden()
-    );
-    println!("training: {}", serde_json::to_string_pretty(&summary)?);
-    println!("\nthe {} largest |W_dim| (initialised at 1):\n{:>9}  {:>8}", dims.len(), "dimension", "W_dim");
-    for (d, w) in dims {
-        println!("{d:>9}  {w:>8.4}");
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn show_judge(j: &Judge, file: &Path, json: bool) -> Result<ExitCode> {
-    let summary: serde_json::Value = serde_json::from_str(j.summary()).unwrap_or(json!(j.summary()));
-    if json {
-        let out = json!({"file": file.display().to_string(), "kind": "judge", "embedder": j.embedder(), "dim": j.dim(), "hidden": j.hidden(), "threshold": j.threshold(), "summary": summary});
-        println!("{}", serde_json::to_string_pretty(&out)?);
-    } else {
-        println!(
-            "{}: CoTools tool judge for {} ({} dims, hidden size {}), threshold {:.3}",
-            file.display(),
-            j.embedder(),
-            j.dim(),
-            j.hidden(),
-            j.threshold()
-        );
-        println!("training: {}", serde_json::to_string_pretty(&summary)?);
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-#[derive(Debug, Clone, Copy, serde::Serialize)]
-struct Prf {
-    precision: f32,
-    recall: f32,
-    f1: f32,
-    positives: usize,
-    n: usize,
-}
-
-fn prf(scores: &[f32], labels: &[bool], threshold: f32) -> Prf {
-    let (mut tp, mut fp, mut fneg) = (0usize, 0usize, 0usize);
-    for (&s, &l) in scores.iter().zip(labels) {
-        match (s > threshold, l) {
-            (true, true) => tp += 1,
-            (true, false) => fp += 1,
-            (false, true) => fneg += 1,
-            _ => {}
-        }
-    }
-    let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f32 / b as f32 };
-    let (precision, recall) = (ratio(tp, tp + fp), ratio(tp, tp + fneg));
-    let f1 = if precision + recall > 0.0 { 2.0 * precision * recall / (precision + recall) } else { 0.0 };
-    Prf { precision, recall, f1, positives: tp + fneg, n: labels.len() }
 }
 
 fn judge(a: JudgeArgs) -> Result<ExitCode> {

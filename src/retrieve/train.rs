@@ -56,7 +56,7 @@ impl Default for TrainOptions {
             dim_lr: 1e-2,
             weight_decay: 1e-2,
             temperature: 0.05,
-            negatives: 4,
+            negatives: 0,
             seed: 0,
             patience: 4,
             validation: None,
