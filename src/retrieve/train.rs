@@ -453,12 +453,9 @@ mod tests {
     /// Tools are random directions; a query is its tool's direction
     /// rotated into a shared "question" subspace plus noise, so raw cosine
     /// ranks poorly and a learnt map can recover the tool.
-    fn synthetic(
-        n_tools: usize,
-        per_tool: usize,
-        d: usize,
-        seed: u64,
-    ) -> (Vec<Vec<f32>>, Vec<Vec<f32>>, Vec<(usize, usize)>) {
+    type Problem = (Vec<Vec<f32>>, Vec<Vec<f32>>, Vec<(usize, usize)>);
+
+    fn synthetic(n_tools: usize, per_tool: usize, d: usize, seed: u64) -> Problem {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let unit = |mut v: Vec<f32>| {
             normalise(&mut v);
@@ -550,7 +547,14 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(5);
         let xs: Vec<Vec<f32>> = (0..200).map(|_| uniform(&mut rng, 8, 1.0)).collect();
         let labels: Vec<bool> = xs.iter().map(|x| x[0] + x[3] > 0.2).collect();
-        let (judge, log) = train_judge(&xs, &labels, &JudgeOptions::default(), "e", &mut |_| {}).unwrap();
+        let (judge, log) = train_judge(
+            &xs,
+            &labels,
+            &JudgeOptions { epochs: 100, lr: 1e-2, ..JudgeOptions::default() },
+            "e",
+            &mut |_| {},
+        )
+        .unwrap();
         let right = xs.iter().zip(&labels).filter(|(x, l)| judge.calls_tool(x) == **l).count();
         assert!(right > 180, "{right}/200, losses {:?}", log.epoch_loss);
         assert!(log.epoch_loss.last() < log.epoch_loss.first());
