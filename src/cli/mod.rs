@@ -6,6 +6,7 @@ mod args;
 mod budget;
 mod eval;
 mod graph;
+mod heads;
 mod run;
 mod setup;
 mod summary;
@@ -88,6 +89,9 @@ enum Command {
     /// The library's tools: list them, or call one by hand.
     #[command(subcommand)]
     Tools(ToolsCommand),
+    /// CoTools' trained retrieval heads and tool judge.
+    #[command(subcommand)]
+    Heads(heads::HeadsCmd),
 }
 
 pub fn main() -> Result<ExitCode> {
@@ -118,6 +122,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Tools(ToolsCommand::Call { name, args, seed, json, mcp_url }) => {
             tools::call(&tools::source(config, mcp_url), &name, &args, seed, json)
         }
+        Command::Heads(cmd) => heads::run(cmd),
     }
 }
 
