@@ -18,7 +18,9 @@ use crate::engine::{
 use crate::graph::{GraphError, GraphStore, ToolGraph, read_trajectories};
 use crate::model::cassette::{Cassette, CassetteError};
 use crate::model::{ChatModel, Role};
-use crate::retrieve::{EmbedError, Embedder, EmbedderKind, Reshape, Retriever};
+use crate::retrieve::cotools::HeadsError;
+use crate::retrieve::settings::{load_heads, load_judge};
+use crate::retrieve::{EmbedError, EmbedderKind, Retriever};
 use crate::strategy::rewoo::Rewoo;
 use crate::task::{Task, TaskError, load_tasks};
 use crate::tool::ToolLibrary;
@@ -50,6 +52,8 @@ pub enum SetupError {
     Mcp { config: String, source: McpError },
     #[error("retrieval: {0}")]
     Retrieval(#[from] EmbedError),
+    #[error("retrieval: {0}")]
+    Heads(#[from] HeadsError),
     #[error("{0}")]
     Invalid(String),
 }
@@ -434,16 +438,16 @@ pub fn open_retriever(config: &Config, library: &ToolLibrary) -> Result<Option<R
         Some(path) => Some(load_heads(path, embedder.as_ref())?),
         None => None,
     };
+    let judge = match &config.retrieval.judge {
+        Some(path) => Some(load_judge(path, embedder.as_ref())?),
+        None => None,
+    };
     let docs = library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str()));
     let retriever = config.retrieval.open(docs, embedder, &data, heads)?;
-    Ok(Some(retriever))
-}
-
-/// Trained heads for `embedder`, refused when they were trained on another.
-pub fn load_heads(path: &std::path::Path, embedder: &dyn Embedder) -> Result<Arc<dyn Reshape>, SetupError> {
-    // Wired to CoTools' heads when they land (branch `heads`).
-    let _ = embedder;
-    Err(SetupError::Invalid(format!("retrieval.heads: {}: heads cannot be loaded yet", path.display())))
+    Ok(Some(match judge {
+        Some(j) => retriever.with_judge(j),
+        None => retriever,
+    }))
 }
 
 /// Runs a prepared session to its end and saves the learnt graph if asked.

@@ -6,6 +6,7 @@ mod args;
 mod budget;
 mod eval;
 mod graph;
+mod heads;
 mod retrieval;
 mod run;
 mod setup;

@@ -16,6 +16,7 @@ use switchyard::dataset::{Question, ToolPool};
 use switchyard::eval::retrieval::{RetrievalReport, evaluate, pool_docs};
 use switchyard::retrieve::cache::VectorCache;
 use switchyard::retrieve::retriever::doc_text;
+use switchyard::retrieve::settings::load_heads;
 use switchyard::retrieve::{EmbedderKind, Reshape, RetrievalConfig, Retriever, Scored};
 use switchyard::session;
 
@@ -35,6 +36,9 @@ pub(super) enum RetrievalCommand {
         #[arg(long)]
         json: bool,
     },
+    /// CoTools' trainable heads and tool judge: train, show, judge.
+    #[command(subcommand)]
+    Heads(super::heads::HeadsCmd),
 }
 
 /// Which retriever: the config's `[retrieval]` unless a flag says otherwise.
@@ -81,7 +85,7 @@ fn open(config: &Config, how: &RetrievalConfig, docs: &[(String, String)]) -> Re
         return Ok(Retriever::lexical(refs));
     };
     let heads: Option<Arc<dyn Reshape>> = match &how.heads {
-        Some(p) => Some(session::load_heads(p, embedder.as_ref())?),
+        Some(p) => Some(load_heads(p, embedder.as_ref())?),
         None => None,
     };
     let mut cache = VectorCache::open(&data.join("retrieval"), embedder.as_ref());
@@ -111,6 +115,7 @@ fn bar(total: u64, what: &str) -> ProgressBar {
 pub(super) fn run(config: &Config, cmd: RetrievalCommand) -> Result<ExitCode> {
     match cmd {
         RetrievalCommand::Eval { tools, questions, how, json } => eval(config, &tools, &questions, &how, json),
+        RetrievalCommand::Heads(cmd) => super::heads::run(config, cmd),
     }
 }
 

@@ -7,6 +7,7 @@
 pub mod blend;
 pub mod bm25;
 pub mod cache;
+pub mod cotools;
 pub mod embed;
 pub mod http_embed;
 pub mod index;
@@ -14,6 +15,7 @@ pub mod minilm;
 pub mod retriever;
 pub mod settings;
 mod tokens;
+pub mod train;
 
 pub use bm25::{Bm25Index, Hit};
 pub use embed::{EmbedError, Embedder};

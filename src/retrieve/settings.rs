@@ -23,10 +23,11 @@ use serde::Deserialize;
 
 use super::blend::DEFAULT_LEXICAL_WEIGHT;
 use super::cache::VectorCache;
+use super::cotools::{Heads, HeadsError, Judge};
 use super::embed::{EmbedError, Embedder};
 use super::http_embed::{HttpEmbedConfig, HttpEmbedder};
 use super::minilm::MiniLm;
-use super::retriever::{Reshape, Retriever};
+use super::retriever::{Reshape, Retriever, ToolJudge};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -151,4 +152,55 @@ impl RetrievalConfig {
         cache.save()?;
         Ok(retriever)
     }
+}
+
+/// Trained heads as the retriever applies them, named by their file.
+struct HeadsFile {
+    heads: Heads,
+    label: String,
+}
+
+impl Reshape for HeadsFile {
+    fn label(&self) -> &str {
+        &self.label
+    }
+    fn query(&self, h: &[f32]) -> Vec<f32> {
+        self.heads.encode_query(h)
+    }
+    fn tool(&self, h: &[f32]) -> Vec<f32> {
+        self.heads.encode_tool(h)
+    }
+}
+
+struct JudgeFile {
+    judge: Judge,
+    label: String,
+}
+
+impl ToolJudge for JudgeFile {
+    fn label(&self) -> &str {
+        &self.label
+    }
+    fn judge(&self, h: &[f32]) -> (f32, bool) {
+        (self.judge.score(h), self.judge.calls_tool(h))
+    }
+}
+
+fn file_label(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// Heads from `path`, refused (naming the file) when trained on another
+/// embedder than `embedder`.
+pub fn load_heads(path: &Path, embedder: &dyn Embedder) -> Result<Arc<dyn Reshape>, HeadsError> {
+    let heads = Heads::load(path)?;
+    heads.check_embedder(embedder.id(), embedder.dim())?;
+    Ok(Arc::new(HeadsFile { heads, label: file_label(path) }))
+}
+
+/// A tool judge from `path`, checked against `embedder` like heads.
+pub fn load_judge(path: &Path, embedder: &dyn Embedder) -> Result<Arc<dyn ToolJudge>, HeadsError> {
+    let judge = Judge::load(path)?;
+    judge.check_embedder(embedder.id(), embedder.dim())?;
+    Ok(Arc::new(JudgeFile { judge, label: file_label(path) }))
 }

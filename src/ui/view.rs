@@ -14,13 +14,13 @@ pub enum Pane {
     Transcript,
     Budget,
     Models,
-    Retrieval,
     Workers,
+    Retrieval,
 }
 
 impl Pane {
     pub const ALL: [Pane; 6] =
-        [Pane::Graph, Pane::Transcript, Pane::Budget, Pane::Models, Pane::Retrieval, Pane::Workers];
+        [Pane::Graph, Pane::Transcript, Pane::Budget, Pane::Models, Pane::Workers, Pane::Retrieval];
 
     pub fn title(self) -> &'static str {
         match self {

@@ -1,0 +1,183 @@
+//! What `heads` reads and how it is split: (query, tool) examples from an
+//! annotated call-text file or a question file, the seeded tool-level
+//! splits, judge examples from call positions, and embedding through a
+//! small on-disk vector cache (the same texts are embedded on every run).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use color_eyre::eyre::{Result, WrapErr, eyre};
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+use switchyard::dataset::cotools::{CallText, Question, ToolPool};
+use switchyard::retrieve::Embedder;
+use switchyard::retrieve::cache::VectorCache;
+
+/// A query and the pool position of its tool.
+#[derive(Debug, Clone)]
+pub(super) struct Example {
+    pub(super) query: String,
+    pub(super) tool: usize,
+}
+
+/// Examples from `path`: an annotated call-text file (`text` with calls)
+/// gives one per call; a question file with `tool` gives one per line.
+/// A tool missing from the pool is an error naming the line.
+pub(super) fn examples(path: &Path, pool: &ToolPool, pool_path: &Path) -> Result<Vec<Example>> {
+    let first = std::fs::read_to_string(path)
+        .wrap_err_with(|| format!("could not read {}", path.display()))?
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.contains("\"text\""))
+        .unwrap_or(false);
+    let mut raw: Vec<(usize, String, String)> = Vec::new();
+    if first {
+        for (i, t) in CallText::load(path)?.iter().enumerate() {
+            raw.extend(t.pairs().into_iter().map(|(q, tool)| (i + 1, q, tool)));
+        }
+    } else {
+        for (i, q) in Question::load_with_tools(path)?.into_iter().enumerate() {
+            raw.push((i + 1, q.question, q.tool.unwrap_or_default()));
+        }
+    }
+    if raw.is_empty() {
+        return Err(eyre!("{}: no examples (an empty file?)", path.display()));
+    }
+    raw.into_iter()
+        .map(|(line, query, tool)| {
+            let pos = pool.position(&tool).ok_or_else(|| {
+                eyre!("{}: record {line}: tool `{tool}` is not in {}", path.display(), pool_path.display())
+            })?;
+            Ok(Example { query, tool: pos })
+        })
+        .collect()
+}
+
+/// The distinct tools of `examples` split by a seeded shuffle: `share` of
+/// them (rounded) in the first set, the rest in the second.
+pub(super) fn split_tools(
+    examples: &[Example],
+    share: f64,
+    rng: &mut ChaCha8Rng,
+) -> (BTreeSet<usize>, BTreeSet<usize>) {
+    let mut tools: Vec<usize> = examples.iter().map(|e| e.tool).collect::<BTreeSet<_>>().into_iter().collect();
+    tools.shuffle(rng);
+    let cut = ((tools.len() as f64) * share).round() as usize;
+    let (a, b) = tools.split_at(cut.min(tools.len()));
+    (a.iter().copied().collect(), b.iter().copied().collect())
+}
+
+pub(super) fn seeded(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
+}
+
+/// Judge examples from annotated texts, grouped by text: the text up to a call is labelled
+/// 1; the text up to another word boundary of the same text is 0, at most
+/// `negatives` of those per text (all of them when `negatives` is None).
+/// A prefix is cut to its last `window` words: whether a tool is due
+/// depends on what was just written, and a mean-pooled embedder blurs a
+/// long text's ending into its beginning.
+pub(super) fn judge_examples(
+    path: &Path,
+    window: usize,
+    negatives: Option<usize>,
+    rng: &mut ChaCha8Rng,
+) -> Result<Vec<Vec<(String, bool)>>> {
+    let mut out = Vec::new();
+    for t in CallText::load(path)? {
+        let mut one = Vec::new();
+        let calls: BTreeSet<usize> = t.calls.iter().map(|c| c.0).collect();
+        let chars: Vec<char> = t.text.chars().collect();
+        let mut others: Vec<usize> =
+            (1..chars.len()).filter(|&i| chars[i - 1].is_whitespace() && !calls.contains(&i)).collect();
+        if let Some(k) = negatives {
+            others.shuffle(rng);
+            others.truncate(k);
+            others.sort_unstable();
+        }
+        for &at in &calls {
+            one.push((tail(t.prefix(at), window), true));
+        }
+        for at in others {
+            one.push((tail(t.prefix(at), window), false));
+        }
+        out.push(one);
+    }
+    if out.is_empty() {
+        return Err(eyre!("{}: no annotated texts", path.display()));
+    }
+    Ok(out)
+}
+
+fn tail(text: &str, words: usize) -> String {
+    let all: Vec<&str> = text.split_whitespace().collect();
+    all[all.len().saturating_sub(words)..].join(" ")
+}
+
+/// Vectors of `texts` in order, from the session's vector cache
+/// (`DATA_DIR/retrieval`, keyed by the text's sha256) when known, the rest
+/// embedded with a progress bar and kept there.
+pub(super) fn embed_cached(
+    embedder: &dyn Embedder,
+    texts: &[String],
+    cache: &mut VectorCache,
+    what: &str,
+) -> Result<Vec<Vec<f32>>> {
+    let bar = bar(texts.len() as u64, &format!("embedding {what}"));
+    let mut out = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(128) {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        out.extend(cache.vectors(embedder, &refs)?);
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
+    cache.save()?;
+    Ok(out)
+}
+
+/// Queries ready to rank: raw vectors, BM25 scores, gold tools.
+pub(crate) struct Ranked<'a> {
+    pub(crate) vectors: Vec<&'a [f32]>,
+    pub(crate) lexical: Vec<Vec<f32>>,
+    pub(crate) gold: Vec<usize>,
+}
+
+/// A progress bar on stderr: done/total and the time left.
+pub(super) fn bar(total: u64, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ETA {eta} ") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(what.to_owned());
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn judge_examples_label_calls_and_other_word_boundaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let line = r#"{"text": "Q: 2 plus 3?\nA: It is 2+3=5.", "start_str_idx": [26], "tool_calling": [{"call_tool": "<add>"}]}"#;
+        std::fs::write(&path, format!("{line}\n")).unwrap();
+        let ex = judge_examples(&path, 3, None, &mut seeded(0)).unwrap().remove(0);
+        assert_eq!(ex[0], ("It is 2+3=".to_owned(), true));
+        assert!(ex[1..].iter().all(|(_, l)| !l));
+        assert_eq!(ex.len(), 1 + 7);
+        assert_eq!(judge_examples(&path, 3, Some(2), &mut seeded(0)).unwrap()[0].len(), 3);
+    }
+
+    #[test]
+    fn the_tool_split_is_seeded_and_covers_every_tool() {
+        let ex: Vec<Example> = (0..20).map(|i| Example { query: String::new(), tool: i % 10 }).collect();
+        let (a, b) = split_tools(&ex, 0.3, &mut seeded(7));
+        assert_eq!((a.len(), b.len()), (3, 7));
+        assert!(a.is_disjoint(&b));
+        assert_eq!(split_tools(&ex, 0.3, &mut seeded(7)).0, a);
+    }
+}
