@@ -62,6 +62,8 @@ pub struct SessionState {
     pub tool_servers: BTreeMap<String, String>,
     /// The retriever's latest ranking: where the candidates came from.
     pub retrieval: Option<RetrievalView>,
+    /// The tool judge's verdict on the current task: judge, score, needed.
+    pub judged: Option<(String, f32, bool)>,
     /// Set when dense retrieval failed and BM25 took over: from what, why.
     pub retrieval_fallback: Option<(String, String)>,
 }
@@ -121,6 +123,9 @@ impl SessionState {
                 if self.picked == Some(*index) {
                     self.picked = None;
                 }
+                // A new task's candidates have not been ranked yet.
+                self.retrieval = None;
+                self.judged = None;
                 self.current = Some(RunView {
                     run: ev.run,
                     task_id: task_id.clone(),
@@ -416,6 +421,7 @@ impl SessionState {
                     Some(RetrievalView { query: query.clone(), source: source.clone(), hits: hits.clone() });
             }
             EventKind::ToolJudged { judge, score, needed } => {
+                self.judged = Some((judge.clone(), *score, *needed));
                 let verdict = if *needed { "needs a tool" } else { "needs no tool: only the answer is offered" };
                 self.push(Entry::Note(format!("tool judge ({judge}): {score:.2}, the task {verdict}")));
             }

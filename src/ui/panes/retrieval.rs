@@ -26,8 +26,15 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     if let Some((from, reason)) = &s.retrieval_fallback {
         head.push(Line::styled(fit(&format!("{from} failed; BM25 alone: {reason}"), w).to_string(), th.fg(th.fault)));
     }
+    if let Some((judge, score, needed)) = &s.judged {
+        let verdict = if *needed { "a tool is needed" } else { "no tool needed: only the answer is offered" };
+        let style = if *needed { th.muted() } else { th.fg(th.fault) };
+        head.push(Line::styled(fit(&format!("judge {judge} {score:.2}: {verdict}"), w).to_string(), style));
+    }
     let Some(r) = &s.retrieval else {
-        head.push(Line::styled("no ranking yet", th.muted()));
+        if s.judged.as_ref().is_none_or(|j| j.2) {
+            head.push(Line::styled("no ranking yet", th.muted()));
+        }
         frame.render_widget(Paragraph::new(head), inner);
         return;
     };
