@@ -30,7 +30,8 @@ use switchyard::retrieve::train::{
 };
 use switchyard::retrieve::{Bm25Index, Embedder};
 
-use data::{Example, Ranked, bar, embed_cached, examples, judge_examples, seeded, split_tools};
+use super::progress::{bar, embed_cached};
+use data::{Example, Ranked, examples, judge_examples, seeded, split_tools};
 use report::{Prf, chart, dump, plot, prf, show};
 
 #[derive(Subcommand, Debug)]

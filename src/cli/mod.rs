@@ -7,6 +7,7 @@ mod budget;
 mod eval;
 mod graph;
 mod heads;
+mod progress;
 mod retrieval;
 mod run;
 mod setup;

@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use clap::Subcommand;
 use color_eyre::eyre::{Result, eyre};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use switchyard::config::Config;
@@ -19,6 +18,8 @@ use switchyard::retrieve::retriever::doc_text;
 use switchyard::retrieve::settings::load_heads;
 use switchyard::retrieve::{EmbedderKind, Reshape, RetrievalConfig, Retriever, Scored};
 use switchyard::session;
+
+use super::progress::{bar, embed_cached};
 
 #[derive(Subcommand, Debug)]
 pub(super) enum RetrievalCommand {
@@ -90,26 +91,11 @@ fn open(config: &Config, how: &RetrievalConfig, docs: &[(String, String)]) -> Re
     };
     let mut cache = VectorCache::open(&data.join("retrieval"), embedder.as_ref());
     let texts: Vec<String> = docs.iter().map(|(n, t)| doc_text(n, t)).collect();
-    let bar = bar(texts.len() as u64, "embedding tools");
-    for chunk in texts.chunks(128) {
-        let chunk: Vec<&str> = chunk.iter().map(String::as_str).collect();
-        cache.vectors(embedder.as_ref(), &chunk)?;
-        bar.inc(chunk.len() as u64);
-    }
-    bar.finish_and_clear();
+    // Fills the cache with a progress bar; the retriever then embeds nothing.
+    embed_cached(embedder.as_ref(), &texts, &mut cache, "tools")?;
     let retriever = Retriever::dense(refs, embedder, &mut cache, heads, how.lexical_weight)?;
     cache.save()?;
     Ok(retriever)
-}
-
-fn bar(total: u64, what: &str) -> ProgressBar {
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} ({per_sec}, ETA {eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar.set_message(what.to_owned());
-    bar
 }
 
 pub(super) fn run(config: &Config, cmd: RetrievalCommand) -> Result<ExitCode> {

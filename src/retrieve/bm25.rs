@@ -60,23 +60,8 @@ impl Bm25Index {
         if k == 0 || self.names.is_empty() {
             return Vec::new();
         }
-        let mut terms = tokenize(query);
-        terms.sort_unstable();
-        terms.dedup();
-        let n = self.names.len() as f64;
         let mut scores: HashMap<u32, f64> = HashMap::new();
-        for term in &terms {
-            let Some(postings) = self.postings.get(term) else {
-                continue;
-            };
-            let df = postings.len() as f64;
-            // Lucene's idf: always positive, so a term in most documents
-            // still counts a little instead of penalising them.
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for &(doc, tf) in postings {
-                *scores.entry(doc).or_insert(0.0) += self.part(idf, doc, tf);
-            }
-        }
+        self.each_part(query, |doc, part| *scores.entry(doc).or_insert(0.0) += part);
         let mut ranked: Vec<(u32, f64)> = scores.into_iter().filter(|&(_, s)| s > 0.0).collect();
         ranked
             .sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| self.names[a.0 as usize].cmp(&self.names[b.0 as usize])));
@@ -88,9 +73,13 @@ impl Bm25Index {
     /// sharing no term): the lexical signal of a hybrid ranking.
     pub fn scores(&self, query: &str) -> Vec<f32> {
         let mut out = vec![0.0f32; self.names.len()];
-        if self.names.is_empty() {
-            return out;
-        }
+        self.each_part(query, |doc, part| out[doc as usize] += part as f32);
+        out
+    }
+
+    /// Calls `f(document, part)` for every (query term, document holding
+    /// it) pair: a document's BM25 score is the sum of its parts.
+    fn each_part(&self, query: &str, mut f: impl FnMut(u32, f64)) {
         let mut terms = tokenize(query);
         terms.sort_unstable();
         terms.dedup();
@@ -100,12 +89,13 @@ impl Bm25Index {
                 continue;
             };
             let df = postings.len() as f64;
+            // Lucene's idf: always positive, so a term in most documents
+            // still counts a little instead of penalising them.
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for &(doc, tf) in postings {
-                out[doc as usize] += self.part(idf, doc, tf) as f32;
+                f(doc, self.part(idf, doc, tf));
             }
         }
-        out
     }
 
     fn part(&self, idf: f64, doc: u32, tf: u32) -> f64 {

@@ -7,14 +7,11 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use color_eyre::eyre::{Result, WrapErr, eyre};
-use indicatif::{ProgressBar, ProgressStyle};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use switchyard::dataset::cotools::{CallText, Question, ToolPool};
-use switchyard::retrieve::Embedder;
-use switchyard::retrieve::cache::VectorCache;
 
 /// A query and the pool position of its tool.
 #[derive(Debug, Clone)]
@@ -117,42 +114,11 @@ fn tail(text: &str, words: usize) -> String {
     all[all.len().saturating_sub(words)..].join(" ")
 }
 
-/// Vectors of `texts` in order, from the session's vector cache
-/// (`DATA_DIR/retrieval`, keyed by the text's sha256) when known, the rest
-/// embedded with a progress bar and kept there.
-pub(super) fn embed_cached(
-    embedder: &dyn Embedder,
-    texts: &[String],
-    cache: &mut VectorCache,
-    what: &str,
-) -> Result<Vec<Vec<f32>>> {
-    let bar = bar(texts.len() as u64, &format!("embedding {what}"));
-    let mut out = Vec::with_capacity(texts.len());
-    for chunk in texts.chunks(128) {
-        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-        out.extend(cache.vectors(embedder, &refs)?);
-        bar.inc(chunk.len() as u64);
-    }
-    bar.finish_and_clear();
-    cache.save()?;
-    Ok(out)
-}
-
 /// Queries ready to rank: raw vectors, BM25 scores, gold tools.
 pub(crate) struct Ranked<'a> {
     pub(crate) vectors: Vec<&'a [f32]>,
     pub(crate) lexical: Vec<Vec<f32>>,
     pub(crate) gold: Vec<usize>,
-}
-
-/// A progress bar on stderr: done/total and the time left.
-pub(super) fn bar(total: u64, what: &str) -> ProgressBar {
-    let bar = ProgressBar::new(total);
-    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ETA {eta} ") {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.set_message(what.to_owned());
-    bar
 }
 
 #[cfg(test)]
