@@ -6,7 +6,9 @@
 //! z-score: how many standard deviations a tool stands above the pool's
 //! mean for this query), and the blend is
 //!
-//!     score = w · z_lexical + (1 − w) · z_dense
+//! ```text
+//! score = w · z_lexical + (1 − w) · z_dense
+//! ```
 //!
 //! with `w` the lexical weight (`lexical_weight`, default 0.3). A tool
 //! sharing no word with the query gets BM25 0, which is simply a low

@@ -1,10 +1,12 @@
 //! CoTools' trainable parts (seed 002, §3.1–3.2), and only its formulas:
 //!
-//!     MLP(h)  = W_down((σ(W_gate h)) ⊙ W_up h)           σ = SiLU
-//!     E_Q(h)  = norm(W_dim ⊙ (h + MLP_Q(h)))              query encoder (eq. 6)
-//!     E_T(h)  = norm(W_dim ⊙ (h + MLP_T(h)))              tool encoder (eq. 8)
-//!     Score   = E_Q(h_q) · E_T(h_t)                         (eq. 9)
-//!     J(h)    = sigmoid(MLP_J(h))                           tool judge (eq. 3–4)
+//! ```text
+//! MLP(h)  = W_down((σ(W_gate h)) ⊙ W_up h)           σ = SiLU
+//! E_Q(h)  = norm(W_dim ⊙ (h + MLP_Q(h)))              query encoder (eq. 6)
+//! E_T(h)  = norm(W_dim ⊙ (h + MLP_T(h)))              tool encoder (eq. 8)
+//! Score   = E_Q(h_q) · E_T(h_t)                         (eq. 9)
+//! J(h)    = sigmoid(MLP_J(h))                           tool judge (eq. 3–4)
+//! ```
 //!
 //! `h` is the embedder's vector instead of an LLM's hidden state. Inference
 //! is plain Rust (a few hundred thousand multiply-adds per vector); the
