@@ -1,5 +1,19 @@
 //! Text folding shared by answer matching and the sample lookups, so that
-//! "São Paulo", "sao paulo" and "Sao-Paulo" compare equal everywhere.
+//! "São Paulo", "sao paulo" and "Sao-Paulo" compare equal everywhere; and
+//! an error with its causes on one line, for messages that name them all.
+
+/// `e: its source: its source's source …`: transport errors hide the
+/// useful part (connection refused, DNS) in their causes.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut msg = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        cur = s.source();
+    }
+    msg
+}
 
 /// Lower case, common Latin accents folded, punctuation turned into single
 /// spaces, trimmed.

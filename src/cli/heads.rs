@@ -159,23 +159,6 @@ fn embedder(config: &Config) -> Result<(MiniLm, VectorCache)> {
     Ok((model, cache))
 }
 
-/// Every tool's BM25 score for a query, in pool order (0 for a tool sharing
-/// no word with it).
-struct Lexical {
-    index: Bm25Index,
-}
-
-impl Lexical {
-    fn new(pool: &ToolPool) -> Self {
-        // Pool ids are distinct, so the index's order is the pool's.
-        Lexical { index: Bm25Index::new(pool.tools.iter().map(|t| (t.id.as_str(), t.description.as_str()))) }
-    }
-
-    fn scores(&self, query: &str) -> Vec<f32> {
-        self.index.scores(query)
-    }
-}
-
 /// How a pool is scored: raw or heads vectors, BM25 blended in or not.
 fn ranks(set: &Ranked, tools: &[Vec<f32>], heads: Option<&Heads>, lexical_weight: Option<f32>) -> Vec<usize> {
     let tools: Vec<Vec<f32>> = heads.map_or_else(|| tools.to_vec(), |h| h.encode_tools(tools));
@@ -268,7 +251,8 @@ fn train(config: &Config, a: TrainArgs) -> Result<ExitCode> {
         embed_cached(&model, &kept_ex.iter().map(|e| e.query.clone()).collect::<Vec<_>>(), &mut cache, "queries")?;
     let test_vectors =
         embed_cached(&model, &test.iter().map(|e| e.query.clone()).collect::<Vec<_>>(), &mut cache, "test")?;
-    let lexical = Lexical::new(&pool);
+    // Pool ids are distinct, so BM25's document order is the pool's.
+    let lexical = Bm25Index::new(pool.tools.iter().map(|t| (t.id.as_str(), t.description.as_str())));
 
     let fit: Vec<(usize, usize)> =
         kept_ex.iter().enumerate().filter(|(_, e)| !val_tools.contains(&e.tool)).map(|(i, e)| (i, e.tool)).collect();

@@ -53,6 +53,11 @@ impl Engine {
             })
             .collect();
         // sim(q_u, q) is the retriever's: dense cosine with an embedder.
+        // Past queries are embedded in batches, not one call each.
+        if self.retriever.is_dense() {
+            let past: Vec<&str> = b.experience.records().iter().map(|e| e.query.as_str()).collect();
+            self.retriever.warm_queries(&past);
+        }
         let sim = |a: &str, b: &str| self.retriever.query_similarity(a, b).unwrap_or_else(|| similarity(a, b));
         let mut p = plan_run(b, query, &costs, total, shape.fixed, self.params.tau, &sim);
         p.run.reserve = shape.reserve;

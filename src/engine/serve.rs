@@ -26,9 +26,7 @@ impl Engine {
         let hits = match self.retriever.search(query, k) {
             Ok(hits) => hits,
             Err(e) => {
-                let from = self.retriever.source();
-                self.retriever.drop_dense();
-                self.emit(EventKind::RetrievalFallback { from, reason: e.to_string() })?;
+                self.fall_back_to_lexical(&e)?;
                 self.retriever.search_lexical(query, k)
             }
         };
@@ -47,6 +45,13 @@ impl Engine {
             }
         }
         Ok(names)
+    }
+
+    /// The dense part failed: BM25 ranks alone from now on, and says so.
+    fn fall_back_to_lexical(&mut self, e: &crate::retrieve::EmbedError) -> Result<(), EngineError> {
+        let from = self.retriever.source();
+        self.retriever.drop_dense();
+        self.emit(EventKind::RetrievalFallback { from, reason: e.to_string() })
     }
 
     /// Keeps what the graph learnt: saved durably after every change, so a
@@ -90,11 +95,8 @@ impl Host for Engine {
                 Ok(needed)
             }
             Some(Err(e)) => {
-                // Without the query vector there is no verdict: tools stay
-                // offered, and the switch to BM25 is said.
-                let from = self.retriever.source();
-                self.retriever.drop_dense();
-                self.emit(EventKind::RetrievalFallback { from, reason: e.to_string() })?;
+                // Without the query vector there is no verdict: tools stay offered.
+                self.fall_back_to_lexical(&e)?;
                 Ok(true)
             }
         }

@@ -18,6 +18,7 @@ use super::{
     ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Speaker, ToolCallRequest, ToolDef, Usage,
     tokens,
 };
+use crate::text::error_chain;
 
 /// How an `openai` model is reached. Holds the *name* of the variable with
 /// the key, never the key.
@@ -342,17 +343,6 @@ fn truncate(s: &str) -> String {
         Some((i, _)) => format!("{}…", &s[..i]),
         None => s.to_string(),
     }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut msg = e.to_string();
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        msg.push_str(": ");
-        msg.push_str(&s.to_string());
-        cur = s.source();
-    }
-    msg
 }
 
 // Wire types of the reply. Every field is optional: servers differ in what

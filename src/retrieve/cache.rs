@@ -38,9 +38,7 @@ impl VectorCache {
 
     /// The cache file of `embedder` under `dir` (`<data dir>/retrieval`).
     pub fn open(dir: &Path, embedder: &dyn Embedder) -> Self {
-        let safe: String =
-            embedder.id().chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
-        let path = dir.join(format!("vectors-{safe}.bin"));
+        let path = dir.join(format!("vectors-{}.bin", file_id(embedder.id())));
         let mut cache = VectorCache::memory(embedder.dim());
         match std::fs::read(&path) {
             Ok(bytes) => match parse(&bytes, embedder.id(), embedder.dim()) {
@@ -122,13 +120,17 @@ impl VectorCache {
     }
 }
 
+/// An embedder id as it may stand in a file name (`http:m/x` → `http_m_x`).
+fn file_id(id: &str) -> String {
+    id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect()
+}
+
 fn parse(bytes: &[u8], id: &str, dim: usize) -> Option<HashMap<[u8; 32], Vec<f32>>> {
     let nl = bytes.iter().position(|&b| b == b'\n')?;
     let header = std::str::from_utf8(&bytes[..nl]).ok()?;
     let rest = header.strip_prefix(MAGIC)?.trim();
     let (file_id, file_dim) = rest.rsplit_once(' ')?;
-    let safe: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
-    if file_id != safe || file_dim.parse::<usize>().ok()? != dim {
+    if file_id != self::file_id(id) || file_dim.parse::<usize>().ok()? != dim {
         return None;
     }
     let body = &bytes[nl + 1..];

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::embed::{EmbedError, Embedder, normalise};
+use crate::text::error_chain;
 
 /// Inputs per request: endpoints cap the batch (OpenAI at 2,048).
 const BATCH: usize = 256;
@@ -87,9 +88,9 @@ impl HttpEmbedder {
         let reply: Result<(u16, String), String> = std::thread::scope(|s| {
             s.spawn(|| {
                 self.runtime.block_on(async {
-                    let resp = req.send().await.map_err(|e| describe(&e))?;
+                    let resp = req.send().await.map_err(|e| error_chain(&e))?;
                     let status = resp.status().as_u16();
-                    let text = resp.text().await.map_err(|e| describe(&e))?;
+                    let text = resp.text().await.map_err(|e| error_chain(&e))?;
                     Ok((status, text))
                 })
             })
@@ -134,17 +135,6 @@ impl HttpEmbedder {
         }
         out.into_iter().enumerate().map(|(i, v)| v.ok_or_else(|| fail(format!("no vector for input {i}")))).collect()
     }
-}
-
-fn describe(e: &reqwest::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = std::error::Error::source(e);
-    while let Some(inner) = src {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
-        src = inner.source();
-    }
-    s
 }
 
 impl Embedder for HttpEmbedder {

@@ -224,6 +224,32 @@ impl Retriever {
         Ok(v)
     }
 
+    /// Embeds the queries not yet cached, in batched calls, so that a
+    /// loop of [`Retriever::query_similarity`] over them (BTP's estimates
+    /// over the experience store) finds them ready. A failure leaves them
+    /// out; each is then tried, and its failure seen, where it is used.
+    pub fn warm_queries(&self, queries: &[&str]) {
+        let Some(d) = &self.dense else { return };
+        let mut missing: Vec<&str> = {
+            let cache = d.queries.lock().unwrap_or_else(|p| p.into_inner());
+            queries.iter().copied().filter(|q| !cache.contains_key(*q)).collect()
+        };
+        missing.sort_unstable();
+        missing.dedup();
+        missing.truncate(QUERY_CACHE);
+        if missing.is_empty() {
+            return;
+        }
+        let Ok(vectors) = d.embedder.embed(&missing) else { return };
+        let mut cache = d.queries.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() + missing.len() > QUERY_CACHE {
+            cache.clear();
+        }
+        for (q, v) in missing.into_iter().zip(vectors) {
+            cache.insert(q.to_owned(), v);
+        }
+    }
+
     /// How alike two queries are, for BTP's sim(q_u, q): the cosine of their
     /// dense vectors when an embedder is loaded, else None (the caller keeps
     /// its lexical similarity).
@@ -276,6 +302,36 @@ mod tests {
         assert!(hits[0].dense.unwrap() > hits[1].dense.unwrap());
         assert_eq!(r.source(), "words");
         assert!(Retriever::lexical(docs).search_lexical("weather", 2).is_empty());
+    }
+
+    /// Counts its calls, for checking that queries are embedded in batches.
+    struct Calls(std::sync::atomic::AtomicUsize);
+    impl Embedder for Calls {
+        fn id(&self) -> &str {
+            "calls"
+        }
+        fn dim(&self) -> usize {
+            VOCAB.len()
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Words.embed(texts)
+        }
+    }
+
+    #[test]
+    fn past_queries_are_embedded_in_one_batch_before_they_are_compared() {
+        let calls = Arc::new(Calls(std::sync::atomic::AtomicUsize::new(0)));
+        let mut cache = VectorCache::memory(4);
+        let r = Retriever::dense([("forecast", "rain")], calls.clone(), &mut cache, None, 0.3).unwrap();
+        let before = calls.0.load(std::sync::atomic::Ordering::SeqCst);
+        let past = ["rain today?", "stock price", "rain today?", "weather"];
+        r.warm_queries(&past);
+        assert_eq!(calls.0.load(std::sync::atomic::Ordering::SeqCst), before + 1);
+        for q in past {
+            assert!(r.query_similarity("rain today?", q).is_some());
+        }
+        assert_eq!(calls.0.load(std::sync::atomic::Ordering::SeqCst), before + 1, "every query was ready");
     }
 
     #[test]

@@ -66,14 +66,18 @@ pub(super) fn plot(path: &Path, logs: &[(&str, TrainLog)]) -> Result<()> {
         chart.configure_series_labels().border_style(BLACK).draw().map_err(|e| fail(e.to_string()))?;
         root.present().map_err(|e| fail(e.to_string()))?;
     }
-    use std::io::Write;
-    let mut file = atomic_write_file::AtomicWriteFile::open(path).wrap_err_with(|| format!("{}", path.display()))?;
-    file.write_all(svg.as_bytes()).and_then(|()| file.commit()).wrap_err_with(|| format!("{}", path.display()))?;
-    Ok(())
+    write_svg(path, &svg)
 }
 
 /// The test figures side by side: per retriever, top-1 and top-5 on seen
 /// and on unseen tools, as grouped bars.
+/// Writes a drawn picture atomically: a kill mid-write keeps the old one.
+fn write_svg(path: &Path, svg: &str) -> Result<()> {
+    use std::io::Write;
+    let mut file = atomic_write_file::AtomicWriteFile::open(path).wrap_err_with(|| format!("{}", path.display()))?;
+    file.write_all(svg.as_bytes()).and_then(|()| file.commit()).wrap_err_with(|| format!("{}", path.display()))
+}
+
 /// A retriever's name and its figures on seen and on unseen tools.
 type Row = (String, Metrics, Metrics);
 /// A bar series: its legend, the figure it shows, its colour.
@@ -134,10 +138,7 @@ pub(super) fn chart(path: &Path, rows: &[Row]) -> Result<()> {
             .map_err(|e| fail(e.to_string()))?;
         root.present().map_err(|e| fail(e.to_string()))?;
     }
-    use std::io::Write;
-    let mut file = atomic_write_file::AtomicWriteFile::open(path).wrap_err_with(|| format!("{}", path.display()))?;
-    file.write_all(svg.as_bytes()).and_then(|()| file.commit()).wrap_err_with(|| format!("{}", path.display()))?;
-    Ok(())
+    write_svg(path, &svg)
 }
 
 pub(super) fn show(file: &Path, n: usize, json: bool) -> Result<ExitCode> {
