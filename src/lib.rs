@@ -13,6 +13,7 @@ pub mod eval;
 pub mod graph;
 pub mod jsonl;
 pub mod model;
+pub mod program;
 pub mod retrieve;
 pub mod session;
 pub mod sim;

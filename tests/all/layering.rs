@@ -34,7 +34,7 @@ use std::path::Path;
 /// the command line are front ends over sessions.
 const LAYERS: &[(u32, &[&str])] = &[
     (0, &["text", "task", "jsonl", "dataset"]),
-    (1, &["tool", "model", "graph", "retrieve", "budget"]),
+    (1, &["tool", "model", "graph", "retrieve", "budget", "program"]),
     (2, &["engine"]),
     (3, &["strategy"]),
     (4, &["sim", "eval"]),
