@@ -149,7 +149,7 @@ fn line(e: &Experience) -> String {
 fn bad_line_names_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("experience.jsonl");
-    let text = line(&usage(Q1, "a", true)) + "{\"query\": \"x\", \"tool\": 3}\n" + &line(&usage(Q2, "b", true));
+    let text = line(&usage(Q1, "a", true)) + "{\"query\": \"x\", \"tool\": 3}\n" + line(&usage(Q2, "b", true)).as_str();
     std::fs::write(&path, text).unwrap();
     let err = ExperienceStore::open(&path).unwrap_err();
     assert!(matches!(err, ExperienceError::Parse { line: 2, .. }), "{err:?}");
@@ -167,7 +167,7 @@ fn cut_last_line_is_dropped_and_overwritten() {
 
     // The next append must not glue its record onto the fragment.
     store.append(&[usage(Q3, "c", false)]).unwrap();
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), whole + &line(&usage(Q3, "c", false)));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), whole + line(&usage(Q3, "c", false)).as_str());
     assert_eq!(ExperienceStore::open(&path).unwrap().records(), &[usage(Q1, "a", true), usage(Q3, "c", false)]);
 }
 

@@ -28,6 +28,7 @@ mod retrieve;
 mod rewoo_engine;
 mod rewoo_parse;
 mod sample_library;
+mod sandbox;
 mod sim;
 mod tool_tape;
 mod tools_cli;

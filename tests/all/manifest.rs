@@ -186,7 +186,7 @@ fn duplicate_tool_across_files_is_refused() {
 
 #[test]
 fn duplicate_tool_within_a_file_is_refused() {
-    let text = tool("geo", "", CMD) + &tool("geo", "", CMD);
+    let text = tool("geo", "", CMD) + tool("geo", "", CMD).as_str();
     let (err, _) = load_err(&text);
     assert!(matches!(err, ManifestError::Duplicate { .. }), "{err:?}");
 }
