@@ -13,6 +13,7 @@ use crate::model::price::Price;
 use crate::model::{ChatModel, Role};
 use crate::retrieve::RetrievalConfig;
 use crate::sim::{SimConfig, SimModel};
+use crate::strategy::atc::AtcConfig;
 use crate::strategy::rewoo::prompt::{Category, default_categories};
 use crate::tool::FileOptions;
 use crate::tool::mcp::McpServerConfig;
@@ -106,6 +107,8 @@ struct RawConfig {
     rewoo: Option<RawRewoo>,
     #[serde(default)]
     retrieval: Option<RetrievalConfig>,
+    #[serde(default)]
+    atc: Option<AtcConfig>,
     #[serde(default)]
     models: BTreeMap<String, ModelConfig>,
     #[serde(default)]
@@ -231,6 +234,8 @@ pub struct Config {
     pub rewoo: RewooConfig,
     /// How tools are retrieved (`[retrieval]`).
     pub retrieval: RetrievalConfig,
+    /// ATC's reflection, probing and sandbox limits (`[atc]`).
+    pub atc: AtcConfig,
     pub models: BTreeMap<String, ModelConfig>,
     /// Role → model name.
     pub roles: BTreeMap<Role, String>,
@@ -274,6 +279,7 @@ impl Default for Config {
             params: Params::default(),
             btp: BtpConfig::default(),
             rewoo: RewooConfig::default(),
+            atc: AtcConfig::default(),
             retrieval: RetrievalConfig::default(),
             models,
             roles: Role::ALL.into_iter().map(|r| (r, "sim".to_string())).collect(),
@@ -368,6 +374,21 @@ impl Config {
             r.heads = r.heads.map(rel);
             r.judge = r.judge.map(rel);
             c.retrieval = r;
+        }
+        if let Some(a) = raw.atc {
+            if a.reflect_rounds > 10 {
+                return Err(field("atc.reflect_rounds", "must be at most 10".into()));
+            }
+            if a.probe_samples == 0 || a.probe_samples > 10 {
+                return Err(field("atc.probe_samples", "must be within 1..=10".into()));
+            }
+            if a.probe_rounds > 10 {
+                return Err(field("atc.probe_rounds", "must be at most 10".into()));
+            }
+            if a.limits.max_operations == 0 || a.limits.deadline_ms == 0 || a.limits.max_tool_calls == 0 {
+                return Err(field("atc.limits", "max_operations, deadline_ms and max_tool_calls must be > 0".into()));
+            }
+            c.atc = a;
         }
         if let Some(r) = raw.rewoo
             && let Some(items) = r.categories

@@ -21,6 +21,8 @@ use crate::model::{ChatModel, Role};
 use crate::retrieve::cotools::HeadsError;
 use crate::retrieve::settings::{load_heads, load_judge};
 use crate::retrieve::{EmbedError, EmbedderKind, Retriever};
+use crate::program::protocol::ProtocolStore;
+use crate::strategy::atc::Atc;
 use crate::strategy::rewoo::Rewoo;
 use crate::task::{Task, TaskError, load_tasks};
 use crate::tool::ToolLibrary;
@@ -121,6 +123,9 @@ pub struct SessionOptions {
     /// rewoo: classify the tools anew, neither reading nor writing the saved
     /// labels (an experiment's pairs then all pay for the same classifier call).
     pub fresh_categories: bool,
+    /// atc: probe these tools (empty: every undocumented one) instead of
+    /// solving tasks (`switchyard probe`).
+    pub probe_only: Option<Vec<String>>,
 }
 
 /// Where BTP's experience comes from.
@@ -234,7 +239,7 @@ pub fn load_task_list(config: &Config, source: &TaskSource, count: Option<usize>
         TaskSource::Text(t) if t.trim().is_empty() => {
             return Err(SetupError::Invalid("--task: the task text is empty".into()));
         }
-        TaskSource::Text(t) => vec![Task { id: "task".into(), query: t.clone(), answer: None, tools: Vec::new() }],
+        TaskSource::Text(t) => vec![Task { id: "task".into(), query: t.clone(), answer: None, tools: Vec::new(), candidates: Vec::new() }],
     };
     if tasks.is_empty() {
         return Err(SetupError::Invalid("the task list is empty".into()));
@@ -366,7 +371,7 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
             (Some(graph), Some(store))
         }
         StrategyKind::Toolnet => (Some(load_graph(config, &library, opts.graph)?), None),
-        StrategyKind::React | StrategyKind::Rewoo => (None, None),
+        StrategyKind::React | StrategyKind::Rewoo | StrategyKind::Atc => (None, None),
     };
     let executor = match &opts.tool_tape {
         Tape::Live => Executor::new(),
@@ -376,6 +381,10 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     let models = prepare_models(config, seed, &opts.tape)?;
     let plays: Box<dyn Strategy> = match strategy {
         StrategyKind::Rewoo => Box::new(Rewoo { categories: config.rewoo.categories.clone() }),
+        StrategyKind::Atc => match &opts.probe_only {
+            Some(tools) => Box::new(Atc::probe_only(config.atc.clone(), tools.clone())),
+            None => Box::new(Atc::new(config.atc.clone())),
+        },
         kind => kind.into(),
     };
     let retriever = open_retriever(config, &library)?;
@@ -409,6 +418,9 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     setup.graph_store = graph_store;
     setup.retriever = retriever;
     setup.requery = config.retrieval.requery;
+    if strategy == StrategyKind::Atc {
+        setup.protocols = open_protocols(config, &setup.library)?;
+    }
     setup.executor = match &mcp {
         Some(hub) => executor.with_mcp(Arc::clone(hub)),
         None => executor,
@@ -422,6 +434,20 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
         engine.set_trace(TraceWriter::create(p)?);
     }
     Ok(Prepared { engine, handle, tasks })
+}
+
+/// The probed protocols of `DATA_DIR/protocols`, each checked now: a file
+/// that cannot be read is an error naming it before anything runs. No data
+/// directory: probes last for the session only.
+fn open_protocols(config: &Config, library: &ToolLibrary) -> Result<Option<ProtocolStore>, SetupError> {
+    let Ok(data) = config.data_dir() else { return Ok(None) };
+    let store = ProtocolStore::new(data.join("protocols"));
+    if store.dir().is_dir() {
+        for t in library.tools() {
+            store.load(t).map_err(|e| SetupError::Invalid(e.to_string()))?;
+        }
+    }
+    Ok(Some(store))
 }
 
 /// The config's retriever over `library`; None keeps the engine's BM25 (the

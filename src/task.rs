@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 /// One task: a query, optionally with a gold answer and a gold tool sequence.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Task {
     pub id: String,
     pub query: String,
@@ -15,6 +15,10 @@ pub struct Task {
     pub answer: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
+    /// The tools this task may be offered (a benchmark's candidate set, as
+    /// ATC's 20 per task); empty: the whole library.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<String>,
 }
 
 #[derive(thiserror::Error, Debug)]
@@ -64,6 +68,8 @@ struct RawTask {
     answer: Option<Scalar>,
     #[serde(default)]
     tools: Vec<String>,
+    #[serde(default)]
+    candidates: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -125,11 +131,20 @@ pub fn parse_tasks(text: &str, path: &Path) -> Result<Vec<Task>, TaskError> {
         if r.tools.iter().any(|t| t.trim().is_empty()) {
             return Err(invalid("tools", "names an empty tool"));
         }
+        if r.candidates.iter().any(|t| t.trim().is_empty()) {
+            return Err(invalid("candidates", "names an empty tool"));
+        }
         if let Some(first) = seen.get(&id) {
             return Err(TaskError::Duplicate { path: path.to_path_buf(), id, first: first.clone(), second: at });
         }
         seen.insert(id.clone(), at.clone());
-        tasks.push(Task { id, query: r.query, answer: r.answer.map(Scalar::into_string), tools: r.tools });
+        tasks.push(Task {
+            id,
+            query: r.query,
+            answer: r.answer.map(Scalar::into_string),
+            tools: r.tools,
+            candidates: r.candidates,
+        });
     }
     Ok(tasks)
 }

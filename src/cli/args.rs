@@ -57,7 +57,7 @@ pub(super) struct SessionArgs {
     /// One task, typed here.
     #[arg(long)]
     pub(super) task: Option<String>,
-    /// react, toolnet or rewoo (default: the config's).
+    /// react, toolnet, rewoo or atc (default: the config's).
     #[arg(long)]
     pub(super) strategy: Option<StrategyKind>,
     #[command(flatten)]

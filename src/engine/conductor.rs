@@ -68,6 +68,8 @@ pub struct EngineSetup {
     pub executor: Executor,
     /// Ranks tools for a query (None: BM25 over the library).
     pub retriever: Option<Retriever>,
+    /// atc: where probed tool protocols are kept (None: not kept).
+    pub protocols: Option<crate::program::protocol::ProtocolStore>,
     /// Strategies re-retrieve mid-run with the evidence so far.
     pub requery: bool,
 }
@@ -94,6 +96,7 @@ impl EngineSetup {
             executor: Executor::new(),
             retriever: None,
             requery: false,
+            protocols: None,
         }
     }
 }
@@ -166,6 +169,11 @@ pub struct Engine {
     /// Abandon the current run and run its task again.
     pub(super) restart: bool,
     pub(super) edited_text: Option<String>,
+    /// atc: the user's edit of the running program, for its next round.
+    pub(super) user_program: Option<String>,
+    pub(super) protocols: Option<crate::program::protocol::ProtocolStore>,
+    /// The current task's candidate set (empty: the whole library).
+    pub(super) candidates: Vec<String>,
     pub(super) next_task: Option<usize>,
     pub(super) pace: Duration,
     linger: bool,
@@ -229,6 +237,9 @@ impl Engine {
             stop: false,
             restart: false,
             edited_text: None,
+            user_program: None,
+            protocols: setup.protocols,
+            candidates: Vec::new(),
             next_task: None,
             pace: setup.pace,
             linger: setup.linger,
@@ -365,6 +376,9 @@ impl Engine {
         self.run_no += 1;
         self.step = 0;
         self.tally = RunTally::default();
+        self.candidates = task.candidates.clone();
+        // An edit made for another run's program does not carry over.
+        self.user_program = None;
         self.emit(EventKind::RunStarted {
             task_id: task.id.clone(),
             task: task.query.clone(),

@@ -59,6 +59,11 @@ pub enum Control {
         tool: String,
         category: String,
     },
+    /// ATC's fix and continue: run this program (the user's edit) as the
+    /// next round of the running program chain.
+    EditProgram {
+        program: String,
+    },
     /// Not the user's: an MCP server's state changed (see `Notifier`).
     ServerState {
         server: String,

@@ -198,6 +198,13 @@ impl Engine {
             // where the lanes apply them themselves.
             Control::Lane { lane, .. } => self.reject("lane", format!("no plan step is running (lane {lane})"))?,
             Control::SetCategory { tool, category } => self.set_category(tool, category)?,
+            Control::EditProgram { program } => {
+                if self.kind == super::StrategyKind::Atc {
+                    self.user_program = Some(program);
+                } else {
+                    self.reject("program", format!("the {} strategy runs no program", self.kind.as_str()))?;
+                }
+            }
         }
         Ok(())
     }

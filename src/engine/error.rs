@@ -18,6 +18,8 @@ pub enum EngineError {
     Labels(#[from] super::label_cache::CacheError),
     #[error("could not save the learnt graph: {0}")]
     Graph(#[from] GraphError),
+    #[error("could not save a probed protocol: {0}")]
+    Protocol(#[from] crate::program::protocol::StoreError),
     #[error("no budget set")]
     NoBudget,
     #[error("BTP is not set up")]

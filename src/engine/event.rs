@@ -41,6 +41,8 @@ pub enum StrategyKind {
     Toolnet,
     /// Planner, concurrent workers, solver (DESIGN §3.5).
     Rewoo,
+    /// The planner writes the tool chain as one program (DESIGN §3.4).
+    Atc,
 }
 
 impl StrategyKind {
@@ -49,6 +51,7 @@ impl StrategyKind {
             StrategyKind::React => "react",
             StrategyKind::Toolnet => "toolnet",
             StrategyKind::Rewoo => "rewoo",
+            StrategyKind::Atc => "atc",
         }
     }
 }
@@ -60,6 +63,7 @@ impl StrategyKind {
             StrategyKind::React => &[Role::Actor],
             StrategyKind::Toolnet => &[Role::Actor, Role::Evaluator],
             StrategyKind::Rewoo => &[Role::Planner, Role::Solver, Role::Classifier],
+            StrategyKind::Atc => &[Role::Planner],
         }
     }
 }
@@ -71,7 +75,8 @@ impl std::str::FromStr for StrategyKind {
             "react" => Ok(StrategyKind::React),
             "toolnet" => Ok(StrategyKind::Toolnet),
             "rewoo" => Ok(StrategyKind::Rewoo),
-            other => Err(format!("unknown strategy '{other}' (expected react, toolnet or rewoo)")),
+            "atc" => Ok(StrategyKind::Atc),
+            other => Err(format!("unknown strategy '{other}' (expected react, toolnet, rewoo or atc)")),
         }
     }
 }
@@ -546,6 +551,74 @@ pub enum EventKind {
         /// BPE tokens the null filtering kept from the solver.
         tokens_saved: u64,
     },
+    /// ATC: the program the planner wrote (round 0), or its rewrite after a
+    /// failure, by the model or by the user (fix and continue).
+    ProgramWritten {
+        round: u32,
+        program: String,
+        /// A unified diff against the program before it (empty at round 0).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        diff: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        by_user: bool,
+    },
+    /// A running program is about to call a tool, from this line.
+    ProgramAt {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        line: Option<u32>,
+        tool: String,
+    },
+    /// What a program printed.
+    ProgramPrinted {
+        text: String,
+    },
+    /// A program failed: where, why, and the tool it is attributed to.
+    /// `last` = no reflection round is left.
+    ProgramFailed {
+        round: u32,
+        kind: crate::program::sandbox::FailKind,
+        error: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        line: Option<u32>,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        snippet: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool: Option<String>,
+        last: bool,
+    },
+    /// A program returned: its value is the answer.
+    ProgramReturned {
+        round: u32,
+        value: Value,
+    },
+    /// One probe of a tool without a documented response (black-box
+    /// probing): the question and program the model wrote, what the tool
+    /// answered, and the schema drawn from it; `helpers` are the probed
+    /// tools a chain probe could call first.
+    Probed {
+        tool: String,
+        round: u32,
+        sample: u32,
+        question: String,
+        program: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        helpers: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        response: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        schema: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// A tool's probed protocol was saved (or could not be probed: no schema).
+    ProtocolSaved {
+        tool: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        schema: Option<Value>,
+        samples: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+    },
     Paused,
     Resumed,
     Stepped,
@@ -605,6 +678,13 @@ impl EventKind {
             EventKind::StepStarted { .. } => "StepStarted",
             EventKind::LaneChanged { .. } => "LaneChanged",
             EventKind::StepFinished { .. } => "StepFinished",
+            EventKind::ProgramWritten { .. } => "ProgramWritten",
+            EventKind::ProgramAt { .. } => "ProgramAt",
+            EventKind::ProgramPrinted { .. } => "ProgramPrinted",
+            EventKind::ProgramFailed { .. } => "ProgramFailed",
+            EventKind::ProgramReturned { .. } => "ProgramReturned",
+            EventKind::Probed { .. } => "Probed",
+            EventKind::ProtocolSaved { .. } => "ProtocolSaved",
             EventKind::Paused => "Paused",
             EventKind::Resumed => "Resumed",
             EventKind::Stepped => "Stepped",

@@ -115,6 +115,14 @@ pub trait Host: Send {
     fn next_step(&mut self) -> Result<(), super::EngineError>;
     /// The user stopped the session or restarted the task.
     fn cut_short(&self) -> bool;
+    /// atc: the user's edit of the running program (fix and continue), once.
+    fn take_user_program(&mut self) -> Option<String> {
+        None
+    }
+    /// atc: where probed tool protocols are kept, if anywhere.
+    fn protocol_store(&self) -> Option<&crate::program::protocol::ProtocolStore> {
+        None
+    }
     fn emit(&mut self, kind: EventKind) -> Result<(), super::EngineError>;
 
     /// One model call in its role, behind the gate; its tokens and cost are

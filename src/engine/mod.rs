@@ -12,6 +12,7 @@ pub mod host;
 pub mod label_cache;
 pub mod models;
 pub mod params;
+pub mod program_view;
 pub mod state;
 pub mod trace;
 pub mod views;

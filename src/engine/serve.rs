@@ -23,20 +23,32 @@ impl Engine {
     /// parts. A dense embedder that fails (an endpoint gone down) is left
     /// out from then on, and the switch to BM25 is an event of its own.
     pub(super) fn retrieve_k(&mut self, query: &str, k: usize) -> Result<Vec<String>, EngineError> {
-        let hits = match self.retriever.search(query, k) {
+        // A task with its own candidate set is ranked within it.
+        let within = !self.candidates.is_empty();
+        let depth = if within { self.library.len() } else { k };
+        let mut hits = match self.retriever.search(query, depth) {
             Ok(hits) => hits,
             Err(e) => {
                 self.fall_back_to_lexical(&e)?;
-                self.retriever.search_lexical(query, k)
+                self.retriever.search_lexical(query, depth)
             }
         };
+        if within {
+            hits.retain(|h| self.candidates.contains(&h.name));
+            hits.truncate(k);
+        }
         self.emit(EventKind::Retrieved {
             query: query.to_owned(),
             source: self.retriever.source(),
             hits: hits.clone(),
         })?;
         let mut names: Vec<String> = hits.into_iter().map(|h| h.name).collect();
-        for t in self.library.names() {
+        let fill: Vec<&str> = if within {
+            self.candidates.iter().map(String::as_str).filter(|c| self.library.get(c).is_some()).collect()
+        } else {
+            self.library.names().collect()
+        };
+        for t in fill {
             if names.len() >= k {
                 break;
             }
@@ -117,6 +129,14 @@ impl Host for Engine {
 
     fn cut_short(&self) -> bool {
         self.stop || self.restart
+    }
+
+    fn take_user_program(&mut self) -> Option<String> {
+        self.user_program.take()
+    }
+
+    fn protocol_store(&self) -> Option<&crate::program::protocol::ProtocolStore> {
+        self.protocols.as_ref()
     }
 
     fn emit(&mut self, kind: EventKind) -> Result<(), EngineError> {

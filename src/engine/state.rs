@@ -66,6 +66,8 @@ pub struct SessionState {
     pub judged: Option<(String, f32, bool)>,
     /// Set when dense retrieval failed and BM25 took over: from what, why.
     pub retrieval_fallback: Option<(String, String)>,
+    /// atc: the session's probes, the most recent last.
+    pub probes: Vec<super::program_view::ProbeView>,
 }
 
 /// A ranking as the retrieval view shows it.
@@ -88,6 +90,10 @@ impl SessionState {
         self.events += 1;
         self.t = ev.t;
         self.step = ev.step;
+        if let Some(r) = self.current.as_mut() {
+            super::program_view::apply(&mut r.program, &ev.kind);
+        }
+        super::program_view::apply_probe(&mut self.probes, &ev.kind);
         match &ev.kind {
             EventKind::SessionStarted {
                 strategy,
@@ -413,6 +419,43 @@ impl SessionState {
                 }
                 self.push(Entry::Evidence { evidence: *evidence, results: shown, tokens_saved: *tokens_saved });
             }
+            EventKind::ProgramWritten { round, program, diff, by_user } => {
+                if let Some(r) = self.current.as_mut()
+                    && *round > 0
+                    && !*by_user
+                {
+                    r.reflections += 1;
+                }
+                self.push(Entry::Program {
+                    round: *round,
+                    program: program.clone(),
+                    diff: diff.clone(),
+                    by_user: *by_user,
+                });
+            }
+            EventKind::ProgramFailed { round, error, line, tool, last, kind, .. } => {
+                self.push(Entry::ProgramFailed {
+                    round: *round,
+                    error: format!("{}: {error}", kind.as_str()),
+                    line: *line,
+                    tool: tool.clone(),
+                    last: *last,
+                });
+            }
+            EventKind::ProgramReturned { value, .. } => self.push(Entry::ProgramReturned { value: value.clone() }),
+            EventKind::Probed { tool, sample, question, schema, error, .. } => self.push(Entry::Probe {
+                tool: tool.clone(),
+                sample: *sample,
+                question: question.clone(),
+                schema: schema.clone(),
+                error: error.clone(),
+            }),
+            EventKind::ProtocolSaved { tool, schema, samples, path } => self.push(Entry::Note(match (schema, path) {
+                (Some(_), Some(p)) => format!("protocol of {tool} probed from {samples} sample(s), saved to {p}"),
+                (Some(_), None) => format!("protocol of {tool} probed from {samples} sample(s)"),
+                (None, _) => format!("{tool} could not be probed"),
+            })),
+            EventKind::ProgramAt { .. } | EventKind::ProgramPrinted { .. } => {}
             EventKind::Paused => self.mode = Mode::Paused,
             EventKind::Resumed => self.mode = Mode::Running,
             EventKind::Stepped => {}

@@ -101,6 +101,33 @@ pub enum Entry {
         reason: RefuseReason,
         detail: String,
     },
+    /// atc: a program written (or rewritten: the diff) by the model or the user.
+    Program {
+        round: u32,
+        program: String,
+        diff: String,
+        by_user: bool,
+    },
+    /// atc: a program failed, attributed to `tool`.
+    ProgramFailed {
+        round: u32,
+        error: String,
+        line: Option<u32>,
+        tool: Option<String>,
+        last: bool,
+    },
+    /// atc: a program returned its answer.
+    ProgramReturned {
+        value: Value,
+    },
+    /// atc: one probe of a tool.
+    Probe {
+        tool: String,
+        sample: u32,
+        question: String,
+        schema: Option<Value>,
+        error: Option<String>,
+    },
     Note(String),
 }
 
@@ -150,6 +177,10 @@ pub struct RunView {
     pub spent: f64,
     /// The rewoo plan and its steps' lanes, once the planner wrote one.
     pub rewoo: Option<RewooView>,
+    /// atc: the program running (or last run) in this run.
+    pub program: Option<super::program_view::ProgramView>,
+    /// atc: reflection rounds used (rewrites after a failure).
+    pub reflections: u32,
 }
 
 /// Where one lane of a plan step is.

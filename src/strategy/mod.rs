@@ -1,10 +1,12 @@
 //! Agent loops, each in its own module with its prompt protocol beside it:
 //! `react` offers the top-K retrieved tools at every step, `toolnet` walks
 //! ToolNet's graph (both share the step-wise loop of `act` and the actor's
-//! protocol in `actor`), and `rewoo` plans, works concurrently and solves.
+//! protocol in `actor`), `rewoo` plans, works concurrently and solves, and
+//! `atc` writes the tool chain as one sandboxed program.
 //! Each implements the engine's [`Strategy`] against its [`crate::engine::Host`].
 
 pub mod act;
+pub mod atc;
 pub mod actor;
 pub mod react;
 pub mod rewoo;
@@ -19,6 +21,7 @@ impl From<StrategyKind> for Box<dyn Strategy> {
             StrategyKind::React => Box::new(react::React),
             StrategyKind::Toolnet => Box::new(toolnet::Toolnet),
             StrategyKind::Rewoo => Box::new(rewoo::Rewoo::default()),
+            StrategyKind::Atc => Box::new(atc::Atc::default()),
         }
     }
 }

@@ -121,6 +121,7 @@ fn strategy_roles(strategy: StrategyKind) -> &'static [Role] {
         StrategyKind::Rewoo => &[Role::Planner, Role::Solver, Role::Classifier],
         StrategyKind::Toolnet => &[Role::Actor, Role::Evaluator],
         StrategyKind::React => &[Role::Actor],
+        StrategyKind::Atc => &[Role::Planner],
     }
 }
 

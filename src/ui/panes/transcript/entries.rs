@@ -198,6 +198,61 @@ pub(super) fn entry_lines(e: &Entry, next: Option<&Entry>, ctx: &PaneCtx, w: usi
                 }
             }
         }
+        Entry::Program { round, program, diff, by_user } => {
+            let who = if *by_user { "your edit" } else if *round == 0 { "program" } else { "rewrite" };
+            let lines = program.lines().count();
+            out.push(Logical::new(vec![
+                Span::styled(format!("▸ {who}"), th.accent()),
+                Span::styled(format!(" · round {round} · {lines} line{}", if lines == 1 { "" } else { "s" }), th.muted()),
+            ]));
+            // A rewrite shows what changed; the first program shows whole.
+            let body: Vec<&str> = if diff.is_empty() {
+                program.lines().collect()
+            } else {
+                diff.lines().filter(|l| !l.starts_with("---") && !l.starts_with("+++")).collect()
+            };
+            let shown = if unfold { body.len() } else { body.len().min(12) };
+            for l in &body[..shown] {
+                let style = match l.chars().next() {
+                    Some('+') if !diff.is_empty() => th.fg(th.ok),
+                    Some('-') if !diff.is_empty() => th.fg(th.failing),
+                    _ => th.base(),
+                };
+                out.push(content_line(l, "  ", style, th));
+            }
+            if shown < body.len() {
+                out.push(Logical::one(format!("  … {} more line(s) (u unfolds)", body.len() - shown), th.muted()));
+            }
+        }
+        Entry::ProgramFailed { round, error, line, tool, last } => {
+            let mut spans = vec![Span::styled(format!("✗ program failed (round {round})"), th.fg(th.failing).add_modifier(Modifier::BOLD))];
+            if let Some(l) = line {
+                spans.push(Span::styled(format!(" at line {l}"), th.muted()));
+            }
+            if let Some(t) = tool {
+                spans.push(Span::styled(" · blamed on ", th.muted()));
+                spans.push(Span::styled(t.clone(), bold(th)));
+            }
+            if *last {
+                spans.push(Span::styled(" · no round left", th.muted()));
+            }
+            out.push(Logical::new(spans));
+            out.push(content_line(error, "  ", th.fg(th.failing), th));
+        }
+        Entry::ProgramReturned { value } => {
+            value_lines(vec![Span::styled("✓ program returned ", th.fg(th.ok))], value, None, th.base(), unfold, out);
+        }
+        Entry::Probe { tool, sample, question, schema, error } => {
+            out.push(Logical::new(vec![
+                Span::styled(format!("? probe {tool} #{sample}"), th.accent()),
+                Span::styled(format!(" — {}", clean(question)), th.base()),
+            ]));
+            match (schema, error) {
+                (Some(s), _) => value_lines(vec![Span::styled("  schema ", th.muted())], s, None, th.base(), unfold, out),
+                (None, Some(e)) => out.push(content_line(e, "  ", th.fg(th.failing), th)),
+                (None, None) => {}
+            }
+        }
         Entry::Note(text) => out.push(Logical::new(vec![
             Span::styled("• ", th.accent()),
             Span::styled(clean(text).into_owned(), th.accent()),
