@@ -17,6 +17,7 @@ use crate::tool::ToolSpec;
 /// over 20 REST endpoints must still fit a small model's context.
 const DESCRIPTION_CHARS: usize = 300;
 const RESPONSE_CHARS: usize = 900;
+const ARGUMENT_CHARS: usize = 120;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -85,10 +86,17 @@ impl Protocol {
             }
             None => out.push_str(" -> (response not documented)"),
         }
-        let description = self.description.split_whitespace().collect::<Vec<_>>().join(" ");
+        let description = one_line(&self.description);
         if !description.is_empty() {
             out.push_str("\n  ");
             out.push_str(&cut(&description, DESCRIPTION_CHARS));
+        }
+        if let Some(props) = self.arguments.get("properties").and_then(Value::as_object) {
+            for (name, s) in props {
+                if let Some(d) = s.get("description").and_then(Value::as_str).map(one_line).filter(|d| !d.is_empty()) {
+                    out.push_str(&format!("\n  - {name}: {}", cut(&d, ARGUMENT_CHARS)));
+                }
+            }
         }
         match &self.example {
             Some(e) => {
@@ -112,12 +120,23 @@ pub fn signature(parameters: &Value) -> String {
     let fields: Vec<String> = props
         .iter()
         .map(|(name, s)| {
-            let ty = Shape::from_json_schema(s).render();
-            let ty = ty.trim_matches('"');
+            let ty = arg_type(s);
             if required.contains(&name.as_str()) { format!("{name}: {ty} (required)") } else { format!("{name}: {ty}") }
         })
         .collect();
     format!("#{{{}}}", fields.join(", "))
+}
+
+/// An argument's type as the signature shows it: the allowed values of an
+/// enum, `date` for a date string, else the type name of the shape.
+fn arg_type(schema: &Value) -> String {
+    if let Some(values) = schema.get("enum").and_then(Value::as_array).filter(|v| !v.is_empty()) {
+        return values.iter().map(Value::to_string).collect::<Vec<_>>().join("|");
+    }
+    if schema.get("format").and_then(Value::as_str) == Some("date") {
+        return "date".into();
+    }
+    Shape::from_json_schema(schema).render().trim_matches('"').to_string()
 }
 
 /// The required arguments with a value of their type (an example or
@@ -135,9 +154,10 @@ fn example_args(parameters: &Value) -> String {
             let s = props.and_then(|p| p.get(*name)).cloned().unwrap_or(Value::Null);
             let v = s
                 .get("example")
-                .or_else(|| s.get("default"))
-                .or_else(|| s.get("enum").and_then(|e| e.get(0)))
                 .cloned()
+                .or_else(|| described_example(&s))
+                .or_else(|| s.get("default").cloned())
+                .or_else(|| s.get("enum").and_then(|e| e.get(0)).cloned())
                 .unwrap_or_else(|| match s.get("type").and_then(Value::as_str) {
                     Some("integer") => Value::from(1),
                     Some("number") => Value::from(1.5),
@@ -149,6 +169,27 @@ fn example_args(parameters: &Value) -> String {
         })
         .collect();
     format!("#{{{}}}", fields.join(", "))
+}
+
+/// The first quoted example of an argument's description ("e.g. 'Lyon'"),
+/// typed as the argument is.
+fn described_example(schema: &Value) -> Option<Value> {
+    let d = schema.get("description").and_then(Value::as_str)?;
+    let at = d.find("e.g.").or_else(|| d.find("for example"))?;
+    let rest = &d[at..];
+    let open = rest.find(['\'', '"'])?;
+    let q = rest[open..].chars().next()?;
+    let body = &rest[open + 1..];
+    let text = &body[..body.find(q)?];
+    Some(match schema.get("type").and_then(Value::as_str) {
+        Some("integer") => text.parse::<i64>().map(Value::from).ok()?,
+        Some("number") => text.parse::<f64>().ok().and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))?,
+        _ => Value::String(text.to_string()),
+    })
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn cut(text: &str, max: usize) -> String {
