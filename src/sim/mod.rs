@@ -9,7 +9,8 @@
 //! from an error or an empty one. The rewoo roles (classifier, planner,
 //! solver) reuse the actor's heuristics (relevance, argument filling,
 //! usefulness), so the two strategies are compared on the same
-//! "intelligence".
+//! "intelligence"; ATC's program writer (`atc`) plans with the rewoo
+//! planner's choices and writes them as a program.
 //!
 //! This file holds the model and its dispatch on the role; each role answers
 //! in a file of its own, over shared readers of the task (`extract`,
@@ -20,6 +21,7 @@
 
 mod actor;
 mod answer;
+mod atc;
 mod arguments;
 mod classifier;
 mod evaluator;
@@ -89,6 +91,8 @@ impl SimModel {
             Role::Evaluator => evaluator::evaluator_reply(&req.messages),
             Role::Judge => evaluator::judge_reply(&req.messages),
             Role::Classifier => classifier::classifier_reply(&req.messages, self.config.noise, rng),
+            // ATC's program writer is the planner too, with prompts of its own.
+            Role::Planner if atc::is_atc(&req.messages) => atc::atc_reply(&req.messages, self.config.noise, rng),
             Role::Planner => planner::planner_reply(&req.messages, self.config.noise, rng),
             Role::Solver => solver::solver_reply(&req.messages, self.config.noise, rng),
         }

@@ -75,8 +75,28 @@ enum Format {
     Loose,
 }
 
-fn plan(view: &PlannerView, noise: f64, rng: &mut ChaCha8Rng, format: Format) -> String {
-    let tools: Vec<&PlannerTool> = view.tools.iter().filter(|t| !forbidden(&t.name, &view.notes)).collect();
+/// One call of a plan as ATC's program writes it: the step's primary tool
+/// (an index into the tools given), the arguments the task fills, and the
+/// arguments taken from an earlier call (parameter, call number from 1).
+pub(super) struct PlannedCall {
+    pub tool: usize,
+    pub args: Map<String, Value>,
+    pub cites: Vec<(String, u32)>,
+}
+
+/// The calls a plan would make, one per step (a program calls in
+/// sequence): the same choices the rewoo planner makes, so the strategies
+/// are compared on the same "intelligence".
+pub(super) fn plan_calls(task: &str, tools: &[PlannerTool], noise: f64, rng: &mut ChaCha8Rng) -> Vec<PlannedCall> {
+    let refs: Vec<&PlannerTool> = tools.iter().collect();
+    steps(task, &refs, noise, rng)
+        .into_iter()
+        .filter_map(|s| s.lanes.into_iter().next())
+        .map(|l| PlannedCall { tool: l.tool, args: l.args, cites: l.cites })
+        .collect()
+}
+
+fn steps(task: &str, tools: &[&PlannerTool], noise: f64, rng: &mut ChaCha8Rng) -> Vec<Step> {
     let cands: Vec<CandidateView> = tools
         .iter()
         .map(|t| CandidateView {
@@ -86,17 +106,26 @@ fn plan(view: &PlannerView, noise: f64, rng: &mut ChaCha8Rng, format: Format) ->
             parameters: t.parameters.clone(),
         })
         .collect();
-    let first = first_choices(&view.task, &cands);
-    let Some(step) = build_step(&first, &tools, false, noise, rng) else {
-        return "Plan: No listed tool can help with this task.".into();
+    let first = first_choices(task, &cands);
+    let Some(step) = build_step(&first, tools, false, noise, rng) else {
+        return Vec::new();
     };
     let mut steps = vec![step];
     while steps.len() < MAX_STEPS {
-        let choices = later_choices(&view.task, &cands, &steps);
-        match build_step(&choices, &tools, true, noise, rng) {
+        let choices = later_choices(task, &cands, &steps);
+        match build_step(&choices, tools, true, noise, rng) {
             Some(s) => steps.push(s),
             None => break,
         }
+    }
+    steps
+}
+
+fn plan(view: &PlannerView, noise: f64, rng: &mut ChaCha8Rng, format: Format) -> String {
+    let tools: Vec<&PlannerTool> = view.tools.iter().filter(|t| !forbidden(&t.name, &view.notes)).collect();
+    let steps = steps(&view.task, &tools, noise, rng);
+    if steps.is_empty() {
+        return "Plan: No listed tool can help with this task.".into();
     }
     match format {
         Format::Strict => render_plan(&steps, &tools),

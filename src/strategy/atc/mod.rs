@@ -23,7 +23,8 @@ use crate::engine::event::EventKind;
 use crate::engine::{CostShape, Halt, Host, Strategy, StrategyKind};
 use crate::model::{ChatRequest, Role};
 use crate::program::attribute::{attribute, diff, snippet};
-use crate::program::protocol::{Probed, Protocol};
+use crate::program::protocol::{Probed, Protocol, Response, ResponseSource};
+use crate::program::schema::infer_all;
 use crate::program::sandbox::{Binding, FailKind, Failure, Limits, bindings};
 use crate::task::Task;
 
@@ -223,7 +224,7 @@ impl Atc {
             if last || failure.kind == FailKind::Cancelled {
                 return Ok(None);
             }
-            let protocol = tool.as_deref().and_then(|t| protocols.iter().find(|p| p.tool == t)).map(Protocol::render);
+            let protocol = tool.as_deref().and_then(|t| protocols.iter().find(|p| p.tool == t)).map(|p| seen(p, trail));
             // The model is shown the function name it wrote, not the tool's.
             let shown = tool.as_deref().map(|t| binds.iter().find(|b| b.tool == t).map_or(t, |b| b.function.as_str()).to_string());
             failed = Some(Failed {
@@ -239,6 +240,19 @@ impl Atc {
             round += 1;
         }
     }
+}
+
+/// A protocol as a rewrite is shown it: a response the tool does not
+/// document is described by what it answered in this run, so the model
+/// sees the fields it really has.
+fn seen(p: &Protocol, trail: &Trail) -> String {
+    if p.response.is_some() {
+        return p.render();
+    }
+    let answers = trail.responses.iter().filter(|(t, _)| *t == p.tool).map(|(_, v)| v);
+    let mut p = p.clone();
+    p.response = infer_all(answers).map(|shape| Response { shape, source: ResponseSource::Probed });
+    p.render()
 }
 
 /// The answer as text: a string as it is, anything else as compact JSON.
