@@ -12,6 +12,8 @@ use switchyard::model::Role;
 use switchyard::session::{self, GraphSource, SessionOptions};
 
 use super::args::Common;
+use std::collections::HashMap;
+
 use super::setup::{common_options, runtime, until_sigterm};
 
 #[derive(Args, Debug)]
@@ -87,10 +89,14 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
             if !sweep_name.is_empty() {
                 label = format!("{label} {sweep_name}={sweep_value}");
             }
-            let outcome =
-                rt.block_on(until_sigterm(async { Ok(session::run(session::prepare(config, &opts)?).await?) }))?;
+            let mut gold: HashMap<String, Vec<String>> = HashMap::new();
+            let outcome = rt.block_on(until_sigterm(async {
+                let prepared = session::prepare(config, &opts)?;
+                gold = prepared.tasks.iter().map(|t| (t.id.clone(), t.tools.clone())).collect();
+                Ok(session::run(prepared).await?)
+            }))?;
             unit = outcome.state.cost_unit.clone();
-            rows.push(Metrics::from_state(label, &outcome.state));
+            rows.push(Metrics::from_state(label, &outcome.state).with_gold(&outcome.state.finished, &gold));
         }
     }
     if a.json {

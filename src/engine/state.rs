@@ -487,6 +487,7 @@ impl SessionState {
                 let spent = self.current.as_ref().map(|r| r.spent).unwrap_or_default();
                 let tokens_saved =
                     self.current.as_ref().and_then(|r| r.rewoo.as_ref()).map(|w| w.tokens_saved).unwrap_or_default();
+                let reflections = self.current.as_ref().map(|r| r.reflections).unwrap_or_default();
                 if let Some(r) = self.current.as_mut() {
                     r.in_flight.clear();
                 }
@@ -506,6 +507,7 @@ impl SessionState {
                     planned_calls: plan.as_ref().map(|p| p.planned_calls),
                     spent,
                     tokens_saved,
+                    reflections,
                 });
             }
             EventKind::SessionFinished { stopped, .. } => {

@@ -284,6 +284,8 @@ pub struct RunSummary {
     pub spent: f64,
     /// rewoo: tokens the null filtering kept from the solver.
     pub tokens_saved: u64,
+    /// atc: rewrites after a failure.
+    pub reflections: u32,
 }
 
 /// ToolNet's graph as the events tell it, with the history a chart needs.

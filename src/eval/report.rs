@@ -30,6 +30,13 @@ pub struct Metrics {
     pub spent_cost: f64,
     pub planned_calls: f64,
     pub used_calls: f64,
+    /// ATC's path metrics over the tasks with a gold tool sequence: the
+    /// share of the gold tools that were called (Path%) and the share of
+    /// the calls that were of gold tools (Prec%); None without gold tools.
+    pub path_pct: Option<f64>,
+    pub prec_pct: Option<f64>,
+    /// atc: rewrites after a failure, per task.
+    pub avg_reflections: f64,
 }
 
 impl Metrics {
@@ -65,12 +72,42 @@ impl Metrics {
             avg_cost: sum(|r| r.cost),
             avg_tool_calls: sum(|r| r.tool_calls as f64),
             avg_tokens_saved: sum(|r| r.tokens_saved as f64),
+            avg_reflections: sum(|r| r.reflections as f64),
+            path_pct: None,
+            prec_pct: None,
         }
+    }
+
+    /// Adds Path% and Prec% against each task's gold tools (`gold`: task id
+    /// to its gold sequence); tasks without one are left out of both.
+    pub fn with_gold(mut self, runs: &[RunSummary], gold: &std::collections::HashMap<String, Vec<String>>) -> Metrics {
+        let scored: Vec<(f64, f64)> = runs
+            .iter()
+            .filter(|r| r.outcome != crate::engine::event::RunOutcome::Restarted)
+            .filter_map(|r| Some(path_scores(&r.path, gold.get(&r.task_id).filter(|g| !g.is_empty())?)))
+            .collect();
+        if !scored.is_empty() {
+            let n = scored.len() as f64;
+            self.path_pct = Some(100.0 * scored.iter().map(|s| s.0).sum::<f64>() / n);
+            self.prec_pct = Some(100.0 * scored.iter().map(|s| s.1).sum::<f64>() / n);
+        }
+        self
     }
 
     pub fn from_state(label: impl Into<String>, state: &SessionState) -> Metrics {
         Self::from_runs(label, &state.finished)
     }
+}
+
+/// (Path, Prec) of one run: the gold tools called among all gold tools,
+/// and the calls of gold tools among all calls (0 when nothing was called).
+pub fn path_scores(called: &[String], gold: &[String]) -> (f64, f64) {
+    let gold_set: std::collections::BTreeSet<&str> = gold.iter().map(String::as_str).collect();
+    let hit = gold_set.iter().filter(|g| called.iter().any(|c| c == *g)).count();
+    let path = hit as f64 / gold_set.len().max(1) as f64;
+    let good = called.iter().filter(|c| gold_set.contains(c.as_str())).count();
+    let prec = if called.is_empty() { 0.0 } else { good as f64 / called.len() as f64 };
+    (path, prec)
 }
 
 /// The budget table: PBC, AC, PR, RFBC and plan against actual.
@@ -120,9 +157,13 @@ pub fn table(rows: &[Metrics], cost_unit: &str) -> String {
         format!("cost ({cost_unit})"),
         "tools"
     );
+    let paths = rows.iter().any(|m| m.path_pct.is_some());
+    if paths {
+        out.insert_str(out.len() - 1, &format!(" {:>7} {:>7} {:>6}", "path", "prec", "refl"));
+    }
     for m in rows {
         out.push_str(&format!(
-            "{:<24} {:>6} {:>8.1}% {:>7.2} {:>11.1} {:>11.1} {:>12.4} {:>7.2}\n",
+            "{:<24} {:>6} {:>8.1}% {:>7.2} {:>11.1} {:>11.1} {:>12.4} {:>7.2}",
             m.label,
             m.tasks,
             100.0 * m.success_rate,
@@ -132,8 +173,19 @@ pub fn table(rows: &[Metrics], cost_unit: &str) -> String {
             m.avg_cost,
             m.avg_tool_calls
         ));
+        if paths {
+            let pct = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:.1}%"));
+            out.push_str(&format!(" {:>7} {:>7} {:>6.2}", pct(m.path_pct), pct(m.prec_pct), m.avg_reflections));
+        }
+        out.push('\n');
     }
     out.push_str("(steps, tokens, cost and tool calls are averages per task)\n");
+    if paths {
+        out.push_str(
+            "(path: share of the gold tools called; prec: share of the calls that were gold tools; \
+             refl: atc's rewrites after a failure; over the tasks with gold tools)\n",
+        );
+    }
     out
 }
 
