@@ -139,9 +139,8 @@ fn probe(view: &ProbeView, noise: f64, rng: &mut ChaCha8Rng) -> (String, String)
     let helpers: Vec<Tool> = view.helpers.iter().filter_map(|h| parse_protocol(h)).collect();
     let args = target.example.clone().unwrap_or_else(|| "#{}".into());
     let ids: Vec<String> = super::arguments::required(&target.parameters).into_iter().filter(|p| p.ends_with("_id") || p == "id").collect();
-    // An id from a helper whose response holds one.
+    // A chain round: an id from a helper whose response holds one.
     if let Some(id) = ids.first()
-        && view.last_error.is_some()
         && let Some((h, path)) = helpers.iter().find_map(|h| Some((h, path_to(h.response.as_ref()?, id)?)))
     {
         let hargs = h.example.clone().unwrap_or_else(|| "#{}".into());
@@ -250,7 +249,10 @@ fn parse_protocol(text: &str) -> Option<Tool> {
             }
         } else if let Some(rest) = l.strip_prefix("e.g. let r = ") {
             example = rest.find('(').and_then(|i| rest[i + 1..].strip_suffix(");")).map(str::to_string);
-        } else if !l.starts_with("example for ") && description.is_empty() {
+        } else if l.starts_with("example for ") {
+            // A probed tool's example is a whole program: its call's arguments.
+            example = example.or_else(|| call_args(l, &function));
+        } else if description.is_empty() {
             description = l.to_string();
         }
     }
@@ -261,6 +263,26 @@ fn parse_protocol(text: &str) -> Option<Tool> {
         response,
         example,
     })
+}
+
+/// The arguments of the first call of `function` in `text`: what lies
+/// between its parentheses.
+fn call_args(text: &str, function: &str) -> Option<String> {
+    let start = text.find(&format!("{function}("))? + function.len() + 1;
+    let mut depth = 1;
+    for (i, c) in text[start..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(text[start..start + i].to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The fields of a signature, split at the commas between them (not those
