@@ -21,12 +21,19 @@ pub struct ProgramView {
     pub prints: Vec<String>,
     pub failure: Option<ProgramFailure>,
     pub returned: Option<Value>,
+    /// The program no longer runs: it returned, failed, or its run ended
+    /// under it (stopped, restarted, out of budget).
+    pub ended: bool,
 }
 
 impl ProgramView {
-    /// The line whose call is running now.
+    /// The line whose call is running now (or waits at the gate to run);
+    /// none once the program ended, whatever its calls last heard.
     pub fn running_line(&self) -> Option<u32> {
-        self.calls.iter().rev().find(|c| c.result.is_none()).and_then(|c| c.line)
+        if self.ended {
+            return None;
+        }
+        self.calls.last().filter(|c| c.result.is_none()).and_then(|c| c.line)
     }
 }
 
@@ -78,6 +85,12 @@ pub fn apply(program: &mut Option<ProgramView>, kind: &EventKind) {
         }
         EventKind::ProgramAt { line, tool } => {
             if let Some(p) = program.as_mut() {
+                // A program waits for each call, so a new one means the
+                // calls before it ended, even one whose end no event told
+                // (a tool missing from the library never reaches ToolCall).
+                for c in p.calls.iter_mut().filter(|c| c.result.is_none()) {
+                    c.result = Some(Err("no result was recorded".into()));
+                }
                 p.calls.push(ProgramCall { line: *line, tool: tool.clone(), call: None, result: None });
             }
         }
@@ -96,11 +109,18 @@ pub fn apply(program: &mut Option<ProgramView>, kind: &EventKind) {
                     tool: tool.clone(),
                     last: *last,
                 });
+                p.ended = true;
             }
         }
         EventKind::ProgramReturned { value, .. } => {
             if let Some(p) = program.as_mut() {
                 p.returned = Some(value.clone());
+                p.ended = true;
+            }
+        }
+        EventKind::RunFinished { .. } => {
+            if let Some(p) = program.as_mut() {
+                p.ended = true;
             }
         }
         EventKind::ToolCall { call, tool, lane: None, .. } => {

@@ -10,7 +10,8 @@ use crate::engine::state::{LaneState, Mode, StepView};
 use crate::engine::{Control, Event, SessionState};
 use crate::tool::fault::FaultMode;
 use crate::ui::dialog::{Dialog, Outcome};
-use crate::ui::view::{GraphMode, Pane, ReplayInfo, ViewState};
+use crate::ui::panes::program::{has_diff, shown};
+use crate::ui::view::{GraphMode, Pane, ProgramShow, ReplayInfo, ViewState};
 
 /// How far one press of + or - moves the pace.
 const PACE_STEP_MS: u64 = 100;
@@ -109,6 +110,11 @@ impl App {
                     self.now_ms = self.now_ms.max(ev.t);
                     self.state.apply(&ev);
                     self.clamp_lane();
+                    self.place_focus();
+                    // A new program is read from its top.
+                    if matches!(ev.kind, crate::engine::EventKind::ProgramWritten { .. }) {
+                        self.view.program_scroll = 0;
+                    }
                 }
                 Vec::new()
             }
@@ -172,12 +178,14 @@ impl App {
     fn view_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         // The lanes of the running step, when the lane keys apply.
         let lanes = self.lane_step().map(|s| s.lanes.len());
+        let strategy = self.state.strategy;
+        let program_keys = self.target() == Pane::Program;
         let v = &mut self.view;
         match key.code {
             KeyCode::Char('q') => return self.quit(),
             KeyCode::Char('?') => self.dialog = Some(Dialog::help(self.replay.is_some())),
-            KeyCode::Tab => v.focus = v.focus.next(),
-            KeyCode::BackTab => v.focus = v.focus.prev(),
+            KeyCode::Tab => v.focus = v.focus.next(strategy),
+            KeyCode::BackTab => v.focus = v.focus.prev(strategy),
             KeyCode::Char('z') => v.zoom = if v.zoom.is_some() { None } else { Some(v.focus) },
             KeyCode::Char('g') => {
                 v.graph_mode = match v.graph_mode {
@@ -206,6 +214,7 @@ impl App {
             KeyCode::Down => self.scroll(1, false),
             KeyCode::PageUp => self.scroll(PAGE, true),
             KeyCode::PageDown => self.scroll(PAGE, false),
+            KeyCode::Char('d' | 'b') if program_keys => self.program_show(key.code == KeyCode::Char('d')),
             KeyCode::Char(c) if self.replay.is_none() => return self.control_key(c),
             KeyCode::Char(' ' | 's' | 'f' | 'x' | 'e' | 'p' | 'm' | 't' | 'r' | '+' | '-' | 'c') => {
                 v.flash = Some("a replay is read-only".into());
@@ -233,6 +242,10 @@ impl App {
             'f' => {
                 let focus = self.focused_tool();
                 self.dialog = Some(Dialog::fault(&self.state, focus.as_deref()));
+                None
+            }
+            'e' if self.target() == Pane::Program => {
+                self.edit_program();
                 None
             }
             'e' => {
@@ -270,6 +283,63 @@ impl App {
             return Vec::new();
         }
         control.map(Effect::Control).into_iter().collect()
+    }
+
+    /// The pane the keys act on: the zoomed one, else the focused one.
+    fn target(&self) -> Pane {
+        self.view.zoom.unwrap_or(self.view.focus).placed(self.state.strategy)
+    }
+
+    /// Keeps the focus (and the zoom) on a pane the session shows: atc's
+    /// program stands where the graph does, and the other way round.
+    fn place_focus(&mut self) {
+        let s = self.state.strategy;
+        self.view.focus = self.view.focus.placed(s);
+        self.view.zoom = self.view.zoom.map(|z| z.placed(s));
+    }
+
+    /// `d` toggles the program and its diff, `b` the program and the probes;
+    /// a view there is nothing to show for says why instead.
+    fn program_show(&mut self, diff: bool) {
+        let now = shown(&self.state, &self.view);
+        let program = self.state.current.as_ref().and_then(|r| r.program.as_ref());
+        let (want, missing) = if diff {
+            (
+                ProgramShow::Diff,
+                (!program.is_some_and(has_diff)).then_some("no rewrite to diff: this is the first program"),
+            )
+        } else {
+            (
+                ProgramShow::Probes,
+                self.state.probes.is_empty().then_some("no probes: no tool was probed in this session"),
+            )
+        };
+        if let Some(why) = missing {
+            self.view.flash = Some(why.into());
+            return;
+        }
+        self.view.program_show = if now == want { ProgramShow::Source } else { want };
+        self.view.program_scroll = 0;
+        if self.view.program_show == ProgramShow::Source && program.is_none() {
+            self.view.flash = Some("no program yet: the probes are all there is".into());
+        }
+    }
+
+    /// `e` on the program pane: the program in an editor, to run as the
+    /// next round (fix and continue); says why when it could not run.
+    fn edit_program(&mut self) {
+        let Some(run) = &self.state.current else {
+            self.view.flash = Some("no task is running: there is no program to continue".into());
+            return;
+        };
+        let finished = self.state.finished.last().is_some_and(|f| f.run == run.run);
+        let over =
+            run.program.as_ref().is_some_and(|p| p.returned.is_some() || p.failure.as_ref().is_some_and(|f| f.last));
+        if finished || over {
+            self.view.flash = Some("this task's programs have run their course: r restarts the task".into());
+            return;
+        }
+        self.dialog = Some(Dialog::program(&self.state));
     }
 
     /// The step whose lanes the lane keys act on: the running one, when the
@@ -344,9 +414,10 @@ impl App {
     fn scroll(&mut self, by: usize, up: bool) {
         let v = &mut self.view;
         let target = v.zoom.unwrap_or(v.focus);
-        let field = match target {
+        let field = match target.placed(self.state.strategy) {
             Pane::Transcript => &mut v.transcript_scroll,
             Pane::Graph => &mut v.table_offset,
+            Pane::Program => &mut v.program_scroll,
             _ => {
                 self.dirty = false;
                 return;
@@ -368,7 +439,7 @@ impl App {
                     Some(tool) => {
                         self.view.flash = Some(format!("focused {tool} (Esc follows the agent again)"));
                         self.view.selected = Some(tool);
-                        self.view.focus = Pane::Graph;
+                        self.view.focus = Pane::Graph.placed(self.state.strategy);
                     }
                     None => self.view.flash = Some("no tool matches".into()),
                 }
@@ -439,6 +510,7 @@ impl App {
         self.now_ms = self.state.t;
         self.view.replay = Some(ReplayInfo { cursor: n, total: r.events.len() });
         self.clamp_lane();
+        self.place_focus();
     }
 }
 
@@ -460,6 +532,10 @@ fn describe(controls: &[Control]) -> String {
                 LaneAction::Fail { fault } => format!("fail lane {lane} ({fault})"),
             },
             Control::SetCategory { tool, category } => format!("{tool} → category {category}"),
+            Control::EditProgram { program } => {
+                let n = program.lines().count();
+                format!("your program ({n} line{}) as the next round", if n == 1 { "" } else { "s" })
+            }
             other => format!("{other:?}"),
         })
         .collect::<Vec<_>>()

@@ -21,14 +21,16 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     let area = frame.area();
     frame.render_widget(Block::default().style(theme.base()), area);
     let [main, status] = Layout::vertical([Constraint::Min(1), Constraint::Length(STATUS_LINES)]).areas(area);
+    let strategy = app.state.strategy;
+    let focus = app.view.focus.placed(strategy);
     let ctx = |pane: Option<Pane>| PaneCtx {
         state: &app.state,
         view: &app.view,
         theme,
-        focused: pane.is_some_and(|p| p == app.view.focus),
+        focused: pane.is_some_and(|p| p == focus),
         now_ms: app.now_ms,
     };
-    if let Some(z) = app.view.zoom {
+    if let Some(z) = app.view.zoom.map(|z| z.placed(strategy)) {
         render_pane(frame, main, z, &PaneCtx { focused: true, ..ctx(Some(z)) });
     } else if area.width >= WIDE.0 && area.height >= WIDE.1 {
         let [top, bottom] = Layout::vertical([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(main);
@@ -40,7 +42,8 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
         let roles = app.state.models.len().max(1) as u16;
         let [models, retrieval] = Layout::vertical([Constraint::Length(roles + 4), Constraint::Min(5)]).areas(middle);
         for (pane, rect) in [
-            (Pane::Graph, graph),
+            // atc's program takes the graph's place (see `Pane::ATC`).
+            (Pane::Graph.placed(strategy), graph),
             (Pane::Transcript, transcript),
             (Pane::Budget, budget),
             (Pane::Models, models),
@@ -51,8 +54,9 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
         }
     } else {
         let [tabs, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(main);
-        let titles: Vec<Line> = Pane::ALL.iter().map(|p| Line::from(p.title())).collect();
-        let selected = Pane::ALL.iter().position(|p| *p == app.view.focus).unwrap_or(0);
+        let panes = Pane::cycle(strategy);
+        let titles: Vec<Line> = panes.iter().map(|p| Line::from(p.title())).collect();
+        let selected = panes.iter().position(|p| *p == focus).unwrap_or(0);
         frame.render_widget(
             Tabs::new(titles)
                 .select(selected)
@@ -61,7 +65,6 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
                 .divider("│"),
             tabs,
         );
-        let focus = app.view.focus;
         render_pane(frame, body, focus, &ctx(Some(focus)));
     }
     panes::status::render(frame, status, &ctx(None));
@@ -81,6 +84,7 @@ fn render_pane(frame: &mut Frame, area: Rect, pane: Pane, ctx: &PaneCtx) {
         Pane::Models => panes::models::render(frame, area, ctx),
         Pane::Retrieval => panes::retrieval::render(frame, area, ctx),
         Pane::Workers => panes::workers::render(frame, area, ctx),
+        Pane::Program => panes::program::render(frame, area, ctx),
     }
 }
 

@@ -14,4 +14,4 @@ pub mod theme;
 pub mod view;
 
 pub use theme::Theme;
-pub use view::{GraphMode, Pane, PaneCtx, ReplayInfo, ViewState};
+pub use view::{GraphMode, Pane, PaneCtx, ProgramShow, ReplayInfo, ViewState};

@@ -2,8 +2,8 @@
 //! selection, scroll, the replay cursor. Panes read it; only the app's
 //! `update` changes it.
 
-use crate::engine::SessionState;
 use crate::engine::state::StepView;
+use crate::engine::{SessionState, StrategyKind};
 use crate::ui::theme::Theme;
 
 /// The panes of the workbench.
@@ -16,11 +16,36 @@ pub enum Pane {
     Models,
     Workers,
     Retrieval,
+    /// atc's program; it takes the graph's place (see `Pane::ATC`).
+    Program,
 }
 
 impl Pane {
+    /// The panes in focus order, for every strategy but atc.
     pub const ALL: [Pane; 6] =
         [Pane::Graph, Pane::Transcript, Pane::Budget, Pane::Models, Pane::Workers, Pane::Retrieval];
+
+    /// atc's panes in focus order. atc keeps no ToolNet graph, so the graph
+    /// pane would only show an empty neighbourhood; its program is what a
+    /// user watches instead, in the same (largest) place and first in the
+    /// tab order, as rewoo's plan takes the graph pane.
+    pub const ATC: [Pane; 6] =
+        [Pane::Program, Pane::Transcript, Pane::Budget, Pane::Models, Pane::Workers, Pane::Retrieval];
+
+    /// The panes a session of `strategy` shows, in focus order.
+    pub fn cycle(strategy: Option<StrategyKind>) -> &'static [Pane] {
+        if strategy == Some(StrategyKind::Atc) { &Pane::ATC } else { &Pane::ALL }
+    }
+
+    /// This pane, or the one in its place for `strategy` (the graph and the
+    /// program stand in for each other).
+    pub fn placed(self, strategy: Option<StrategyKind>) -> Pane {
+        match (self, strategy == Some(StrategyKind::Atc)) {
+            (Pane::Graph, true) => Pane::Program,
+            (Pane::Program, false) => Pane::Graph,
+            (p, _) => p,
+        }
+    }
 
     pub fn title(self) -> &'static str {
         match self {
@@ -30,18 +55,33 @@ impl Pane {
             Pane::Models => "Models",
             Pane::Retrieval => "Retrieval",
             Pane::Workers => "Workers",
+            Pane::Program => "Program",
         }
     }
 
-    pub fn next(self) -> Pane {
-        let i = Pane::ALL.iter().position(|p| *p == self).unwrap_or(0);
-        Pane::ALL[(i + 1) % Pane::ALL.len()]
+    pub fn next(self, strategy: Option<StrategyKind>) -> Pane {
+        let all = Pane::cycle(strategy);
+        let i = all.iter().position(|p| *p == self.placed(strategy)).unwrap_or(0);
+        all[(i + 1) % all.len()]
     }
 
-    pub fn prev(self) -> Pane {
-        let i = Pane::ALL.iter().position(|p| *p == self).unwrap_or(0);
-        Pane::ALL[(i + Pane::ALL.len() - 1) % Pane::ALL.len()]
+    pub fn prev(self, strategy: Option<StrategyKind>) -> Pane {
+        let all = Pane::cycle(strategy);
+        let i = all.iter().position(|p| *p == self.placed(strategy)).unwrap_or(0);
+        all[(i + all.len() - 1) % all.len()]
     }
+}
+
+/// What the program pane shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProgramShow {
+    /// The program, each call's result beside its line.
+    #[default]
+    Source,
+    /// The rewrite against the program before it.
+    Diff,
+    /// The probes of tools without a documented response.
+    Probes,
 }
 
 /// How the graph pane shows the graph.
@@ -76,6 +116,10 @@ pub struct ViewState {
     pub transcript_scroll: usize,
     /// Long values shown whole in the transcript.
     pub unfold: bool,
+    /// What the program pane shows; it falls back to what there is.
+    pub program_show: ProgramShow,
+    /// Rows scrolled down in the program pane (its running line stays in view).
+    pub program_scroll: usize,
     /// The lane picked in the workers pane (a position in the shown step's
     /// lanes), for the lane keys.
     pub lane: usize,
@@ -96,6 +140,11 @@ pub struct PaneCtx<'a> {
 
 impl PaneCtx<'_> {
     /// The rewoo step the workers pane shows: the one running, else the last.
+    /// The program of the current run, if atc wrote one.
+    pub fn program(&self) -> Option<&crate::engine::program_view::ProgramView> {
+        self.state.current.as_ref()?.program.as_ref()
+    }
+
     pub fn shown_step(&self) -> Option<&StepView> {
         self.state.current.as_ref()?.rewoo.as_ref()?.steps.last()
     }

@@ -38,5 +38,6 @@ mod ui_budget_plan;
 mod ui_dialogs;
 mod ui_graph;
 mod ui_panes;
+mod ui_program;
 mod ui_rewoo;
 mod ui_theme;

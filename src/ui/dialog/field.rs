@@ -33,6 +33,18 @@ impl Field {
         f
     }
 
+    /// A program: several lines, not wrapped (a line scrolls sideways),
+    /// numbered as the program pane numbers them.
+    pub(super) fn code(text: &str) -> Field {
+        let mut f = Field::build(text.lines().map(str::to_string).collect(), true);
+        f.area.set_wrap_mode(WrapMode::None);
+        f.area.set_line_number_style(Style::default().add_modifier(Modifier::DIM));
+        f.area.set_tab_length(4);
+        f.area.move_cursor(CursorMove::Top);
+        f.area.move_cursor(CursorMove::Head);
+        f
+    }
+
     fn build(lines: Vec<String>, multiline: bool) -> Field {
         let mut area = TextArea::new(if lines.is_empty() { vec![String::new()] } else { lines });
         area.set_cursor_line_style(Style::default());
@@ -88,6 +100,13 @@ impl Field {
             self.set_text(&joined);
         }
         changed
+    }
+
+    /// Indents at the cursor (spaces, as the tab length says).
+    pub(super) fn tab(&mut self) {
+        if self.multiline {
+            self.area.insert_tab();
+        }
     }
 
     /// Inserts a line break in a multi-line field.

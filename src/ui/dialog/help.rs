@@ -35,6 +35,8 @@ const LIVE: &[Row] = &[
     ("h", "hold the lane (or release it) while the others run on"),
     ("n", "step the lane: let it start now"),
     ("k", "fail the lane (an error fault)"),
+    ("", "The program (atc; the Program pane focused)"),
+    ("e", "fix and continue: edit the program, run it as the next round"),
 ];
 
 const REPLAY: &[Row] = &[
@@ -50,6 +52,8 @@ const VIEW: &[Row] = &[
     ("tab / shift-tab", "next / previous pane"),
     ("z", "zoom the focused pane (again to unzoom)"),
     ("g", "graph: neighbourhood / whole graph"),
+    ("d", "program (atc): the program / its rewrite's diff"),
+    ("b", "program (atc): the program / the probes of tools"),
     ("/", "find a tool by name"),
     ("Enter", "on a found tool: focus it in the graph"),
     ("↑/↓ PgUp/PgDn", "scroll the focused pane"),
@@ -64,6 +68,7 @@ const DIALOG: &[Row] = &[
     ("← / →", "change a choice"),
     ("Enter", "submit (in a filter: take the selection)"),
     ("Esc", "cancel"),
+    ("Ctrl+S / F5", "in the program editor: run it (Enter is a new line there)"),
 ];
 
 #[derive(Clone, Debug)]

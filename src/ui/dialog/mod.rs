@@ -1,7 +1,8 @@
 //! Dialogs over the workbench: inject fault, edit score, parameters, model
-//! per role, task text or next task, tool categories, help. A dialog turns keys into engine
-//! controls; the app holds `Option<Dialog>`, routes keys to `handle_key` and
-//! acts on the `Outcome`. Esc cancels any dialog.
+//! per role, task text or next task, tool categories, atc's program (fix
+//! and continue), help. A dialog turns keys into engine controls; the app
+//! holds `Option<Dialog>`, routes keys to `handle_key` and acts on the
+//! `Outcome`. Esc cancels any dialog.
 
 mod category;
 mod fault;
@@ -11,6 +12,7 @@ mod kit;
 mod model;
 mod outcome;
 mod params;
+mod program;
 mod score;
 mod task;
 
@@ -26,6 +28,7 @@ pub use help::HelpDialog;
 pub use model::ModelDialog;
 pub use outcome::Outcome;
 pub use params::ParamsDialog;
+pub use program::ProgramDialog;
 pub use score::ScoreDialog;
 pub use task::TaskDialog;
 
@@ -40,6 +43,7 @@ pub enum Dialog {
     Model(ModelDialog),
     Task(TaskDialog),
     Category(CategoryDialog),
+    Program(ProgramDialog),
     Help(HelpDialog),
 }
 
@@ -74,6 +78,11 @@ impl Dialog {
         Dialog::Category(CategoryDialog::new(state, preselect))
     }
 
+    /// The current program (atc) to edit and run as the next round.
+    pub fn program(state: &SessionState) -> Dialog {
+        Dialog::Program(ProgramDialog::new(state))
+    }
+
     /// Every key, of the live workbench or of a replay.
     pub fn help(replay: bool) -> Dialog {
         Dialog::Help(HelpDialog::new(replay))
@@ -87,6 +96,7 @@ impl Dialog {
             Dialog::Model(_) => "Model per role",
             Dialog::Task(_) => "Task",
             Dialog::Category(_) => "Tool categories",
+            Dialog::Program(_) => "Edit the program (fix and continue)",
             Dialog::Help(_) => "Keys",
         }
     }
@@ -105,6 +115,7 @@ impl Dialog {
             Dialog::Model(d) => d.handle_key(key, state),
             Dialog::Task(d) => d.handle_key(key),
             Dialog::Category(d) => d.handle_key(key, state),
+            Dialog::Program(d) => d.handle_key(key),
             Dialog::Help(d) => d.handle_key(key),
         }
     }
@@ -118,6 +129,7 @@ impl Dialog {
             Dialog::Model(_) => (96, 20),
             Dialog::Task(d) => (120, d.height()),
             Dialog::Category(d) => (100, d.height(state)),
+            Dialog::Program(d) => (120, d.height()),
             Dialog::Help(d) => (84, d.height()),
         }
     }
@@ -143,6 +155,7 @@ impl Dialog {
             Dialog::Model(d) => d.render(frame, inner, state, theme),
             Dialog::Task(d) => d.render(frame, inner, state, theme),
             Dialog::Category(d) => d.render(frame, inner, state, theme),
+            Dialog::Program(d) => d.render(frame, inner, theme),
             Dialog::Help(d) => d.render(frame, inner, theme),
         }
     }

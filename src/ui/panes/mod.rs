@@ -4,6 +4,7 @@
 pub mod budget;
 pub mod graph;
 pub mod models;
+pub mod program;
 pub mod retrieval;
 pub mod status;
 pub mod transcript;

@@ -11,6 +11,7 @@ use ratatui::widgets::Paragraph;
 use crate::engine::state::{Mode, SessionState};
 use crate::tool::mcp::ServerState;
 use crate::ui::format::{fmt_cost, fmt_ms};
+use crate::ui::panes::program;
 use crate::ui::symbols::{FAILING, OK, RESTARTING};
 use crate::ui::text::{clean, fit, spans_width, width};
 use crate::ui::theme::Theme;
@@ -160,6 +161,11 @@ fn keys(ctx: &PaneCtx) -> (Vec<Segment>, Segment) {
             _ => std::iter::once(("space", "pause")).chain(LIVE).collect(),
         }
     });
+    if let Some(keys) = program_keys(ctx) {
+        // On the program pane, e edits the program, not a node's score.
+        list.retain(|k| *k != ("e", "score"));
+        list.splice(0..0, keys);
+    }
     let mut tail = Vec::new();
     for (i, (k, d)) in always.iter().enumerate() {
         if i > 0 {
@@ -168,6 +174,26 @@ fn keys(ctx: &PaneCtx) -> (Vec<Segment>, Segment) {
         tail.extend(key(k, d, th));
     }
     (list.iter().map(|(k, d)| key(k, d, th)).collect(), tail)
+}
+
+/// The program pane's keys, first while it has the focus: `e` while the
+/// run goes on, `d` and `b` when there is a diff or a probe to show.
+fn program_keys(ctx: &PaneCtx) -> Option<Vec<(&'static str, &'static str)>> {
+    let (v, s) = (ctx.view, ctx.state);
+    if v.zoom.unwrap_or(v.focus).placed(s.strategy) != Pane::Program {
+        return None;
+    }
+    let mut keys = Vec::new();
+    if v.replay.is_none() && s.mode != Mode::Finished {
+        keys.push(("e", "edit program"));
+    }
+    if ctx.program().is_some_and(program::has_diff) {
+        keys.push(("d", "diff"));
+    }
+    if !s.probes.is_empty() {
+        keys.push(("b", "probes"));
+    }
+    Some(keys)
 }
 
 /// The workers pane has the focus and a plan step is running.
