@@ -18,10 +18,10 @@ use crate::engine::{
 use crate::graph::{GraphError, GraphStore, ToolGraph, read_trajectories};
 use crate::model::cassette::{Cassette, CassetteError};
 use crate::model::{ChatModel, Role};
+use crate::program::protocol::ProtocolStore;
 use crate::retrieve::cotools::HeadsError;
 use crate::retrieve::settings::{load_heads, load_judge};
 use crate::retrieve::{EmbedError, EmbedderKind, Retriever};
-use crate::program::protocol::ProtocolStore;
 use crate::strategy::atc::Atc;
 use crate::strategy::rewoo::Rewoo;
 use crate::task::{Task, TaskError, load_tasks};
@@ -239,7 +239,9 @@ pub fn load_task_list(config: &Config, source: &TaskSource, count: Option<usize>
         TaskSource::Text(t) if t.trim().is_empty() => {
             return Err(SetupError::Invalid("--task: the task text is empty".into()));
         }
-        TaskSource::Text(t) => vec![Task { id: "task".into(), query: t.clone(), answer: None, tools: Vec::new(), candidates: Vec::new() }],
+        TaskSource::Text(t) => {
+            vec![Task { id: "task".into(), query: t.clone(), answer: None, tools: Vec::new(), candidates: Vec::new() }]
+        }
     };
     if tasks.is_empty() {
         return Err(SetupError::Invalid("the task list is empty".into()));

@@ -15,7 +15,12 @@ use similar::TextDiff;
 use super::sandbox::{Binding, Failure};
 
 /// The tool a failure is attributed to, if any tool is involved.
-pub fn attribute(source: &str, failure: &Failure, bindings: &[Binding], calls: &[(String, Option<u32>)]) -> Option<String> {
+pub fn attribute(
+    source: &str,
+    failure: &Failure,
+    bindings: &[Binding],
+    calls: &[(String, Option<u32>)],
+) -> Option<String> {
     if let Some(t) = &failure.tool {
         return Some(t.clone());
     }
@@ -24,7 +29,11 @@ pub fn attribute(source: &str, failure: &Failure, bindings: &[Binding], calls: &
         // The rightmost mention is the value being read when it failed.
         let mut best: Option<(usize, &str)> = None;
         for (at, word) in words(text) {
-            let tool = bindings.iter().find(|b| b.function == word).map(|b| b.tool.as_str()).or_else(|| origins.get(word).map(String::as_str));
+            let tool = bindings
+                .iter()
+                .find(|b| b.function == word)
+                .map(|b| b.tool.as_str())
+                .or_else(|| origins.get(word).map(String::as_str));
             if let Some(tool) = tool
                 && best.is_none_or(|(b, _)| at >= b)
             {

@@ -69,7 +69,8 @@ pub struct Binding {
 pub fn bindings<'a>(tools: impl IntoIterator<Item = &'a str>) -> Vec<Binding> {
     let mut out: Vec<Binding> = Vec::new();
     for tool in tools {
-        let mut base: String = tool.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+        let mut base: String =
+            tool.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
         if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
             base.insert(0, '_');
         }
@@ -87,10 +88,48 @@ pub fn bindings<'a>(tools: impl IntoIterator<Item = &'a str>) -> Vec<Binding> {
 /// Names a tool function may not take: rhai's keywords and the functions
 /// the standard package already defines that a program is likely to use.
 const RESERVED: &[&str] = &[
-    "print", "debug", "type_of", "len", "eval", "fn", "let", "const", "if", "else", "for", "in", "while", "loop",
-    "return", "throw", "try", "catch", "true", "false", "this", "import", "export", "switch", "do", "until",
-    "break", "continue", "private", "global", "is_def_var", "is_def_fn", "Fn", "call", "curry", "parse_int",
-    "parse_float", "to_string", "keys", "values", "contains", "range",
+    "print",
+    "debug",
+    "type_of",
+    "len",
+    "eval",
+    "fn",
+    "let",
+    "const",
+    "if",
+    "else",
+    "for",
+    "in",
+    "while",
+    "loop",
+    "return",
+    "throw",
+    "try",
+    "catch",
+    "true",
+    "false",
+    "this",
+    "import",
+    "export",
+    "switch",
+    "do",
+    "until",
+    "break",
+    "continue",
+    "private",
+    "global",
+    "is_def_var",
+    "is_def_fn",
+    "Fn",
+    "call",
+    "curry",
+    "parse_int",
+    "parse_float",
+    "to_string",
+    "keys",
+    "values",
+    "contains",
+    "range",
 ];
 
 /// A tool call from a running program.
@@ -183,7 +222,13 @@ struct Shared {
 
 /// Runs `source` with the tools of `bindings` as its functions, until it
 /// returns, fails, or `cancel` is set. Never panics on any program.
-pub fn run(source: &str, bindings: &[Binding], limits: &Limits, port: Box<dyn Port>, cancel: Arc<AtomicBool>) -> Outcome {
+pub fn run(
+    source: &str,
+    bindings: &[Binding],
+    limits: &Limits,
+    port: Box<dyn Port>,
+    cancel: Arc<AtomicBool>,
+) -> Outcome {
     let shared = Rc::new(Shared {
         port: RefCell::new(port),
         waited: Cell::new(Duration::ZERO),
@@ -250,9 +295,12 @@ fn engine(bindings: &[Binding], limits: &Limits, shared: &Rc<Shared>, cancel: Ar
     engine.on_debug(move |text, _, _| s.port.borrow_mut().print(text.to_string()));
     for b in bindings {
         let (s, tool) = (Rc::clone(shared), b.tool.clone());
-        engine.register_fn(b.function.as_str(), move |ctx: NativeCallContext, args: Dynamic| call(&s, &tool, &ctx, args));
+        engine
+            .register_fn(b.function.as_str(), move |ctx: NativeCallContext, args: Dynamic| call(&s, &tool, &ctx, args));
         let (s, tool) = (Rc::clone(shared), b.tool.clone());
-        engine.register_fn(b.function.as_str(), move |ctx: NativeCallContext| call(&s, &tool, &ctx, Dynamic::from_map(Default::default())));
+        engine.register_fn(b.function.as_str(), move |ctx: NativeCallContext| {
+            call(&s, &tool, &ctx, Dynamic::from_map(Default::default()))
+        });
     }
     engine
 }
@@ -337,12 +385,13 @@ fn failure(e: &EvalAltResult, bindings: &[Binding], s: &Shared) -> Failure {
             let offered: Vec<&str> = bindings.iter().map(|b| b.function.as_str()).collect();
             (
                 FailKind::UnknownFunction,
-                format!("no function {sig}; the tools offered are: {}", if offered.is_empty() { "none".into() } else { offered.join(", ") }),
+                format!(
+                    "no function {sig}; the tools offered are: {}",
+                    if offered.is_empty() { "none".into() } else { offered.join(", ") }
+                ),
             )
         }
-        EvalAltResult::ErrorMismatchDataType(want, got, _) => {
-            (FailKind::Type, format!("expected {want}, got {got}"))
-        }
+        EvalAltResult::ErrorMismatchDataType(want, got, _) => (FailKind::Type, format!("expected {want}, got {got}")),
         EvalAltResult::ErrorIndexingType(t, _) => (FailKind::Type, format!("a value of type {t} cannot be indexed")),
         EvalAltResult::ErrorDotExpr(m, _) => (FailKind::Type, format!("bad field access: {m}")),
         EvalAltResult::ErrorTooManyOperations(_) => (FailKind::Limit, "too many operations (a runaway loop?)".into()),

@@ -54,10 +54,16 @@ pub(super) fn atc_reply(messages: &[Message], noise: f64, rng: &mut ChaCha8Rng) 
 /// The program for the task: one `let eN = tool(#{...});` per planned call,
 /// then the answer read from the last response.
 fn write(view: &ProgramView, without: &[String], noise: f64, rng: &mut ChaCha8Rng) -> String {
-    let tools: Vec<Tool> = view.protocols.iter().filter_map(|p| parse_protocol(p)).filter(|t| !without.contains(&t.function)).collect();
+    let tools: Vec<Tool> =
+        view.protocols.iter().filter_map(|p| parse_protocol(p)).filter(|t| !without.contains(&t.function)).collect();
     let planner: Vec<PlannerTool> = tools
         .iter()
-        .map(|t| PlannerTool { name: t.function.clone(), category: None, description: t.description.clone(), parameters: t.parameters.clone() })
+        .map(|t| PlannerTool {
+            name: t.function.clone(),
+            category: None,
+            description: t.description.clone(),
+            parameters: t.parameters.clone(),
+        })
         .collect();
     let calls = plan_calls(&view.task, &planner, noise, rng);
     if calls.is_empty() {
@@ -138,18 +144,17 @@ fn probe(view: &ProbeView, noise: f64, rng: &mut ChaCha8Rng) -> (String, String)
     };
     let helpers: Vec<Tool> = view.helpers.iter().filter_map(|h| parse_protocol(h)).collect();
     let args = target.example.clone().unwrap_or_else(|| "#{}".into());
-    let ids: Vec<String> = super::arguments::required(&target.parameters).into_iter().filter(|p| p.ends_with("_id") || p == "id").collect();
+    let ids: Vec<String> = super::arguments::required(&target.parameters)
+        .into_iter()
+        .filter(|p| p.ends_with("_id") || p == "id")
+        .collect();
     // A chain round: an id from a helper whose response holds one.
     if let Some(id) = ids.first()
         && let Some((h, path)) = helpers.iter().find_map(|h| Some((h, path_to(h.response.as_ref()?, id)?)))
     {
         let hargs = h.example.clone().unwrap_or_else(|| "#{}".into());
-        let program = format!(
-            "let h = {}({hargs});\nlet r = {}(#{{{}: h{path}}});\nr",
-            h.function,
-            target.function,
-            key(id)
-        );
+        let program =
+            format!("let h = {}({hargs});\nlet r = {}(#{{{}: h{path}}});\nr", h.function, target.function, key(id));
         return (format!("What does {} return for the {id} that {} gives?", target.function, h.function), program);
     }
     // A weak model sometimes forgets the arguments altogether.
@@ -179,7 +184,10 @@ fn path_to(shape: &Value, want: &str) -> Option<String> {
                         0
                     };
                     let leaf = !(child.is_object() || child.is_array());
-                    if score > 0 && (leaf || score == 3) && best.as_ref().is_none_or(|(s, d, _)| score > *s || (score == *s && depth < *d)) {
+                    if score > 0
+                        && (leaf || score == 3)
+                        && best.as_ref().is_none_or(|(s, d, _)| score > *s || (score == *s && depth < *d))
+                    {
                         best = Some((score, depth, here.clone()));
                     }
                     stack.push((child, here, depth + 1));
@@ -316,14 +324,18 @@ fn arg_schema(ty: &str) -> Value {
         "float" => json!({"type": "number"}),
         "bool" => json!({"type": "boolean"}),
         "date" => json!({"type": "string", "format": "date"}),
-        t if t.starts_with('[') => json!({"type": "array", "items": arg_schema(t.trim_start_matches('[').trim_end_matches(']').trim_matches('"'))}),
+        t if t.starts_with('[') => {
+            json!({"type": "array", "items": arg_schema(t.trim_start_matches('[').trim_end_matches(']').trim_matches('"'))})
+        }
         _ => json!({"type": "string"}),
     }
 }
 
 /// A map key or field as rhai reads it: bare when an identifier.
 fn key(k: &str) -> String {
-    let ident = !k.is_empty() && !k.starts_with(|c: char| c.is_ascii_digit()) && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let ident = !k.is_empty()
+        && !k.starts_with(|c: char| c.is_ascii_digit())
+        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if ident { k.to_string() } else { Value::String(k.to_string()).to_string() }
 }
 
@@ -338,7 +350,10 @@ fn literal(v: &Value) -> String {
     match v {
         Value::Null => "()".into(),
         Value::Array(a) => format!("[{}]", a.iter().map(literal).collect::<Vec<_>>().join(", ")),
-        Value::Object(m) => format!("#{{{}}}", m.iter().map(|(k, v)| format!("{}: {}", key(k), literal(v))).collect::<Vec<_>>().join(", ")),
+        Value::Object(m) => format!(
+            "#{{{}}}",
+            m.iter().map(|(k, v)| format!("{}: {}", key(k), literal(v))).collect::<Vec<_>>().join(", ")
+        ),
         other => other.to_string(),
     }
 }

@@ -21,8 +21,8 @@
 
 mod actor;
 mod answer;
-mod atc;
 mod arguments;
+mod atc;
 mod classifier;
 mod evaluator;
 mod extract;

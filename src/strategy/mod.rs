@@ -6,8 +6,8 @@
 //! Each implements the engine's [`Strategy`] against its [`crate::engine::Host`].
 
 pub mod act;
-pub mod atc;
 pub mod actor;
+pub mod atc;
 pub mod react;
 pub mod rewoo;
 pub mod toolnet;

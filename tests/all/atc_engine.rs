@@ -18,7 +18,9 @@ use common::builtin;
 use switchyard::budget::experience::ExperienceStore;
 use switchyard::engine::btp::BtpSetup;
 use switchyard::engine::event::{RefuseReason, RunOutcome, ToolOutcome};
-use switchyard::engine::{Control, Engine, EngineSetup, Event, EventKind, LogicalClock, Models, Scheduled, SessionState, StrategyKind};
+use switchyard::engine::{
+    Control, Engine, EngineSetup, Event, EventKind, LogicalClock, Models, Scheduled, SessionState, StrategyKind,
+};
 use switchyard::model::price::Price;
 use switchyard::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Usage};
 use switchyard::program::protocol::ProtocolStore;
@@ -44,7 +46,12 @@ impl Programs {
     }
 
     fn prompts(&self) -> Vec<String> {
-        self.seen.lock().unwrap().iter().map(|r| r.messages.iter().map(|m| m.content.clone()).collect::<Vec<_>>().join("\n")).collect()
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.messages.iter().map(|m| m.content.clone()).collect::<Vec<_>>().join("\n"))
+            .collect()
     }
 }
 
@@ -56,7 +63,8 @@ impl ChatModel for Programs {
 
     async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
         self.seen.lock().unwrap().push(req.clone());
-        let text = self.replies.lock().unwrap().pop_front().ok_or_else(|| ModelError::Other("no program left".into()))?;
+        let text =
+            self.replies.lock().unwrap().pop_front().ok_or_else(|| ModelError::Other("no program left".into()))?;
         Ok(ChatResponse { text, tool_calls: vec![], usage: Usage { prompt_tokens: 10, completion_tokens: 2 } })
     }
 }
@@ -77,7 +85,11 @@ fn task(id: &str, q: &str) -> Task {
 }
 
 fn setup(model: Arc<dyn ChatModel>, config: AtcConfig) -> EngineSetup {
-    let mut s = EngineSetup::new(library(), Models::single(model, Price::default()), Box::new(Atc::new(config)) as Box<dyn switchyard::engine::Strategy>);
+    let mut s = EngineSetup::new(
+        library(),
+        Models::single(model, Price::default()),
+        Box::new(Atc::new(config)) as Box<dyn switchyard::engine::Strategy>,
+    );
     s.clock = Arc::new(LogicalClock::default());
     s.params.top_k = 3;
     s
@@ -133,7 +145,9 @@ async fn a_program_answers_and_each_of_its_calls_goes_through_the_engine() {
         .filter(|n| n.starts_with("Program") || n.starts_with("Tool"))
         .collect();
     assert_eq!(names, ["ProgramWritten", "ProgramAt", "ToolCall", "ToolResult", "ProgramPrinted", "ProgramReturned"]);
-    assert!(events.iter().any(|e| matches!(&e.kind, EventKind::ProgramAt { line: Some(1), tool } if tool == "geo_lookup")));
+    assert!(
+        events.iter().any(|e| matches!(&e.kind, EventKind::ProgramAt { line: Some(1), tool } if tool == "geo_lookup"))
+    );
     assert!(events.iter().any(|e| matches!(&e.kind, EventKind::ProgramPrinted { text } if text == "Tokyo")));
 }
 
@@ -316,7 +330,9 @@ async fn a_program_edit_is_refused_by_a_strategy_without_programs() {
     s.clock = Arc::new(LogicalClock::default());
     s.schedule = vec![Scheduled { before_task: 1, control: Control::EditProgram { program: "1".into() } }];
     let events = run(s, vec![task("t", "q")]).await;
-    assert!(events.iter().any(|e| matches!(&e.kind, EventKind::ControlRejected { control, .. } if control == "program")));
+    assert!(
+        events.iter().any(|e| matches!(&e.kind, EventKind::ControlRejected { control, .. } if control == "program"))
+    );
 }
 
 #[tokio::test]
@@ -326,7 +342,9 @@ async fn the_budget_refuses_a_programs_call_it_has_no_room_for() {
     s.btp = Some(BtpSetup::new(ExperienceStore::in_memory(Vec::new())));
     s.params.budget = Some(0.5);
     let events = run(s, vec![task("t", "Capital of Japan?")]).await;
-    assert!(events.iter().any(|e| matches!(&e.kind, EventKind::Refused { reason: RefuseReason::Forbidden, tool, .. } if tool == "geo_lookup")));
+    assert!(events.iter().any(
+        |e| matches!(&e.kind, EventKind::Refused { reason: RefuseReason::Forbidden, tool, .. } if tool == "geo_lookup")
+    ));
     assert!(!events.iter().any(|e| matches!(e.kind, EventKind::ToolCall { .. })), "nothing ran");
     let f = failures(&events);
     assert_eq!((f[0].0, f[0].2.as_deref()), (FailKind::Tool, Some("geo_lookup")));
@@ -341,7 +359,11 @@ fn city_library(with_example: bool) -> Arc<ToolLibrary> {
         parameters: json!({"type": "object", "required": ["city_name"], "properties": {"city_name": {"type": "string", "description": "The city's name, e.g. 'Lyon'."}}}),
         ..builtin("city_search", "city_search", "Find a city by its name and return its city_id.", "city_name")
     };
-    let id = if with_example { "The city's identifier, e.g. 'C0002'." } else { "The city's identifier as city_search returns it." };
+    let id = if with_example {
+        "The city's identifier, e.g. 'C0002'."
+    } else {
+        "The city's identifier as city_search returns it."
+    };
     let stats = switchyard::tool::ToolSpec {
         parameters: json!({"type": "object", "required": ["city_id"], "properties": {"city_id": {"type": "string", "description": id}}}),
         ..builtin("city_stats", "city_stats", "Statistics of a city given its city_id.", "city_id")
@@ -363,7 +385,11 @@ fn saved(events: &[Event]) -> BTreeMap<String, bool> {
 async fn probing_saves_schemas_that_later_runs_show_the_planner() {
     let dir = tempfile::tempdir().unwrap();
     let store = ProtocolStore::new(dir.path().join("protocols"));
-    let mut s = EngineSetup::new(city_library(true), Models::single(sim(), Price::default()), Box::new(Atc::probe_only(AtcConfig::default(), vec![])) as Box<dyn switchyard::engine::Strategy>);
+    let mut s = EngineSetup::new(
+        city_library(true),
+        Models::single(sim(), Price::default()),
+        Box::new(Atc::probe_only(AtcConfig::default(), vec![])) as Box<dyn switchyard::engine::Strategy>,
+    );
     s.clock = Arc::new(LogicalClock::default());
     s.protocols = Some(store.clone());
     let events = run(s, vec![task("probe", "probe the tools")]).await;
@@ -374,7 +400,11 @@ async fn probing_saves_schemas_that_later_runs_show_the_planner() {
     assert!(probed.samples >= 1 && !probed.program.is_empty());
 
     // A later session reads them: the planner is shown the probed schema.
-    let mut s = EngineSetup::new(city_library(true), Models::single(sim(), Price::default()), Box::new(Atc::new(AtcConfig::default())) as Box<dyn switchyard::engine::Strategy>);
+    let mut s = EngineSetup::new(
+        city_library(true),
+        Models::single(sim(), Price::default()),
+        Box::new(Atc::new(AtcConfig::default())) as Box<dyn switchyard::engine::Strategy>,
+    );
     s.clock = Arc::new(LogicalClock::default());
     s.protocols = Some(store);
     s.params.top_k = 2;
@@ -382,7 +412,9 @@ async fn probing_saves_schemas_that_later_runs_show_the_planner() {
     let prompt = events
         .iter()
         .find_map(|e| match &e.kind {
-            EventKind::ModelCall { messages, .. } => Some(messages.iter().map(|m| m.content.clone()).collect::<String>()),
+            EventKind::ModelCall { messages, .. } => {
+                Some(messages.iter().map(|m| m.content.clone()).collect::<String>())
+            }
             _ => None,
         })
         .unwrap();
@@ -392,15 +424,23 @@ async fn probing_saves_schemas_that_later_runs_show_the_planner() {
 
 #[tokio::test]
 async fn a_tool_that_needs_an_id_is_probed_in_a_chain_with_a_helper() {
-    let mut s = EngineSetup::new(city_library(false), Models::single(sim(), Price::default()), Box::new(Atc::probe_only(AtcConfig::default(), vec![])) as Box<dyn switchyard::engine::Strategy>);
+    let mut s = EngineSetup::new(
+        city_library(false),
+        Models::single(sim(), Price::default()),
+        Box::new(Atc::probe_only(AtcConfig::default(), vec![])) as Box<dyn switchyard::engine::Strategy>,
+    );
     s.clock = Arc::new(LogicalClock::default());
     let events = run(s, vec![task("probe", "probe the tools")]).await;
     assert_eq!(saved(&events), BTreeMap::from([("city_search".into(), true), ("city_stats".into(), true)]));
     let chain = events.iter().find_map(|e| match &e.kind {
-        EventKind::Probed { tool, round, helpers, error: None, .. } if tool == "city_stats" => Some((*round, helpers.clone())),
+        EventKind::Probed { tool, round, helpers, error: None, .. } if tool == "city_stats" => {
+            Some((*round, helpers.clone()))
+        }
         _ => None,
     });
     assert_eq!(chain, Some((1, vec!["city_search".to_string()])), "probed in round 1 with the helper");
-    let alone_failed = events.iter().any(|e| matches!(&e.kind, EventKind::Probed { tool, round: 0, error: Some(_), .. } if tool == "city_stats"));
+    let alone_failed = events
+        .iter()
+        .any(|e| matches!(&e.kind, EventKind::Probed { tool, round: 0, error: Some(_), .. } if tool == "city_stats"));
     assert!(alone_failed, "it could not be probed alone");
 }

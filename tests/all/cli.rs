@@ -372,7 +372,7 @@ fn rewoo_is_offered_wherever_a_strategy_is_chosen() {
     }
     assert!(ok(d.path(), &["eval", "--help"]).contains("--matrix"));
     let err = fails(d.path(), &["run", "--strategy", "rewo"]);
-    assert!(err.contains("react, toolnet or rewoo"), "{err}");
+    assert!(err.contains("react, toolnet, rewoo or atc"), "{err}");
 }
 
 /// Needs the rewoo engine (src/engine/rewoo.rs): every pair runs the smoke

@@ -377,8 +377,12 @@ async fn restart_edit_and_pick_steer_the_task_list() {
     handle.send(Control::Stop);
     seen.extend(drain(&mut rx).await);
     let outcome = run.await.unwrap().unwrap();
-    let runs: Vec<(String, RunOutcome)> =
-        outcome.state.finished.iter().map(|r| (r.task_id.clone() + r.run.to_string().as_str(), r.outcome.clone())).collect();
+    let runs: Vec<(String, RunOutcome)> = outcome
+        .state
+        .finished
+        .iter()
+        .map(|r| (r.task_id.clone() + r.run.to_string().as_str(), r.outcome.clone()))
+        .collect();
     assert_eq!(runs.len(), 3, "{runs:?}");
     assert_eq!(outcome.state.finished[0].outcome, RunOutcome::Restarted);
     assert_eq!(outcome.state.finished[0].success, None, "a restarted run is no attempt");

@@ -60,7 +60,8 @@ pub async fn execute(
     let (tx, mut rx) = mpsc::unbounded_channel();
     let cancel = Arc::new(AtomicBool::new(false));
     let spawned = {
-        let (source, bindings, limits, cancel) = (source.to_string(), bindings.to_vec(), limits.clone(), cancel.clone());
+        let (source, bindings, limits, cancel) =
+            (source.to_string(), bindings.to_vec(), limits.clone(), cancel.clone());
         let tx = tx.clone();
         std::thread::Builder::new().name("atc-program".into()).spawn(move || {
             let out = sandbox::run(&source, &bindings, &limits, Box::new(ChannelPort { tx: tx.clone() }), cancel);
@@ -99,7 +100,8 @@ pub async fn execute(
                         Verdict::Blacklisted(d) => Some((RefuseReason::Blacklisted, d)),
                     }
                 {
-                    if let Err(e) = host.emit(EventKind::Refused { tool: req.tool.clone(), reason, detail: detail.clone() })
+                    if let Err(e) =
+                        host.emit(EventKind::Refused { tool: req.tool.clone(), reason, detail: detail.clone() })
                     {
                         return stop(e.into());
                     }

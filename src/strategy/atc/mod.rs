@@ -5,17 +5,18 @@
 //! tool's protocol in view, at most `reflect_rounds` times. Tools without a
 //! documented response are probed first when `probe` is on.
 
+pub mod config;
 pub mod exec;
+pub mod known;
 pub mod probe;
 pub mod prompt;
 
-use std::collections::BTreeMap;
-
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use self::config::AtcConfig;
 use self::exec::Trail;
+use self::known::Known;
 use self::prompt::{Failed, ProgramView};
 use super::act::refuse_malformed;
 use crate::budget::btp;
@@ -23,31 +24,10 @@ use crate::engine::event::EventKind;
 use crate::engine::{CostShape, Halt, Host, Strategy, StrategyKind};
 use crate::model::{ChatRequest, Role};
 use crate::program::attribute::{attribute, diff, snippet};
-use crate::program::protocol::{Probed, Protocol, Response, ResponseSource};
+use crate::program::protocol::{Protocol, Response, ResponseSource};
+use crate::program::sandbox::{Binding, FailKind, Failure};
 use crate::program::schema::infer_all;
-use crate::program::sandbox::{Binding, FailKind, Failure, Limits, bindings};
 use crate::task::Task;
-
-/// `[atc]` in the config.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct AtcConfig {
-    /// Rewrites after a failure (the paper's α: 3).
-    pub reflect_rounds: u32,
-    /// Probe the offered tools that document no response before a run.
-    pub probe: bool,
-    /// Probe programs tried per tool and round (the paper's N).
-    pub probe_samples: u32,
-    /// Rounds of the chain of probing after the first (the paper's β).
-    pub probe_rounds: u32,
-    pub limits: Limits,
-}
-
-impl Default for AtcConfig {
-    fn default() -> Self {
-        AtcConfig { reflect_rounds: 3, probe: false, probe_samples: 3, probe_rounds: 2, limits: Limits::default() }
-    }
-}
 
 /// What a run of the strategy does: solve tasks, or only probe tools
 /// (`switchyard probe`).
@@ -61,18 +41,16 @@ pub enum Mode {
 pub struct Atc {
     pub config: AtcConfig,
     pub mode: Mode,
-    /// Tools probed in this session, kept for later runs whether or not a
-    /// store keeps them across sessions.
-    probed: BTreeMap<String, Probed>,
+    known: Known,
 }
 
 impl Atc {
     pub fn new(config: AtcConfig) -> Self {
-        Atc { config, mode: Mode::Solve, probed: BTreeMap::new() }
+        Atc { config, mode: Mode::Solve, known: Known::default() }
     }
 
     pub fn probe_only(config: AtcConfig, tools: Vec<String>) -> Self {
-        Atc { config, mode: Mode::ProbeOnly(tools), probed: BTreeMap::new() }
+        Atc { config, mode: Mode::ProbeOnly(tools), known: Known::default() }
     }
 }
 
@@ -91,8 +69,12 @@ impl Strategy for Atc {
     /// One planner call writes the program; one more is kept back for a
     /// rewrite. Tool calls cost no model step of their own.
     fn cost_shape(&self, host: &dyn Host, query: &str, candidates: &[String]) -> CostShape {
-        let protocols = self.protocols(host, candidates);
-        let view = ProgramView { task: query.to_string(), protocols: protocols.iter().map(Protocol::render).collect(), failed: None };
+        let protocols = self.known.protocols(host, candidates);
+        let view = ProgramView {
+            task: query.to_string(),
+            protocols: protocols.iter().map(Protocol::render).collect(),
+            failed: None,
+        };
         let tokens = crate::model::tokens::count_messages(&prompt::render_program(&view));
         let planner = btp::step_cost(&host.models().get(Role::Planner).price, tokens);
         CostShape { per_call: 0.0, fixed: planner, reserve: planner }
@@ -101,14 +83,18 @@ impl Strategy for Atc {
     async fn run(&mut self, host: &mut dyn Host, task: &Task) -> Result<Option<String>, Halt> {
         if let Mode::ProbeOnly(tools) = &self.mode {
             let tools = tools.clone();
-            return probe::probe_only(self, host, &tools).await;
+            return probe::probe_only(&mut self.known, &self.config, host, &tools).await;
         }
-        let offered = if host.needs_tool(&task.query)? { host.retrieve(&task.query, host.params().top_k)? } else { Vec::new() };
+        let offered =
+            if host.needs_tool(&task.query)? { host.retrieve(&task.query, host.params().top_k)? } else { Vec::new() };
         if self.config.probe {
-            let undocumented: Vec<String> =
-                offered.iter().filter(|t| self.protocol(host, t).is_some_and(|p| p.response.is_none())).cloned().collect();
+            let undocumented: Vec<String> = offered
+                .iter()
+                .filter(|t| self.known.protocol(host, t).is_some_and(|p| p.response.is_none()))
+                .cloned()
+                .collect();
             if !undocumented.is_empty() {
-                probe::probe_tools(self, host, &undocumented, &offered).await?;
+                probe::probe_tools(&mut self.known, &self.config, host, &undocumented, &offered).await?;
             }
         }
         let mut budget = host.plan_budget(&task.query, self)?;
@@ -120,31 +106,6 @@ impl Strategy for Atc {
 }
 
 impl Atc {
-    /// The protocol of a library tool, with what probing learnt of it.
-    fn protocol(&self, host: &dyn Host, tool: &str) -> Option<Protocol> {
-        let spec = host.library().get(tool)?;
-        let function = bindings([tool]).remove(0).function;
-        let stored = match self.probed.get(tool) {
-            Some(p) => Some(p.clone()),
-            // A damaged store file was reported when the session opened it;
-            // here it only means the tool is undocumented.
-            None => host.protocol_store().and_then(|s| s.load(spec).ok().flatten()),
-        };
-        Some(Protocol::of(spec, &function, stored.as_ref()))
-    }
-
-    /// The protocols of `tools`, each under the function name it is bound to.
-    fn protocols(&self, host: &dyn Host, tools: &[String]) -> Vec<Protocol> {
-        let b = bindings(tools.iter().map(String::as_str));
-        b.iter()
-            .filter_map(|b| {
-                let mut p = self.protocol(host, &b.tool)?;
-                p.function = b.function.clone();
-                Some(p)
-            })
-            .collect()
-    }
-
     /// Write, run, and on failure reflect and rewrite, round by round.
     async fn solve(
         &mut self,
@@ -154,8 +115,9 @@ impl Atc {
         mut budget: Option<&mut btp::RunBudget>,
         trail: &mut Trail,
     ) -> Result<Option<String>, Halt> {
-        let protocols = self.protocols(host, offered);
-        let binds: Vec<Binding> = protocols.iter().map(|p| Binding { function: p.function.clone(), tool: p.tool.clone() }).collect();
+        let protocols = self.known.protocols(host, offered);
+        let binds: Vec<Binding> =
+            protocols.iter().map(|p| Binding { function: p.function.clone(), tool: p.tool.clone() }).collect();
         let rendered: Vec<String> = protocols.iter().map(Protocol::render).collect();
         let mut failed: Option<Failed> = None;
         let mut previous: Option<String> = None;
@@ -174,8 +136,13 @@ impl Atc {
             let (program, by_user) = match host.take_user_program() {
                 Some(p) => (p, true),
                 None => {
-                    let view = ProgramView { task: task.query.clone(), protocols: rendered.clone(), failed: failed.take() };
-                    let req = ChatRequest::constrained(Role::Planner, prompt::render_program(&view), prompt::program_schema());
+                    let view =
+                        ProgramView { task: task.query.clone(), protocols: rendered.clone(), failed: failed.take() };
+                    let req = ChatRequest::constrained(
+                        Role::Planner,
+                        prompt::render_program(&view),
+                        prompt::program_schema(),
+                    );
                     let reply = host.model(req).await?;
                     match prompt::parse_program_reply(&reply) {
                         Ok(p) => (p, false),
@@ -195,7 +162,9 @@ impl Atc {
             }
             let d = previous.as_deref().map(|p| diff(p, &program)).unwrap_or_default();
             host.emit(EventKind::ProgramWritten { round, program: program.clone(), diff: d, by_user })?;
-            let out = exec::execute(host, &program, &binds, &self.config.limits, &task.query, budget.as_deref_mut(), trail).await?;
+            let out =
+                exec::execute(host, &program, &binds, &self.config.limits, &task.query, budget.as_deref_mut(), trail)
+                    .await?;
             let failure = match out.result {
                 Ok(Value::Null) => Failure {
                     kind: FailKind::Runtime,
@@ -226,7 +195,9 @@ impl Atc {
             }
             let protocol = tool.as_deref().and_then(|t| protocols.iter().find(|p| p.tool == t)).map(|p| seen(p, trail));
             // The model is shown the function name it wrote, not the tool's.
-            let shown = tool.as_deref().map(|t| binds.iter().find(|b| b.tool == t).map_or(t, |b| b.function.as_str()).to_string());
+            let shown = tool
+                .as_deref()
+                .map(|t| binds.iter().find(|b| b.tool == t).map_or(t, |b| b.function.as_str()).to_string());
             failed = Some(Failed {
                 program: program.clone(),
                 line: failure.line,

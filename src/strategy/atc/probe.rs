@@ -11,15 +11,17 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use super::config::AtcConfig;
 use super::exec::{self, Trail};
+use super::known::Known;
 use super::prompt::{self, ProbeView};
-use super::{Atc, super::act::refuse_malformed};
 use crate::engine::event::EventKind;
 use crate::engine::{Halt, Host};
 use crate::model::{ChatRequest, Role};
 use crate::program::protocol::{Probed, Protocol, spec_hash};
 use crate::program::sandbox::{Binding, bindings};
 use crate::program::schema::{Shape, infer_all};
+use crate::strategy::act::refuse_malformed;
 
 /// Helper tools offered to one chain probe: enough for an id's source, few
 /// enough for a small model's context.
@@ -29,14 +31,19 @@ const ENOUGH: usize = 2;
 
 /// `switchyard probe`: probes `tools` (empty: every library tool that
 /// documents no response) and answers with a summary.
-pub async fn probe_only(atc: &mut Atc, host: &mut dyn Host, tools: &[String]) -> Result<Option<String>, Halt> {
+pub async fn probe_only(
+    known: &mut Known,
+    config: &AtcConfig,
+    host: &mut dyn Host,
+    tools: &[String],
+) -> Result<Option<String>, Halt> {
     let all: Vec<String> = host.library().names().map(str::to_string).collect();
     let targets: Vec<String> = if tools.is_empty() {
-        all.iter().filter(|t| atc.protocol(host, t).is_some_and(|p| p.response.is_none())).cloned().collect()
+        all.iter().filter(|t| known.protocol(host, t).is_some_and(|p| p.response.is_none())).cloned().collect()
     } else {
         tools.to_vec()
     };
-    let done = probe_tools(atc, host, &targets, &all).await?;
+    let done = probe_tools(known, config, host, &targets, &all).await?;
     let failed: Vec<&str> = targets.iter().filter(|t| !done.contains(*t)).map(String::as_str).collect();
     Ok(Some(if failed.is_empty() {
         format!("probed {} of {} tool(s)", done.len(), targets.len())
@@ -48,25 +55,26 @@ pub async fn probe_only(atc: &mut Atc, host: &mut dyn Host, tools: &[String]) ->
 /// Probes `targets`, helped in later rounds by the tools of `pool` whose
 /// responses are known. Returns the tools probed.
 pub async fn probe_tools(
-    atc: &mut Atc,
+    known_protocols: &mut Known,
+    config: &AtcConfig,
     host: &mut dyn Host,
     targets: &[String],
     pool: &[String],
 ) -> Result<BTreeSet<String>, Halt> {
     let mut known: Vec<String> = pool
         .iter()
-        .filter(|t| !targets.contains(t) && atc.protocol(host, t).is_some_and(|p| p.response.is_some()))
+        .filter(|t| !targets.contains(t) && known_protocols.protocol(host, t).is_some_and(|p| p.response.is_some()))
         .cloned()
         .collect();
     let mut left: Vec<String> = targets.to_vec();
     let mut done = BTreeSet::new();
-    for round in 0..=atc.config.probe_rounds {
+    for round in 0..=config.probe_rounds {
         for tool in left.clone() {
             let helpers = if round == 0 { Vec::new() } else { pick_helpers(host, &tool, &known) };
             if round > 0 && helpers.is_empty() {
                 continue;
             }
-            if probe_one(atc, host, &tool, round, &helpers).await? {
+            if probe_one(known_protocols, config, host, &tool, round, &helpers).await? {
                 left.retain(|t| t != &tool);
                 known.push(tool.clone());
                 done.insert(tool);
@@ -120,27 +128,35 @@ fn words(s: &str) -> Vec<String> {
 
 /// Up to `probe_samples` probes of one tool; true once its responses gave
 /// a schema (which is then saved).
-async fn probe_one(atc: &mut Atc, host: &mut dyn Host, tool: &str, round: u32, helpers: &[String]) -> Result<bool, Halt> {
+async fn probe_one(
+    known: &mut Known,
+    config: &AtcConfig,
+    host: &mut dyn Host,
+    tool: &str,
+    round: u32,
+    helpers: &[String],
+) -> Result<bool, Halt> {
     let names: Vec<&str> = helpers.iter().map(String::as_str).chain(std::iter::once(tool)).collect();
     let binds: Vec<Binding> = bindings(names);
-    let shown = |atc: &Atc, host: &dyn Host, b: &Binding| -> Option<Protocol> {
-        let mut p = atc.protocol(host, &b.tool)?;
+    let shown = |known: &Known, host: &dyn Host, b: &Binding| -> Option<Protocol> {
+        let mut p = known.protocol(host, &b.tool)?;
         p.function = b.function.clone();
         Some(p)
     };
     let Some(target_binding) = binds.last() else { return Ok(false) };
-    let Some(mut target) = shown(atc, host, target_binding) else { return Ok(false) };
+    let Some(mut target) = shown(known, host, target_binding) else { return Ok(false) };
     // A probe is black-box: the target is shown without any response it documents.
     target.response = None;
     target.example = None;
     let helper_protocols: Vec<String> =
-        binds[..binds.len() - 1].iter().filter_map(|b| shown(atc, host, b)).map(|p| p.render()).collect();
+        binds[..binds.len() - 1].iter().filter_map(|b| shown(known, host, b)).map(|p| p.render()).collect();
     let mut samples: Vec<Value> = Vec::new();
     let mut first: Option<(String, String, Vec<String>)> = None;
     let mut last_error: Option<String> = None;
-    for sample in 0..atc.config.probe_samples {
+    for sample in 0..config.probe_samples {
         host.next_step()?;
-        let view = ProbeView { target: target.render(), helpers: helper_protocols.clone(), last_error: last_error.take() };
+        let view =
+            ProbeView { target: target.render(), helpers: helper_protocols.clone(), last_error: last_error.take() };
         let req = ChatRequest::constrained(Role::Planner, prompt::render_probe(&view), prompt::probe_schema());
         let reply = host.model(req).await?;
         let (question, program) = match prompt::parse_probe_reply(&reply) {
@@ -152,7 +168,7 @@ async fn probe_one(atc: &mut Atc, host: &mut dyn Host, tool: &str, round: u32, h
             }
         };
         let mut trail = Trail::default();
-        let out = exec::execute(host, &program, &binds, &atc.config.limits, &question, None, &mut trail).await?;
+        let out = exec::execute(host, &program, &binds, &config.limits, &question, None, &mut trail).await?;
         let responses: Vec<Value> = trail.responses.iter().filter(|(t, _)| t == tool).map(|(_, v)| v.clone()).collect();
         let used: Vec<String> =
             helpers.iter().filter(|h| trail.responses.iter().any(|(t, _)| t == *h)).cloned().collect();
@@ -186,13 +202,13 @@ async fn probe_one(atc: &mut Atc, host: &mut dyn Host, tool: &str, round: u32, h
     let (Some(shape), Some((question, program, helpers))) = (infer_all(samples.iter()), first) else {
         return Ok(false);
     };
-    save(atc, host, tool, question, program, shape, samples.len() as u32, helpers)?;
+    save(known, host, tool, question, program, shape, samples.len() as u32, helpers)?;
     Ok(true)
 }
 
 #[allow(clippy::too_many_arguments)]
 fn save(
-    atc: &mut Atc,
+    known: &mut Known,
     host: &mut dyn Host,
     tool: &str,
     question: String,
@@ -208,7 +224,7 @@ fn save(
         None => None,
     };
     let schema = Some(probed.shape.to_value());
-    atc.probed.insert(tool.to_string(), probed);
+    known.insert(probed);
     host.emit(EventKind::ProtocolSaved { tool: tool.to_string(), schema, samples, path })?;
     Ok(())
 }

@@ -240,7 +240,10 @@ mod tests {
     fn a_program_prompt_reads_back() {
         let view = ProgramView {
             task: "Who directed Alien?".into(),
-            protocols: vec!["search(#{query: str (required)}) -> {\"id\":\"int\"}\n  Finds.".into(), "b(#{}) -> x".into()],
+            protocols: vec![
+                "search(#{query: str (required)}) -> {\"id\":\"int\"}\n  Finds.".into(),
+                "b(#{}) -> x".into(),
+            ],
             failed: Some(Failed {
                 program: "let r = search(#{query: \"Alien\"});\nr.director".into(),
                 line: Some(2),

@@ -199,11 +199,20 @@ pub(super) fn entry_lines(e: &Entry, next: Option<&Entry>, ctx: &PaneCtx, w: usi
             }
         }
         Entry::Program { round, program, diff, by_user } => {
-            let who = if *by_user { "your edit" } else if *round == 0 { "program" } else { "rewrite" };
+            let who = if *by_user {
+                "your edit"
+            } else if *round == 0 {
+                "program"
+            } else {
+                "rewrite"
+            };
             let lines = program.lines().count();
             out.push(Logical::new(vec![
                 Span::styled(format!("▸ {who}"), th.accent()),
-                Span::styled(format!(" · round {round} · {lines} line{}", if lines == 1 { "" } else { "s" }), th.muted()),
+                Span::styled(
+                    format!(" · round {round} · {lines} line{}", if lines == 1 { "" } else { "s" }),
+                    th.muted(),
+                ),
             ]));
             // A rewrite shows what changed; the first program shows whole.
             let body: Vec<&str> = if diff.is_empty() {
@@ -225,7 +234,10 @@ pub(super) fn entry_lines(e: &Entry, next: Option<&Entry>, ctx: &PaneCtx, w: usi
             }
         }
         Entry::ProgramFailed { round, error, line, tool, last } => {
-            let mut spans = vec![Span::styled(format!("✗ program failed (round {round})"), th.fg(th.failing).add_modifier(Modifier::BOLD))];
+            let mut spans = vec![Span::styled(
+                format!("✗ program failed (round {round})"),
+                th.fg(th.failing).add_modifier(Modifier::BOLD),
+            )];
             if let Some(l) = line {
                 spans.push(Span::styled(format!(" at line {l}"), th.muted()));
             }
@@ -248,7 +260,9 @@ pub(super) fn entry_lines(e: &Entry, next: Option<&Entry>, ctx: &PaneCtx, w: usi
                 Span::styled(format!(" — {}", clean(question)), th.base()),
             ]));
             match (schema, error) {
-                (Some(s), _) => value_lines(vec![Span::styled("  schema ", th.muted())], s, None, th.base(), unfold, out),
+                (Some(s), _) => {
+                    value_lines(vec![Span::styled("  schema ", th.muted())], s, None, th.base(), unfold, out)
+                }
                 (None, Some(e)) => out.push(content_line(e, "  ", th.fg(th.failing), th)),
                 (None, None) => {}
             }
