@@ -3,10 +3,12 @@
 //! in `args` and `setup`.
 
 mod args;
+mod bench;
 mod budget;
 mod eval;
 mod graph;
 mod heads;
+mod probe;
 mod progress;
 mod retrieval;
 mod run;
@@ -106,6 +108,11 @@ enum Command {
     /// Tool retrieval: measure it on a benchmark, train CoTools' heads.
     #[command(subcommand)]
     Retrieval(RetrievalCommand),
+    /// ATC's black-box probing: learn the response schema of tools that document none.
+    Probe(probe::ProbeArgs),
+    /// The papers' benchmarks as configs and task files.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 pub fn main() -> Result<ExitCode> {
@@ -138,6 +145,8 @@ pub fn main() -> Result<ExitCode> {
         }
         Command::Retrieve { task, k, how, json } => retrieval::retrieve(&config, &task, k, &how, json),
         Command::Retrieval(cmd) => retrieval::run(&config, cmd),
+        Command::Probe(a) => probe::probe(&config, a),
+        Command::Bench(cmd) => bench::run(cmd),
     }
 }
 

@@ -3,5 +3,6 @@
 //! and the benchmark runs all read through these loaders.
 
 pub mod cotools;
+pub mod restbench;
 
 pub use cotools::{CallText, DataError, Question, ToolDoc, ToolPool};

@@ -10,8 +10,13 @@ use crate::model::Role;
 pub struct Metrics {
     pub label: String,
     pub tasks: usize,
+    /// Tasks with a gold answer to judge against.
+    pub judged: usize,
     pub succeeded: usize,
+    /// Over the judged tasks (0 when none was judged: the table says n/a).
     pub success_rate: f64,
+    /// Runs that ended with an answer, judged or not.
+    pub answered_rate: f64,
     pub avg_steps: f64,
     pub avg_prompt_tokens: f64,
     pub avg_completion_tokens: f64,
@@ -48,6 +53,8 @@ impl Metrics {
         let n = runs.len().max(1) as f64;
         let sum = |f: fn(&RunSummary) -> f64| runs.iter().map(f).sum::<f64>() / n;
         let succeeded = runs.iter().filter(|r| r.success == Some(true)).count();
+        let judged = runs.iter().filter(|r| r.success.is_some()).count();
+        let answered = runs.iter().filter(|r| r.outcome == crate::engine::event::RunOutcome::Answered).count();
         let within = |r: &RunSummary| r.budget.is_none_or(|b| r.cost <= b + 1e-9);
         let over = runs.iter().filter(|r| !within(r)).count();
         let pbc = runs.iter().filter(|r| r.success == Some(true) && within(r)).count() as f64 / n;
@@ -65,7 +72,9 @@ impl Metrics {
             label: label.into(),
             tasks: runs.len(),
             succeeded,
-            success_rate: succeeded as f64 / n,
+            judged,
+            success_rate: succeeded as f64 / judged.max(1) as f64,
+            answered_rate: answered as f64 / n,
             avg_steps: sum(|r| r.steps as f64),
             avg_prompt_tokens: sum(|r| r.usage.prompt_tokens as f64),
             avg_completion_tokens: sum(|r| r.usage.completion_tokens as f64),
@@ -158,21 +167,29 @@ pub fn table(rows: &[Metrics], cost_unit: &str) -> String {
         "tools"
     );
     let paths = rows.iter().any(|m| m.path_pct.is_some());
+    let unjudged = rows.iter().any(|m| m.judged < m.tasks);
+    if unjudged {
+        out.insert_str(out.len() - 1, &format!(" {:>8}", "answered"));
+    }
     if paths {
         out.insert_str(out.len() - 1, &format!(" {:>7} {:>7} {:>6}", "path", "prec", "refl"));
     }
     for m in rows {
+        let success = if m.judged == 0 { "n/a".to_string() } else { format!("{:.1}%", 100.0 * m.success_rate) };
         out.push_str(&format!(
-            "{:<24} {:>6} {:>8.1}% {:>7.2} {:>11.1} {:>11.1} {:>12.4} {:>7.2}",
+            "{:<24} {:>6} {:>9} {:>7.2} {:>11.1} {:>11.1} {:>12.4} {:>7.2}",
             m.label,
             m.tasks,
-            100.0 * m.success_rate,
+            success,
             m.avg_steps,
             m.avg_prompt_tokens,
             m.avg_completion_tokens,
             m.avg_cost,
             m.avg_tool_calls
         ));
+        if unjudged {
+            out.push_str(&format!(" {:>7.1}%", 100.0 * m.answered_rate));
+        }
         if paths {
             let pct = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:.1}%"));
             out.push_str(&format!(" {:>7} {:>7} {:>6.2}", pct(m.path_pct), pct(m.prec_pct), m.avg_reflections));
@@ -180,6 +197,9 @@ pub fn table(rows: &[Metrics], cost_unit: &str) -> String {
         out.push('\n');
     }
     out.push_str("(steps, tokens, cost and tool calls are averages per task)\n");
+    if unjudged {
+        out.push_str("(success is over the tasks with a gold answer, n/a when none has one; answered: runs that ended with an answer)\n");
+    }
     if paths {
         out.push_str(
             "(path: share of the gold tools called; prec: share of the calls that were gold tools; \

@@ -294,14 +294,22 @@ fn operation(d: Document, route: &str, method: &str, name: String) -> Result<Too
     if let Some(h) = &options.headers {
         exec.insert("headers".into(), toml::Value::Table(h.clone()));
     }
+    let exec = options.executor.clone().unwrap_or(exec);
     let executor: ExecutorSpec = build_executor(exec, &parameters, dir, reading)?;
+    let response = response(doc, op, &at_op)?;
+    if executor == ExecutorSpec::Synthesized && response.is_none() {
+        return Err(Op::Bad(bad(
+            format!("{at_op}/responses"),
+            "no 2xx JSON response schema, which a synthesized tool answers from",
+        )));
+    }
     Ok(ToolSpec {
         name,
         description,
         category: options.category.clone(),
         cost: options.cost.unwrap_or(DEFAULT_COST),
         parameters,
-        response: response(doc, op, &at_op)?,
+        response,
         executor,
         source: None,
     })
@@ -316,11 +324,16 @@ pub(crate) fn tools(
     reading: Reading,
 ) -> Result<Vec<ToolSpec>, ManifestError> {
     check_version(doc, path)?;
-    if options.executor.is_some() {
+    // An API that cannot be reached here still runs: from a cassette or
+    // with values synthesized from each operation's response schema.
+    if let Some(e) = &options.executor
+        && !matches!(e.get("kind").and_then(toml::Value::as_str), Some("synthesized" | "recorded"))
+    {
         return Err(file_err(
             path,
             "library_options.executor",
-            "an OpenAPI document's tools are http calls: give base_url, headers or timeout_ms instead",
+            "an OpenAPI document's tools are http calls (or kind = \"synthesized\" / \"recorded\"): \
+             give base_url, headers or timeout_ms instead",
         ));
     }
     if let Some(c) = options.cost

@@ -1,0 +1,203 @@
+//! `probe`: ATC's black-box probing of the library's tools, headless, with
+//! a progress bar; and `--compare`, which measures how many fields of a
+//! reference schema (ATC's probed TMDB protocols) the probes found.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use color_eyre::eyre::{Result, eyre};
+use serde_json::Value;
+
+use switchyard::config::Config;
+use switchyard::dataset::restbench::tool_key;
+use switchyard::engine::{EventKind, StrategyKind};
+use switchyard::program::protocol::ProtocolStore;
+use switchyard::program::schema::{Shape, field_recall};
+use switchyard::session::{self, TaskSource};
+
+use super::progress::bar;
+use super::setup::{runtime, until_sigterm};
+
+#[derive(Args, Debug)]
+pub(super) struct ProbeArgs {
+    /// Tools to probe (default: every tool that documents no response and has no saved probe).
+    tools: Vec<String>,
+    /// Probe every tool of the library, documented or not.
+    #[arg(long, conflicts_with = "tools")]
+    all: bool,
+    /// Compare the probed schemas with a reference: ATC's probed spec
+    /// (`tmdb.spec.probed.v2.json`), tools matched by name.
+    #[arg(long, value_name = "SPEC")]
+    compare: Option<PathBuf>,
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Write the trace (JSON Lines) here.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    #[arg(long)]
+    json: bool,
+}
+
+pub(super) fn probe(config: &Config, a: ProbeArgs) -> Result<ExitCode> {
+    let library = session::load_library(config)?;
+    let data = config.data_dir()?;
+    let store = ProtocolStore::new(data.join("protocols"));
+    for t in &a.tools {
+        if library.get(t).is_none() {
+            return Err(eyre!("no tool '{t}' in the library (see `switchyard tools list`)"));
+        }
+    }
+    let targets: Vec<String> = if a.all {
+        library.names().map(str::to_string).collect()
+    } else if !a.tools.is_empty() {
+        a.tools.clone()
+    } else {
+        let mut out = Vec::new();
+        for t in library.tools() {
+            if t.response.is_none() && store.load(t)?.is_none() {
+                out.push(t.name.clone());
+            }
+        }
+        out
+    };
+    if targets.is_empty() {
+        println!("nothing to probe: every tool documents its response or was probed (--all probes them all)");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let opts = session::SessionOptions {
+        strategy: Some(StrategyKind::Atc),
+        seed: a.seed,
+        tasks: TaskSource::Text(format!("Probe {} tool(s)", targets.len())),
+        trace: a.trace.clone(),
+        probe_only: Some(targets.clone()),
+        ..Default::default()
+    };
+    let mut prepared = session::prepare(config, &opts)?;
+    let mut events = prepared.engine.subscribe();
+    let progress = bar(targets.len() as u64, "probing");
+    let mut found: BTreeMap<String, Option<Value>> = BTreeMap::new();
+    let outcome = runtime()?.block_on(until_sigterm(async {
+        let run = session::run(prepared);
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                done = &mut run => break Ok(done?),
+                Some(e) = events.recv() => {
+                    if let EventKind::ProtocolSaved { tool, schema, .. } = e.kind {
+                        progress.inc(1);
+                        found.insert(tool, schema);
+                    }
+                }
+            }
+        }
+    }))?;
+    while let Ok(e) = events.try_recv() {
+        if let EventKind::ProtocolSaved { tool, schema, .. } = e.kind {
+            found.insert(tool, schema);
+        }
+    }
+    progress.finish_and_clear();
+    let state = outcome.state;
+    let probed = found.values().filter(|s| s.is_some()).count();
+    let rows = match &a.compare {
+        Some(reference) => Some(compare(&library, &store, &targets, reference)?),
+        None => None,
+    };
+    if a.json {
+        let out = serde_json::json!({
+            "probed": probed,
+            "tools": targets.len(),
+            "schemas": found,
+            "recall": rows,
+            "trace": a.trace,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        for (tool, schema) in &found {
+            match schema {
+                Some(s) => println!("{tool:<40} {}", cut(&s.to_string(), 100)),
+                None => println!("{tool:<40} (not probed: no program got a response)"),
+            }
+        }
+        println!("probed {probed} of {} tool(s); saved under {}", targets.len(), store.dir().display());
+        if let Some(rows) = &rows {
+            print!("{}", recall_table(rows));
+        }
+        for ((role, model), acc) in &state.accounts {
+            println!("{role:<10} {model:<12} {:>5} calls {:>9} tokens in {:>7} out", acc.calls, acc.usage.prompt_tokens, acc.usage.completion_tokens);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One tool's recall against the reference: of the probe, and of the
+/// library's documented schema (both against the same reference).
+#[derive(Debug, serde::Serialize)]
+struct Recall {
+    tool: String,
+    reference_fields: usize,
+    probed_hits: usize,
+    documented_hits: Option<usize>,
+}
+
+fn compare(
+    library: &switchyard::tool::ToolLibrary,
+    store: &ProtocolStore,
+    targets: &[String],
+    reference: &std::path::Path,
+) -> Result<Vec<Recall>> {
+    let text = std::fs::read_to_string(reference).map_err(|e| eyre!("{}: {e}", reference.display()))?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| eyre!("{}: not JSON: {e}", reference.display()))?;
+    let endpoints = doc
+        .get("endpoints")
+        .and_then(Value::as_array)
+        .ok_or_else(|| eyre!("{}: no 'endpoints' list (expected ATC's probed spec)", reference.display()))?;
+    let mut refs: BTreeMap<String, Shape> = BTreeMap::new();
+    for (i, e) in endpoints.iter().enumerate() {
+        let name = e.get("name").and_then(Value::as_str).ok_or_else(|| eyre!("{}: endpoints[{i}] has no name", reference.display()))?;
+        let Some(r) = e.get("_responses_json").and_then(Value::as_str) else { continue };
+        let shape = Shape::parse_atc(r).map_err(|why| eyre!("{}: endpoints[{i}] ({name}): {why}", reference.display()))?;
+        refs.insert(tool_key(name), shape);
+    }
+    let mut rows = Vec::new();
+    for t in targets {
+        let (Some(spec), Some(reference)) = (library.get(t), refs.get(&tool_key(t))) else { continue };
+        let probed = store.load(spec)?.map(|p| p.shape);
+        let (probed_hits, total) = probed.as_ref().map_or((0, reference.field_paths().len()), |p| field_recall(p, reference));
+        let documented_hits = spec.response.as_ref().map(|d| field_recall(&Shape::from_json_schema(d), reference).0);
+        rows.push(Recall { tool: t.clone(), reference_fields: total, probed_hits, documented_hits });
+    }
+    if rows.is_empty() {
+        return Err(eyre!("no probed tool matches an endpoint of {}", reference.display()));
+    }
+    Ok(rows)
+}
+
+fn recall_table(rows: &[Recall]) -> String {
+    let mut out = format!("\n{:<48} {:>7} {:>8} {:>11}\n", "tool (recall of the reference's fields)", "fields", "probed", "documented");
+    let pct = |h: usize, n: usize| if n == 0 { "-".to_string() } else { format!("{:.1}%", 100.0 * h as f64 / n as f64) };
+    for r in rows {
+        out.push_str(&format!(
+            "{:<48} {:>7} {:>8} {:>11}\n",
+            cut(&r.tool, 48),
+            r.reference_fields,
+            pct(r.probed_hits, r.reference_fields),
+            r.documented_hits.map_or("-".into(), |d| pct(d, r.reference_fields))
+        ));
+    }
+    let total: usize = rows.iter().map(|r| r.reference_fields).sum();
+    let probed: usize = rows.iter().map(|r| r.probed_hits).sum();
+    let documented: usize = rows.iter().filter_map(|r| r.documented_hits).sum();
+    out.push_str(&format!("{:<48} {:>7} {:>8} {:>11}\n", format!("all {} tools (fields pooled)", rows.len()), total, pct(probed, total), pct(documented, total)));
+    out.push_str("(probed: schemas inferred from the probes' responses; documented: the library's response schemas;\n both against the reference's fields. With synthesized tools the responses are generated from the\n documented schemas, so this measures the inference, not the real API.)\n");
+    out
+}
+
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    s.chars().take(n - 1).collect::<String>() + "…"
+}
