@@ -229,6 +229,28 @@ fn scenarios() -> Vec<Scenario> {
             drive: Drive::Script(toolnet_controls),
         },
         Scenario {
+            name: "atc-fault",
+            opts: SessionOptions {
+                schedule: vec![Scheduled {
+                    before_task: 3,
+                    control: fault("geo_lookup", FaultMode::Error, FaultScope::UntilCleared),
+                }],
+                ..base(StrategyKind::Atc, 12)
+            },
+            config,
+            drive: Drive::Headless,
+        },
+        Scenario {
+            name: "atc-probe",
+            opts: base(StrategyKind::Atc, 8),
+            config: |dir| {
+                let mut c = config(dir);
+                c.atc.probe = true;
+                c
+            },
+            drive: Drive::Headless,
+        },
+        Scenario {
             name: "rewoo-lanes",
             opts: SessionOptions { start_paused: true, ..base(StrategyKind::Rewoo, 10) },
             config,
@@ -318,6 +340,8 @@ fn the_golden_traces_cover_what_they_are_for() {
         }
     };
     has("toolnet", &["\"type\":\"GraphUpdated\"", "\"type\":\"Evaluated\""]);
+    has("atc-fault", &["\"type\":\"ProgramFailed\"", "\"kind\":\"tool\"", "\"diff\":", "\"type\":\"ProgramReturned\""]);
+    has("atc-probe", &["\"type\":\"Probed\"", "\"type\":\"ProtocolSaved\"", "(probed)"]);
     has("react-btp", &["\"type\":\"PlanMade\"", "\"type\":\"BudgetSpent\""]);
     has("toolnet-btp", &["\"type\":\"PlanMade\"", "\"type\":\"BudgetSpent\""]);
     has("rewoo-btp", &["\"type\":\"PlanMade\"", "\"type\":\"StepStarted\""]);

@@ -220,7 +220,12 @@ fn save(
     let Some(spec) = host.library().get(tool) else { return Ok(()) };
     let probed = Probed { tool: tool.to_string(), spec: spec_hash(spec), question, program, shape, samples, helpers };
     let path = match host.protocol_store() {
-        Some(store) => Some(store.save(&probed).map_err(|e| Halt::Engine(e.into()))?.display().to_string()),
+        // Relative to the data directory, so a seeded trace is the same on every machine.
+        Some(store) => {
+            let path = store.save(&probed).map_err(|e| Halt::Engine(e.into()))?;
+            let parent = store.dir().parent().unwrap_or(store.dir());
+            Some(path.strip_prefix(parent).unwrap_or(&path).display().to_string())
+        }
         None => None,
     };
     let schema = Some(probed.shape.to_value());
