@@ -14,11 +14,16 @@ use serde_json::{Map, Value, json};
 
 use super::answer::UNREADABLE_PROMPT;
 use super::planner::{PlannedCall, plan_calls};
-use super::relevance::words_match;
+use super::arguments::{fill_arguments, required};
+use super::relevance::{relevance, task_words, words_match};
 use crate::model::Message;
 use crate::retrieve::tokenize;
 use crate::strategy::atc::prompt::{self, Failed, ProbeView, ProgramView};
 use crate::strategy::rewoo::prompt::PlannerTool;
+
+/// A program longer than this is one a weak model loses its way in (the
+/// rewoo planner's limit too).
+const MAX_CALLS: usize = 4;
 
 /// A protocol read back from its rendering.
 #[derive(Clone, Debug)]
@@ -65,7 +70,8 @@ fn write(view: &ProgramView, without: &[String], noise: f64, rng: &mut ChaCha8Rn
             parameters: t.parameters.clone(),
         })
         .collect();
-    let calls = plan_calls(&view.task, &planner, noise, rng);
+    let mut calls = plan_calls(&view.task, &planner, noise, rng);
+    extend_by_schema(&view.task, &tools, &mut calls);
     if calls.is_empty() {
         return "\"I could not find a tool for this task.\"".into();
     }
@@ -94,6 +100,50 @@ fn render(task: &str, tools: &[Tool], calls: &[PlannedCall], noise: f64, rng: &m
     let answer = tools[calls[last - 1].tool].response.as_ref().and_then(|s| answer_path(task, s));
     out.push_str(&format!("e{last}{}", answer.unwrap_or_default()));
     out
+}
+
+/// What schemas add to a plan: a tool whose ids the last response's schema
+/// holds (`results[0].id` for a `movie_id`), and that speaks of what the
+/// task asks and no called tool does, is the chain's next link.
+fn extend_by_schema(task: &str, tools: &[Tool], calls: &mut Vec<PlannedCall>) {
+    while calls.len() < MAX_CALLS {
+        let Some(last) = calls.last() else { return };
+        let Some(shape) = tools[last.tool].response.as_ref() else { return };
+        let called: Vec<usize> = calls.iter().map(|c| c.tool).collect();
+        let covered: Vec<String> =
+            called.iter().flat_map(|&i| tokenize(&format!("{} {}", tools[i].function, tools[i].description))).collect();
+        let open: Vec<String> =
+            task_words(task).into_iter().filter(|w| !covered.iter().any(|c| words_match(w, c))).collect();
+        if open.is_empty() {
+            return;
+        }
+        let docs: Vec<String> = tools.iter().map(|t| format!("{} {}", t.function.replace('_', " "), t.description)).collect();
+        let rel = relevance(&open, &docs);
+        let from = calls.len() as u32;
+        let next = (0..tools.len())
+            .filter(|i| !called.contains(i) && rel[*i] > 0.0)
+            .filter_map(|i| {
+                let (args, _) = fill_arguments(task, &[], &tools[i].parameters);
+                let Value::Object(args) = args else { return None };
+                let mut cites = Vec::new();
+                for p in required(&tools[i].parameters) {
+                    if p.ends_with("_id") || p == "id" {
+                        // An id comes from the response, never from the task's words.
+                        path_score(shape, &p).filter(|(s, _)| *s >= 2)?;
+                        cites.push((p, from));
+                    } else if !args.contains_key(&p) {
+                        return None;
+                    }
+                }
+                let args = args.into_iter().filter(|(k, _)| !cites.iter().any(|(c, _)| c == k)).collect();
+                (!cites.is_empty()).then_some((i, args, cites))
+            })
+            .max_by(|a, b| rel[a.0].total_cmp(&rel[b.0]).then(b.0.cmp(&a.0)));
+        match next {
+            Some((tool, args, cites)) => calls.push(PlannedCall { tool, args, cites }),
+            None => return,
+        }
+    }
 }
 
 /// A rewrite from the failure shown: a field the response lacks is read
@@ -144,7 +194,7 @@ fn probe(view: &ProbeView, noise: f64, rng: &mut ChaCha8Rng) -> (String, String)
     };
     let helpers: Vec<Tool> = view.helpers.iter().filter_map(|h| parse_protocol(h)).collect();
     let args = target.example.clone().unwrap_or_else(|| "#{}".into());
-    let ids: Vec<String> = super::arguments::required(&target.parameters)
+    let ids: Vec<String> = required(&target.parameters)
         .into_iter()
         .filter(|p| p.ends_with("_id") || p == "id")
         .collect();
@@ -166,6 +216,12 @@ fn probe(view: &ProbeView, noise: f64, rng: &mut ChaCha8Rng) -> (String, String)
 /// the field itself, else (for an id) an `id` inside the first result,
 /// else a field sharing a word with it. Lists are read at their first item.
 fn path_to(shape: &Value, want: &str) -> Option<String> {
+    path_score(shape, want).map(|(_, p)| p)
+}
+
+/// The path [`path_to`] picks, with how well it fits: 3 the field itself,
+/// 2 an `id` standing for an `X_id`, 1 a shared word.
+fn path_score(shape: &Value, want: &str) -> Option<(u32, String)> {
     let want_parts: Vec<String> = want.split('_').flat_map(tokenize).filter(|w| w != "id").collect();
     let mut best: Option<(u32, usize, String)> = None;
     let mut stack: Vec<(&Value, String, usize)> = vec![(shape, String::new(), 0)];
@@ -201,7 +257,7 @@ fn path_to(shape: &Value, want: &str) -> Option<String> {
             _ => {}
         }
     }
-    best.map(|(_, _, p)| p)
+    best.map(|(s, _, p)| (s, p))
 }
 
 /// The field of the last response the task asks about, if its schema
