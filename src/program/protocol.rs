@@ -15,8 +15,8 @@ use crate::tool::ToolSpec;
 
 /// The longest description and response shape shown per tool: a prompt
 /// over 20 REST endpoints must still fit a small model's context.
+pub const RESPONSE_CHARS: usize = 900;
 const DESCRIPTION_CHARS: usize = 300;
-const RESPONSE_CHARS: usize = 900;
 const ARGUMENT_CHARS: usize = 120;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,11 +75,19 @@ impl Protocol {
     /// `name(#{arg: type (required), ...}) -> shape`, the description, and
     /// an example: a few lines per tool.
     pub fn render(&self) -> String {
+        self.render_within(RESPONSE_CHARS)
+    }
+
+    /// As `render`, with the response shape cut at `response_chars` (and
+    /// descriptions shortened with it): how a prompt is fit into a small
+    /// model's context.
+    pub fn render_within(&self, response_chars: usize) -> String {
+        let scale = |n: usize| (n * response_chars / RESPONSE_CHARS).max(40);
         let mut out = format!("{}({})", self.function, signature(&self.arguments));
         match &self.response {
             Some(r) => {
                 out.push_str(" -> ");
-                out.push_str(&cut(&r.shape.render(), RESPONSE_CHARS));
+                out.push_str(&cut(&r.shape.render(), response_chars));
                 if r.source == ResponseSource::Probed {
                     out.push_str("  (probed)");
                 }
@@ -89,12 +97,12 @@ impl Protocol {
         let description = one_line(&self.description);
         if !description.is_empty() {
             out.push_str("\n  ");
-            out.push_str(&cut(&description, DESCRIPTION_CHARS));
+            out.push_str(&cut(&description, scale(DESCRIPTION_CHARS)));
         }
         if let Some(props) = self.arguments.get("properties").and_then(Value::as_object) {
             for (name, s) in props {
                 if let Some(d) = s.get("description").and_then(Value::as_str).map(one_line).filter(|d| !d.is_empty()) {
-                    out.push_str(&format!("\n  - {name}: {}", cut(&d, ARGUMENT_CHARS)));
+                    out.push_str(&format!("\n  - {name}: {}", cut(&d, scale(ARGUMENT_CHARS))));
                 }
             }
         }
@@ -103,7 +111,11 @@ impl Protocol {
                 out.push_str(&format!("\n  example for \"{}\": ", cut(&e.question, 120)));
                 out.push_str(&e.program.lines().map(str::trim).collect::<Vec<_>>().join(" "));
             }
-            None => out.push_str(&format!("\n  e.g. let r = {}({});", self.function, example_args(&self.arguments))),
+            None => out.push_str(&format!(
+                "\n  e.g. let r = {}({});",
+                self.function,
+                example_args(&self.arguments, &self.description)
+            )),
         }
         out
     }
@@ -141,28 +153,43 @@ fn arg_type(schema: &Value) -> String {
 
 /// The required arguments with a value of their type (an example or
 /// default when the schema has one).
-fn example_args(parameters: &Value) -> String {
+fn example_args(parameters: &Value, tool_description: &str) -> String {
     let required: Vec<&str> = parameters
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     let props = parameters.get("properties").and_then(Value::as_object);
+    let strings = required
+        .iter()
+        .filter(|n| props.and_then(|p| p.get(**n)).and_then(|s| s.get("type")).and_then(Value::as_str) == Some("string"))
+        .count();
     let fields: Vec<String> = required
         .iter()
         .map(|name| {
             let s = props.and_then(|p| p.get(*name)).cloned().unwrap_or(Value::Null);
+            let d = s.get("description").and_then(Value::as_str).unwrap_or("");
+            let ty = s.get("type").and_then(Value::as_str);
             let v = s
                 .get("example")
                 .cloned()
-                .or_else(|| described_example(&s))
+                .or_else(|| described_example(d, ty))
                 .or_else(|| s.get("default").cloned())
                 .or_else(|| s.get("enum").and_then(|e| e.get(0)).cloned())
-                .unwrap_or_else(|| match s.get("type").and_then(Value::as_str) {
-                    Some("integer") => Value::from(1),
-                    Some("number") => Value::from(1.5),
+                .or_else(|| s.get("minimum").cloned())
+                // The tool's own example speaks for its one text argument.
+                .or_else(|| (strings == 1 && ty == Some("string")).then(|| described_example(tool_description, ty)).flatten())
+                .unwrap_or_else(|| match ty {
+                    _ if s.get("format").and_then(Value::as_str) == Some("date") || d.contains("YYYY-MM-DD") => {
+                        Value::String("2025-01-15".into())
+                    }
+                    Some("integer") => Value::from(12),
+                    Some("number") => Value::from(2.5),
                     Some("boolean") => Value::Bool(true),
-                    Some("array") => Value::Array(Vec::new()),
+                    Some("array") => match s.pointer("/items/type").and_then(Value::as_str) {
+                        Some("number" | "integer") => serde_json::json!([3, 1, 2]),
+                        _ => Value::Array(Vec::new()),
+                    },
                     _ => Value::String("...".into()),
                 });
             format!("{name}: {v}")
@@ -171,17 +198,16 @@ fn example_args(parameters: &Value) -> String {
     format!("#{{{}}}", fields.join(", "))
 }
 
-/// The first quoted example of an argument's description ("e.g. 'Lyon'"),
-/// typed as the argument is.
-fn described_example(schema: &Value) -> Option<Value> {
-    let d = schema.get("description").and_then(Value::as_str)?;
-    let at = d.find("e.g.").or_else(|| d.find("for example"))?;
+/// The first quoted example of a description ("e.g. 'Lyon'", "such as
+/// '1994'"), typed as the argument is.
+fn described_example(d: &str, ty: Option<&str>) -> Option<Value> {
+    let at = ["e.g.", "for example", "such as"].iter().filter_map(|m| d.find(m)).min()?;
     let rest = &d[at..];
     let open = rest.find(['\'', '"'])?;
     let q = rest[open..].chars().next()?;
     let body = &rest[open + 1..];
     let text = &body[..body.find(q)?];
-    Some(match schema.get("type").and_then(Value::as_str) {
+    Some(match ty {
         Some("integer") => text.parse::<i64>().map(Value::from).ok()?,
         Some("number") => text.parse::<f64>().ok().and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))?,
         _ => Value::String(text.to_string()),

@@ -444,3 +444,28 @@ async fn a_tool_that_needs_an_id_is_probed_in_a_chain_with_a_helper() {
         .any(|e| matches!(&e.kind, EventKind::Probed { tool, round: 0, error: Some(_), .. } if tool == "city_stats"));
     assert!(alone_failed, "it could not be probed alone");
 }
+
+#[test]
+fn the_atc_section_of_a_config_is_checked_field_by_field() {
+    use switchyard::config::Config;
+    let path = std::path::Path::new("atc.toml");
+    let c = Config::parse("[atc]\nreflect_rounds = 1\nprobe = true\n[atc.limits]\ndeadline_ms = 500\n", path).unwrap();
+    assert_eq!((c.atc.reflect_rounds, c.atc.probe, c.atc.limits.deadline_ms), (1, true, 500));
+    assert_eq!(c.atc.limits.max_tool_calls, 50, "unset limits keep their defaults");
+    for (text, field) in [
+        ("[atc]\nreflect_rounds = 99\n", "atc.reflect_rounds"),
+        ("[atc]\nprobe_samples = 0\n", "atc.probe_samples"),
+        ("[atc.limits]\ndeadline_ms = 0\n", "atc.limits"),
+        ("[atc]\nreflect = 2\n", "reflect"),
+    ] {
+        let e = Config::parse(text, path).unwrap_err().to_string();
+        assert!(e.contains(field) && e.contains("atc.toml"), "{text}: {e}");
+    }
+}
+
+#[test]
+fn the_example_config_sets_atc_as_the_defaults_do() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+    let c = switchyard::config::Config::load(&path).unwrap();
+    assert_eq!(c.atc, AtcConfig::default());
+}

@@ -3,6 +3,7 @@
 //! test (`e2e_pty.rs`), the real-model suite (`real_model.rs`) and the golden
 //! traces (`golden.rs`, the refactoring contract) stay apart.
 
+mod atc_cli;
 mod atc_engine;
 mod budget_btp;
 mod budget_experience;

@@ -16,11 +16,23 @@ pub struct AtcConfig {
     pub probe_samples: u32,
     /// Rounds of the chain of probing after the first (the paper's β).
     pub probe_rounds: u32,
+    /// Fit the program prompt into this many tokens by cutting the response
+    /// shapes and descriptions shorter (a small model's context); none:
+    /// shown whole.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
     pub limits: Limits,
 }
 
 impl Default for AtcConfig {
     fn default() -> Self {
-        AtcConfig { reflect_rounds: 3, probe: false, probe_samples: 3, probe_rounds: 2, limits: Limits::default() }
+        AtcConfig {
+            reflect_rounds: 3,
+            probe: false,
+            probe_samples: 3,
+            probe_rounds: 2,
+            prompt_tokens: None,
+            limits: Limits::default(),
+        }
     }
 }

@@ -24,7 +24,7 @@ use crate::engine::event::EventKind;
 use crate::engine::{CostShape, Halt, Host, Strategy, StrategyKind};
 use crate::model::{ChatRequest, Role};
 use crate::program::attribute::{attribute, diff, snippet};
-use crate::program::protocol::{Protocol, Response, ResponseSource};
+use crate::program::protocol::{Protocol, RESPONSE_CHARS, Response, ResponseSource};
 use crate::program::sandbox::{Binding, FailKind, Failure};
 use crate::program::schema::infer_all;
 use crate::task::Task;
@@ -118,7 +118,7 @@ impl Atc {
         let protocols = self.known.protocols(host, offered);
         let binds: Vec<Binding> =
             protocols.iter().map(|p| Binding { function: p.function.clone(), tool: p.tool.clone() }).collect();
-        let rendered: Vec<String> = protocols.iter().map(Protocol::render).collect();
+        let rendered = fit(&protocols, &task.query, self.config.prompt_tokens);
         let mut failed: Option<Failed> = None;
         let mut previous: Option<String> = None;
         // A user's edit gets its run on top of the model's rounds.
@@ -210,6 +210,22 @@ impl Atc {
             previous = Some(program);
             round += 1;
         }
+    }
+}
+
+/// The protocols as the prompt shows them: whole, or with shapes cut
+/// shorter step by step until the prompt fits `budget` tokens.
+fn fit(protocols: &[Protocol], task: &str, budget: Option<u64>) -> Vec<String> {
+    let render = |chars: usize| protocols.iter().map(|p| p.render_within(chars)).collect::<Vec<_>>();
+    let Some(budget) = budget else { return render(RESPONSE_CHARS) };
+    let mut chars = RESPONSE_CHARS;
+    loop {
+        let shown = render(chars);
+        let view = ProgramView { task: task.to_string(), protocols: shown.clone(), failed: None };
+        if chars <= 60 || crate::model::tokens::count_messages(&prompt::render_program(&view)) <= budget {
+            return shown;
+        }
+        chars = chars * 2 / 3;
     }
 }
 

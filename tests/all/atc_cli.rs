@@ -1,0 +1,110 @@
+//! ATC from the command line: `probe` on the sample tools, a damaged probed
+//! protocol named in an error, and RestBench-TMDB imported and run with
+//! synthesized tools (read from `../shared/data`, skipped where absent).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_switchyard"));
+    c.env_remove("SWITCHYARD_DATA_DIR");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    let out = bin().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "it panicked: {err}");
+    out
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = run(args);
+    assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn probing_the_sample_tools_saves_their_protocols_and_a_second_probe_has_nothing_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let out: Value = serde_json::from_str(&ok(&["--data-dir", s(data), "probe", "--json"])).unwrap();
+    let tools = out["tools"].as_u64().unwrap();
+    assert!(tools >= 10, "the sample tools document no response: {out}");
+    assert!(out["probed"].as_u64().unwrap() >= tools - 2, "{out}");
+    assert!(data.join("protocols/geo_lookup.json").exists());
+    let again = ok(&["--data-dir", s(data), "probe"]);
+    assert!(again.contains("nothing to probe") || again.contains("probed 0 of"), "{again}");
+    // A damaged protocol file is an error naming it before anything runs.
+    std::fs::write(data.join("protocols/geo_lookup.json"), "{ torn").unwrap();
+    let out = run(&["--data-dir", s(data), "run", "--strategy", "atc", "--task", "Capital of 'Peru'?"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("protocols/geo_lookup.json"), "{err}");
+}
+
+#[test]
+fn probing_an_unknown_tool_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&["--data-dir", s(dir.path()), "probe", "no_such_tool"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no_such_tool"));
+}
+
+fn shared(rel: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(rel);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("skipped: {} is absent", p.display());
+        None
+    }
+}
+
+#[test]
+fn restbench_tmdb_imports_and_runs_with_synthesized_tools() {
+    let (Some(atc), Some(_)) = (shared("atc-tmdb"), shared("restbench/specs/tmdb_oas.json")) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tmdb");
+    ok(&["bench", "import", "atc-tmdb", s(&atc), s(&out)]);
+    let tasks = std::fs::read_to_string(out.join("tasks/tmdb.jsonl")).unwrap();
+    assert_eq!(tasks.lines().count(), 100);
+    let first: Value = serde_json::from_str(tasks.lines().next().unwrap()).unwrap();
+    assert_eq!(first["candidates"].as_array().unwrap().len(), 20);
+    assert_eq!(first["tools"][0], "GET_search-person", "names mapped onto the spec's");
+    let config = out.join("switchyard.toml");
+    let tasks = out.join("tasks/tmdb.jsonl");
+    let eval: Value = serde_json::from_str(&ok(&[
+        "--config",
+        s(&config),
+        "eval",
+        "--strategy",
+        "atc",
+        "--tasks",
+        s(&tasks),
+        "--count",
+        "12",
+        "--json",
+    ]))
+    .unwrap();
+    let m = &eval[0];
+    assert_eq!(m["judged"], 0, "the tasks carry no answers: {m}");
+    assert!(m["answered_rate"].as_f64().unwrap() > 0.5, "{m}");
+    assert!(m["path_pct"].as_f64().unwrap() > 0.0 && m["prec_pct"].as_f64().unwrap() > 0.0, "{m}");
+    let probed = shared("atc-tmdb/tmdb.spec.probed.v2.json").unwrap();
+    let p: Value =
+        serde_json::from_str(&ok(&["--config", s(&config), "probe", "--all", "--compare", s(&probed), "--json"])).unwrap();
+    assert_eq!(p["probed"], 54, "{p}");
+    let rows = p["recall"].as_array().unwrap();
+    assert_eq!(rows.len(), 54);
+    let (hits, total) = rows.iter().fold((0, 0), |(h, t), r| {
+        (h + r["probed_hits"].as_u64().unwrap(), t + r["reference_fields"].as_u64().unwrap())
+    });
+    assert!(total > 500 && hits > total / 2, "{hits}/{total}");
+}
