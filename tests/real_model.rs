@@ -156,6 +156,52 @@ fn toolnet_and_rewoo_runs_complete_with_a_valid_trace() {
     }
 }
 
+/// ATC with a real model: constrained decoding gives a JSON reply whose
+/// `program` is free text, so every program is read; what it does when run
+/// (an answer, or a failure blamed on a tool and rewritten) is the model's.
+#[test]
+#[ignore = "needs the local model: scripts/local-model.sh start"]
+fn atc_programs_from_a_real_model_are_read_run_and_reflected_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), &base_url());
+    let trace = dir.path().join("atc.jsonl");
+    let opts = SessionOptions {
+        strategy: Some(StrategyKind::Atc),
+        tasks: smoke(),
+        count: Some(3),
+        trace: Some(trace.clone()),
+        ..Default::default()
+    };
+    let state = run(&cfg, &opts);
+    assert_eq!(state.finished.len(), 3);
+    for r in &state.finished {
+        assert!(!matches!(r.outcome, RunOutcome::Failed { .. }), "{:?}", r.outcome);
+    }
+    let events = read_trace(&trace).unwrap();
+    let (mut written, mut ended) = (0, 0);
+    for e in &events {
+        match &e.kind {
+            EventKind::ProgramWritten { program, .. } => {
+                written += 1;
+                assert!(!program.trim().is_empty());
+            }
+            EventKind::ProgramReturned { .. } => ended += 1,
+            EventKind::ProgramFailed { error, .. } => {
+                ended += 1;
+                assert!(!error.is_empty());
+            }
+            EventKind::Refused { reason: RefuseReason::Malformed, detail, .. } => {
+                panic!("a constrained reply could not be read: {detail}")
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        written >= 3 && ended == written,
+        "every program written was run to an end: {written} written, {ended} ended"
+    );
+}
+
 /// A real run recorded, then replayed against a port where nothing
 /// listens: the same trace, without the server.
 #[test]

@@ -71,14 +71,19 @@ fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) -> Result<E
     let names: Vec<&str> = library.names().collect();
     let resolve = |task: &RestTask, n: &str| -> Result<String> {
         let key = tool_key(n);
-        names
-            .iter()
-            .find(|l| tool_key(l) == key)
-            .map(|l| l.to_string())
-            .ok_or_else(|| eyre!("{}: task {} names '{n}', which the spec {} has no operation for", file.display(), task.id, spec.display()))
+        names.iter().find(|l| tool_key(l) == key).map(|l| l.to_string()).ok_or_else(|| {
+            eyre!(
+                "{}: task {} names '{n}', which the spec {} has no operation for",
+                file.display(),
+                task.id,
+                spec.display()
+            )
+        })
     };
     let path = out.join("tasks/tmdb.jsonl");
-    let mut w = std::io::BufWriter::new(std::fs::File::create(&path).wrap_err_with(|| format!("cannot write {}", path.display()))?);
+    let mut w = std::io::BufWriter::new(
+        std::fs::File::create(&path).wrap_err_with(|| format!("cannot write {}", path.display()))?,
+    );
     for t in &tasks {
         let tools = t.solution.iter().map(|n| resolve(t, n)).collect::<Result<Vec<_>>>()?;
         let candidates = t.candidates.iter().map(|n| resolve(t, n)).collect::<Result<Vec<_>>>()?;
@@ -87,7 +92,11 @@ fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) -> Result<E
     }
     w.flush()?;
     println!("{} tasks → {}\nconfig → {}", tasks.len(), path.display(), config_path.display());
-    println!("run: switchyard --config {} eval --strategy atc,react,rewoo --tasks {}", config_path.display(), path.display());
+    println!(
+        "run: switchyard --config {} eval --strategy atc,react,rewoo --tasks {}",
+        config_path.display(),
+        path.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

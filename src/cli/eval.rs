@@ -18,7 +18,7 @@ use super::setup::{common_options, runtime, until_sigterm};
 
 #[derive(Args, Debug)]
 pub(super) struct EvalArgs {
-    /// Strategies to compare, comma-separated: react, toolnet, rewoo (default: react,toolnet;
+    /// Strategies to compare, comma-separated: react, toolnet, rewoo, atc (default: react,toolnet;
     /// with --matrix: rewoo).
     #[arg(long, value_delimiter = ',')]
     strategy: Option<Vec<StrategyKind>>,
@@ -41,6 +41,10 @@ pub(super) struct EvalArgs {
     matrix: Vec<String>,
     #[arg(long)]
     json: bool,
+    /// Also draw the rows as grouped bars here (SVG): success (or answered, when
+    /// no task has a gold answer), and Path% and Prec% when tasks name their gold tools.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<std::path::PathBuf>,
 }
 
 pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
@@ -99,10 +103,16 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
             rows.push(Metrics::from_state(label, &outcome.state).with_gold(&outcome.state.finished, &gold));
         }
     }
+    if let Some(p) = &a.plot {
+        plot(p, &rows)?;
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         print!("{}", table(&rows, &unit));
+        if let Some(p) = &a.plot {
+            println!("plot: {}", p.display());
+        }
         if budgeted {
             print!("{}", switchyard::eval::report::budget_table(&rows, &unit));
         }
@@ -195,4 +205,30 @@ fn eval_matrix(config: &Config, a: EvalArgs) -> Result<ExitCode> {
         print!("{}", matrix_table(&rows, &unit));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The rows as grouped bars: what was solved (or answered, where nothing
+/// can be judged), and the path measures where there are gold tools.
+fn plot(path: &std::path::Path, rows: &[Metrics]) -> Result<()> {
+    use super::chart::{COLOURS, Series, grouped_bars};
+    let judged = rows.iter().any(|m| m.judged > 0);
+    let mut series = vec![Series {
+        label: if judged { "success".into() } else { "answered".into() },
+        colour: COLOURS[0],
+        values: rows.iter().map(|m| Some(100.0 * if judged { m.success_rate } else { m.answered_rate })).collect(),
+    }];
+    if rows.iter().any(|m| m.path_pct.is_some()) {
+        series.push(Series {
+            label: "Path%".into(),
+            colour: COLOURS[2],
+            values: rows.iter().map(|m| m.path_pct).collect(),
+        });
+        series.push(Series {
+            label: "Prec%".into(),
+            colour: COLOURS[4],
+            values: rows.iter().map(|m| m.prec_pct).collect(),
+        });
+    }
+    let names: Vec<String> = rows.iter().map(|m| m.label.clone()).collect();
+    grouped_bars(path, "Strategies on the same tasks (%)", &names, &series)
 }

@@ -5,6 +5,7 @@
 mod args;
 mod bench;
 mod budget;
+mod chart;
 mod eval;
 mod graph;
 mod heads;

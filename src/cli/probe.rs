@@ -126,7 +126,10 @@ pub(super) fn probe(config: &Config, a: ProbeArgs) -> Result<ExitCode> {
             print!("{}", recall_table(rows));
         }
         for ((role, model), acc) in &state.accounts {
-            println!("{role:<10} {model:<12} {:>5} calls {:>9} tokens in {:>7} out", acc.calls, acc.usage.prompt_tokens, acc.usage.completion_tokens);
+            println!(
+                "{role:<10} {model:<12} {:>5} calls {:>9} tokens in {:>7} out",
+                acc.calls, acc.usage.prompt_tokens, acc.usage.completion_tokens
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -156,16 +159,21 @@ fn compare(
         .ok_or_else(|| eyre!("{}: no 'endpoints' list (expected ATC's probed spec)", reference.display()))?;
     let mut refs: BTreeMap<String, Shape> = BTreeMap::new();
     for (i, e) in endpoints.iter().enumerate() {
-        let name = e.get("name").and_then(Value::as_str).ok_or_else(|| eyre!("{}: endpoints[{i}] has no name", reference.display()))?;
+        let name = e
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| eyre!("{}: endpoints[{i}] has no name", reference.display()))?;
         let Some(r) = e.get("_responses_json").and_then(Value::as_str) else { continue };
-        let shape = Shape::parse_atc(r).map_err(|why| eyre!("{}: endpoints[{i}] ({name}): {why}", reference.display()))?;
+        let shape =
+            Shape::parse_atc(r).map_err(|why| eyre!("{}: endpoints[{i}] ({name}): {why}", reference.display()))?;
         refs.insert(tool_key(name), shape);
     }
     let mut rows = Vec::new();
     for t in targets {
         let (Some(spec), Some(reference)) = (library.get(t), refs.get(&tool_key(t))) else { continue };
         let probed = store.load(spec)?.map(|p| p.shape);
-        let (probed_hits, total) = probed.as_ref().map_or((0, reference.field_paths().len()), |p| field_recall(p, reference));
+        let (probed_hits, total) =
+            probed.as_ref().map_or((0, reference.field_paths().len()), |p| field_recall(p, reference));
         let documented_hits = spec.response.as_ref().map(|d| field_recall(&Shape::from_json_schema(d), reference).0);
         rows.push(Recall { tool: t.clone(), reference_fields: total, probed_hits, documented_hits });
     }
@@ -176,8 +184,12 @@ fn compare(
 }
 
 fn recall_table(rows: &[Recall]) -> String {
-    let mut out = format!("\n{:<48} {:>7} {:>8} {:>11}\n", "tool (recall of the reference's fields)", "fields", "probed", "documented");
-    let pct = |h: usize, n: usize| if n == 0 { "-".to_string() } else { format!("{:.1}%", 100.0 * h as f64 / n as f64) };
+    let mut out = format!(
+        "\n{:<48} {:>7} {:>8} {:>11}\n",
+        "tool (recall of the reference's fields)", "fields", "probed", "documented"
+    );
+    let pct =
+        |h: usize, n: usize| if n == 0 { "-".to_string() } else { format!("{:.1}%", 100.0 * h as f64 / n as f64) };
     for r in rows {
         out.push_str(&format!(
             "{:<48} {:>7} {:>8} {:>11}\n",
@@ -190,7 +202,13 @@ fn recall_table(rows: &[Recall]) -> String {
     let total: usize = rows.iter().map(|r| r.reference_fields).sum();
     let probed: usize = rows.iter().map(|r| r.probed_hits).sum();
     let documented: usize = rows.iter().filter_map(|r| r.documented_hits).sum();
-    out.push_str(&format!("{:<48} {:>7} {:>8} {:>11}\n", format!("all {} tools (fields pooled)", rows.len()), total, pct(probed, total), pct(documented, total)));
+    out.push_str(&format!(
+        "{:<48} {:>7} {:>8} {:>11}\n",
+        format!("all {} tools (fields pooled)", rows.len()),
+        total,
+        pct(probed, total),
+        pct(documented, total)
+    ));
     out.push_str("(probed: schemas inferred from the probes' responses; documented: the library's response schemas;\n both against the reference's fields. With synthesized tools the responses are generated from the\n documented schemas, so this measures the inference, not the real API.)\n");
     out
 }

@@ -39,7 +39,8 @@ pub fn load(path: &Path) -> Result<Vec<RestTask>, DataError> {
     if raw.is_empty() {
         return Err(DataError::Format { path: path.into(), reason: "holds no task".into() });
     }
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("task").split('.').next().unwrap_or("task").to_string();
+    let stem =
+        path.file_stem().and_then(|s| s.to_str()).unwrap_or("task").split('.').next().unwrap_or("task").to_string();
     raw.into_iter()
         .enumerate()
         .map(|(i, r)| {

@@ -133,5 +133,8 @@ pub fn diff(before: &str, after: &str) -> String {
     if before == after {
         return String::new();
     }
-    TextDiff::from_lines(before, after).unified_diff().context_radius(1).header("before", "after").to_string()
+    // Programs rarely end in a newline; without one on both sides the diff
+    // would say so on every rewrite.
+    let (b, a) = (format!("{}\n", before.trim_end_matches('\n')), format!("{}\n", after.trim_end_matches('\n')));
+    TextDiff::from_lines(&b, &a).unified_diff().context_radius(1).header("before", "after").to_string()
 }

@@ -162,7 +162,9 @@ fn example_args(parameters: &Value, tool_description: &str) -> String {
     let props = parameters.get("properties").and_then(Value::as_object);
     let strings = required
         .iter()
-        .filter(|n| props.and_then(|p| p.get(**n)).and_then(|s| s.get("type")).and_then(Value::as_str) == Some("string"))
+        .filter(|n| {
+            props.and_then(|p| p.get(**n)).and_then(|s| s.get("type")).and_then(Value::as_str) == Some("string")
+        })
         .count();
     let fields: Vec<String> = required
         .iter()
@@ -178,7 +180,9 @@ fn example_args(parameters: &Value, tool_description: &str) -> String {
                 .or_else(|| s.get("enum").and_then(|e| e.get(0)).cloned())
                 .or_else(|| s.get("minimum").cloned())
                 // The tool's own example speaks for its one text argument.
-                .or_else(|| (strings == 1 && ty == Some("string")).then(|| described_example(tool_description, ty)).flatten())
+                .or_else(|| {
+                    (strings == 1 && ty == Some("string")).then(|| described_example(tool_description, ty)).flatten()
+                })
                 .unwrap_or_else(|| match ty {
                     _ if s.get("format").and_then(Value::as_str) == Some("date") || d.contains("YYYY-MM-DD") => {
                         Value::String("2025-01-15".into())

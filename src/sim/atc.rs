@@ -13,8 +13,8 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
 
 use super::answer::UNREADABLE_PROMPT;
-use super::planner::{PlannedCall, plan_calls};
 use super::arguments::{fill_arguments, required};
+use super::planner::{PlannedCall, plan_calls};
 use super::relevance::{relevance, task_words, words_match};
 use crate::model::Message;
 use crate::retrieve::tokenize;
@@ -117,7 +117,8 @@ fn extend_by_schema(task: &str, tools: &[Tool], calls: &mut Vec<PlannedCall>) {
         if open.is_empty() {
             return;
         }
-        let docs: Vec<String> = tools.iter().map(|t| format!("{} {}", t.function.replace('_', " "), t.description)).collect();
+        let docs: Vec<String> =
+            tools.iter().map(|t| format!("{} {}", t.function.replace('_', " "), t.description)).collect();
         let rel = relevance(&open, &docs);
         let from = calls.len() as u32;
         let next = (0..tools.len())
@@ -194,10 +195,8 @@ fn probe(view: &ProbeView, noise: f64, rng: &mut ChaCha8Rng) -> (String, String)
     };
     let helpers: Vec<Tool> = view.helpers.iter().filter_map(|h| parse_protocol(h)).collect();
     let args = target.example.clone().unwrap_or_else(|| "#{}".into());
-    let ids: Vec<String> = required(&target.parameters)
-        .into_iter()
-        .filter(|p| p.ends_with("_id") || p == "id")
-        .collect();
+    let ids: Vec<String> =
+        required(&target.parameters).into_iter().filter(|p| p.ends_with("_id") || p == "id").collect();
     // A chain round: an id from a helper whose response holds one.
     if let Some(id) = ids.first()
         && let Some((h, path)) = helpers.iter().find_map(|h| Some((h, path_to(h.response.as_ref()?, id)?)))

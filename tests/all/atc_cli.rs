@@ -99,7 +99,8 @@ fn restbench_tmdb_imports_and_runs_with_synthesized_tools() {
     assert!(m["path_pct"].as_f64().unwrap() > 0.0 && m["prec_pct"].as_f64().unwrap() > 0.0, "{m}");
     let probed = shared("atc-tmdb/tmdb.spec.probed.v2.json").unwrap();
     let p: Value =
-        serde_json::from_str(&ok(&["--config", s(&config), "probe", "--all", "--compare", s(&probed), "--json"])).unwrap();
+        serde_json::from_str(&ok(&["--config", s(&config), "probe", "--all", "--compare", s(&probed), "--json"]))
+            .unwrap();
     assert_eq!(p["probed"], 54, "{p}");
     let rows = p["recall"].as_array().unwrap();
     assert_eq!(rows.len(), 54);

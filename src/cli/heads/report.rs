@@ -13,6 +13,7 @@ use switchyard::retrieve::cotools::{Heads, Judge};
 use switchyard::retrieve::embed::dot;
 use switchyard::retrieve::train::{Metrics, TrainLog, rank_of};
 
+use super::super::chart::{COLOURS, Series, grouped_bars, write_svg};
 use super::data::Ranked;
 
 pub(super) fn dump(
@@ -69,76 +70,29 @@ pub(super) fn plot(path: &Path, logs: &[(&str, TrainLog)]) -> Result<()> {
     write_svg(path, &svg)
 }
 
-/// The test figures side by side: per retriever, top-1 and top-5 on seen
-/// and on unseen tools, as grouped bars.
-/// Writes a drawn picture atomically: a kill mid-write keeps the old one.
-fn write_svg(path: &Path, svg: &str) -> Result<()> {
-    use std::io::Write;
-    let mut file = atomic_write_file::AtomicWriteFile::open(path).wrap_err_with(|| format!("{}", path.display()))?;
-    file.write_all(svg.as_bytes()).and_then(|()| file.commit()).wrap_err_with(|| format!("{}", path.display()))
-}
-
 /// A retriever's name and its figures on seen and on unseen tools.
 type Row = (String, Metrics, Metrics);
-/// A bar series: its legend, the figure it shows, its colour.
-type Series = (&'static str, fn(&Row) -> f32, plotters::style::RGBColor);
 
+/// The test figures side by side: per retriever, top-1 and top-5 on seen
+/// and on unseen tools, as grouped bars.
 pub(super) fn chart(path: &Path, rows: &[Row]) -> Result<()> {
-    use plotters::prelude::*;
-    let fail = |e: String| eyre!("{}: could not draw the chart: {e}", path.display());
-    let series: [Series; 4] = [
-        ("seen top-1", |r| r.1.top1, RGBColor(31, 119, 180)),
-        ("seen top-5", |r| r.1.top5, RGBColor(158, 202, 225)),
-        ("unseen top-1", |r| r.2.top1, RGBColor(214, 39, 40)),
-        ("unseen top-5", |r| r.2.top5, RGBColor(252, 146, 114)),
+    let measures: [(&str, fn(&Row) -> f32); 4] = [
+        ("seen top-1", |r| r.1.top1),
+        ("seen top-5", |r| r.1.top5),
+        ("unseen top-1", |r| r.2.top1),
+        ("unseen top-5", |r| r.2.top5),
     ];
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (900, 480)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-        let groups = rows.len().max(1) as f32;
-        let mut c = ChartBuilder::on(&root)
-            .caption("Tool selection over the whole pool (%)", ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(44)
-            .build_cartesian_2d(0f32..groups, 0f32..100f32)
-            .map_err(|e| fail(e.to_string()))?;
-        let names: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
-        c.configure_mesh()
-            .disable_x_mesh()
-            .x_labels(rows.len().max(1) * 2 + 1)
-            .x_label_formatter(&|x| {
-                let i = x.floor() as usize;
-                if (x - i as f32 - 0.5).abs() < 0.01 {
-                    names.get(i).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
-            .y_desc("%")
-            .draw()
-            .map_err(|e| fail(e.to_string()))?;
-        for (k, (label, value, colour)) in series.iter().enumerate() {
-            let bars = rows.iter().enumerate().map(|(i, r)| {
-                let x0 = i as f32 + 0.1 + 0.2 * k as f32;
-                Rectangle::new([(x0, 0.0), (x0 + 0.18, 100.0 * value(r))], colour.filled())
-            });
-            let colour = *colour;
-            c.draw_series(bars)
-                .map_err(|e| fail(e.to_string()))?
-                .label(*label)
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
-        }
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .border_style(BLACK)
-            .background_style(WHITE)
-            .draw()
-            .map_err(|e| fail(e.to_string()))?;
-        root.present().map_err(|e| fail(e.to_string()))?;
-    }
-    write_svg(path, &svg)
+    let series: Vec<Series> = measures
+        .iter()
+        .enumerate()
+        .map(|(k, (label, value))| Series {
+            label: label.to_string(),
+            colour: COLOURS[k],
+            values: rows.iter().map(|r| Some(100.0 * value(r) as f64)).collect(),
+        })
+        .collect();
+    let names: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+    grouped_bars(path, "Tool selection over the whole pool (%)", &names, &series)
 }
 
 pub(super) fn show(file: &Path, n: usize, json: bool) -> Result<ExitCode> {
