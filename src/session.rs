@@ -126,6 +126,8 @@ pub struct SessionOptions {
     /// atc: probe these tools (empty: every undocumented one) instead of
     /// solving tasks (`switchyard probe`).
     pub probe_only: Option<Vec<String>>,
+    /// atc: probe before each run (None: the config's `[atc] probe`).
+    pub probe: Option<bool>,
 }
 
 /// Where BTP's experience comes from.
@@ -383,10 +385,14 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     let models = prepare_models(config, seed, &opts.tape)?;
     let plays: Box<dyn Strategy> = match strategy {
         StrategyKind::Rewoo => Box::new(Rewoo { categories: config.rewoo.categories.clone() }),
-        StrategyKind::Atc => match &opts.probe_only {
-            Some(tools) => Box::new(Atc::probe_only(config.atc.clone(), tools.clone())),
-            None => Box::new(Atc::new(config.atc.clone())),
-        },
+        StrategyKind::Atc => {
+            let mut atc = config.atc.clone();
+            atc.probe = opts.probe.unwrap_or(atc.probe);
+            match &opts.probe_only {
+                Some(tools) => Box::new(Atc::probe_only(atc, tools.clone())),
+                None => Box::new(Atc::new(atc)),
+            }
+        }
         kind => kind.into(),
     };
     let retriever = open_retriever(config, &library)?;

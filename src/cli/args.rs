@@ -60,6 +60,9 @@ pub(super) struct SessionArgs {
     /// react, toolnet, rewoo or atc (default: the config's).
     #[arg(long)]
     pub(super) strategy: Option<StrategyKind>,
+    /// atc: probe the offered tools that document no response before each run (as `[atc] probe`).
+    #[arg(long)]
+    pub(super) probe: bool,
     #[command(flatten)]
     pub(super) common: Common,
     /// Write the trace (JSON Lines) here.
