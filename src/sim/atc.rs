@@ -179,7 +179,7 @@ fn fix_field(f: &Failed) -> Option<String> {
     // The variable the field was read from: `e1` in `e1.movie_id`.
     let var_start = line[..at].rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
     let end = at + bad.len();
-    let fixed = format!("{}{}{}", &line[..var_start], format!("{}{path}", &line[var_start..at]), &line[end..]);
+    let fixed = format!("{}{}{path}{}", &line[..var_start], &line[var_start..at], &line[end..]);
     if fixed == *line {
         return None;
     }
@@ -265,7 +265,7 @@ fn answer_path(task: &str, shape: &Value) -> Option<String> {
     let words = tokenize(task);
     let Value::Object(m) = shape else { return None };
     m.iter()
-        .filter(|(k, v)| !(v.is_object() || v.is_array()) && !k.ends_with("_id"))
+        .filter(|(k, v)| !(v.is_object() || v.is_array() || k.ends_with("_id")))
         .map(|(k, _)| {
             let parts: Vec<String> = k.split('_').flat_map(tokenize).collect();
             let hit = parts.iter().filter(|p| words.iter().any(|w| words_match(w, p))).count();

@@ -72,11 +72,13 @@ pub(super) fn plot(path: &Path, logs: &[(&str, TrainLog)]) -> Result<()> {
 
 /// A retriever's name and its figures on seen and on unseen tools.
 type Row = (String, Metrics, Metrics);
+/// A measure of a row: its legend and how to read it.
+type Measure = (&'static str, fn(&Row) -> f32);
 
 /// The test figures side by side: per retriever, top-1 and top-5 on seen
 /// and on unseen tools, as grouped bars.
 pub(super) fn chart(path: &Path, rows: &[Row]) -> Result<()> {
-    let measures: [(&str, fn(&Row) -> f32); 4] = [
+    let measures: [Measure; 4] = [
         ("seen top-1", |r| r.1.top1),
         ("seen top-5", |r| r.1.top5),
         ("unseen top-1", |r| r.2.top1),
