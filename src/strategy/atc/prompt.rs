@@ -141,7 +141,7 @@ fn parse_failed(text: &str) -> Option<Failed> {
         None => (None, None),
     };
     Some(Failed {
-        program: program.to_string(),
+        program: program.strip_suffix('\n').unwrap_or(program).to_string(),
         line,
         snippet: snippet.trim_end().to_string(),
         kind: kind.to_string(),
