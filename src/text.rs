@@ -46,3 +46,18 @@ mod tests {
         assert_eq!(super::fold("Ça, c'est Zürich."), "ca c est zurich");
     }
 }
+
+/// The text on one line: every run of whitespace (newlines too) one space.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// At most `max` characters of `s`, an ellipsis in place of the rest.
+pub fn ellipsis(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max).collect();
+    t.push('…');
+    t
+}

@@ -16,6 +16,7 @@ use switchyard::engine::{EventKind, StrategyKind};
 use switchyard::program::protocol::ProtocolStore;
 use switchyard::program::schema::{Shape, field_recall};
 use switchyard::session::{self, TaskSource};
+use switchyard::text::ellipsis;
 
 use super::progress::bar;
 use super::setup::{runtime, until_sigterm};
@@ -117,7 +118,7 @@ pub(super) fn probe(config: &Config, a: ProbeArgs) -> Result<ExitCode> {
     } else {
         for (tool, schema) in &found {
             match schema {
-                Some(s) => println!("{tool:<40} {}", cut(&s.to_string(), 100)),
+                Some(s) => println!("{tool:<40} {}", ellipsis(&s.to_string(), 100)),
                 None => println!("{tool:<40} (not probed: no program got a response)"),
             }
         }
@@ -193,7 +194,7 @@ fn recall_table(rows: &[Recall]) -> String {
     for r in rows {
         out.push_str(&format!(
             "{:<48} {:>7} {:>8} {:>11}\n",
-            cut(&r.tool, 48),
+            ellipsis(&r.tool, 47),
             r.reference_fields,
             pct(r.probed_hits, r.reference_fields),
             r.documented_hits.map_or("-".into(), |d| pct(d, r.reference_fields))
@@ -211,11 +212,4 @@ fn recall_table(rows: &[Recall]) -> String {
     ));
     out.push_str("(probed: schemas inferred from the probes' responses; documented: the library's response schemas;\n both against the reference's fields. With synthesized tools the responses are generated from the\n documented schemas, so this measures the inference, not the real API.)\n");
     out
-}
-
-fn cut(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        return s.to_string();
-    }
-    s.chars().take(n - 1).collect::<String>() + "…"
 }

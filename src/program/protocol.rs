@@ -11,6 +11,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::schema::Shape;
+use crate::text::{ellipsis, one_line};
 use crate::tool::ToolSpec;
 
 /// The longest description and response shape shown per tool: a prompt
@@ -87,7 +88,7 @@ impl Protocol {
         match &self.response {
             Some(r) => {
                 out.push_str(" -> ");
-                out.push_str(&cut(&r.shape.render(), response_chars));
+                out.push_str(&ellipsis(&r.shape.render(), response_chars));
                 if r.source == ResponseSource::Probed {
                     out.push_str("  (probed)");
                 }
@@ -97,18 +98,18 @@ impl Protocol {
         let description = one_line(&self.description);
         if !description.is_empty() {
             out.push_str("\n  ");
-            out.push_str(&cut(&description, scale(DESCRIPTION_CHARS)));
+            out.push_str(&ellipsis(&description, scale(DESCRIPTION_CHARS)));
         }
         if let Some(props) = self.arguments.get("properties").and_then(Value::as_object) {
             for (name, s) in props {
                 if let Some(d) = s.get("description").and_then(Value::as_str).map(one_line).filter(|d| !d.is_empty()) {
-                    out.push_str(&format!("\n  - {name}: {}", cut(&d, scale(ARGUMENT_CHARS))));
+                    out.push_str(&format!("\n  - {name}: {}", ellipsis(&d, scale(ARGUMENT_CHARS))));
                 }
             }
         }
         match &self.example {
             Some(e) => {
-                out.push_str(&format!("\n  example for \"{}\": ", cut(&e.question, 120)));
+                out.push_str(&format!("\n  example for \"{}\": ", ellipsis(&e.question, 120)));
                 out.push_str(&e.program.lines().map(str::trim).collect::<Vec<_>>().join(" "));
             }
             None => out.push_str(&format!(
@@ -216,19 +217,6 @@ fn described_example(d: &str, ty: Option<&str>) -> Option<Value> {
         Some("number") => text.parse::<f64>().ok().and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))?,
         _ => Value::String(text.to_string()),
     })
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut s: String = text.chars().take(max).collect();
-    s.push('…');
-    s
 }
 
 /// A probed protocol as saved: the probe's question and program, the

@@ -394,7 +394,7 @@ pub fn parse_actor_reply(resp: &ChatResponse) -> Result<ActorAction, ReplyError>
             .unwrap_or(Value::Object(Map::new()));
         return Ok(ActorAction::Call { tool: tool.to_string(), arguments: args });
     }
-    Err(err(format!("no tool call, JSON object or ReAct action in: {}", cut_to(&one_line(text), 200))))
+    Err(err(format!("no tool call, JSON object or ReAct action in: {}", crate::text::ellipsis(&one_line(text), 200))))
 }
 
 /// Reads an evaluator reply: scores per tool, clamped to [-3, 3].
@@ -502,15 +502,5 @@ pub(crate) fn one_line(s: &str) -> String {
 }
 
 pub(crate) fn cut(s: &str) -> String {
-    cut_to(s, MAX_OBSERVATION_CHARS)
-}
-
-fn cut_to(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n).collect();
-        t.push('…');
-        t
-    }
+    crate::text::ellipsis(s, MAX_OBSERVATION_CHARS)
 }

@@ -12,9 +12,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::json;
-use tokio::sync::mpsc::UnboundedReceiver;
 
-use common::builtin;
+use common::{builtin, settle, until};
 use switchyard::budget::experience::ExperienceStore;
 use switchyard::engine::btp::BtpSetup;
 use switchyard::engine::event::{RefuseReason, RunOutcome, ToolOutcome};
@@ -244,26 +243,6 @@ async fn escapes_end_in_clear_failures_and_the_session_goes_on() {
     }
     assert_eq!(answers(&events).len(), cases.len(), "every task finished");
     assert!(!events.iter().any(|e| matches!(&e.kind, EventKind::ToolCall { tool, .. } if tool == "web_search")));
-}
-
-async fn until(rx: &mut UnboundedReceiver<Event>, seen: &mut Vec<Event>, pred: impl Fn(&EventKind) -> bool) {
-    loop {
-        let e = tokio::time::timeout(Duration::from_secs(20), rx.recv())
-            .await
-            .expect("timed out waiting for an event")
-            .expect("engine ended before the expected event");
-        let hit = pred(&e.kind);
-        seen.push(e);
-        if hit {
-            return;
-        }
-    }
-}
-
-/// The engine answers this control with an event: once seen, it did all it could before.
-async fn settle(handle: &switchyard::engine::EngineHandle, rx: &mut UnboundedReceiver<Event>, seen: &mut Vec<Event>) {
-    handle.send(Control::SetPace { ms: 0 });
-    until(rx, seen, |k| matches!(k, EventKind::PaceChanged { .. })).await;
 }
 
 fn calls(seen: &[Event]) -> usize {

@@ -6,6 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use switchyard::engine::{Control, EngineHandle, Event, EventKind};
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use switchyard::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Role, Usage};
 use switchyard::tool::{ExecutorSpec, ToolLibrary, ToolSpec};
@@ -592,4 +594,26 @@ pub fn rewoo_fixture() -> switchyard::engine::SessionState {
 /// The rewoo run finished: both steps done, the solver answered.
 pub fn rewoo_fixture_finished() -> switchyard::engine::SessionState {
     switchyard::engine::SessionState::from_events(&rewoo_events(true))
+}
+
+/// The next events up to the first that `pred` holds for, kept in `seen`.
+pub async fn until(rx: &mut UnboundedReceiver<Event>, seen: &mut Vec<Event>, pred: impl Fn(&EventKind) -> bool) {
+    loop {
+        let e = tokio::time::timeout(std::time::Duration::from_secs(20), rx.recv())
+            .await
+            .expect("timed out waiting for an event")
+            .expect("engine ended before the expected event");
+        let hit = pred(&e.kind);
+        seen.push(e);
+        if hit {
+            return;
+        }
+    }
+}
+
+/// A control that the engine answers with an event: once its event is
+/// seen, everything the engine could do before it has been done.
+pub async fn settle(handle: &EngineHandle, rx: &mut UnboundedReceiver<Event>, seen: &mut Vec<Event>) {
+    handle.send(Control::SetPace { ms: 0 });
+    until(rx, seen, |k| matches!(k, EventKind::PaceChanged { .. })).await;
 }

@@ -17,7 +17,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Barrier;
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use common::builtin;
+use common::{builtin, settle, until};
 use switchyard::budget::experience::ExperienceStore;
 use switchyard::engine::LaneAction;
 use switchyard::engine::btp::BtpSetup;
@@ -372,27 +372,6 @@ async fn later_steps_get_earlier_evidence_by_field() {
 }
 
 // ---------------------------------------------------------------- lanes
-
-async fn until(rx: &mut UnboundedReceiver<Event>, seen: &mut Vec<Event>, pred: impl Fn(&EventKind) -> bool) {
-    loop {
-        let e = tokio::time::timeout(Duration::from_secs(20), rx.recv())
-            .await
-            .expect("timed out waiting for an event")
-            .expect("engine ended before the expected event");
-        let hit = pred(&e.kind);
-        seen.push(e);
-        if hit {
-            return;
-        }
-    }
-}
-
-/// A control that the engine answers with an event: once its event is
-/// seen, everything the engine could do before it has been done.
-async fn settle(handle: &switchyard::engine::EngineHandle, rx: &mut UnboundedReceiver<Event>, seen: &mut Vec<Event>) {
-    handle.send(Control::SetPace { ms: 0 });
-    until(rx, seen, |k| matches!(k, EventKind::PaceChanged { .. })).await;
-}
 
 fn started_lanes(seen: &[Event]) -> Vec<u32> {
     seen.iter()

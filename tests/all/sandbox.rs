@@ -145,7 +145,13 @@ fn huge_strings_arrays_and_maps_are_refused() {
     ] {
         // Small limits: the size check walks the value, so a map near the
         // default limit takes long enough to meet the deadline on a loaded machine.
-        let limits = Limits { max_string_bytes: 4096, max_array_len: 1000, max_map_len: 1000, ..Limits::default() };
+        let limits = Limits {
+            max_string_bytes: 4096,
+            max_array_len: 1000,
+            max_map_len: 1000,
+            deadline_ms: 60_000,
+            ..Limits::default()
+        };
         let f = run_with(src, &limits).0.result.unwrap_err();
         assert_eq!(f.kind, FailKind::Limit, "{src}: {f:?}");
     }

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::super::actor::{ReplyError, first_json_object};
 use crate::model::{ChatResponse, Message, ResponseSchema};
+use crate::text::one_line;
 
 const PROGRAM_SYSTEM: &str = "You are the planner of a tool-using agent. Solve the task by writing one program in Rhai \
 (a small scripting language with JavaScript-like syntax: `let x = ...;`, `if`, `for x in list`, string interpolation \
@@ -226,10 +227,6 @@ fn user_text<'a>(messages: &'a [Message], system: &str) -> Option<&'a str> {
         return None;
     }
     messages.get(1).map(|m| m.content.as_str())
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
