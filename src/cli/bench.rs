@@ -56,6 +56,8 @@ fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) -> Result<E
          library = [{spec_text}]\n\
          data_dir = \"data\"\n\
          tasks = \"tasks/tmdb.jsonl\"\n\
+         # No past runs: ToolNet starts from a uniform graph and learns.\n\
+         trajectories = \"trajectories.jsonl\"\n\
          strategy = \"atc\"\n\n\
          [params]\n\
          # ATC's setting: every candidate of a task is offered.\n\
@@ -66,6 +68,8 @@ fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) -> Result<E
         file.display()
     );
     std::fs::write(&config_path, config_text).wrap_err_with(|| format!("cannot write {}", config_path.display()))?;
+    let trajectories = out.join("trajectories.jsonl");
+    std::fs::write(&trajectories, "").wrap_err_with(|| format!("cannot write {}", trajectories.display()))?;
     let config = Config::load(&config_path)?;
     let library = session::load_library(&config)?;
     let names: Vec<&str> = library.names().collect();

@@ -85,7 +85,7 @@ fn restbench_tmdb_imports_and_runs_with_synthesized_tools() {
         s(&config),
         "eval",
         "--strategy",
-        "atc",
+        "atc,toolnet",
         "--tasks",
         s(&tasks),
         "--count",
@@ -93,6 +93,7 @@ fn restbench_tmdb_imports_and_runs_with_synthesized_tools() {
         "--json",
     ]))
     .unwrap();
+    assert_eq!(eval.as_array().unwrap().len(), 2, "toolnet runs on the imported config too");
     let m = &eval[0];
     assert_eq!(m["judged"], 0, "the tasks carry no answers: {m}");
     assert!(m["answered_rate"].as_f64().unwrap() > 0.5, "{m}");
