@@ -97,7 +97,7 @@ fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) -> Result<E
     w.flush()?;
     println!("{} tasks → {}\nconfig → {}", tasks.len(), path.display(), config_path.display());
     println!(
-        "run: switchyard --config {} eval --strategy atc,react,rewoo --tasks {}",
+        "run: switchyard --config {} eval --strategy atc,react,toolnet,rewoo --react-k 20 --tasks {}",
         config_path.display(),
         path.display()
     );
