@@ -39,7 +39,8 @@ pub(super) fn grouped_bars(path: &Path, title: &str, groups: &[String], series: 
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(44)
-            .build_cartesian_2d(0f32..n, 0f32..100f32)
+            // Room above 100 % for the legend, so it never covers a bar.
+            .build_cartesian_2d(0f32..n, 0f32..125f32)
             .map_err(|e| fail(e.to_string()))?;
         c.configure_mesh()
             .disable_x_mesh()
@@ -52,6 +53,7 @@ pub(super) fn grouped_bars(path: &Path, title: &str, groups: &[String], series: 
                     String::new()
                 }
             })
+            .y_label_formatter(&|y| if *y <= 100.0 { format!("{y:.0}") } else { String::new() })
             .y_desc("%")
             .draw()
             .map_err(|e| fail(e.to_string()))?;
