@@ -248,7 +248,7 @@ pub fn run(
         match engine.compile(source) {
             Err(e) => Err(Failure {
                 kind: FailKind::Parse,
-                message: e.err_type().to_string(),
+                message: parse_message(&e.err_type().to_string()),
                 line: line_of(e.position()),
                 tool: None,
             }),
@@ -335,6 +335,15 @@ fn call(s: &Shared, tool: &str, ctx: &NativeCallContext, args: Dynamic) -> Resul
             Err(Box::new(EvalAltResult::ErrorRuntime(Dynamic::from(format!("{tool}: {message}")), pos)))
         }
     }
+}
+
+/// rhai's parse error, with what a model used to Python or JavaScript
+/// needs to know to fix it: `'text'` is a malformed character there.
+fn parse_message(m: &str) -> String {
+    if m.starts_with("Invalid character") {
+        return format!("{m} (strings take double quotes, \"text\"; single quotes hold one character)");
+    }
+    m.to_string()
 }
 
 fn line_of(pos: Position) -> Option<u32> {

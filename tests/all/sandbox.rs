@@ -118,6 +118,13 @@ fn syntax_errors_are_reported_with_their_line() {
 }
 
 #[test]
+fn a_single_quoted_string_is_a_syntax_error_that_says_how_to_write_one() {
+    let f = failure("let g = GET_search_movie(#{query: 'Alien'});\ng");
+    assert_eq!((f.kind, f.line), (FailKind::Parse, Some(1)));
+    assert!(f.message.contains("double quotes"), "{}", f.message);
+}
+
+#[test]
 fn an_infinite_loop_is_stopped() {
     let f = failure("let i = 0;\nloop { i += 1; }");
     assert!(matches!(f.kind, FailKind::Limit | FailKind::Deadline), "{f:?}");
