@@ -38,15 +38,6 @@ pub fn fold(s: &str) -> String {
     out.trim_end().to_string()
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn folds_case_accents_and_punctuation() {
-        assert_eq!(super::fold("  São-Paulo!! "), "sao paulo");
-        assert_eq!(super::fold("Ça, c'est Zürich."), "ca c est zurich");
-    }
-}
-
 /// The text on one line: every run of whitespace (newlines too) one space.
 pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -60,4 +51,13 @@ pub fn ellipsis(s: &str, max: usize) -> String {
     let mut t: String = s.chars().take(max).collect();
     t.push('…');
     t
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn folds_case_accents_and_punctuation() {
+        assert_eq!(super::fold("  São-Paulo!! "), "sao paulo");
+        assert_eq!(super::fold("Ça, c'est Zürich."), "ca c est zurich");
+    }
 }
