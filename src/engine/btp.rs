@@ -4,10 +4,10 @@
 
 use super::conductor::Engine;
 use super::error::EngineError;
-use super::event::EventKind;
+use super::event::{EventKind, RefuseReason};
 use super::host::{Halt, Strategy};
 pub use crate::budget::btp::BtpSetup;
-use crate::budget::btp::{BudgetReport, PlannedRun, RunBudget, plan_run};
+use crate::budget::btp::{BudgetReport, PlannedRun, RunBudget, Verdict, plan_run};
 use crate::retrieve::similarity;
 
 impl Engine {
@@ -114,5 +114,15 @@ impl Engine {
             notes.push(format!("'{tool}' is now forbidden: the plan allows it no more calls."));
         }
         Ok(())
+    }
+}
+
+/// Why the run's budget refuses a call of `tool`, as the refusal event
+/// says it; None when the plan allows it.
+pub fn refusal(budget: &RunBudget, tool: &str) -> Option<(RefuseReason, String)> {
+    match budget.verdict(tool) {
+        Verdict::Allowed => None,
+        Verdict::Forbidden(d) => Some((RefuseReason::Forbidden, d)),
+        Verdict::Blacklisted(d) => Some((RefuseReason::Blacklisted, d)),
     }
 }

@@ -18,7 +18,7 @@ use super::control::{Control, LaneAction};
 use super::error::EngineError;
 use super::event::{EventKind, LanePlan, RefuseReason, ToolOutcome};
 use super::host::{Halt, LaneDone, LaneRequest};
-use crate::budget::btp::{RunBudget, Verdict};
+use crate::budget::btp::RunBudget;
 use crate::tool::fault::FaultMode;
 use crate::tool::{ToolError, ToolErrorKind, ToolResult, ToolSpec};
 
@@ -100,10 +100,8 @@ impl Engine {
             .collect();
         let Some(b) = budget else { return lanes };
         for l in lanes.iter_mut().filter(|l| l.settled.is_none()) {
-            match b.verdict(&l.plan.tool) {
-                Verdict::Allowed => {}
-                Verdict::Forbidden(d) => l.settled = Some(Settled::Refused(RefuseReason::Forbidden, d)),
-                Verdict::Blacklisted(d) => l.settled = Some(Settled::Refused(RefuseReason::Blacklisted, d)),
+            if let Some((reason, d)) = super::btp::refusal(b, &l.plan.tool) {
+                l.settled = Some(Settled::Refused(reason, d));
             }
         }
         // A concurrent step spends all its calls at once: refuse it whole

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::actor::{
     self, ActorAction, ActorView, CandidateView, HistoryEntry, JudgeView, Observation, finish_candidate,
 };
-use crate::budget::btp::{self, RunBudget, Verdict};
+use crate::budget::btp::{self, RunBudget};
 use crate::engine::event::{EventKind, Offered, RefuseReason};
 use crate::engine::{CostShape, Halt, Host, Strategy};
 use crate::model::{ChatRequest, Role};
@@ -206,12 +206,7 @@ fn refusal(
     arguments: &Value,
 ) -> Option<(RefuseReason, String)> {
     if let Some(b) = budget {
-        let refused = match b.verdict(tool) {
-            Verdict::Allowed => None,
-            Verdict::Forbidden(d) => Some((RefuseReason::Forbidden, d)),
-            Verdict::Blacklisted(d) => Some((RefuseReason::Blacklisted, d)),
-        };
-        if let Some(r) = refused.filter(|_| host.library().get(tool).is_some()) {
+        if let Some(r) = crate::engine::btp::refusal(b, tool).filter(|_| host.library().get(tool).is_some()) {
             return Some(r);
         }
     }

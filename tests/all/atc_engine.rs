@@ -6,14 +6,13 @@
 
 use crate::common;
 
-use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use serde_json::json;
 
-use common::{builtin, settle, until};
+use common::{Roles, builtin, settle, until};
 use switchyard::budget::experience::ExperienceStore;
 use switchyard::engine::btp::BtpSetup;
 use switchyard::engine::event::{RefuseReason, RunOutcome, ToolOutcome};
@@ -21,7 +20,7 @@ use switchyard::engine::{
     Control, Engine, EngineSetup, Event, EventKind, LogicalClock, Models, Scheduled, SessionState, StrategyKind,
 };
 use switchyard::model::price::Price;
-use switchyard::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Usage};
+use switchyard::model::{ChatModel, Role};
 use switchyard::program::protocol::ProtocolStore;
 use switchyard::program::sandbox::FailKind;
 use switchyard::sim::{SimConfig, SimModel};
@@ -30,42 +29,20 @@ use switchyard::task::Task;
 use switchyard::tool::ToolLibrary;
 use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
 
-/// The planner's programs, in order; every request is kept.
-struct Programs {
-    replies: Mutex<VecDeque<String>>,
-    seen: Mutex<Vec<ChatRequest>>,
+/// A planner that writes these programs, in order (and records every request).
+fn programs(programs: &[&str]) -> Arc<Roles> {
+    let replies: Vec<String> = programs.iter().map(|p| json!({ "program": p }).to_string()).collect();
+    let script: Vec<(Role, &str)> = replies.iter().map(|r| (Role::Planner, r.as_str())).collect();
+    Roles::new(&script)
 }
 
-impl Programs {
-    fn new(programs: &[&str]) -> Arc<Self> {
-        Arc::new(Programs {
-            replies: Mutex::new(programs.iter().map(|p| json!({ "program": p }).to_string()).collect()),
-            seen: Mutex::new(Vec::new()),
-        })
-    }
-
-    fn prompts(&self) -> Vec<String> {
-        self.seen
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|r| r.messages.iter().map(|m| m.content.clone()).collect::<Vec<_>>().join("\n"))
-            .collect()
-    }
-}
-
-#[async_trait]
-impl ChatModel for Programs {
-    fn info(&self) -> ModelInfo {
-        ModelInfo { name: "programs".into(), kind: ModelKind::Sim, simulated: true }
-    }
-
-    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        self.seen.lock().unwrap().push(req.clone());
-        let text =
-            self.replies.lock().unwrap().pop_front().ok_or_else(|| ModelError::Other("no program left".into()))?;
-        Ok(ChatResponse { text, tool_calls: vec![], usage: Usage { prompt_tokens: 10, completion_tokens: 2 } })
-    }
+/// Each planner prompt the model was shown, its messages joined.
+fn prompts(model: &Roles) -> Vec<String> {
+    model
+        .requests(Role::Planner)
+        .iter()
+        .map(|r| r.messages.iter().map(|m| m.content.clone()).collect::<Vec<_>>().join("\n"))
+        .collect()
 }
 
 fn library() -> Arc<ToolLibrary> {
@@ -135,7 +112,7 @@ const TOKYO: &str = "let g = geo_lookup(#{country: \"Japan\"});\nprint(g.capital
 
 #[tokio::test]
 async fn a_program_answers_and_each_of_its_calls_goes_through_the_engine() {
-    let model = Programs::new(&[TOKYO]);
+    let model = programs(&[TOKYO]);
     let events = run(setup(model, AtcConfig::default()), vec![task("t", "Capital of Japan?")]).await;
     assert_eq!(answers(&events), vec![(RunOutcome::Answered, Some("Tokyo".into()))]);
     let names: Vec<&str> = kinds(&events)
@@ -154,10 +131,10 @@ async fn a_program_answers_and_each_of_its_calls_goes_through_the_engine() {
 async fn a_missing_field_is_blamed_on_the_tool_and_rewritten_with_a_diff() {
     let wrong = "let g = geo_lookup(#{country: \"Japan\"});\ng.capital_city";
     let right = "let g = geo_lookup(#{country: \"Japan\"});\ng.capital";
-    let model = Programs::new(&[wrong, right]);
+    let model = programs(&[wrong, right]);
     let events = run(setup(model.clone(), AtcConfig::default()), vec![task("t", "Capital of Japan?")]).await;
     assert_eq!(failures(&events), vec![(FailKind::MissingField, Some(2), Some("geo_lookup".into()), false)]);
-    let prompts = model.prompts();
+    let prompts = prompts(&model);
     assert_eq!(prompts.len(), 2);
     let reflect = &prompts[1];
     assert!(reflect.contains("It failed at line 2:") && reflect.contains("g.capital_city"), "{reflect}");
@@ -180,7 +157,7 @@ async fn a_missing_field_is_blamed_on_the_tool_and_rewritten_with_a_diff() {
 #[tokio::test]
 async fn a_fault_injected_into_a_programs_tool_is_that_tools_error() {
     let mirror = "let g = geo_lookup_mirror(#{country: \"Japan\"});\ng.capital";
-    let model = Programs::new(&["let x = 1;\nlet g = geo_lookup(#{country: \"Japan\"});\ng.capital", mirror]);
+    let model = programs(&["let x = 1;\nlet g = geo_lookup(#{country: \"Japan\"});\ng.capital", mirror]);
     let mut s = setup(model, AtcConfig::default());
     s.schedule = vec![Scheduled {
         before_task: 1,
@@ -201,7 +178,7 @@ async fn a_fault_injected_into_a_programs_tool_is_that_tools_error() {
 #[tokio::test]
 async fn reflection_stops_after_its_rounds_and_the_next_task_runs() {
     let bad = "let g = geo_lookup(#{country: \"Japan\"});\ng.nope";
-    let model = Programs::new(&[bad, bad, "\"two\"", TOKYO]);
+    let model = programs(&[bad, bad, "\"two\"", TOKYO]);
     let config = AtcConfig { reflect_rounds: 1, ..AtcConfig::default() };
     let events = run(setup(model, config), vec![task("a", "Capital of Japan?"), task("b", "Capital of Japan?")]).await;
     let f = failures(&events);
@@ -225,8 +202,8 @@ async fn escapes_end_in_clear_failures_and_the_session_goes_on() {
         ("web_search(#{query: \"x\"})", &[FailKind::UnknownFunction]),
         ("geo_lookup(\"Japan\")", &[FailKind::Type]),
     ];
-    let programs: Vec<&str> = cases.iter().map(|(p, _)| *p).collect();
-    let model = Programs::new(&programs);
+    let scripts: Vec<&str> = cases.iter().map(|(p, _)| *p).collect();
+    let model = programs(&scripts);
     let config = AtcConfig { reflect_rounds: 0, ..AtcConfig::default() };
     let tasks: Vec<Task> = (0..cases.len()).map(|i| task(&format!("t{i}"), "Capital of Japan?")).collect();
     let events = run(setup(model, config), tasks).await;
@@ -252,7 +229,7 @@ fn calls(seen: &[Event]) -> usize {
 #[tokio::test]
 async fn a_paused_session_steps_through_a_program_one_call_at_a_time() {
     let two = "let a = geo_lookup(#{country: \"Japan\"});\nlet b = geo_lookup(#{country: \"France\"});\n`${a.capital} ${b.capital}`";
-    let mut s = setup(Programs::new(&[two]), AtcConfig::default());
+    let mut s = setup(programs(&[two]), AtcConfig::default());
     s.start_paused = true;
     let (mut engine, handle) = Engine::new(s);
     let mut rx = engine.subscribe();
@@ -279,7 +256,7 @@ async fn a_paused_session_steps_through_a_program_one_call_at_a_time() {
 async fn fix_and_continue_runs_the_users_program_next() {
     let bad = "let g = geo_lookup(#{country: \"Japan\"});\ng.nope";
     let mine = "let g = geo_lookup(#{country: \"France\"});\ng.capital";
-    let mut s = setup(Programs::new(&[bad]), AtcConfig::default());
+    let mut s = setup(programs(&[bad]), AtcConfig::default());
     s.start_paused = true;
     let (mut engine, handle) = Engine::new(s);
     let mut rx = engine.subscribe();
@@ -316,7 +293,7 @@ async fn a_program_edit_is_refused_by_a_strategy_without_programs() {
 
 #[tokio::test]
 async fn the_budget_refuses_a_programs_call_it_has_no_room_for() {
-    let model = Programs::new(&[TOKYO]);
+    let model = programs(&[TOKYO]);
     let mut s = setup(model, AtcConfig { reflect_rounds: 0, ..AtcConfig::default() });
     s.btp = Some(BtpSetup::new(ExperienceStore::in_memory(Vec::new())));
     s.params.budget = Some(0.5);

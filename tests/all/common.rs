@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -616,4 +616,63 @@ pub async fn until(rx: &mut UnboundedReceiver<Event>, seen: &mut Vec<Event>, pre
 pub async fn settle(handle: &EngineHandle, rx: &mut UnboundedReceiver<Event>, seen: &mut Vec<Event>) {
     handle.send(Control::SetPace { ms: 0 });
     until(rx, seen, |k| matches!(k, EventKind::PaceChanged { .. })).await;
+}
+
+/// A workbench that saw the events live.
+pub fn app(events: Vec<Event>) -> switchyard::ui::app::App {
+    let mut app = switchyard::ui::app::App::live();
+    for e in events {
+        app.update(switchyard::ui::app::Action::Engine(e));
+    }
+    app
+}
+
+pub fn press(app: &mut switchyard::ui::app::App, code: crossterm::event::KeyCode) -> Vec<switchyard::ui::app::Effect> {
+    use crossterm::event::{KeyEvent, KeyModifiers};
+    app.update(switchyard::ui::app::Action::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+/// The whole screen, drawn from the app's state.
+pub fn screen(app: &switchyard::ui::app::App, w: u16, h: u16) -> ratatui::buffer::Buffer {
+    let theme = switchyard::ui::Theme::default();
+    render(w, h, |f| switchyard::ui::draw::draw(f, app, &theme))
+}
+
+/// Answers each role from its own script, in order, and records every request.
+pub struct Roles {
+    replies: Mutex<BTreeMap<Role, VecDeque<String>>>,
+    usage: Usage,
+    seen: Mutex<Vec<ChatRequest>>,
+}
+
+impl Roles {
+    pub fn new(script: &[(Role, &str)]) -> Arc<Self> {
+        Self::with_usage(script, Usage { prompt_tokens: 10, completion_tokens: 2 })
+    }
+
+    pub fn with_usage(script: &[(Role, &str)], usage: Usage) -> Arc<Self> {
+        let mut replies: BTreeMap<Role, VecDeque<String>> = BTreeMap::new();
+        for (role, text) in script {
+            replies.entry(*role).or_default().push_back(text.to_string());
+        }
+        Arc::new(Roles { replies: Mutex::new(replies), usage, seen: Mutex::new(Vec::new()) })
+    }
+
+    pub fn requests(&self, role: Role) -> Vec<ChatRequest> {
+        self.seen.lock().unwrap().iter().filter(|r| r.role == role).cloned().collect()
+    }
+}
+
+#[async_trait]
+impl ChatModel for Roles {
+    fn info(&self) -> ModelInfo {
+        ModelInfo { name: "roles".into(), kind: ModelKind::Sim, simulated: true }
+    }
+
+    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        self.seen.lock().unwrap().push(req.clone());
+        let text = self.replies.lock().unwrap().get_mut(&req.role).and_then(VecDeque::pop_front);
+        let text = text.ok_or_else(|| ModelError::Other(format!("no scripted reply left for {}", req.role)))?;
+        Ok(ChatResponse { text, tool_calls: vec![], usage: self.usage })
+    }
 }

@@ -5,19 +5,18 @@
 
 use crate::common;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::Barrier;
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use common::{builtin, settle, until};
+use common::{Roles, builtin, settle, until};
 use switchyard::budget::experience::ExperienceStore;
 use switchyard::engine::LaneAction;
 use switchyard::engine::btp::BtpSetup;
@@ -26,52 +25,13 @@ use switchyard::engine::{
     Control, Engine, EngineSetup, Event, EventKind, LogicalClock, Models, Scheduled, StrategyKind,
 };
 use switchyard::model::price::Price;
-use switchyard::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Role, Usage};
+use switchyard::model::{Role, Usage};
 use switchyard::task::Task;
 use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
 use switchyard::tool::{ExecutorSpec, ToolErrorKind, ToolLibrary, ToolSpec};
 
 const IR: &str = "Information Retrieval";
 const TC: &str = "Task Completion";
-
-/// Answers each role from its own script, in order, and records every request.
-struct Roles {
-    replies: Mutex<BTreeMap<Role, VecDeque<String>>>,
-    usage: Usage,
-    seen: Mutex<Vec<ChatRequest>>,
-}
-
-impl Roles {
-    fn new(script: &[(Role, &str)]) -> Arc<Self> {
-        Self::with_usage(script, Usage { prompt_tokens: 10, completion_tokens: 2 })
-    }
-
-    fn with_usage(script: &[(Role, &str)], usage: Usage) -> Arc<Self> {
-        let mut replies: BTreeMap<Role, VecDeque<String>> = BTreeMap::new();
-        for (role, text) in script {
-            replies.entry(*role).or_default().push_back(text.to_string());
-        }
-        Arc::new(Roles { replies: Mutex::new(replies), usage, seen: Mutex::new(Vec::new()) })
-    }
-
-    fn requests(&self, role: Role) -> Vec<ChatRequest> {
-        self.seen.lock().unwrap().iter().filter(|r| r.role == role).cloned().collect()
-    }
-}
-
-#[async_trait]
-impl ChatModel for Roles {
-    fn info(&self) -> ModelInfo {
-        ModelInfo { name: "roles".into(), kind: ModelKind::Sim, simulated: true }
-    }
-
-    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        self.seen.lock().unwrap().push(req.clone());
-        let text = self.replies.lock().unwrap().get_mut(&req.role).and_then(VecDeque::pop_front);
-        let text = text.ok_or_else(|| ModelError::Other(format!("no scripted reply left for {}", req.role)))?;
-        Ok(ChatResponse { text, tool_calls: vec![], usage: self.usage })
-    }
-}
 
 fn with_category(mut t: ToolSpec, category: &str) -> ToolSpec {
     t.category = Some(category.into());

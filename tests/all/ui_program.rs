@@ -7,6 +7,7 @@
 //! hand, as the engine would emit them, until the simulated model speaks atc.
 
 use crate::common;
+use common::{app, press, screen};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -220,23 +221,6 @@ fn row_with(buf: &Buffer, needles: &[&str]) -> String {
         .find(|r| needles.iter().all(|n| r.contains(n)))
         .map(str::to_string)
         .unwrap_or_else(|| panic!("no row with {needles:?}:\n{}", text(buf)))
-}
-
-fn app(events: Vec<Event>) -> App {
-    let mut app = App::live();
-    for e in events {
-        app.update(Action::Engine(e));
-    }
-    app
-}
-
-fn press(app: &mut App, code: KeyCode) -> Vec<Effect> {
-    app.update(Action::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
-
-fn screen(app: &App, w: u16, h: u16) -> Buffer {
-    let theme = Theme::default();
-    common::render(w, h, |f| switchyard::ui::draw::draw(f, app, &theme))
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! dialog.
 
 use crate::common;
+use common::{app, press, screen};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
@@ -45,24 +46,6 @@ fn row_with(buf: &Buffer, needles: &[&str]) -> String {
 fn lane0_started(state: &SessionState) -> u64 {
     let step = state.current.as_ref().and_then(|r| r.rewoo.as_ref()).and_then(|w| w.active_step()).unwrap();
     step.lanes[0].started.expect("lane 0 runs")
-}
-
-/// An app that saw the events live.
-fn app(events: Vec<Event>) -> App {
-    let mut app = App::live();
-    for e in events {
-        app.update(Action::Engine(e));
-    }
-    app
-}
-
-fn press(app: &mut App, code: KeyCode) -> Vec<Effect> {
-    app.update(Action::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
-
-fn screen(app: &App, w: u16, h: u16) -> Buffer {
-    let theme = Theme::default();
-    common::render(w, h, |f| switchyard::ui::draw::draw(f, app, &theme))
 }
 
 #[test]

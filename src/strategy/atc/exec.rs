@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::budget::btp::{self, RunBudget, Verdict};
+use crate::budget::btp::{self, RunBudget};
 use crate::budget::experience::Experience;
-use crate::engine::event::{EventKind, RefuseReason};
+use crate::engine::event::EventKind;
 use crate::engine::{Halt, Host};
 use crate::program::sandbox::{self, Binding, CallRequest, FailKind, Failure, Limits, Outcome, Port};
 
@@ -93,12 +93,8 @@ pub async fn execute(
                 if let Err(e) = host.emit(EventKind::ProgramAt { line: req.line, tool: req.tool.clone() }) {
                     return stop(e.into());
                 }
-                if let Some(b) = budget.as_deref()
-                    && let Some((reason, detail)) = match b.verdict(&req.tool) {
-                        Verdict::Allowed => None,
-                        Verdict::Forbidden(d) => Some((RefuseReason::Forbidden, d)),
-                        Verdict::Blacklisted(d) => Some((RefuseReason::Blacklisted, d)),
-                    }
+                if let Some((reason, detail)) =
+                    budget.as_deref().and_then(|b| crate::engine::btp::refusal(b, &req.tool))
                 {
                     if let Err(e) =
                         host.emit(EventKind::Refused { tool: req.tool.clone(), reason, detail: detail.clone() })
