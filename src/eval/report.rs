@@ -103,6 +103,13 @@ impl Metrics {
         self
     }
 
+    /// The metrics of one setting's rows of a results file.
+    pub fn from_rows(label: impl Into<String>, rows: &[&crate::eval::results::TaskRow]) -> Metrics {
+        let runs: Vec<RunSummary> = rows.iter().map(|r| r.summary()).collect();
+        let gold = rows.iter().map(|r| (r.task_id.clone(), r.gold_tools.clone())).collect();
+        Metrics::from_runs(label, &runs).with_gold(&runs, &gold)
+    }
+
     pub fn from_state(label: impl Into<String>, state: &SessionState) -> Metrics {
         Self::from_runs(label, &state.finished)
     }
