@@ -17,6 +17,33 @@ use crate::model::Usage;
 /// The file's name inside an eval's folder.
 pub const RESULTS: &str = "results.jsonl";
 
+/// What an eval was asked to do, written to `eval.json` before its first
+/// task: a report states it, and `--resume` refuses a folder whose eval
+/// was a different one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EvalMeta {
+    /// The command line, without the program's path.
+    pub command: String,
+    /// The config file (None: the embedded default).
+    #[serde(default)]
+    pub config: Option<PathBuf>,
+    /// The task file (or `configured` for the config's task set).
+    pub tasks: String,
+    pub task_count: usize,
+    pub seed: u64,
+    pub jobs: usize,
+    /// Every setting's label, in the order they run.
+    pub settings: Vec<String>,
+    /// The parameters every setting starts from (before its sweep value).
+    pub params: Value,
+    pub cost_unit: String,
+    /// When the eval started (RFC 3339).
+    pub started: String,
+}
+
+/// The eval's description inside its folder.
+pub const META: &str = "eval.json";
+
 /// One task run under one setting.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskRow {
