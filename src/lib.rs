@@ -5,6 +5,7 @@
 //! retrieved start (`retrieve`), and emits versioned events that a trace
 //! records and any view folds into state. It knows nothing of a terminal.
 
+pub mod batch;
 pub mod budget;
 pub mod config;
 pub mod dataset;

@@ -10,6 +10,8 @@ use std::time::Duration;
 use crate::budget::btp::{BtpSetup, BudgetReport};
 use crate::budget::experience::ExperienceStore;
 use crate::config::{Config, ConfigError};
+use crate::engine::host::Labels;
+use crate::engine::params::Params;
 use crate::engine::trace::{TraceError, TraceWriter};
 use crate::engine::{
     Engine, EngineError, EngineHandle, EngineSetup, LogicalClock, ModelSlot, Models, Scheduled, SessionOutcome,
@@ -343,14 +345,67 @@ pub struct Prepared {
 }
 
 pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, SetupError> {
+    let shared = shared(config, opts)?;
+    let tasks = load_task_list(config, &opts.tasks, opts.count)?;
+    // ToolNet's graph, and where what it learns is kept: saved after every
+    // update, so a session killed mid-run keeps every finished task's.
+    let (graph, graph_store) = match shared.strategy {
+        StrategyKind::Toolnet if opts.save_graph => {
+            let (saved, store) = GraphStore::open(graph_path(config)?)?;
+            let graph = match (opts.graph, saved) {
+                (GraphSource::Saved, Some(g)) => g,
+                _ => build_graph(config, &shared.library)?,
+            };
+            (Some(graph), Some(store))
+        }
+        StrategyKind::Toolnet => (Some(load_graph(config, &shared.library, opts.graph)?), None),
+        StrategyKind::React | StrategyKind::Rewoo | StrategyKind::Atc => (None, None),
+    };
+    let experience = match &opts.experience {
+        ExperienceSource::DataDir => ExperienceStore::open(&experience_path(config)?)
+            .map_err(|e| SetupError::Invalid(format!("experience: {e}")))?,
+        ExperienceSource::InMemory(records) => ExperienceStore::in_memory(records.clone()),
+    };
+    let learnt = Learnt { graph, experience, labels: Labels::new() };
+    let mut prepared = shared.engine(config, opts, tasks, learnt, shared.seed)?;
+    prepared.engine.set_graph_store(graph_store);
+    if let Some(p) = &opts.trace {
+        prepared.engine.set_trace(TraceWriter::create(p)?);
+    }
+    Ok(prepared)
+}
+
+/// What every engine of a session shares: the library (with the costs the
+/// options set), the MCP servers, the tool executor (one connection pool,
+/// one tool cassette) and the models (one model cassette).
+pub struct Shared {
+    pub library: Arc<ToolLibrary>,
+    mcp: Option<Arc<McpHub>>,
+    executor: Executor,
+    models: Models,
+    pub strategy: StrategyKind,
+    pub seed: u64,
+    pub params: Params,
+}
+
+/// The learnt state an engine starts from.
+pub struct Learnt {
+    /// ToolNet's graph (None for strategies that walk none).
+    pub graph: Option<ToolGraph>,
+    pub experience: ExperienceStore,
+    /// Tool labels already given (rewoo); empty: classify.
+    pub labels: Labels,
+}
+
+/// Loads what a session's engines share, checking the options against it.
+pub fn shared(config: &Config, opts: &SessionOptions) -> Result<Shared, SetupError> {
     let Tools { library, mcp } = with_tools(load_tools(config)?, config)?;
     let mut library = library;
-    if let Some(c) = opts.tool_costs {
-        library = Arc::new(with_costs(&library, c, opts.seed.unwrap_or(config.seed))?);
-    }
-    let tasks = load_task_list(config, &opts.tasks, opts.count)?;
-    let strategy = opts.strategy.unwrap_or(config.strategy);
     let seed = opts.seed.unwrap_or(config.seed);
+    if let Some(c) = opts.tool_costs {
+        library = Arc::new(with_costs(&library, c, seed)?);
+    }
+    let strategy = opts.strategy.unwrap_or(config.strategy);
     let mut params = config.params.clone();
     for c in &opts.param_changes {
         c.validate().map_err(|e| SetupError::Invalid(e.to_string()))?;
@@ -363,85 +418,88 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
             return Err(SetupError::Invalid(format!("--fault: no tool named '{tool}' in the library")));
         }
     }
-    // ToolNet's graph, and where what it learns is kept: saved after every
-    // update, so a session killed mid-run keeps every finished task's.
-    let (graph, graph_store) = match strategy {
-        StrategyKind::Toolnet if opts.save_graph => {
-            let (saved, store) = GraphStore::open(graph_path(config)?)?;
-            let graph = match (opts.graph, saved) {
-                (GraphSource::Saved, Some(g)) => g,
-                _ => build_graph(config, &library)?,
-            };
-            (Some(graph), Some(store))
-        }
-        StrategyKind::Toolnet => (Some(load_graph(config, &library, opts.graph)?), None),
-        StrategyKind::React | StrategyKind::Rewoo | StrategyKind::Atc => (None, None),
-    };
     let executor = match &opts.tool_tape {
         Tape::Live => Executor::new(),
         Tape::Record(path) => Executor::with_tape(ToolTape::record(path)?),
         Tape::Replay(path) => Executor::with_tape(ToolTape::replay(path, opts.replay_tools_latency)?),
     };
-    let models = prepare_models(config, seed, &opts.tape)?;
-    let plays: Box<dyn Strategy> = match strategy {
-        StrategyKind::Rewoo => Box::new(Rewoo { categories: config.rewoo.categories.clone() }),
-        StrategyKind::Atc => {
-            let mut atc = config.atc.clone();
-            atc.probe = opts.probe.unwrap_or(atc.probe);
-            match &opts.probe_only {
-                Some(tools) => Box::new(Atc::probe_only(atc, tools.clone())),
-                None => Box::new(Atc::new(atc)),
-            }
-        }
-        kind => kind.into(),
-    };
-    let retriever = open_retriever(config, &library)?;
-    let mut setup = EngineSetup::new(library, models, plays);
-    setup.params = params;
-    setup.seed = seed;
-    setup.graph = graph;
-    setup.clock = if opts.logical_clock { Arc::new(LogicalClock::default()) } else { Arc::new(SystemClock::new()) };
-    setup.tool_timeout = Duration::from_millis(config.tool_timeout_ms);
-    setup.schedule = opts.schedule.clone();
-    setup.cost_unit = config.cost_unit.clone();
-    setup.start_paused = opts.start_paused;
-    setup.pace = Duration::from_millis(opts.pace_ms);
-    setup.linger = opts.linger;
-    // Without a data directory rewoo still runs; it only classifies every session.
-    let cache = if opts.fresh_categories { None } else { categories_path(config).ok() };
-    setup.label_cache = cache;
-    let store = match &opts.experience {
-        ExperienceSource::DataDir => ExperienceStore::open(&experience_path(config)?)
-            .map_err(|e| SetupError::Invalid(format!("experience: {e}")))?,
-        ExperienceSource::InMemory(records) => ExperienceStore::in_memory(records.clone()),
-    };
-    let mut btp = BtpSetup::new(store);
-    btp.enforce = opts.btp.unwrap_or(config.btp.enabled);
-    btp.lambda = config.btp.lambda;
-    btp.candidates = config.btp.candidates;
-    btp.time_rate = config.btp.time_rate;
-    btp.model_judge = config.btp.model_judge;
-    btp.defaults = crate::budget::estimate::Defaults { value: config.btp.default_value, freq: config.btp.default_freq };
-    setup.btp = Some(btp);
-    setup.graph_store = graph_store;
-    setup.retriever = retriever;
-    setup.requery = config.retrieval.requery;
-    if strategy == StrategyKind::Atc {
-        setup.protocols = open_protocols(config, &setup.library)?;
-    }
-    setup.executor = match &mcp {
+    let executor = match &mcp {
         Some(hub) => executor.with_mcp(Arc::clone(hub)),
         None => executor,
     };
-    let (mut engine, handle) = Engine::new(setup);
-    if let Some(hub) = &mcp {
-        let notifier = handle.notifier();
-        hub.listen(Box::new(move |e| notifier.server(e)));
+    let models = prepare_models(config, seed, &opts.tape)?;
+    Ok(Shared { library, mcp, executor, models, strategy, seed, params })
+}
+
+impl Shared {
+    /// ToolNet's graph as the options ask for it (saved or from the
+    /// trajectories), None for the strategies that walk none.
+    pub fn graph(&self, config: &Config, opts: &SessionOptions) -> Result<Option<ToolGraph>, SetupError> {
+        match self.strategy {
+            StrategyKind::Toolnet => Ok(Some(load_graph(config, &self.library, opts.graph)?)),
+            StrategyKind::React | StrategyKind::Rewoo | StrategyKind::Atc => Ok(None),
+        }
     }
-    if let Some(p) = &opts.trace {
-        engine.set_trace(TraceWriter::create(p)?);
+
+    /// An engine over these parts for `tasks`, starting from `learnt`, with
+    /// `seed` for its own randomness (tool calls, fault draws).
+    pub fn engine(
+        &self,
+        config: &Config,
+        opts: &SessionOptions,
+        tasks: Vec<Task>,
+        learnt: Learnt,
+        seed: u64,
+    ) -> Result<Prepared, SetupError> {
+        let plays: Box<dyn Strategy> = match self.strategy {
+            StrategyKind::Rewoo => Box::new(Rewoo { categories: config.rewoo.categories.clone() }),
+            StrategyKind::Atc => {
+                let mut atc = config.atc.clone();
+                atc.probe = opts.probe.unwrap_or(atc.probe);
+                match &opts.probe_only {
+                    Some(tools) => Box::new(Atc::probe_only(atc, tools.clone())),
+                    None => Box::new(Atc::new(atc)),
+                }
+            }
+            kind => kind.into(),
+        };
+        let retriever = open_retriever(config, &self.library)?;
+        let mut setup = EngineSetup::new(Arc::clone(&self.library), self.models.clone(), plays);
+        setup.params = self.params.clone();
+        setup.seed = seed;
+        setup.graph = learnt.graph;
+        setup.labels = learnt.labels;
+        setup.clock = if opts.logical_clock { Arc::new(LogicalClock::default()) } else { Arc::new(SystemClock::new()) };
+        setup.tool_timeout = Duration::from_millis(config.tool_timeout_ms);
+        setup.schedule = opts.schedule.clone();
+        setup.cost_unit = config.cost_unit.clone();
+        setup.start_paused = opts.start_paused;
+        setup.pace = Duration::from_millis(opts.pace_ms);
+        setup.linger = opts.linger;
+        // Without a data directory rewoo still runs; it only classifies every session.
+        setup.label_cache = if opts.fresh_categories { None } else { categories_path(config).ok() };
+        let mut btp = BtpSetup::new(learnt.experience);
+        btp.enforce = opts.btp.unwrap_or(config.btp.enabled);
+        btp.lambda = config.btp.lambda;
+        btp.candidates = config.btp.candidates;
+        btp.time_rate = config.btp.time_rate;
+        btp.model_judge = config.btp.model_judge;
+        btp.defaults =
+            crate::budget::estimate::Defaults { value: config.btp.default_value, freq: config.btp.default_freq };
+        setup.btp = Some(btp);
+        setup.retriever = retriever;
+        setup.requery = config.retrieval.requery;
+        if self.strategy == StrategyKind::Atc {
+            setup.protocols = open_protocols(config, &setup.library)?;
+        }
+        setup.executor = self.executor.clone();
+        let (engine, handle) = Engine::new(setup);
+        if let Some(hub) = &self.mcp {
+            let notifier = handle.notifier();
+            hub.listen(Box::new(move |e| notifier.server(e)));
+        }
+        Ok(Prepared { engine, handle, tasks })
     }
-    Ok(Prepared { engine, handle, tasks })
 }
 
 /// The probed protocols of `DATA_DIR/protocols`, each checked now: a file

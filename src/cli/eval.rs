@@ -1,18 +1,25 @@
 //! `eval`: strategies compared over a task set, parameter sweeps, and rewoo's model matrix.
 
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use color_eyre::eyre::{Result, eyre};
+use color_eyre::eyre::{Result, WrapErr, eyre};
 
+use switchyard::batch::{self, Batch, TaskRun};
 use switchyard::config::Config;
+use switchyard::engine::event::RunOutcome;
 use switchyard::engine::{ParamChange, StrategyKind};
 use switchyard::eval::report::{MatrixRow, Metrics, matrix_table, table};
+use switchyard::eval::results::{
+    EvalMeta, Learned, META, RESULTS, RoleUse, RowWriter, Sweep, TaskRow, by_setting, finished, read_rows,
+};
 use switchyard::model::Role;
 use switchyard::session::{self, GraphSource, SessionOptions};
 
 use super::args::Common;
-use std::collections::HashMap;
 
 use super::setup::{common_options, runtime, until_sigterm};
 
@@ -41,19 +48,151 @@ pub(super) struct EvalArgs {
     matrix: Vec<String>,
     #[arg(long)]
     json: bool,
+    /// Run this many tasks at a time, each against the models at once (point
+    /// them at a server that batches). Learners (ToolNet's graph, BTP's
+    /// experience) commit in task order: task i starts from tasks 1..i−N.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    jobs: usize,
+    /// The eval's folder: results.jsonl (a row per task, appended as each
+    /// finishes), eval.json and the report (default: DATA_DIR/evals/DATE-TIME).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Go on with the eval in --out DIR: finished tasks are not run again.
+    #[arg(long, requires = "out")]
+    resume: bool,
     /// Also draw the rows as grouped bars here (SVG): success (or answered, when
     /// no task has a gold answer), and Path% and Prec% when tasks name their gold tools.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<std::path::PathBuf>,
 }
 
+/// One setting of an eval: a strategy, maybe a swept value or a model
+/// combination, and the session options and config it runs with.
+struct Setting {
+    label: String,
+    strategy: StrategyKind,
+    sweep: Option<Sweep>,
+    config: Config,
+    opts: SessionOptions,
+}
+
 pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
-    if !a.matrix.is_empty() {
-        return eval_matrix(config, a);
-    }
     let rt = runtime()?;
-    let mut rows = Vec::new();
+    let settings = if a.matrix.is_empty() { settings(config, &a, &rt)? } else { matrix_settings(config, &a, &rt)? };
+    let tasks = session::load_task_list(config, &settings[0].opts.tasks, a.common.count)?;
+    let jobs = a.jobs.max(1);
+    let out = out_dir(config, &a)?;
+    let meta = EvalMeta {
+        command: std::env::args().skip(1).collect::<Vec<_>>().join(" "),
+        config: config.path.clone(),
+        tasks: a.common.tasks.as_ref().map_or_else(|| config.tasks.display().to_string(), |p| p.display().to_string()),
+        task_count: tasks.len(),
+        seed: a.common.seed.unwrap_or(config.seed),
+        jobs,
+        settings: settings.iter().map(|s| s.label.clone()).collect(),
+        params: serde_json::to_value(&config.params)?,
+        cost_unit: config.cost_unit.clone(),
+        started: chrono::Local::now().to_rfc3339(),
+    };
+    let results = out.join(RESULTS);
+    let (mut rows, torn) = if a.resume {
+        resume_check(&out, &meta)?;
+        read_rows(&results)?
+    } else {
+        if read_rows(&results)?.0.len() + usize::from(read_rows(&results)?.1) > 0 {
+            return Err(eyre!(
+                "{} already holds an eval's results: add --resume to go on with it, or give another --out",
+                out.display()
+            ));
+        }
+        write_meta(&out, &meta)?;
+        (Vec::new(), false)
+    };
+    if torn {
+        eprintln!(
+            "{}: the last row was cut short (the eval was killed while writing it); its task runs again",
+            results.display()
+        );
+    }
+    let done = finished(&rows);
+    let total = (settings.len() * tasks.len()) as u64;
+    let quiet = a.json && !std::io::stdout().is_terminal();
+    let bar = if quiet { indicatif::ProgressBar::hidden() } else { super::progress::eval_bar(total) };
+    let mut tally = Tally::default();
+    for r in &rows {
+        tally.add(r);
+    }
+    bar.set_position(rows.len() as u64);
+    bar.set_message(tally.message(&config.cost_unit));
+    let mut writer = RowWriter::append(&results)?;
     let mut unit = config.cost_unit.clone();
+    for s in &settings {
+        let learned: BTreeMap<usize, Learned> =
+            rows.iter().filter(|r| r.setting == s.label).map(|r| (r.index, r.learned.clone())).collect();
+        if learned.len() >= tasks.len() {
+            continue;
+        }
+        let batch = Batch { config: &s.config, opts: &s.opts, tasks: &tasks, jobs, done: learned };
+        let mut fresh = Vec::new();
+        let outcome = rt.block_on(until_sigterm(async {
+            batch::run(batch, |run| {
+                let row = task_row(s, &tasks[run.index], run);
+                writer.write(&row).map_err(|e| session::SetupError::Invalid(e.to_string()))?;
+                tally.add(&row);
+                bar.inc(1);
+                bar.set_message(tally.message(&unit));
+                fresh.push(row);
+                Ok(())
+            })
+            .await
+            .map_err(color_eyre::Report::from)
+        }));
+        rows.extend(fresh);
+        if let Err(e) = outcome {
+            bar.abandon();
+            return Err(e.wrap_err(format!(
+                "the eval stopped with {} of {total} tasks recorded in {}; `--resume --out {}` goes on from there",
+                rows.len(),
+                results.display(),
+                out.display()
+            )));
+        }
+        unit = s.config.cost_unit.clone();
+    }
+    bar.finish_and_clear();
+    let _ = done;
+    let grouped = by_setting(&rows);
+    let order = |label: &str| meta.settings.iter().position(|s| s == label).unwrap_or(usize::MAX);
+    let mut grouped = grouped;
+    grouped.sort_by_key(|(label, _)| order(label));
+    let metrics: Vec<Metrics> = grouped.iter().map(|(label, rs)| Metrics::from_rows(label.clone(), rs)).collect();
+    if let Some(p) = &a.plot {
+        plot(p, &metrics)?;
+    }
+    let budgeted = rows.iter().any(|r| r.budget.is_some());
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&metrics)?);
+    } else if !a.matrix.is_empty() {
+        let varied: Vec<Role> = a.matrix.iter().map(|m| matrix_axis(m).map(|(r, _)| r)).collect::<Result<_>>()?;
+        let matrix: Vec<MatrixRow> = grouped.iter().map(|(_, rs)| MatrixRow::from_rows(&varied, rs, &unit)).collect();
+        print!("{}", matrix_table(&matrix, &unit));
+    } else {
+        print!("{}", table(&metrics, &unit));
+        if budgeted {
+            print!("{}", switchyard::eval::report::budget_table(&metrics, &unit));
+        }
+    }
+    if !a.json {
+        println!("results: {}", out.display());
+        if let Some(p) = &a.plot {
+            println!("plot: {}", p.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The strategies (× the swept values) an eval compares.
+fn settings(config: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> Result<Vec<Setting>> {
     let sweep: Vec<(String, String)> = match &a.sweep {
         None => vec![(String::new(), String::new())],
         Some(spec) => {
@@ -64,16 +203,20 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
             values.split(',').map(|v| (name.to_string(), v.trim().to_string())).collect()
         }
     };
-    let seed_experience = eval_experience(config, &a, &rt)?;
+    let seed_experience = eval_experience(config, a, rt)?;
     let budgeted = a.common.budget.is_some() || a.sweep.as_deref().is_some_and(|s| s.starts_with("budget="));
     let strategies = a.strategy.clone().unwrap_or_else(|| vec![StrategyKind::React, StrategyKind::Toolnet]);
+    let mut out = Vec::new();
     for (sweep_name, sweep_value) in &sweep {
         for strategy in &strategies {
             let mut opts = eval_options(&a.common, &seed_experience)?;
+            let mut swept = None;
             if !sweep_name.is_empty() {
                 opts.param_changes.push(
                     ParamChange::parse(&format!("{sweep_name}={sweep_value}")).map_err(|e| eyre!("--sweep: {e}"))?,
                 );
+                let value = sweep_value.parse().map_err(|_| eyre!("--sweep: '{sweep_value}' is not a number"))?;
+                swept = Some(Sweep { name: sweep_name.clone(), value });
             }
             opts.strategy = Some(*strategy);
             let mut label = strategy.as_str().to_string();
@@ -93,31 +236,184 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
             if !sweep_name.is_empty() {
                 label = format!("{label} {sweep_name}={sweep_value}");
             }
-            let mut gold: HashMap<String, Vec<String>> = HashMap::new();
-            let outcome = rt.block_on(until_sigterm(async {
-                let prepared = session::prepare(config, &opts)?;
-                gold = prepared.tasks.iter().map(|t| (t.id.clone(), t.tools.clone())).collect();
-                Ok(session::run(prepared).await?)
-            }))?;
-            unit = outcome.state.cost_unit.clone();
-            rows.push(Metrics::from_state(label, &outcome.state).with_gold(&outcome.state.finished, &gold));
+            out.push(Setting { label, strategy: *strategy, sweep: swept, config: config.clone(), opts });
         }
     }
-    if let Some(p) = &a.plot {
-        plot(p, &rows)?;
+    Ok(out)
+}
+
+/// The rewoo paper's Table 4: every combination of the listed models in
+/// their roles, each over the same tasks with the same seed.
+fn matrix_settings(config: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> Result<Vec<Setting>> {
+    if let Some(s) = a.strategy.as_ref().filter(|s| s.iter().any(|k| *k != StrategyKind::Rewoo)) {
+        let given: Vec<&str> = s.iter().map(|k| k.as_str()).collect();
+        return Err(eyre!(
+            "--matrix runs the rewoo strategy; --strategy {} conflicts with it (drop --strategy or give rewoo)",
+            given.join(",")
+        ));
     }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-    } else {
-        print!("{}", table(&rows, &unit));
-        if let Some(p) = &a.plot {
-            println!("plot: {}", p.display());
-        }
-        if budgeted {
-            print!("{}", switchyard::eval::report::budget_table(&rows, &unit));
-        }
+    if a.sweep.is_some() {
+        return Err(eyre!("--matrix and --sweep exclude each other: vary the models or a parameter"));
     }
-    Ok(ExitCode::SUCCESS)
+    let axes = a.matrix.iter().map(|m| matrix_axis(m)).collect::<Result<Vec<_>>>()?;
+    let cells = session::model_matrix(config, &axes).map_err(|e| eyre!("--matrix: {e}"))?;
+    let seed_experience = eval_experience(config, a, rt)?;
+    let mut out = Vec::new();
+    for cell in cells {
+        let mut opts = eval_options(&a.common, &seed_experience)?;
+        opts.strategy = Some(StrategyKind::Rewoo);
+        let label = cell.roles.iter().map(|(r, m)| format!("{}={m}", r.as_str())).collect::<Vec<_>>().join(" ");
+        out.push(Setting { label, strategy: StrategyKind::Rewoo, sweep: None, config: cell.config, opts });
+    }
+    Ok(out)
+}
+
+/// `--out`, else a folder named by the date and time in the data directory.
+fn out_dir(config: &Config, a: &EvalArgs) -> Result<PathBuf> {
+    let dir = match &a.out {
+        Some(d) => d.clone(),
+        None if a.resume => return Err(eyre!("--resume needs --out DIR: the folder of the eval to go on with")),
+        None => config
+            .data_dir()
+            .wrap_err("the eval writes its results to a folder: give --out DIR or set a data directory")?
+            .join("evals")
+            .join(chrono::Local::now().format("%Y-%m-%d-%H%M%S").to_string()),
+    };
+    std::fs::create_dir_all(&dir).wrap_err_with(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
+}
+
+fn write_meta(out: &Path, meta: &EvalMeta) -> Result<()> {
+    let path = out.join(META);
+    let text = serde_json::to_string_pretty(meta)? + "\n";
+    let mut f =
+        atomic_write_file::AtomicWriteFile::open(&path).wrap_err_with(|| format!("cannot write {}", path.display()))?;
+    use std::io::Write;
+    f.write_all(text.as_bytes()).and_then(|_| f.commit()).wrap_err_with(|| format!("cannot write {}", path.display()))
+}
+
+/// A resumed eval must be the same eval: same tasks, settings, seed and
+/// jobs (with learners, N decides what each task starts from).
+fn resume_check(out: &Path, now: &EvalMeta) -> Result<()> {
+    let path = out.join(META);
+    let text = std::fs::read_to_string(&path)
+        .wrap_err_with(|| format!("--resume: {} holds no eval (no {META})", out.display()))?;
+    let was: EvalMeta = serde_json::from_str(&text)
+        .wrap_err_with(|| format!("--resume: {} is not an eval's description", path.display()))?;
+    let differs = |what: &str, a: String, b: String| -> Result<()> {
+        if a == b {
+            Ok(())
+        } else {
+            Err(eyre!(
+                "--resume: the eval in {} ran with {what} {a}, this one asks for {b}; resume it with the same flags",
+                out.display()
+            ))
+        }
+    };
+    differs("the tasks", format!("{} ({})", was.tasks, was.task_count), format!("{} ({})", now.tasks, now.task_count))?;
+    differs("the settings", was.settings.join(", "), now.settings.join(", "))?;
+    differs("seed", was.seed.to_string(), now.seed.to_string())?;
+    differs("--jobs", was.jobs.to_string(), now.jobs.to_string())?;
+    Ok(())
+}
+
+/// A finished task as a results row.
+fn task_row(s: &Setting, task: &switchyard::task::Task, run: TaskRun) -> TaskRow {
+    let state = &run.state;
+    let summary = state.finished.iter().find(|r| r.outcome != RunOutcome::Restarted).cloned();
+    let models = state.models.iter().map(|m| (m.role.as_str().to_string(), m.model.name.clone())).collect();
+    let roles = state
+        .accounts
+        .iter()
+        .map(|((role, model), a)| RoleUse {
+            role: role.as_str().to_string(),
+            model: model.clone(),
+            calls: a.calls as u32,
+            prompt_tokens: a.usage.prompt_tokens,
+            completion_tokens: a.usage.completion_tokens,
+            cost: a.cost,
+        })
+        .collect();
+    let base = TaskRow {
+        setting: s.label.clone(),
+        strategy: s.strategy.as_str().to_string(),
+        sweep: s.sweep.clone(),
+        models,
+        index: run.index,
+        task_id: task.id.clone(),
+        gold: task.answer.clone(),
+        gold_tools: task.tools.clone(),
+        outcome: RunOutcome::Stopped,
+        answer: None,
+        success: None,
+        steps: 0,
+        tool_calls: 0,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        cost: 0.0,
+        path: Vec::new(),
+        calls: run.calls,
+        budget: None,
+        planned_cost: None,
+        planned_calls: None,
+        spent: 0.0,
+        tokens_saved: 0,
+        reflections: 0,
+        roles,
+        wall_ms: run.wall_ms,
+        learnt_from: run.learnt_from,
+        learned: run.learned,
+    };
+    match summary {
+        None => base,
+        Some(r) => TaskRow {
+            outcome: r.outcome,
+            answer: r.answer,
+            success: r.success,
+            steps: r.steps,
+            tool_calls: r.tool_calls,
+            prompt_tokens: r.usage.prompt_tokens,
+            completion_tokens: r.usage.completion_tokens,
+            cost: r.cost,
+            path: r.path,
+            budget: r.budget,
+            planned_cost: r.planned_cost,
+            planned_calls: r.planned_calls,
+            spent: r.spent,
+            tokens_saved: r.tokens_saved,
+            reflections: r.reflections,
+            ..base
+        },
+    }
+}
+
+/// What the progress bar says besides done/total.
+#[derive(Default)]
+struct Tally {
+    judged: usize,
+    succeeded: usize,
+    answered: usize,
+    tokens: u64,
+    cost: f64,
+}
+
+impl Tally {
+    fn add(&mut self, r: &TaskRow) {
+        self.judged += usize::from(r.success.is_some());
+        self.succeeded += usize::from(r.success == Some(true));
+        self.answered += usize::from(r.outcome == RunOutcome::Answered);
+        self.tokens += r.prompt_tokens + r.completion_tokens;
+        self.cost += r.cost;
+    }
+
+    fn message(&self, unit: &str) -> String {
+        let success = if self.judged == 0 {
+            format!("answered {}", self.answered)
+        } else {
+            format!("success {:.1}%", 100.0 * self.succeeded as f64 / self.judged as f64)
+        };
+        format!("{success} · {} tok · {:.2} {unit}", self.tokens, self.cost)
+    }
 }
 
 /// BTP's estimates start from the configured trajectories, held in memory:
@@ -170,41 +466,6 @@ fn matrix_axis(spec: &str) -> Result<(Role, Vec<String>)> {
         return Err(eyre!("--matrix {spec}: an empty model name"));
     }
     Ok((role, models))
-}
-
-/// The rewoo paper's Table 4: every combination of the listed models in
-/// their roles, each a fresh session over the same tasks with the same seed.
-fn eval_matrix(config: &Config, a: EvalArgs) -> Result<ExitCode> {
-    if let Some(s) = a.strategy.as_ref().filter(|s| s.iter().any(|k| *k != StrategyKind::Rewoo)) {
-        let given: Vec<&str> = s.iter().map(|k| k.as_str()).collect();
-        return Err(eyre!(
-            "--matrix runs the rewoo strategy; --strategy {} conflicts with it (drop --strategy or give rewoo)",
-            given.join(",")
-        ));
-    }
-    if a.sweep.is_some() {
-        return Err(eyre!("--matrix and --sweep exclude each other: vary the models or a parameter"));
-    }
-    let axes = a.matrix.iter().map(|m| matrix_axis(m)).collect::<Result<Vec<_>>>()?;
-    let cells = session::model_matrix(config, &axes).map_err(|e| eyre!("--matrix: {e}"))?;
-    let varied: Vec<Role> = axes.iter().map(|(r, _)| *r).collect();
-    let rt = runtime()?;
-    let seed_experience = eval_experience(config, &a, &rt)?;
-    let mut rows = Vec::new();
-    for cell in &cells {
-        let mut opts = eval_options(&a.common, &seed_experience)?;
-        opts.strategy = Some(StrategyKind::Rewoo);
-        let outcome =
-            rt.block_on(until_sigterm(async { Ok(session::run(session::prepare(&cell.config, &opts)?).await?) }))?;
-        rows.push(MatrixRow::from_state(&varied, &outcome.state));
-    }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-    } else {
-        let unit = rows.first().map(|r| r.cost_unit.clone()).unwrap_or_else(|| config.cost_unit.clone());
-        print!("{}", matrix_table(&rows, &unit));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The rows as grouped bars: what was solved (or answered, where nothing

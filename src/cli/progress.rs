@@ -37,3 +37,13 @@ pub(super) fn bar(total: u64, what: &str) -> ProgressBar {
     bar.set_message(what.to_owned());
     bar
 }
+
+/// The eval's bar: done/total, the message (success so far, tokens, cost)
+/// and the time left.
+pub(super) fn eval_bar(total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template("eval [{bar:30}] {pos}/{len} {msg} · ETA {eta} ") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}

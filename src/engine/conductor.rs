@@ -72,6 +72,9 @@ pub struct EngineSetup {
     pub protocols: Option<crate::program::protocol::ProtocolStore>,
     /// Strategies re-retrieve mid-run with the evidence so far.
     pub requery: bool,
+    /// Tool labels already given (rewoo's categories), e.g. by an earlier
+    /// task of a concurrent eval; empty: the strategy classifies.
+    pub labels: Labels,
 }
 
 impl EngineSetup {
@@ -97,6 +100,7 @@ impl EngineSetup {
             retriever: None,
             requery: false,
             protocols: None,
+            labels: Labels::new(),
         }
     }
 }
@@ -108,6 +112,11 @@ pub struct SessionOutcome {
     pub state: SessionState,
     /// Every tool usage the experience store holds at the end.
     pub experience: Vec<crate::budget::experience::Experience>,
+    /// The score maps ToolNet learnt from, in order: applied with the same
+    /// α and β to another copy of the graph they give the same update.
+    pub learnt_scores: Vec<BTreeMap<String, i32>>,
+    /// The tool labels at the end.
+    pub labels: Labels,
 }
 
 /// The sending side of the control channel.
@@ -192,6 +201,7 @@ pub struct Engine {
     pub(super) next_call: u64,
     pub(super) tally: RunTally,
     pub(super) state: SessionState,
+    pub(super) learnt_scores: Vec<BTreeMap<String, i32>>,
 }
 
 impl Engine {
@@ -246,7 +256,7 @@ impl Engine {
             btp: setup.btp,
             graph,
             graph_store: setup.graph_store,
-            labels: Labels::new(),
+            labels: setup.labels,
             label_cache: setup.label_cache,
             label_key: None,
             latency: BTreeMap::new(),
@@ -255,6 +265,7 @@ impl Engine {
             next_call: 0,
             tally: RunTally::default(),
             state: SessionState::default(),
+            learnt_scores: Vec::new(),
         };
         (engine, EngineHandle { tx })
     }
@@ -264,6 +275,11 @@ impl Engine {
         let (tx, rx) = mpsc::unbounded_channel();
         self.sinks.push(tx);
         rx
+    }
+
+    /// Where the learnt graph is saved after every update (None: not saved).
+    pub fn set_graph_store(&mut self, store: Option<GraphStore>) {
+        self.graph_store = store;
     }
 
     pub fn set_trace(&mut self, trace: TraceWriter) {
@@ -367,7 +383,13 @@ impl Engine {
         }
         self.emit(EventKind::SessionFinished { runs: self.state.finished.len() as u32, stopped: self.stop })?;
         let experience = self.btp.as_ref().map(|b| b.experience.records().to_vec()).unwrap_or_default();
-        Ok(SessionOutcome { graph: self.graph, state: self.state, experience })
+        Ok(SessionOutcome {
+            graph: self.graph,
+            state: self.state,
+            experience,
+            learnt_scores: self.learnt_scores,
+            labels: self.labels,
+        })
     }
 
     /// One run: the strategy takes the task as far as it goes, between

@@ -187,6 +187,7 @@ impl Host for Engine {
     fn learn(&mut self, scores: &BTreeMap<String, i32>) -> Result<(), EngineError> {
         let (alpha, beta) = (self.params.alpha, self.params.beta);
         if let Some(g) = self.graph.as_mut() {
+            self.learnt_scores.push(scores.clone());
             let update = g.apply_scores(scores, alpha, beta);
             Engine::emit(self, EventKind::GraphUpdated { update })?;
             self.save_graph()?;

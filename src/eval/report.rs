@@ -300,6 +300,55 @@ impl MatrixRow {
         }
     }
 
+    /// The same from a results file's rows of one model combination.
+    pub fn from_rows(varied: &[Role], rows: &[&crate::eval::results::TaskRow], cost_unit: &str) -> MatrixRow {
+        let m = Metrics::from_rows("", rows);
+        let n = m.tasks.max(1) as f64;
+        let model_of =
+            |role: Role| rows.iter().find_map(|r| r.models.get(role.as_str()).cloned()).unwrap_or_else(|| "?".into());
+        let share = |role: Role, model: String| {
+            let mut s = RoleShare {
+                role,
+                model,
+                calls_per_task: 0.0,
+                prompt_tokens_per_task: 0.0,
+                completion_tokens_per_task: 0.0,
+                cost_per_task: 0.0,
+            };
+            for u in rows.iter().flat_map(|r| &r.roles) {
+                if u.role == role.as_str() && u.model == s.model {
+                    s.calls_per_task += f64::from(u.calls) / n;
+                    s.prompt_tokens_per_task += u.prompt_tokens as f64 / n;
+                    s.completion_tokens_per_task += u.completion_tokens as f64 / n;
+                    s.cost_per_task += u.cost / n;
+                }
+            }
+            s
+        };
+        let model_cost = rows.iter().flat_map(|r| &r.roles).map(|u| u.cost).sum::<f64>() / n;
+        let mut played: Vec<(Role, String)> =
+            rows.iter().flat_map(|r| &r.roles).filter_map(|u| Some((Role::parse(&u.role)?, u.model.clone()))).collect();
+        played.sort();
+        played.dedup();
+        MatrixRow {
+            planner: model_of(Role::Planner),
+            solver: model_of(Role::Solver),
+            varied: varied.iter().map(|r| share(*r, model_of(*r))).collect(),
+            tasks: m.tasks,
+            succeeded: m.succeeded,
+            accuracy_pct: 100.0 * m.success_rate,
+            prompt_tokens_per_task: m.avg_prompt_tokens,
+            completion_tokens_per_task: m.avg_completion_tokens,
+            cost_per_task: m.avg_cost,
+            model_cost_per_task: model_cost,
+            tool_cost_per_task: (m.avg_cost - model_cost).max(0.0),
+            cost_unit: cost_unit.to_string(),
+            steps_per_task: m.avg_steps,
+            tokens_saved_per_task: m.avg_tokens_saved,
+            roles: played.into_iter().map(|(r, model)| share(r, model)).collect(),
+        }
+    }
+
     /// Prompt plus completion tokens per task of one role (any model).
     pub fn role_tokens(&self, role: Role) -> f64 {
         self.roles

@@ -101,6 +101,10 @@ pub struct TaskRow {
     /// Wall-clock time of the task, including waiting on models and tools.
     #[serde(default)]
     pub wall_ms: u64,
+    /// How many tasks' learning this one started from (tasks 0..this, in
+    /// order): with `--jobs N`, task i starts from i+1−N of them.
+    #[serde(default)]
+    pub learnt_from: usize,
     /// What this task taught the learners, so a resumed eval rebuilds
     /// their state from the rows alone.
     #[serde(default, skip_serializing_if = "Learned::is_empty")]
@@ -233,8 +237,11 @@ impl RowWriter {
     }
 
     pub fn write(&mut self, row: &TaskRow) -> Result<(), ResultsError> {
-        let mut line = serde_json::to_string(row)
-            .map_err(|e| ResultsError::Parse { path: self.path.clone(), line: 0, message: e.to_string() })?;
+        let mut line = serde_json::to_string(row).map_err(|e| ResultsError::Parse {
+            path: self.path.clone(),
+            line: 0,
+            message: e.to_string(),
+        })?;
         line.push('\n');
         self.file.write_all(line.as_bytes()).map_err(|source| ResultsError::Io { path: self.path.clone(), source })
     }
@@ -298,6 +305,7 @@ mod tests {
             reflections: 0,
             roles: vec![],
             wall_ms: 3,
+            learnt_from: 0,
             learned: Learned::default(),
         }
     }

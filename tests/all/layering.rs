@@ -38,7 +38,7 @@ const LAYERS: &[(u32, &[&str])] = &[
     (2, &["engine"]),
     (3, &["strategy"]),
     (4, &["sim", "eval"]),
-    (5, &["config", "session"]),
+    (5, &["config", "session", "batch"]),
     (6, &["ui", "cli"]),
 ];
 

@@ -1,0 +1,207 @@
+//! An eval's tasks run N at a time, each on an engine of its own, so the
+//! model calls of N tasks are in flight together (a serving engine batches
+//! them). What the learners take from a task (ToolNet's graph, BTP's
+//! experience, rewoo's tool labels) is committed in task order, and task i
+//! starts from what tasks 0..=i−N taught: the same state whatever order the
+//! tasks finish in, so results are the same for a seed and N, and with
+//! N = 1 every task sees every task before it, as a session does.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+
+use crate::budget::experience::{Experience, ExperienceStore};
+use crate::config::Config;
+use crate::engine::event::LabelSource;
+use crate::engine::{EventKind, Labels, Scheduled, SessionState};
+use crate::eval::results::{CallMade, Learned};
+use crate::graph::ToolGraph;
+use crate::session::{self, ExperienceSource, Learnt, SessionOptions, SetupError};
+use crate::task::Task;
+
+/// One finished task: the fold of its engine's events, what it taught,
+/// the calls it made and how long it took.
+pub struct TaskRun {
+    pub index: usize,
+    pub state: SessionState,
+    pub learned: Learned,
+    /// How many tasks' learning it started from (tasks 0..this).
+    pub learnt_from: usize,
+    pub calls: Vec<CallMade>,
+    pub wall_ms: u64,
+}
+
+/// The tasks of one setting and how many run at a time.
+pub struct Batch<'a> {
+    pub config: &'a Config,
+    pub opts: &'a SessionOptions,
+    pub tasks: &'a [Task],
+    /// At least 1.
+    pub jobs: usize,
+    /// Tasks a resumed eval finished before, with what they taught: not
+    /// run again, but committed in their turn.
+    pub done: BTreeMap<usize, Learned>,
+}
+
+/// The learnt state as committed so far.
+struct Committed {
+    graph: Option<ToolGraph>,
+    experience: Vec<Experience>,
+    labels: Labels,
+    /// Tasks 0..count are in it.
+    count: usize,
+}
+
+impl Committed {
+    fn commit(&mut self, l: &Learned, alpha: f64, beta: f64) {
+        if let Some(g) = self.graph.as_mut() {
+            for s in &l.scores {
+                g.apply_scores(s, alpha, beta);
+            }
+        }
+        self.experience.extend(l.usages.iter().cloned());
+        self.adopt_labels(l);
+        self.count += 1;
+    }
+
+    fn adopt_labels(&mut self, l: &Learned) {
+        if self.labels.is_empty() && !l.labels.is_empty() {
+            self.labels = l.labels.iter().map(|(t, c)| (t.clone(), (c.clone(), LabelSource::Cache))).collect();
+        }
+    }
+
+    fn snapshot(&self) -> Learnt {
+        Learnt {
+            graph: self.graph.clone(),
+            experience: ExperienceStore::in_memory(self.experience.clone()),
+            labels: self.labels.clone(),
+        }
+    }
+}
+
+/// Each task's own seed for the engine's randomness (tool calls, fault
+/// draws), so tasks neither share nor depend on each other's draws.
+pub fn task_seed(seed: u64, index: usize) -> u64 {
+    seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Runs the batch, calling `on_done` as each task finishes (in the order
+/// they finish). Controls scheduled before task k are given to every task
+/// from k on, each engine being fresh.
+pub async fn run(b: Batch<'_>, mut on_done: impl FnMut(TaskRun) -> Result<(), SetupError>) -> Result<(), SetupError> {
+    let jobs = b.jobs.max(1);
+    let shared = session::shared(b.config, b.opts)?;
+    let (alpha, beta) = (shared.params.alpha, shared.params.beta);
+    let experience = match &b.opts.experience {
+        ExperienceSource::InMemory(records) => records.clone(),
+        ExperienceSource::DataDir => ExperienceStore::open(&session::experience_path(b.config)?)
+            .map_err(|e| SetupError::Invalid(format!("experience: {e}")))?
+            .records()
+            .to_vec(),
+    };
+    let mut committed =
+        Committed { graph: shared.graph(b.config, b.opts)?, experience, labels: Labels::new(), count: 0 };
+    let mut taught: BTreeMap<usize, Learned> = b.done.clone();
+    // rewoo's labels belong to the library and the classifier, not to a
+    // task: one task classifies while the others wait, and every later task
+    // takes its labels, so N does not change how often the library is classified.
+    let labels_first = shared.strategy == crate::engine::StrategyKind::Rewoo;
+    if let Some(l) = b.done.values().find(|l| !l.labels.is_empty()) {
+        committed.adopt_labels(l);
+    }
+    let mut classifying: Option<usize> = None;
+    let mut running = FuturesUnordered::new();
+    let mut next = 0;
+    loop {
+        while running.len() < jobs && next < b.tasks.len() {
+            if b.done.contains_key(&next) {
+                next += 1;
+                continue;
+            }
+            // Task `next` starts from tasks 0..=next−jobs, exactly.
+            let need = (next + 1).saturating_sub(jobs);
+            while committed.count < need {
+                match taught.remove(&committed.count) {
+                    Some(l) => committed.commit(&l, alpha, beta),
+                    None => break,
+                }
+            }
+            if committed.count < need || classifying.is_some() {
+                break;
+            }
+            if labels_first && committed.labels.is_empty() {
+                classifying = Some(next);
+            }
+            let mut opts = b.opts.clone();
+            opts.schedule = b
+                .opts
+                .schedule
+                .iter()
+                .filter(|s| s.before_task as usize <= next + 1)
+                .map(|s| Scheduled { before_task: 1, control: s.control.clone() })
+                .collect();
+            let prepared = shared.engine(
+                b.config,
+                &opts,
+                vec![b.tasks[next].clone()],
+                committed.snapshot(),
+                task_seed(shared.seed, next),
+            )?;
+            let index = next;
+            let start_labels = committed.labels.is_empty();
+            let known = committed.experience.len();
+            let learnt_from = committed.count;
+            running.push(async move {
+                let started = Instant::now();
+                let mut prepared = prepared;
+                let mut events = prepared.engine.subscribe();
+                let outcome = session::run(prepared).await?;
+                let mut calls = Vec::new();
+                while let Ok(e) = events.try_recv() {
+                    if let EventKind::ToolCall { tool, args, .. } = e.kind {
+                        calls.push(CallMade { tool, args });
+                    }
+                }
+                let learned = Learned {
+                    scores: outcome.learnt_scores,
+                    usages: outcome.experience.get(known..).unwrap_or_default().to_vec(),
+                    labels: if start_labels {
+                        outcome.labels.into_iter().map(|(t, (c, _))| (t, c)).collect()
+                    } else {
+                        BTreeMap::new()
+                    },
+                };
+                Ok::<_, SetupError>(TaskRun {
+                    index,
+                    state: outcome.state,
+                    learned,
+                    learnt_from,
+                    calls,
+                    wall_ms: started.elapsed().as_millis() as u64,
+                })
+            });
+            next += 1;
+        }
+        let Some(done) = running.next().await else {
+            if next >= b.tasks.len() {
+                return Ok(());
+            }
+            // Nothing runs and the next task waits on a commit that cannot
+            // come: only a resumed eval whose rows have a gap gets here.
+            return Err(SetupError::Invalid(format!(
+                "task {} waits on task {}, which neither ran nor was recorded",
+                next + 1,
+                committed.count + 1
+            )));
+        };
+        let run = done?;
+        if classifying == Some(run.index) {
+            classifying = None;
+            committed.adopt_labels(&run.learned);
+        }
+        taught.insert(run.index, run.learned.clone());
+        on_done(run)?;
+    }
+}
