@@ -1,6 +1,7 @@
 //! Setting a session up from a config: the library, the task list, the
 //! graph, the models (recorded or replayed), the trace; then running it.
 //! The command line, the tests and the workbench all start sessions here.
+//! It is long because every source a session reads is wired here, once.
 
 use std::collections::HashSet;
 use std::path::PathBuf;

@@ -169,13 +169,19 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
     if let Some(p) = &a.plot {
         plot(p, &metrics)?;
     }
-    let budgeted = rows.iter().any(|r| r.budget.is_some());
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&metrics)?);
-    } else if !a.matrix.is_empty() {
+    let budgeted = rows.iter().any(|r| r.budget.is_some())
+        || a.common.budget.is_some()
+        || a.sweep.as_deref().is_some_and(|s| s.starts_with("budget="));
+    if !a.matrix.is_empty() {
         let varied: Vec<Role> = a.matrix.iter().map(|m| matrix_axis(m).map(|(r, _)| r)).collect::<Result<_>>()?;
         let matrix: Vec<MatrixRow> = grouped.iter().map(|(_, rs)| MatrixRow::from_rows(&varied, rs, &unit)).collect();
-        print!("{}", matrix_table(&matrix, &unit));
+        if a.json {
+            println!("{}", serde_json::to_string_pretty(&matrix)?);
+        } else {
+            print!("{}", matrix_table(&matrix, &unit));
+        }
+    } else if a.json {
+        println!("{}", serde_json::to_string_pretty(&metrics)?);
     } else {
         print!("{}", table(&metrics, &unit));
         if budgeted {
@@ -273,11 +279,18 @@ fn out_dir(config: &Config, a: &EvalArgs) -> Result<PathBuf> {
     let dir = match &a.out {
         Some(d) => d.clone(),
         None if a.resume => return Err(eyre!("--resume needs --out DIR: the folder of the eval to go on with")),
-        None => config
-            .data_dir()
-            .wrap_err("the eval writes its results to a folder: give --out DIR or set a data directory")?
-            .join("evals")
-            .join(chrono::Local::now().format("%Y-%m-%d-%H%M%S").to_string()),
+        None => {
+            let evals = config
+                .data_dir()
+                .wrap_err("the eval writes its results to a folder: give --out DIR or set a data directory")?
+                .join("evals");
+            let stamp = chrono::Local::now().format("%Y-%m-%d-%H%M%S").to_string();
+            // Two evals started within a second get a folder each.
+            (1..)
+                .map(|n| if n == 1 { evals.join(&stamp) } else { evals.join(format!("{stamp}-{n}")) })
+                .find(|d| !d.exists())
+                .unwrap_or_else(|| evals.join(stamp))
+        }
     };
     std::fs::create_dir_all(&dir).wrap_err_with(|| format!("cannot create {}", dir.display()))?;
     Ok(dir)
