@@ -4,9 +4,11 @@
 //!
 //! The broken tool is the one named, else the first tool with an injected
 //! fault. The backup is the one named, else the tool that took the broken
-//! one's place: the one whose calls per task rose most after the fault,
-//! else the broken tool's twin (its strongest sibling sharing the first part
-//! of its name, as geo_lookup and geo_lookup_mirror). The edges are those
+//! one's place: the one called most often right after a failed call of it
+//! in the same task (the agent stays where it was and picks a sibling),
+//! else the one whose calls per task rose most after the fault, else the
+//! broken tool's twin (its strongest sibling sharing the first part of its
+//! name, as geo_lookup and geo_lookup_mirror). The edges are those
 //! from `start` (every update rewrites that row, so it follows the scores),
 //! or from the node named.
 
@@ -14,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::event::{Event, EventKind};
+use crate::engine::event::{Event, EventKind, ToolOutcome};
 use crate::engine::state::SessionState;
 use crate::engine::views::GraphView;
 use crate::graph::{END, START};
@@ -65,6 +67,10 @@ pub fn fault_figure(
     // Calls per tool and tasks started, before and after the fault.
     let mut calls: [BTreeMap<String, u32>; 2] = Default::default();
     let mut runs = [0u32; 2];
+    // Tools called next after a failed call of the broken tool, and whether
+    // the last call of the current task was such a failure.
+    let mut replaced: BTreeMap<String, u32> = BTreeMap::new();
+    let mut after_failure = false;
     for ev in events {
         state.apply(ev);
         if initial.is_none() {
@@ -75,8 +81,21 @@ pub fn fault_figure(
             EventKind::FaultInjected { tool: t, .. } if fault.is_none() && tool.is_none_or(|n| n == t) => {
                 fault = Some((t.clone(), state.graph.as_ref().map_or(0, |g| g.iteration)));
             }
-            EventKind::RunStarted { .. } => runs[after] += 1,
-            EventKind::ToolCall { tool: t, .. } => *calls[after].entry(t.clone()).or_default() += 1,
+            EventKind::RunStarted { .. } => {
+                runs[after] += 1;
+                after_failure = false;
+            }
+            EventKind::ToolCall { tool: t, .. } => {
+                *calls[after].entry(t.clone()).or_default() += 1;
+                let broken = tool.or(fault.as_ref().map(|f| f.0.as_str()));
+                if after_failure && broken != Some(t.as_str()) {
+                    *replaced.entry(t.clone()).or_default() += 1;
+                }
+                after_failure = false;
+            }
+            EventKind::ToolResult { tool: t, outcome: ToolOutcome::Err { .. }, .. } => {
+                after_failure = tool.or(fault.as_ref().map(|f| f.0.as_str())) == Some(t.as_str());
+            }
             _ => {}
         }
     }
@@ -100,7 +119,8 @@ pub fn fault_figure(
     let backup = match backup {
         Some(b) if known(b) => b.to_string(),
         Some(b) => return Err(FigureError::UnknownTool(b.to_string())),
-        None => took_over(&broken, &calls, runs)
+        None => most(&replaced)
+            .or_else(|| took_over(&broken, &calls, runs))
             .or_else(|| twin(g, &from, &broken))
             .ok_or_else(|| FigureError::NoBackup(broken.clone()))?,
     };
@@ -120,6 +140,11 @@ pub fn fault_figure(
         backup,
         from,
     })
+}
+
+/// The most counted name, the first in order on a tie.
+fn most(counts: &BTreeMap<String, u32>) -> Option<String> {
+    counts.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(t, _)| t.clone())
 }
 
 /// The tool whose calls per task rose most once the fault was in, if any rose.

@@ -13,6 +13,7 @@ mod cli;
 mod common;
 mod durable;
 mod engine;
+mod eval_report;
 mod executors;
 mod experiments;
 mod graph;
