@@ -20,6 +20,8 @@ use super::chart::{COLOURS, write_png, write_svg};
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 type Drawn = std::result::Result<(), String>;
+/// A series over the iterations: (iteration, value).
+type Points = Vec<(u32, f64)>;
 
 const FONT: &str = "sans-serif";
 const WIDTH: u32 = 1100;
@@ -439,7 +441,7 @@ fn colour_bar(area: &Area, measure: &str) -> Drawn {
 /// with the moment of the fault marked.
 pub(super) fn fault(dir: &Path, f: &FaultFigure) -> Result<Written> {
     let last = f.broken_score.iter().chain(&f.backup_score).map(|p| p.0).max().unwrap_or(1).max(1);
-    let range = |series: [&Vec<(u32, f64)>; 2]| {
+    let range = |series: [&Points; 2]| {
         let (lo, hi) = series
             .iter()
             .flat_map(|s| s.iter().map(|p| p.1))
@@ -460,7 +462,7 @@ pub(super) fn fault(dir: &Path, f: &FaultFigure) -> Result<Written> {
         let main = main.titled(&title, (FONT, 20)).map_err(err)?;
         let panels = main.split_evenly((2, 1));
         let weight_desc = format!("weight of the edge from {}", f.from);
-        let specs: [(&Area, &str, [&Vec<(u32, f64)>; 2]); 2] = [
+        let specs: [(&Area, &str, [&Points; 2]); 2] = [
             (&panels[0], "score s (accumulated Δ)", [&f.broken_score, &f.backup_score]),
             (&panels[1], &weight_desc, [&f.broken_weight, &f.backup_weight]),
         ];

@@ -92,7 +92,7 @@ impl Deltas {
     fn of(a: &Metrics, b: &Metrics) -> Deltas {
         let opt = |x: Option<f64>, y: Option<f64>| Some(y? - x?);
         Deltas {
-            success_rate: (a.judged > 0 && b.judged > 0).then(|| b.success_rate - a.success_rate),
+            success_rate: (a.judged > 0 && b.judged > 0).then_some(b.success_rate - a.success_rate),
             answered_rate: b.answered_rate - a.answered_rate,
             avg_steps: b.avg_steps - a.avg_steps,
             avg_tokens: (b.avg_prompt_tokens + b.avg_completion_tokens)

@@ -107,7 +107,7 @@ pub fn fault_figure(
         (None, Some((t, _))) => t.clone(),
         (None, None) => return Err(FigureError::NoFault),
     };
-    let known = |t: &str| g.out.contains_key(t) || g.scores.contains_key(t) || g.predecessors(t).first().is_some();
+    let known = |t: &str| g.out.contains_key(t) || g.scores.contains_key(t) || !g.predecessors(t).is_empty();
     if !known(&broken) {
         return Err(FigureError::UnknownTool(broken));
     }
