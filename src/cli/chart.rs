@@ -1,5 +1,13 @@
 //! Figures people compare, drawn as well as printed: grouped bars (one
-//! group per row of a table, one bar per measure), written as SVG.
+//! group per row of a table, one bar per measure), written as SVG, and the
+//! PNG twin of any drawn SVG.
+//!
+//! The PNG is the SVG rendered by resvg, not drawn a second time by
+//! plotters' bitmap backend: that backend has text only through fonts found
+//! by fontconfig (`ttf`) or registered by hand (`ab_glyph`, which cannot
+//! rotate an axis title). resvg is given DejaVu Sans, compiled into the
+//! binary by the `dejavu` crate, and no system font, so a PNG reads the same
+//! on a machine with no fonts installed, and always matches its SVG.
 
 use std::path::Path;
 
@@ -83,7 +91,47 @@ pub(super) fn grouped_bars(path: &Path, title: &str, groups: &[String], series: 
 
 /// Writes a drawn picture atomically: a kill mid-write keeps the old one.
 pub(super) fn write_svg(path: &Path, svg: &str) -> Result<()> {
+    write_atomic(path, svg.as_bytes())
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let mut file = atomic_write_file::AtomicWriteFile::open(path).wrap_err_with(|| format!("{}", path.display()))?;
-    file.write_all(svg.as_bytes()).and_then(|()| file.commit()).wrap_err_with(|| format!("{}", path.display()))
+    file.write_all(bytes).and_then(|()| file.commit()).wrap_err_with(|| format!("{}", path.display()))
+}
+
+/// How many PNG pixels per SVG unit: twice, so text stays sharp when the
+/// picture is shown larger than its SVG size.
+const PNG_SCALE: f32 = 2.0;
+
+/// The embedded fonts, loaded once: DejaVu Sans regular and bold, standing
+/// in for every family a plot names (plotters writes `sans-serif`).
+fn fonts() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
+    static FONTS: std::sync::OnceLock<std::sync::Arc<resvg::usvg::fontdb::Database>> = std::sync::OnceLock::new();
+    FONTS
+        .get_or_init(|| {
+            let mut db = resvg::usvg::fontdb::Database::new();
+            db.load_font_data(dejavu::sans::regular().to_vec());
+            db.load_font_data(dejavu::sans::bold().to_vec());
+            db.set_sans_serif_family("DejaVu Sans");
+            db.set_serif_family("DejaVu Sans");
+            db.set_monospace_family("DejaVu Sans");
+            std::sync::Arc::new(db)
+        })
+        .clone()
+}
+
+/// The SVG rendered to PNG at `path`, on white.
+pub(super) fn write_png(path: &Path, svg: &str) -> Result<()> {
+    use resvg::{tiny_skia, usvg};
+    let fail = |e: String| eyre!("{}: could not render the PNG: {e}", path.display());
+    let opt = usvg::Options { fontdb: fonts(), font_family: "DejaVu Sans".into(), ..Default::default() };
+    let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| fail(e.to_string()))?;
+    let size = tree.size();
+    let (w, h) = ((size.width() * PNG_SCALE).ceil() as u32, (size.height() * PNG_SCALE).ceil() as u32);
+    let mut pixmap = tiny_skia::Pixmap::new(w, h).ok_or_else(|| fail(format!("bad size {w}x{h}")))?;
+    pixmap.fill(tiny_skia::Color::WHITE);
+    resvg::render(&tree, tiny_skia::Transform::from_scale(PNG_SCALE, PNG_SCALE), &mut pixmap.as_mut());
+    let png = pixmap.encode_png().map_err(|e| fail(e.to_string()))?;
+    write_atomic(path, &png)
 }

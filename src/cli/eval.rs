@@ -188,8 +188,16 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
             print!("{}", switchyard::eval::report::budget_table(&metrics, &unit));
         }
     }
+    let written = super::report::write_report(&out)?;
     if !a.json {
         println!("results: {}", out.display());
+        if let Some(md) = written.first() {
+            println!(
+                "report: {} ({} plots)",
+                md.display(),
+                written.iter().filter(|p| p.extension().is_some_and(|e| e == "png")).count()
+            );
+        }
         if let Some(p) = &a.plot {
             println!("plot: {}", p.display());
         }

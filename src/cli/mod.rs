@@ -9,8 +9,10 @@ mod chart;
 mod eval;
 mod graph;
 mod heads;
+mod plots;
 mod probe;
 mod progress;
+mod report;
 mod retrieval;
 mod run;
 mod setup;
@@ -71,6 +73,10 @@ enum Command {
     Run(RunArgs),
     /// Run a task set under several strategies and compare them.
     Eval(EvalArgs),
+    /// Draw an eval's report again from its folder: report.md, summary.json, plots (SVG and PNG).
+    Report(report::ReportArgs),
+    /// Two evals side by side: the tasks that flipped and how the metrics moved.
+    Compare(report::CompareArgs),
     /// BTP's plan for a task: tool, cost, v, F̃, planned calls and cost, R.
     Plan {
         #[arg(long)]
@@ -134,6 +140,8 @@ pub fn main() -> Result<ExitCode> {
         Command::Replay { file, theme } => ui::replay(&config, &file, theme),
         Command::Run(a) => run::run(&config, a),
         Command::Eval(a) => eval::eval(&config, a),
+        Command::Report(a) => report::report(a),
+        Command::Compare(a) => report::compare(a),
         Command::Plan { task, budget, tau, json } => budget::plan(&config, &task, budget, tau, json),
         Command::Experience(ExperienceCommand::Import { file }) => budget::experience_import(&config, &file),
         Command::Experience(ExperienceCommand::Show) => budget::experience_show(&config),

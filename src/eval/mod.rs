@@ -1,6 +1,11 @@
 //! The reports of running task sets: metrics, and where the time went.
 
+pub mod compare;
+pub mod fault_figure;
+pub mod markdown;
+mod numeric;
 pub mod report;
 pub mod results;
 pub mod retrieval;
+pub mod summary;
 pub mod timing;

@@ -126,10 +126,17 @@ pub fn path_scores(called: &[String], gold: &[String]) -> (f64, f64) {
     (path, prec)
 }
 
+/// The first column's width: `min`, or the longest label, so long
+/// settings (`react (k=all) btp on budget=10`) keep the columns aligned.
+fn label_width(rows: &[Metrics], min: usize) -> usize {
+    rows.iter().map(|m| m.label.chars().count()).max().unwrap_or(0).max(min)
+}
+
 /// The budget table: PBC, AC, PR, RFBC and plan against actual.
 pub fn budget_table(rows: &[Metrics], cost_unit: &str) -> String {
+    let w = label_width(rows, 34);
     let mut out = format!(
-        "{:<34} {:>6} {:>7} {:>9} {:>7} {:>7} {:>10} {:>10} {:>8} {:>8}\n",
+        "{:<w$} {:>6} {:>7} {:>9} {:>7} {:>7} {:>10} {:>10} {:>8} {:>8}\n",
         "setting",
         "tasks",
         "PBC",
@@ -143,7 +150,7 @@ pub fn budget_table(rows: &[Metrics], cost_unit: &str) -> String {
     );
     for m in rows {
         out.push_str(&format!(
-            "{:<34} {:>6} {:>6.1}% {:>9.2} {:>6.1}% {:>6.1}% {:>10.2} {:>10.2} {:>8.2} {:>8.2}\n",
+            "{:<w$} {:>6} {:>6.1}% {:>9.2} {:>6.1}% {:>6.1}% {:>10.2} {:>10.2} {:>8.2} {:>8.2}\n",
             m.label,
             m.tasks,
             100.0 * m.pbc,
@@ -162,8 +169,9 @@ pub fn budget_table(rows: &[Metrics], cost_unit: &str) -> String {
 
 /// A plain-text table, one row per metrics line.
 pub fn table(rows: &[Metrics], cost_unit: &str) -> String {
+    let w = label_width(rows, 24);
     let mut out = format!(
-        "{:<24} {:>6} {:>9} {:>7} {:>11} {:>11} {:>12} {:>7}\n",
+        "{:<w$} {:>6} {:>9} {:>7} {:>11} {:>11} {:>12} {:>7}\n",
         "strategy",
         "tasks",
         "success",
@@ -184,7 +192,7 @@ pub fn table(rows: &[Metrics], cost_unit: &str) -> String {
     for m in rows {
         let success = if m.judged == 0 { "n/a".to_string() } else { format!("{:.1}%", 100.0 * m.success_rate) };
         out.push_str(&format!(
-            "{:<24} {:>6} {:>9} {:>7.2} {:>11.1} {:>11.1} {:>12.4} {:>7.2}",
+            "{:<w$} {:>6} {:>9} {:>7.2} {:>11.1} {:>11.1} {:>12.4} {:>7.2}",
             m.label,
             m.tasks,
             success,
@@ -300,36 +308,44 @@ impl MatrixRow {
         }
     }
 
-    /// The same from a results file's rows of one model combination.
+    /// One setting's rows as a cell of the matrix: the models are those the
+    /// rows say played (`?` where none did), the model cost the rows' role
+    /// accounts, and the tool cost what remains of the runs' cost.
     pub fn from_rows(varied: &[Role], rows: &[&crate::eval::results::TaskRow], cost_unit: &str) -> MatrixRow {
         let m = Metrics::from_rows("", rows);
         let n = m.tasks.max(1) as f64;
-        let model_of =
-            |role: Role| rows.iter().find_map(|r| r.models.get(role.as_str()).cloned()).unwrap_or_else(|| "?".into());
+        let counted: Vec<&&crate::eval::results::TaskRow> =
+            rows.iter().filter(|r| r.outcome != crate::engine::event::RunOutcome::Restarted).collect();
+        let model_of = |role: Role| {
+            counted.iter().find_map(|r| r.models.get(role.as_str())).cloned().unwrap_or_else(|| "?".into())
+        };
+        let mut accounts: std::collections::BTreeMap<(Role, String), RoleShare> = std::collections::BTreeMap::new();
+        for u in counted.iter().flat_map(|r| &r.roles) {
+            let Some(role) = Role::parse(&u.role) else { continue };
+            let s = accounts.entry((role, u.model.clone())).or_insert_with(|| RoleShare {
+                role,
+                model: u.model.clone(),
+                calls_per_task: 0.0,
+                prompt_tokens_per_task: 0.0,
+                completion_tokens_per_task: 0.0,
+                cost_per_task: 0.0,
+            });
+            s.calls_per_task += u.calls as f64 / n;
+            s.prompt_tokens_per_task += u.prompt_tokens as f64 / n;
+            s.completion_tokens_per_task += u.completion_tokens as f64 / n;
+            s.cost_per_task += u.cost / n;
+        }
         let share = |role: Role, model: String| {
-            let mut s = RoleShare {
+            accounts.get(&(role, model.clone())).cloned().unwrap_or(RoleShare {
                 role,
                 model,
                 calls_per_task: 0.0,
                 prompt_tokens_per_task: 0.0,
                 completion_tokens_per_task: 0.0,
                 cost_per_task: 0.0,
-            };
-            for u in rows.iter().flat_map(|r| &r.roles) {
-                if u.role == role.as_str() && u.model == s.model {
-                    s.calls_per_task += f64::from(u.calls) / n;
-                    s.prompt_tokens_per_task += u.prompt_tokens as f64 / n;
-                    s.completion_tokens_per_task += u.completion_tokens as f64 / n;
-                    s.cost_per_task += u.cost / n;
-                }
-            }
-            s
+            })
         };
-        let model_cost = rows.iter().flat_map(|r| &r.roles).map(|u| u.cost).sum::<f64>() / n;
-        let mut played: Vec<(Role, String)> =
-            rows.iter().flat_map(|r| &r.roles).filter_map(|u| Some((Role::parse(&u.role)?, u.model.clone()))).collect();
-        played.sort();
-        played.dedup();
+        let model_cost: f64 = accounts.values().map(|s| s.cost_per_task).sum();
         MatrixRow {
             planner: model_of(Role::Planner),
             solver: model_of(Role::Solver),
@@ -345,7 +361,7 @@ impl MatrixRow {
             cost_unit: cost_unit.to_string(),
             steps_per_task: m.avg_steps,
             tokens_saved_per_task: m.avg_tokens_saved,
-            roles: played.into_iter().map(|(r, model)| share(r, model)).collect(),
+            roles: accounts.into_values().collect(),
         }
     }
 

@@ -14,6 +14,7 @@ mod common;
 mod durable;
 mod engine;
 mod eval_jobs;
+mod eval_report;
 mod executors;
 mod experiments;
 mod graph;
