@@ -233,8 +233,11 @@ impl RowWriter {
     }
 
     pub fn write(&mut self, row: &TaskRow) -> Result<(), ResultsError> {
-        let mut line = serde_json::to_string(row)
-            .map_err(|e| ResultsError::Parse { path: self.path.clone(), line: 0, message: e.to_string() })?;
+        let mut line = serde_json::to_string(row).map_err(|e| ResultsError::Parse {
+            path: self.path.clone(),
+            line: 0,
+            message: e.to_string(),
+        })?;
         line.push('\n');
         self.file.write_all(line.as_bytes()).map_err(|source| ResultsError::Io { path: self.path.clone(), source })
     }

@@ -6,6 +6,7 @@
 mod calc;
 mod dates;
 mod lookup;
+mod math;
 mod number;
 mod units;
 
@@ -16,6 +17,7 @@ use super::nothing_found::NOTHING_FOUND;
 use super::{ToolError, ToolErrorKind, ToolResult};
 use number::number;
 
+pub use math::tool as math_tool;
 pub use units::unit_names;
 
 /// The calculator's arithmetic, for callers that check a claimed result
@@ -47,6 +49,20 @@ const REGISTRY: &[(&str, BuiltinFn)] = &[
     ("number_stats", number_stats),
     ("prime_factors", prime_factors),
     ("web_search", web_search),
+    // FuncQA's and GSM8K-XL's arithmetic (see `math`).
+    ("math_add", |a, _| math::add(a)),
+    ("math_subtract", |a, _| math::subtract(a)),
+    ("math_multiply", |a, _| math::multiply(a)),
+    ("math_divide", |a, _| math::divide(a)),
+    ("math_power", |a, _| math::power(a)),
+    ("math_sqrt", |a, _| math::sqrt(a)),
+    ("math_log", |a, _| math::log(a)),
+    ("math_ln", |a, _| math::ln(a)),
+    ("math_lcm", |a, _| math::lcm(a)),
+    ("math_gcd", |a, _| math::gcd(a)),
+    ("math_remainder", |a, _| math::remainder(a)),
+    ("math_choose", |a, _| math::choose(a)),
+    ("math_permutate", |a, _| math::permutate(a)),
 ];
 
 const NAMES: &[&str] = &[
@@ -64,6 +80,19 @@ const NAMES: &[&str] = &[
     "number_stats",
     "prime_factors",
     "web_search",
+    "math_add",
+    "math_subtract",
+    "math_multiply",
+    "math_divide",
+    "math_power",
+    "math_sqrt",
+    "math_log",
+    "math_ln",
+    "math_lcm",
+    "math_gcd",
+    "math_remainder",
+    "math_choose",
+    "math_permutate",
 ];
 
 pub fn lookup(function: &str) -> Option<BuiltinFn> {
