@@ -1,10 +1,14 @@
 //! Task files: TOML (`[[task]]` tables) or JSON Lines (`.jsonl`, one object a
 //! line), and the comparison of an answer with a gold answer.
 
+mod numeric;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+pub use numeric::{Match, numeric_match};
 
 /// One task: a query, optionally with a gold answer and a gold tool sequence.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -19,6 +23,17 @@ pub struct Task {
     /// ATC's 20 per task); empty: the whole library.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<String>,
+    /// How the answer is judged against `answer` (the file's `match`).
+    #[serde(default, rename = "match", skip_serializing_if = "Match::is_exact")]
+    pub matching: Match,
+}
+
+impl Task {
+    /// Whether `answer` gives the gold answer under the task's rule; false
+    /// when the task has no gold answer.
+    pub fn judge(&self, answer: &str) -> bool {
+        self.answer.as_deref().is_some_and(|gold| numeric_match(answer, gold, self.matching))
+    }
 }
 
 #[derive(thiserror::Error, Debug)]
@@ -70,6 +85,8 @@ struct RawTask {
     tools: Vec<String>,
     #[serde(default)]
     candidates: Vec<String>,
+    #[serde(default, rename = "match")]
+    matching: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -134,6 +151,11 @@ pub fn parse_tasks(text: &str, path: &Path) -> Result<Vec<Task>, TaskError> {
         if r.candidates.iter().any(|t| t.trim().is_empty()) {
             return Err(invalid("candidates", "names an empty tool"));
         }
+        let matching = match r.matching.as_deref().map(str::parse::<Match>) {
+            None => Match::Exact,
+            Some(Ok(m)) => m,
+            Some(Err(why)) => return Err(invalid("match", &why)),
+        };
         if let Some(first) = seen.get(&id) {
             return Err(TaskError::Duplicate { path: path.to_path_buf(), id, first: first.clone(), second: at });
         }
@@ -144,6 +166,7 @@ pub fn parse_tasks(text: &str, path: &Path) -> Result<Vec<Task>, TaskError> {
             answer: r.answer.map(Scalar::into_string),
             tools: r.tools,
             candidates: r.candidates,
+            matching,
         });
     }
     Ok(tasks)
@@ -306,6 +329,30 @@ mod tests {
         assert!(e.to_string().contains("query"), "{e}");
         assert!(matches!(parse("", "f.toml").unwrap_err(), TaskError::Empty { .. }));
         assert!(matches!(load_tasks(Path::new("/nonexistent/t.toml")).unwrap_err(), TaskError::Io { .. }));
+    }
+
+    #[test]
+    fn a_task_names_its_match_rule() {
+        let j = parse(
+            "{\"id\":1,\"query\":\"q\",\"answer\":0.3936,\"match\":\"round2\"}\n{\"id\":2,\"query\":\"r\",\"answer\":\"5\"}\n",
+            "t.jsonl",
+        )
+        .unwrap();
+        assert_eq!((j[0].matching, j[1].matching), (Match::Round2, Match::Exact));
+        assert!(j[0].judge("The answer is 0.39364."));
+        assert!(!j[1].judge("5.004"));
+        let t =
+            parse("[[task]]\nid = \"a\"\nquery = \"q\"\nanswer = 1000\nmatch = \"approx:0.01\"\n", "t.toml").unwrap();
+        assert_eq!(t[0].matching, Match::Approx(0.01));
+        assert!(t[0].judge("990"));
+        assert!(!Task { answer: None, ..t[0].clone() }.judge("990"));
+        let e = parse("{\"id\":1,\"query\":\"q\",\"match\":\"fuzzy\"}\n", "f.jsonl").unwrap_err();
+        assert!(e.to_string().starts_with("task file f.jsonl, line 1: field 'match' unknown rule 'fuzzy'"), "{e}");
+        // A task written back keeps its rule, and an exact one stays unwritten.
+        let back = serde_json::to_string(&j[0]).unwrap();
+        assert!(back.contains("\"match\":\"round2\""), "{back}");
+        assert!(!serde_json::to_string(&j[1]).unwrap().contains("match"));
+        assert_eq!(serde_json::from_str::<Task>(&back).unwrap(), j[0]);
     }
 
     #[test]
