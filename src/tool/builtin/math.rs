@@ -12,9 +12,9 @@
 
 use serde_json::{Value, json};
 
+use super::args::{failed, num_arg};
 use super::number::number;
-use super::{ToolError, failed, num_arg};
-use crate::tool::ToolResult;
+use crate::tool::{ToolError, ToolResult};
 
 /// Most numbers a list tool takes at once.
 const MAX_NUMBERS: usize = 10_000;

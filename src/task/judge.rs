@@ -1,6 +1,7 @@
-//! Numeric scoring as the arithmetic benchmarks score (FuncQA, GSM8K-XL):
-//! the number a free-text answer ends on, compared with the gold number
-//! rounded to two decimals or within a relative tolerance.
+//! How an answer is judged against a gold answer: [`answer_matches`] by
+//! default, and numeric scoring as the arithmetic benchmarks score (FuncQA,
+//! GSM8K-XL): the number a free-text answer ends on, compared with the gold
+//! number rounded to two decimals or within a relative tolerance.
 //!
 //! The papers' rules, from CoTools' `src/evaluation.py` and ToolkenGPT's
 //! `evaluation/metrics.py`:
@@ -26,7 +27,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// `match` field).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Match {
-    /// [`super::answer_matches`]: numbers within float noise (or a cent
+    /// [`answer_matches`]: numbers within float noise (or a cent
     /// when printed with two decimals), text as whole words.
     #[default]
     Exact,
@@ -93,7 +94,7 @@ impl<'de> Deserialize<'de> for Match {
 /// Whether `answer` gives `gold` under `rule`. For `Round2` and `Approx`
 /// the answer's number is the last one it writes (after its last "answer
 /// is" or "####" when it has one, as the papers parse); a gold that is not
-/// a number, or an answer with none, is judged by [`super::answer_matches`]
+/// a number, or an answer with none, is judged by [`answer_matches`]
 /// instead, so a text gold is never scored as a failed number.
 ///
 /// The report calls this on the answers of a results file to give the
@@ -107,7 +108,7 @@ impl<'de> Deserialize<'de> for Match {
 /// assert!(!numeric_match("1002", "1000", Match::Approx(0.001)));
 /// ```
 pub fn numeric_match(answer: &str, gold: &str, rule: Match) -> bool {
-    let exact = || super::answer_matches(answer, gold);
+    let exact = || answer_matches(answer, gold);
     let (Some(t), Some(p)) = (gold_number(gold), answer_number(answer)) else {
         return exact();
     };
@@ -145,14 +146,13 @@ fn gold_number(gold: &str) -> Option<f64> {
 /// The number a free-text answer ends on: the last one written after its
 /// last "answer is" or "####", else the last in the text.
 fn answer_number(answer: &str) -> Option<f64> {
-    let lower = answer.to_lowercase();
-    // Lower-casing can change byte lengths; cut the original only where
-    // the two agree.
+    // ASCII lower-casing keeps every byte offset, so the cut falls in the
+    // original where it fell in the copy.
+    let lower = answer.to_ascii_lowercase();
     let tail = ["answer is", "####"]
         .iter()
         .filter_map(|m| lower.rfind(m).map(|i| i + m.len()))
         .max()
-        .filter(|_| lower.len() == answer.len())
         .map_or(answer, |i| &answer[i..]);
     numbers(tail).last().copied().or_else(|| numbers(answer).last().copied())
 }
@@ -160,7 +160,7 @@ fn answer_number(answer: &str) -> Option<f64> {
 /// Every number in `text`, in order: thousands separators ("3,770"), signs
 /// ("-5", "−5") where a number may start (not the hyphen of "2024-06"),
 /// decimals and exponents ("1.5e-3", "2E+10").
-pub(crate) fn numbers(text: &str) -> Vec<f64> {
+fn numbers(text: &str) -> Vec<f64> {
     let c: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -225,6 +225,114 @@ pub(crate) fn numbers(text: &str) -> Vec<f64> {
     out
 }
 
+/// Relative tolerance for numeric answers: what survives printing a float.
+const REL_TOL: f64 = 1e-6;
+/// Absolute tolerance when either side is printed with exactly two decimals
+/// (money, rounded measurements): a cent either way is the same answer.
+const TWO_DECIMALS_TOL: f64 = 0.01 + 1e-9;
+
+/// Whether `answer` gives the gold answer.
+///
+/// - A numeric gold matches when any number in the answer equals it within a
+///   relative 1e-6, or within 0.01 when either number is printed with exactly
+///   two decimals. Thousands separators ("1,410,700,000") are read.
+/// - Otherwise both are normalised (lower case, accents folded, punctuation
+///   to spaces) and the gold must appear in the answer as whole words, so
+///   "The capital is Paris." gives "Paris".
+/// - An empty gold matches only an empty answer.
+pub fn answer_matches(answer: &str, gold: &str) -> bool {
+    let gold_t = gold.trim();
+    if gold_t.is_empty() {
+        return answer.trim().is_empty();
+    }
+    if let Some(g) = single_number(gold_t) {
+        return numbers_in(answer).iter().any(|a| numbers_equal(a, &g));
+    }
+    let (a, g) = (normalise(answer), normalise(gold_t));
+    if g.is_empty() {
+        // A gold of punctuation only: compare the raw text.
+        return answer.contains(gold_t);
+    }
+    format!(" {a} ").contains(&format!(" {g} "))
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Num {
+    value: f64,
+    two_decimals: bool,
+}
+
+fn numbers_equal(a: &Num, g: &Num) -> bool {
+    let diff = (a.value - g.value).abs();
+    diff <= REL_TOL * a.value.abs().max(g.value.abs())
+        || ((a.two_decimals || g.two_decimals) && diff <= TWO_DECIMALS_TOL)
+}
+
+/// The gold is a number when, stripped of surrounding punctuation, it is one
+/// number and nothing else.
+fn single_number(s: &str) -> Option<Num> {
+    let t = s.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '+' && c != '.');
+    let t = t.trim_end_matches('.');
+    let nums = numbers_in(t);
+    match nums.as_slice() {
+        [n] if t.chars().all(|c| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | ',')) => Some(*n),
+        _ => None,
+    }
+}
+
+/// Every number written in `text`, in order. A '-' is a sign only where a
+/// number may start (not inside "2024-06-14"); commas group thousands only in
+/// groups of three digits.
+fn numbers_in(text: &str) -> Vec<Num> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let starts_here = b[i].is_ascii_digit() && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'.'));
+        if !starts_here {
+            i += 1;
+            continue;
+        }
+        let negative = i > 0
+            && b[i - 1] == b'-'
+            && (i == 1 || !(b[i - 2].is_ascii_alphanumeric() || b[i - 2] == b'.' || b[i - 2] == b'-'));
+        let mut digits = String::new();
+        let mut j = i;
+        while j < b.len() {
+            if b[j].is_ascii_digit() {
+                digits.push(b[j] as char);
+                j += 1;
+            } else if b[j] == b','
+                && b.get(j + 1..j + 4).is_some_and(|g| g.iter().all(u8::is_ascii_digit))
+                && !b.get(j + 4).is_some_and(u8::is_ascii_digit)
+            {
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        let mut decimals = 0;
+        if j + 1 < b.len() && b[j] == b'.' && b[j + 1].is_ascii_digit() {
+            digits.push('.');
+            j += 1;
+            while j < b.len() && b[j].is_ascii_digit() {
+                digits.push(b[j] as char);
+                decimals += 1;
+                j += 1;
+            }
+        }
+        if let Ok(v) = digits.parse::<f64>() {
+            out.push(Num { value: if negative { -v } else { v }, two_decimals: decimals == 2 });
+        }
+        i = j;
+    }
+    out
+}
+
+fn normalise(s: &str) -> String {
+    crate::text::fold(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +356,7 @@ mod tests {
         assert_eq!(answer_number("no number"), None);
         assert_eq!(answer_number(""), None);
         assert_eq!(answer_number("1e999"), None);
+        assert_eq!(answer_number("Ünïcödé: The Answer Is 7"), Some(7.0));
     }
 
     #[test]
@@ -307,5 +416,33 @@ mod tests {
         assert!("approx:-1".parse::<Match>().unwrap_err().contains("share"));
         assert!("approx:x".parse::<Match>().is_err());
         assert!("fuzzy".parse::<Match>().unwrap_err().contains("unknown rule 'fuzzy'"));
+    }
+
+    #[test]
+    fn numbers_compare_numerically() {
+        assert!(answer_matches("The result is 395.", "395"));
+        assert!(answer_matches("395.0000001", "395"));
+        assert!(!answer_matches("396", "395"));
+        assert!(answer_matches("1,410,700,000 people", "1410700000"));
+        assert!(answer_matches("about 15432.10 yen", "15432.1"));
+        assert!(answer_matches("15432.11", "15432.1"));
+        assert!(!answer_matches("15432.2", "15432.1"));
+        assert!(answer_matches("it is -40 degrees", "-40"));
+        assert!(!answer_matches("2024-40", "-40"));
+        assert!(answer_matches("6.21371192", "6.21371192237"));
+        assert!(!answer_matches("no number here", "3"));
+    }
+
+    #[test]
+    fn strings_compare_normalised() {
+        assert!(answer_matches("The capital is Paris.", "Paris"));
+        assert!(answer_matches("paris", "PARIS!"));
+        assert!(answer_matches("Brasilia", "Brasília"));
+        assert!(answer_matches("Washington, D.C.", "Washington, D.C."));
+        assert!(!answer_matches("Parisian", "Paris"));
+        assert!(answer_matches("2024-06-23", "2024-06-23"));
+        assert!(!answer_matches("2024-06-24", "2024-06-23"));
+        assert!(answer_matches("", ""));
+        assert!(!answer_matches("x", ""));
     }
 }
