@@ -5,8 +5,9 @@
 //!
 //! The arithmetic tools are real builtins. The knowledge-base relations
 //! have no KB here: they answer from a cassette of the dev split's own
-//! recorded calls, so a test question's call is not recorded and no answer
-//! can be right; tool selection (Path%, Prec%) is what such a run measures.
+//! recorded calls, so a test question's call is not recorded and its answer
+//! cannot be right (bar the rare test call that repeats a dev call); tool
+//! selection (Path%, Prec%) is what such a run measures.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -110,13 +111,16 @@ pub(super) fn import(bench: CoToolsBench, dir: &Path, out: &Path) -> Result<Exit
                 pool.tools.len()
             );
             println!(
-                "  a test question's call is not recorded, so answers cannot be right: tool selection (Path%, Prec%) is the measure"
+                "  a test question's call is not recorded, so answers cannot be right without a KB (bar the rare test call that repeats a dev call): tool selection (Path%, Prec%) is the measure"
             );
         }
     }
     println!("config → {}", config_path.display());
+    // `eval` offers react every tool unless told otherwise; a large pool
+    // is offered as the config's retrieval would.
+    let react_k = if bench.is_math() { String::new() } else { format!(" --react-k {KB_TOP_K}") };
     println!(
-        "run: switchyard --config {} eval --strategy react,toolnet --tasks {}",
+        "run: switchyard --config {} eval --strategy react,toolnet{react_k} --tasks {}",
         config_path.display(),
         out.join("tasks").join(format!("{}.jsonl", main.name)).display()
     );
@@ -351,8 +355,8 @@ fn config_text(bench: CoToolsBench, dir: &Path, main: &str, tools: usize) -> Str
             "# NOT REAL: the tools are knowledge-base relations and no KB is reachable here.\n\
              # Each answers only the calls recorded in the dev split (a cassette); a test\n\
              # question's call is not recorded and fails. Answers cannot be right without a\n\
-             # KB, so success stays near 0: tool selection (Path%, Prec% against the gold\n\
-             # tool in `tools`) is the measure.\n\
+             # KB (bar the rare test call that repeats a dev call), so success stays near 0:\n\
+             # tool selection (Path%, Prec% against the gold tool in `tools`) is the measure.\n\
              # Trajectories: the dev split's (question, tool) pairs.\n"
                 .to_string(),
             KB_TOP_K.min(tools),
