@@ -245,7 +245,14 @@ pub fn load_task_list(config: &Config, source: &TaskSource, count: Option<usize>
             return Err(SetupError::Invalid("--task: the task text is empty".into()));
         }
         TaskSource::Text(t) => {
-            vec![Task { id: "task".into(), query: t.clone(), answer: None, tools: Vec::new(), candidates: Vec::new() }]
+            vec![Task {
+                id: "task".into(),
+                query: t.clone(),
+                answer: None,
+                tools: Vec::new(),
+                candidates: Vec::new(),
+                ..Task::default()
+            }]
         }
     };
     if tasks.is_empty() {

@@ -1,10 +1,14 @@
 //! Task files: TOML (`[[task]]` tables) or JSON Lines (`.jsonl`, one object a
 //! line), and the comparison of an answer with a gold answer.
 
+mod judge;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+pub use judge::{Match, answer_matches, numeric_match};
 
 /// One task: a query, optionally with a gold answer and a gold tool sequence.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -19,6 +23,17 @@ pub struct Task {
     /// ATC's 20 per task); empty: the whole library.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<String>,
+    /// How the answer is judged against `answer` (the file's `match`).
+    #[serde(default, rename = "match", skip_serializing_if = "Match::is_exact")]
+    pub matching: Match,
+}
+
+impl Task {
+    /// Whether `answer` gives the gold answer under the task's rule; false
+    /// when the task has no gold answer.
+    pub fn judge(&self, answer: &str) -> bool {
+        self.answer.as_deref().is_some_and(|gold| numeric_match(answer, gold, self.matching))
+    }
 }
 
 #[derive(thiserror::Error, Debug)]
@@ -70,6 +85,8 @@ struct RawTask {
     tools: Vec<String>,
     #[serde(default)]
     candidates: Vec<String>,
+    #[serde(default, rename = "match")]
+    matching: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -134,6 +151,11 @@ pub fn parse_tasks(text: &str, path: &Path) -> Result<Vec<Task>, TaskError> {
         if r.candidates.iter().any(|t| t.trim().is_empty()) {
             return Err(invalid("candidates", "names an empty tool"));
         }
+        let matching = match r.matching.as_deref().map(str::parse::<Match>) {
+            None => Match::Exact,
+            Some(Ok(m)) => m,
+            Some(Err(why)) => return Err(invalid("match", &why)),
+        };
         if let Some(first) = seen.get(&id) {
             return Err(TaskError::Duplicate { path: path.to_path_buf(), id, first: first.clone(), second: at });
         }
@@ -144,6 +166,7 @@ pub fn parse_tasks(text: &str, path: &Path) -> Result<Vec<Task>, TaskError> {
             answer: r.answer.map(Scalar::into_string),
             tools: r.tools,
             candidates: r.candidates,
+            matching,
         });
     }
     Ok(tasks)
@@ -152,114 +175,6 @@ pub fn parse_tasks(text: &str, path: &Path) -> Result<Vec<Task>, TaskError> {
 /// The sample tools and task sets that ship with the source tree.
 pub fn embedded_sample_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-tools")
-}
-
-/// Relative tolerance for numeric answers: what survives printing a float.
-const REL_TOL: f64 = 1e-6;
-/// Absolute tolerance when either side is printed with exactly two decimals
-/// (money, rounded measurements): a cent either way is the same answer.
-const TWO_DECIMALS_TOL: f64 = 0.01 + 1e-9;
-
-/// Whether `answer` gives the gold answer.
-///
-/// - A numeric gold matches when any number in the answer equals it within a
-///   relative 1e-6, or within 0.01 when either number is printed with exactly
-///   two decimals. Thousands separators ("1,410,700,000") are read.
-/// - Otherwise both are normalised (lower case, accents folded, punctuation
-///   to spaces) and the gold must appear in the answer as whole words, so
-///   "The capital is Paris." gives "Paris".
-/// - An empty gold matches only an empty answer.
-pub fn answer_matches(answer: &str, gold: &str) -> bool {
-    let gold_t = gold.trim();
-    if gold_t.is_empty() {
-        return answer.trim().is_empty();
-    }
-    if let Some(g) = single_number(gold_t) {
-        return numbers_in(answer).iter().any(|a| numbers_equal(a, &g));
-    }
-    let (a, g) = (normalise(answer), normalise(gold_t));
-    if g.is_empty() {
-        // A gold of punctuation only: compare the raw text.
-        return answer.contains(gold_t);
-    }
-    format!(" {a} ").contains(&format!(" {g} "))
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Num {
-    value: f64,
-    two_decimals: bool,
-}
-
-fn numbers_equal(a: &Num, g: &Num) -> bool {
-    let diff = (a.value - g.value).abs();
-    diff <= REL_TOL * a.value.abs().max(g.value.abs())
-        || ((a.two_decimals || g.two_decimals) && diff <= TWO_DECIMALS_TOL)
-}
-
-/// The gold is a number when, stripped of surrounding punctuation, it is one
-/// number and nothing else.
-fn single_number(s: &str) -> Option<Num> {
-    let t = s.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '+' && c != '.');
-    let t = t.trim_end_matches('.');
-    let nums = numbers_in(t);
-    match nums.as_slice() {
-        [n] if t.chars().all(|c| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | ',')) => Some(*n),
-        _ => None,
-    }
-}
-
-/// Every number written in `text`, in order. A '-' is a sign only where a
-/// number may start (not inside "2024-06-14"); commas group thousands only in
-/// groups of three digits.
-fn numbers_in(text: &str) -> Vec<Num> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let starts_here = b[i].is_ascii_digit() && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'.'));
-        if !starts_here {
-            i += 1;
-            continue;
-        }
-        let negative = i > 0
-            && b[i - 1] == b'-'
-            && (i == 1 || !(b[i - 2].is_ascii_alphanumeric() || b[i - 2] == b'.' || b[i - 2] == b'-'));
-        let mut digits = String::new();
-        let mut j = i;
-        while j < b.len() {
-            if b[j].is_ascii_digit() {
-                digits.push(b[j] as char);
-                j += 1;
-            } else if b[j] == b','
-                && b.get(j + 1..j + 4).is_some_and(|g| g.iter().all(u8::is_ascii_digit))
-                && !b.get(j + 4).is_some_and(u8::is_ascii_digit)
-            {
-                j += 1;
-            } else {
-                break;
-            }
-        }
-        let mut decimals = 0;
-        if j + 1 < b.len() && b[j] == b'.' && b[j + 1].is_ascii_digit() {
-            digits.push('.');
-            j += 1;
-            while j < b.len() && b[j].is_ascii_digit() {
-                digits.push(b[j] as char);
-                decimals += 1;
-                j += 1;
-            }
-        }
-        if let Ok(v) = digits.parse::<f64>() {
-            out.push(Num { value: if negative { -v } else { v }, two_decimals: decimals == 2 });
-        }
-        i = j;
-    }
-    out
-}
-
-fn normalise(s: &str) -> String {
-    crate::text::fold(s)
 }
 
 #[cfg(test)]
@@ -309,30 +224,26 @@ mod tests {
     }
 
     #[test]
-    fn numbers_compare_numerically() {
-        assert!(answer_matches("The result is 395.", "395"));
-        assert!(answer_matches("395.0000001", "395"));
-        assert!(!answer_matches("396", "395"));
-        assert!(answer_matches("1,410,700,000 people", "1410700000"));
-        assert!(answer_matches("about 15432.10 yen", "15432.1"));
-        assert!(answer_matches("15432.11", "15432.1"));
-        assert!(!answer_matches("15432.2", "15432.1"));
-        assert!(answer_matches("it is -40 degrees", "-40"));
-        assert!(!answer_matches("2024-40", "-40"));
-        assert!(answer_matches("6.21371192", "6.21371192237"));
-        assert!(!answer_matches("no number here", "3"));
-    }
-
-    #[test]
-    fn strings_compare_normalised() {
-        assert!(answer_matches("The capital is Paris.", "Paris"));
-        assert!(answer_matches("paris", "PARIS!"));
-        assert!(answer_matches("Brasilia", "Brasília"));
-        assert!(answer_matches("Washington, D.C.", "Washington, D.C."));
-        assert!(!answer_matches("Parisian", "Paris"));
-        assert!(answer_matches("2024-06-23", "2024-06-23"));
-        assert!(!answer_matches("2024-06-24", "2024-06-23"));
-        assert!(answer_matches("", ""));
-        assert!(!answer_matches("x", ""));
+    fn a_task_names_its_match_rule() {
+        let j = parse(
+            "{\"id\":1,\"query\":\"q\",\"answer\":0.3936,\"match\":\"round2\"}\n{\"id\":2,\"query\":\"r\",\"answer\":\"5\"}\n",
+            "t.jsonl",
+        )
+        .unwrap();
+        assert_eq!((j[0].matching, j[1].matching), (Match::Round2, Match::Exact));
+        assert!(j[0].judge("The answer is 0.39364."));
+        assert!(!j[1].judge("5.004"));
+        let t =
+            parse("[[task]]\nid = \"a\"\nquery = \"q\"\nanswer = 1000\nmatch = \"approx:0.01\"\n", "t.toml").unwrap();
+        assert_eq!(t[0].matching, Match::Approx(0.01));
+        assert!(t[0].judge("990"));
+        assert!(!Task { answer: None, ..t[0].clone() }.judge("990"));
+        let e = parse("{\"id\":1,\"query\":\"q\",\"match\":\"fuzzy\"}\n", "f.jsonl").unwrap_err();
+        assert!(e.to_string().starts_with("task file f.jsonl, line 1: field 'match' unknown rule 'fuzzy'"), "{e}");
+        // A task written back keeps its rule, and an exact one stays unwritten.
+        let back = serde_json::to_string(&j[0]).unwrap();
+        assert!(back.contains("\"match\":\"round2\""), "{back}");
+        assert!(!serde_json::to_string(&j[1]).unwrap().contains("match"));
+        assert_eq!(serde_json::from_str::<Task>(&back).unwrap(), j[0]);
     }
 }

@@ -182,6 +182,16 @@ pub struct CallText {
     pub text: String,
     /// (character offset in `text`, tool id) per call, in order.
     pub calls: Vec<(usize, String)>,
+    /// What each call of `calls` was given and gave back.
+    pub details: Vec<CallDetail>,
+}
+
+/// A call's `call_param` and `return` as the file writes them (numbers
+/// as their text); empty where the file leaves them out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallDetail {
+    pub params: Vec<String>,
+    pub returns: Vec<String>,
 }
 
 impl CallText {
@@ -205,6 +215,7 @@ impl CallText {
             }
             let chars = text.chars().count();
             let mut pairs = Vec::with_capacity(calls.len());
+            let mut details = Vec::with_capacity(calls.len());
             for (i, (s, c)) in starts.iter().zip(calls).enumerate() {
                 let at = s.as_u64().map(|n| n as usize).filter(|&n| n <= chars).ok_or_else(|| {
                     err(format!("start_str_idx[{i}] is not an offset within the text ({chars} characters)"))
@@ -214,8 +225,22 @@ impl CallText {
                     .and_then(Value::as_str)
                     .ok_or_else(|| err(format!("tool_calling[{i}]: missing `call_tool`")))?;
                 pairs.push((at, bare(tool).to_owned()));
+                let texts = |field: &str| -> Result<Vec<String>, DataError> {
+                    let Some(v) = c.get(field) else { return Ok(Vec::new()) };
+                    let items = v.as_array().ok_or_else(|| err(format!("tool_calling[{i}].{field} is not a list")))?;
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(j, x)| match x {
+                            Value::String(s) => Ok(s.clone()),
+                            Value::Number(n) => Ok(n.to_string()),
+                            _ => Err(err(format!("tool_calling[{i}].{field}[{j}] is neither a string nor a number"))),
+                        })
+                        .collect()
+                };
+                details.push(CallDetail { params: texts("call_param")?, returns: texts("return")? });
             }
-            out.push(CallText { text: text.to_owned(), calls: pairs });
+            out.push(CallText { text: text.to_owned(), calls: pairs, details });
         }
         Ok(out)
     }
@@ -226,6 +251,17 @@ impl CallText {
         &self.text[..end]
     }
 
+    /// The question the text answers: the text before its first call,
+    /// without a `Q:`/`Question:` framing and without the worked solution
+    /// GSM8K-XL appends after "Let's think step by step."; None for a text
+    /// with no call.
+    pub fn question(&self) -> Option<String> {
+        let (at, _) = self.calls.first()?;
+        let q = query_of(self.prefix(*at));
+        let q = q.split_once(STEP_BY_STEP).map_or(q.as_str(), |(before, _)| before).trim();
+        Some(q.to_owned())
+    }
+
     /// (query, tool) pairs for training a retriever: the query is the text
     /// before each call; a `Question: … Answer: …` framing keeps the
     /// question alone, as a test question reads.
@@ -233,6 +269,9 @@ impl CallText {
         self.calls.iter().map(|(at, tool)| (query_of(self.prefix(*at)), tool.clone())).collect()
     }
 }
+
+/// Where GSM8K-XL's question ends and its worked solution starts.
+const STEP_BY_STEP: &str = "Let's think step by step.";
 
 fn query_of(prefix: &str) -> String {
     let p = prefix.trim();
@@ -289,8 +328,31 @@ mod tests {
 
     #[test]
     fn prefixes_count_characters_not_bytes() {
-        let t = CallText { text: "Tüpraş owns X".into(), calls: vec![(7, "P1".into())] };
+        let t = CallText { text: "Tüpraş owns X".into(), calls: vec![(7, "P1".into())], details: Vec::new() };
         assert_eq!(t.prefix(7), "Tüpraş ");
+    }
+
+    #[test]
+    fn a_text_gives_its_question_and_each_call_its_params_and_return() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.jsonl");
+        let text = "Dan licks 58 and 63 times. How many? Let's think step by step. 58+63 = 121\n#### 121";
+        let line = serde_json::json!({"text": text, "start_str_idx": [71],
+            "tool_calling": [{"call_tool": "<add>", "call_param": ["58", 63], "return": ["121"]}]});
+        std::fs::write(&path, format!("{line}\n")).unwrap();
+        let t = &CallText::load(&path).unwrap()[0];
+        assert_eq!(t.question().as_deref(), Some("Dan licks 58 and 63 times. How many?"));
+        assert_eq!(t.details[0], CallDetail { params: vec!["58".into(), "63".into()], returns: vec!["121".into()] });
+        let framed =
+            CallText { text: "Q: 2 plus 3?\nA: 2+3=5".into(), calls: vec![(19, "add".into())], details: vec![] };
+        assert_eq!(framed.question().as_deref(), Some("2 plus 3?"));
+        assert_eq!(CallText { calls: vec![], ..framed }.question(), None);
+
+        let bad = serde_json::json!({"text": "x", "start_str_idx": [0],
+            "tool_calling": [{"call_tool": "<add>", "call_param": [["1"]]}]});
+        std::fs::write(&path, format!("{line}\n{bad}\n")).unwrap();
+        let e = CallText::load(&path).unwrap_err().to_string();
+        assert!(e.ends_with("dev.jsonl:2: tool_calling[0].call_param[0] is neither a string nor a number"), "{e}");
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! and the benchmark runs all read through these loaders.
 
 pub mod cotools;
+pub mod cotools_splits;
 pub mod restbench;
 
-pub use cotools::{CallText, DataError, Question, ToolDoc, ToolPool};
+pub use cotools::{CallDetail, CallText, DataError, Question, ToolDoc, ToolPool};
+pub use cotools_splits::{CoToolsBench, Split, Splits};

@@ -26,7 +26,7 @@ use super::trace::TraceWriter;
 use crate::budget::btp::BtpSetup;
 use crate::graph::{GraphStore, ToolGraph};
 use crate::retrieve::Retriever;
-use crate::task::{Task, answer_matches};
+use crate::task::Task;
 use crate::tool::ToolLibrary;
 use crate::tool::exec::Executor;
 use crate::tool::fault::FaultTable;
@@ -424,11 +424,8 @@ impl Engine {
         };
         // A run the user cut short neither succeeded nor failed.
         let cut_short = matches!(outcome, RunOutcome::Stopped | RunOutcome::Restarted);
-        let success = task
-            .answer
-            .as_ref()
-            .filter(|_| !cut_short)
-            .map(|gold| answer.as_deref().is_some_and(|a| answer_matches(a, gold)));
+        let success =
+            task.answer.as_ref().filter(|_| !cut_short).map(|_| answer.as_deref().is_some_and(|a| task.judge(a)));
         let (steps, tally) = (self.step, self.tally);
         self.emit(EventKind::RunFinished {
             outcome,

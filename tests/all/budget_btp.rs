@@ -69,6 +69,7 @@ async fn a_model_that_insists_on_a_spent_or_blacklisted_tool_is_refused() {
             answer: Some("5".into()),
             tools: vec![],
             candidates: vec![],
+            ..Task::default()
         }])
         .await
         .unwrap();
@@ -122,6 +123,7 @@ async fn the_spend_never_exceeds_the_budget() {
             answer: None,
             tools: vec![],
             candidates: vec![],
+            ..Task::default()
         }])
         .await
         .unwrap();

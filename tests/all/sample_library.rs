@@ -57,8 +57,9 @@ fn every_manifest_loads_into_one_library() {
         }
         assert!(!t.description.is_empty(), "{}", t.name);
     }
-    // Every builtin is offered by some manifest.
-    for f in builtin::names() {
+    // Every builtin is offered by some manifest; FuncQA's and GSM8K-XL's
+    // arithmetic (`math_*`) by the ones `bench import` writes.
+    for f in builtin::names().iter().filter(|f| !f.starts_with("math_")) {
         assert!(
             lib.tools().iter().any(|t| matches!(&t.executor, ExecutorSpec::Builtin { function } if function == f)),
             "builtin {f} is in no manifest"

@@ -2,6 +2,8 @@
 //! files Switchyard runs as they are (`--config OUT/switchyard.toml eval
 //! --tasks OUT/tasks/SPLIT.jsonl`), reading the data in place.
 
+mod cotools;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,15 +12,18 @@ use clap::Subcommand;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 
 use switchyard::config::Config;
+use switchyard::dataset::CoToolsBench;
 use switchyard::dataset::restbench::{self, RestTask, tool_key};
 use switchyard::session;
 
 #[derive(Subcommand, Debug)]
 pub(super) enum BenchCommand {
     /// Turn a dataset folder into OUT/switchyard.toml and OUT/tasks/*.jsonl.
-    /// Known: atc-tmdb (ATC's RestBench-TMDB, 20 candidates a task) and restbench (its TMDB split).
+    /// Known: atc-tmdb (ATC's RestBench-TMDB, 20 candidates a task), restbench (its TMDB split),
+    /// and the CoTools/ToolkenGPT sets funcqa, gsm8k-xl, kamel and simpletoolquestions (a task
+    /// file per test split present).
     Import {
-        /// atc-tmdb or restbench.
+        /// atc-tmdb, restbench, funcqa, gsm8k-xl, kamel or simpletoolquestions.
         name: String,
         /// The dataset's folder, e.g. ../shared/data/atc-tmdb.
         dir: PathBuf,
@@ -37,10 +42,20 @@ pub(super) fn run(cmd: BenchCommand) -> Result<ExitCode> {
 }
 
 fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) -> Result<ExitCode> {
+    if let Some(bench) = CoToolsBench::from_name(name) {
+        if spec.is_some() {
+            return Err(eyre!("--spec is for the TMDB benchmarks (atc-tmdb, restbench), not {name}"));
+        }
+        return cotools::import(bench, dir, out);
+    }
     let (file, default_spec) = match name {
         "atc-tmdb" => (dir.join("tmdb.data.candidate=20.v2.json"), dir.join("../restbench/specs/tmdb_oas.json")),
         "restbench" => (dir.join("datasets/tmdb.json"), dir.join("specs/tmdb_oas.json")),
-        other => return Err(eyre!("unknown benchmark '{other}' (known: atc-tmdb, restbench)")),
+        other => {
+            return Err(eyre!(
+                "unknown benchmark '{other}' (known: atc-tmdb, restbench, funcqa, gsm8k-xl, kamel, simpletoolquestions)"
+            ));
+        }
     };
     let spec = spec.unwrap_or(default_spec);
     let spec = spec.canonicalize().wrap_err_with(|| format!("the TMDB OpenAPI spec {}", spec.display()))?;

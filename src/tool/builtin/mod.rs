@@ -3,19 +3,23 @@
 //! but every function re-checks what it reads and answers a bad value with a
 //! `Failed` error, never a panic.
 
+mod args;
 mod calc;
 mod dates;
 mod lookup;
+mod math;
 mod number;
 mod units;
 
 use rand::Rng;
 use serde_json::{Value, json};
 
+use super::ToolResult;
 use super::nothing_found::NOTHING_FOUND;
-use super::{ToolError, ToolErrorKind, ToolResult};
+use args::{failed, int_arg, num_arg, str_arg};
 use number::number;
 
+pub use math::tool as math_tool;
 pub use units::unit_names;
 
 /// The calculator's arithmetic, for callers that check a claimed result
@@ -47,6 +51,20 @@ const REGISTRY: &[(&str, BuiltinFn)] = &[
     ("number_stats", number_stats),
     ("prime_factors", prime_factors),
     ("web_search", web_search),
+    // FuncQA's and GSM8K-XL's arithmetic (see `math`).
+    ("math_add", |a, _| math::add(a)),
+    ("math_subtract", |a, _| math::subtract(a)),
+    ("math_multiply", |a, _| math::multiply(a)),
+    ("math_divide", |a, _| math::divide(a)),
+    ("math_power", |a, _| math::power(a)),
+    ("math_sqrt", |a, _| math::sqrt(a)),
+    ("math_log", |a, _| math::log(a)),
+    ("math_ln", |a, _| math::ln(a)),
+    ("math_lcm", |a, _| math::lcm(a)),
+    ("math_gcd", |a, _| math::gcd(a)),
+    ("math_remainder", |a, _| math::remainder(a)),
+    ("math_choose", |a, _| math::choose(a)),
+    ("math_permutate", |a, _| math::permutate(a)),
 ];
 
 const NAMES: &[&str] = &[
@@ -64,6 +82,19 @@ const NAMES: &[&str] = &[
     "number_stats",
     "prime_factors",
     "web_search",
+    "math_add",
+    "math_subtract",
+    "math_multiply",
+    "math_divide",
+    "math_power",
+    "math_sqrt",
+    "math_log",
+    "math_ln",
+    "math_lcm",
+    "math_gcd",
+    "math_remainder",
+    "math_choose",
+    "math_permutate",
 ];
 
 pub fn lookup(function: &str) -> Option<BuiltinFn> {
@@ -73,39 +104,6 @@ pub fn lookup(function: &str) -> Option<BuiltinFn> {
 /// Every builtin function name, for manifest validation and listings.
 pub fn names() -> &'static [&'static str] {
     NAMES
-}
-
-fn failed(message: impl Into<String>) -> ToolError {
-    ToolError::new(ToolErrorKind::Failed, message)
-}
-
-fn str_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
-    match args.get(name) {
-        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s),
-        Some(Value::String(_)) => Err(failed(format!("'{name}' must not be empty"))),
-        Some(other) => Err(failed(format!("'{name}' must be a string, got {other}"))),
-        None => Err(failed(format!("missing argument '{name}'"))),
-    }
-}
-
-/// A number, also accepted as a numeric string ("12.5"), since weaker
-/// models quote numbers.
-fn num_arg(args: &Value, name: &str) -> Result<f64, ToolError> {
-    let v = match args.get(name) {
-        Some(Value::Number(n)) => n.as_f64(),
-        Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
-        Some(_) => None,
-        None => return Err(failed(format!("missing argument '{name}'"))),
-    };
-    v.filter(|x| x.is_finite()).ok_or_else(|| failed(format!("'{name}' must be a number, got {}", args[name])))
-}
-
-fn int_arg(args: &Value, name: &str) -> Result<i64, ToolError> {
-    let x = num_arg(args, name)?;
-    if x.fract() != 0.0 || x.abs() > 9.0e15 {
-        return Err(failed(format!("'{name}' must be a whole number, got {x}")));
-    }
-    Ok(x as i64)
 }
 
 fn calculator(args: &Value, _: &mut BuiltinCtx) -> ToolResult {
