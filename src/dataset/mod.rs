@@ -2,7 +2,10 @@
 //! (see `../shared/data/*/README.md`). Retrieval evaluation, head training
 //! and the benchmark runs all read through these loaders.
 
+pub mod apibank;
 pub mod cotools;
+pub mod pylit;
 pub mod restbench;
+pub mod toolbench;
 
 pub use cotools::{CallText, DataError, Question, ToolDoc, ToolPool};
