@@ -65,7 +65,10 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
         }
     };
     let seed_experience = eval_experience(config, &a, &rt)?;
-    let budgeted = a.common.budget.is_some() || a.sweep.as_deref().is_some_and(|s| s.starts_with("budget="));
+    // A config may carry the budget too (a benchmark's, as `bench import toolbench` writes).
+    let budgeted = a.common.budget.is_some()
+        || config.params.budget.is_some()
+        || a.sweep.as_deref().is_some_and(|s| s.starts_with("budget="));
     let strategies = a.strategy.clone().unwrap_or_else(|| vec![StrategyKind::React, StrategyKind::Toolnet]);
     for (sweep_name, sweep_value) in &sweep {
         for strategy in &strategies {
