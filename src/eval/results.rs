@@ -13,6 +13,7 @@ use crate::budget::experience::Experience;
 use crate::engine::event::RunOutcome;
 use crate::engine::state::RunSummary;
 use crate::model::Usage;
+use crate::task::GoldCall;
 
 /// The file's name inside an eval's folder.
 pub const RESULTS: &str = "results.jsonl";
@@ -64,6 +65,9 @@ pub struct TaskRow {
     pub gold: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gold_tools: Vec<String>,
+    /// The task's gold call (API-Bank), for `eval::apibank`'s call accuracy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold_call: Option<GoldCall>,
     #[serde(flatten)]
     pub outcome: RunOutcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -233,8 +237,11 @@ impl RowWriter {
     }
 
     pub fn write(&mut self, row: &TaskRow) -> Result<(), ResultsError> {
-        let mut line = serde_json::to_string(row)
-            .map_err(|e| ResultsError::Parse { path: self.path.clone(), line: 0, message: e.to_string() })?;
+        let mut line = serde_json::to_string(row).map_err(|e| ResultsError::Parse {
+            path: self.path.clone(),
+            line: 0,
+            message: e.to_string(),
+        })?;
         line.push('\n');
         self.file.write_all(line.as_bytes()).map_err(|source| ResultsError::Io { path: self.path.clone(), source })
     }
@@ -280,6 +287,7 @@ mod tests {
             task_id: format!("t{index}"),
             gold: Some("4".into()),
             gold_tools: vec![],
+            gold_call: None,
             outcome: RunOutcome::Answered,
             answer: Some("4".into()),
             success: Some(true),
