@@ -65,9 +65,11 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
         }
     };
     let seed_experience = eval_experience(config, &a, &rt)?;
-    // A config may carry the budget too (a benchmark's, as `bench import toolbench` writes).
+    // A config may carry the budget too (a benchmark's, as `bench import toolbench` writes),
+    // which a later `--set budget=none` lifts.
+    let set_budget = a.common.set.iter().rev().find_map(|s| s.strip_prefix("budget=").or(s.strip_prefix("B=")));
     let budgeted = a.common.budget.is_some()
-        || config.params.budget.is_some()
+        || set_budget.map_or(config.params.budget.is_some(), |b| b.trim() != "none")
         || a.sweep.as_deref().is_some_and(|s| s.starts_with("budget="));
     let strategies = a.strategy.clone().unwrap_or_else(|| vec![StrategyKind::React, StrategyKind::Toolnet]);
     for (sweep_name, sweep_value) in &sweep {

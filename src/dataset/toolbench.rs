@@ -117,6 +117,124 @@ pub fn gives_answer(final_answer: &str) -> bool {
     false
 }
 
+/// The instruction samples' folder and files: queries with their candidate
+/// APIs (RapidAPI docs) and the gold `relevant APIs`.
+pub const EXAMPLE_DIR: &str = "data_example/instruction";
+pub const EXAMPLE_FILES: [&str; 3] = ["G1_query.json", "G2_query.json", "G3_query.json"];
+
+/// One instruction sample.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExampleQuery {
+    pub id: String,
+    pub query: String,
+    /// The candidates, as OpenAI functions named as ToolBench names them.
+    pub functions: Vec<Value>,
+    /// The relevant APIs' function names: the gold tools.
+    pub relevant: Vec<String>,
+}
+
+/// Reads one `G*_query.json`; `group` prefixes the ids (`G1/3`).
+pub fn load_examples(path: &Path, group: &str) -> Result<Vec<ExampleQuery>, DataError> {
+    let text = std::fs::read_to_string(path).map_err(|source| DataError::Io { path: path.into(), source })?;
+    let list: Vec<Value> = serde_json::from_str(&text).map_err(|e| DataError::Format {
+        path: path.into(),
+        reason: format!("not a list of instruction samples: {e}"),
+    })?;
+    let mut out = Vec::with_capacity(list.len());
+    for (i, q) in list.iter().enumerate() {
+        let bad =
+            |reason: String| DataError::Format { path: path.into(), reason: format!("sample {}: {reason}", i + 1) };
+        let id = match q.get("query_id") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => (i + 1).to_string(),
+        };
+        let query = q.get("query").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
+        let query = query.ok_or_else(|| bad("field 'query' is missing or empty".into()))?.to_string();
+        let apis = q.get("api_list").and_then(Value::as_array).ok_or_else(|| bad("no 'api_list'".into()))?;
+        let mut functions = Vec::with_capacity(apis.len());
+        for (j, api) in apis.iter().enumerate() {
+            functions.push(rapid_function(api).map_err(|e| bad(format!("api_list[{j}]: {e}")))?);
+        }
+        let mut relevant = Vec::new();
+        for pair in q.get("relevant APIs").and_then(Value::as_array).into_iter().flatten() {
+            match pair.as_array().map(Vec::as_slice) {
+                Some([Value::String(tool), Value::String(api)]) => relevant.push(function_name(tool, api)),
+                _ => return Err(bad(format!("'relevant APIs' holds {pair}, not [tool, api]"))),
+            }
+        }
+        out.push(ExampleQuery { id: format!("{group}/{id}"), query, functions, relevant });
+    }
+    Ok(out)
+}
+
+/// ToolBench's function name for an API of a tool: both standardized, the
+/// API first, cut to the last 64 characters (`checkhealth_for_squake`).
+pub fn function_name(tool: &str, api: &str) -> String {
+    let name = format!("{}_for_{}", standardize(api), standardize(tool));
+    let cut = name.len().saturating_sub(64);
+    name[cut..].to_string()
+}
+
+/// Lower case, every run of other characters one `_`, none at either end
+/// (as ToolBench's `standardize`, which the evalset's names show keeps a
+/// leading digit).
+pub fn standardize(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out.trim_matches('_').to_string()
+}
+
+/// A RapidAPI doc (`required_parameters`, `optional_parameters` with
+/// STRING/NUMBER/BOOLEAN types) as an OpenAI function, typed as ToolBench
+/// types them (NUMBER is an integer, anything unknown a string).
+fn rapid_function(api: &Value) -> Result<Value, String> {
+    let text = |k: &str| api.get(k).and_then(Value::as_str).map(str::trim).unwrap_or("");
+    let (tool, name) = (text("tool_name"), text("api_name"));
+    if tool.is_empty() || name.is_empty() {
+        return Err("no 'tool_name' or 'api_name'".into());
+    }
+    let mut props = Map::new();
+    let mut required = Vec::new();
+    for (key, is_required) in [("required_parameters", true), ("optional_parameters", false)] {
+        for p in api.get(key).and_then(Value::as_array).into_iter().flatten() {
+            let pname = standardize(p.get("name").and_then(Value::as_str).unwrap_or(""));
+            if pname.is_empty() {
+                return Err(format!("a parameter of {key} has no name"));
+            }
+            let ty = match p.get("type").and_then(Value::as_str).unwrap_or("").to_ascii_uppercase().as_str() {
+                "NUMBER" | "INTEGER" => "integer",
+                "BOOLEAN" => "boolean",
+                _ => "string",
+            };
+            let mut schema = Map::new();
+            schema.insert("type".into(), Value::String(ty.into()));
+            if let Some(d) = p.get("description").and_then(Value::as_str).filter(|d| !d.trim().is_empty()) {
+                schema.insert("description".into(), Value::String(d.trim().into()));
+            }
+            if is_required {
+                required.push(Value::String(pname.clone()));
+            }
+            props.insert(pname, Value::Object(schema));
+        }
+    }
+    let description = match text("api_description") {
+        "" => format!("{name} of {tool}"),
+        d => d.to_string(),
+    };
+    Ok(serde_json::json!({
+        "name": function_name(tool, name),
+        "description": format!("{description} (tool: {tool})"),
+        "parameters": { "type": "object", "properties": props, "required": required },
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,5 +252,15 @@ mod tests {
         assert!(gives_answer("{\"return_type\":\"give_answer\", \"final_answer\": \"unterminated"));
         assert!(!gives_answer("{\"return_type\": \"give_up_and_restart\"}"));
         assert!(!gives_answer(""));
+    }
+
+    #[test]
+    fn function_names_are_toolbench_s() {
+        assert_eq!(function_name("SQUAKE", "Checkhealth"), "checkhealth_for_squake");
+        assert_eq!(
+            function_name("Investors Exchange (IEX) Trading", "IEX Regulation SHO Threshold Securities List"),
+            "sho_threshold_securities_list_for_investors_exchange_iex_trading"
+        );
+        assert_eq!(standardize("/offices/search/:service"), "offices_search_service");
     }
 }

@@ -152,6 +152,12 @@ fn toolbench_imports_the_600_queries_with_btp_setting_and_runs() {
     let gave = trajectories.iter().filter(|t| t["helpful"][0] == true).count();
     assert!((250..=296).contains(&gave), "{gave}");
 
+    // The instruction samples: gold tools named as the evalset names them.
+    let examples = load_tasks(&out.join("tasks/data_example.jsonl")).unwrap();
+    assert_eq!(examples.len(), 10);
+    assert!(examples.iter().all(|t| !t.tools.is_empty() && t.tools.iter().all(|g| t.candidates.contains(g))));
+    assert!(examples[0].tools.contains(&"checkhealth_for_squake".to_string()), "{:?}", examples[0].tools);
+
     let config_path = out.join("switchyard.toml");
     let config = Config::load(&config_path).unwrap();
     assert_eq!(config.params.budget, Some(20.0));
@@ -160,6 +166,8 @@ fn toolbench_imports_the_600_queries_with_btp_setting_and_runs() {
     let m = eval3(&config_path, &g1, "react,toolnet");
     assert_eq!(m.len(), 2);
     assert!(m.iter().all(|r| r["tasks"] == 3 && r["label"].as_str().unwrap().contains("btp on")), "{m:?}");
+    let m = eval3(&config_path, &out.join("tasks/data_example.jsonl"), "react");
+    assert!(m[0]["path_pct"].is_number(), "gold tools give Path%: {m:?}");
 }
 
 const CSV_HEADER: &str = "id,类型,应用场景,API名称,参数,路径,类名,input_parameters,expressions,api_info\n";

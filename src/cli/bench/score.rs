@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use serde_json::Value;
 
-use switchyard::eval::apibank::call_correct;
+use switchyard::eval::apibank::{NAME_ONLY, call_correct};
 use switchyard::eval::results::CallMade;
 use switchyard::task::{GoldCall, load_tasks};
 
@@ -24,6 +24,10 @@ struct Scored {
     /// Runs whose first call was the gold call.
     call_correct: usize,
     call_acc_pct: f64,
+    /// Runs whose gold tool is judged by name alone (ToolSearcher), and
+    /// the accuracy over the others.
+    name_only: usize,
+    call_acc_others_pct: Option<f64>,
 }
 
 pub(super) fn score(tasks: &Path, traces: &[PathBuf], json: bool) -> Result<ExitCode> {
@@ -40,16 +44,26 @@ pub(super) fn score(tasks: &Path, traces: &[PathBuf], json: bool) -> Result<Exit
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:<12} {:>6} {:>10} {:>10}  trace", "strategy", "runs", "API name", "call acc");
+    println!("{:<12} {:>6} {:>10} {:>10} {:>12}  trace", "strategy", "runs", "API name", "call acc", "w/o by-name");
     for r in &rows {
         let pct = |n: usize| 100.0 * n as f64 / r.runs.max(1) as f64;
+        let others = r.call_acc_others_pct.map_or("-".to_string(), |p| format!("{p:.1}%"));
         println!(
-            "{:<12} {:>6} {:>9.1}% {:>9.1}%  {}",
+            "{:<12} {:>6} {:>9.1}% {:>9.1}% {:>12}  {}",
             r.strategy,
             r.runs,
             pct(r.name_correct),
             r.call_acc_pct,
+            others,
             r.trace.display()
+        );
+    }
+    if let Some(r) = rows.iter().find(|r| r.name_only > 0) {
+        println!(
+            "({} of {} runs are of tasks whose gold is {}, judged by name alone; w/o by-name: the others)",
+            r.name_only,
+            r.runs,
+            NAME_ONLY.join(", ")
         );
     }
     println!("(API-Bank call accuracy: the first call of a run is its task's gold call, arguments and all;");
@@ -99,6 +113,10 @@ fn score_trace(path: &Path, gold: &HashMap<String, GoldCall>) -> Result<Scored> 
     }
     let name_correct = judged.iter().filter(|(g, c)| c.is_some_and(|c| c.tool == g.tool)).count();
     let call_ok = judged.iter().filter(|(g, c)| c.is_some_and(|c| call_correct(c, g))).count();
+    let by_name = |g: &GoldCall| NAME_ONLY.contains(&g.tool.as_str());
+    let name_only = judged.iter().filter(|(g, _)| by_name(g)).count();
+    let others_ok = judged.iter().filter(|(g, c)| !by_name(g) && c.is_some_and(|c| call_correct(c, g))).count();
+    let others = judged.len() - name_only;
     Ok(Scored {
         trace: path.to_path_buf(),
         strategy,
@@ -106,5 +124,7 @@ fn score_trace(path: &Path, gold: &HashMap<String, GoldCall>) -> Result<Scored> 
         name_correct,
         call_correct: call_ok,
         call_acc_pct: 100.0 * call_ok as f64 / judged.len() as f64,
+        name_only,
+        call_acc_others_pct: (others > 0).then(|| 100.0 * others_ok as f64 / others as f64),
     })
 }

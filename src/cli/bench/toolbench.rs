@@ -10,13 +10,14 @@ use color_eyre::eyre::{Result, WrapErr, eyre};
 use serde_json::{Map, Value, json};
 
 use switchyard::config::Config;
-use switchyard::dataset::toolbench::{self, EVALSET_DIR, EvalQuery, FINISH, GROUPS};
+use switchyard::dataset::toolbench::{self, EVALSET_DIR, EXAMPLE_DIR, EXAMPLE_FILES, EvalQuery, FINISH, GROUPS};
 use switchyard::session;
 use switchyard::task::load_tasks;
 
 use super::files::{toml_string, write_file};
 
 const FUNCTIONS: &str = "tools/toolbench.functions.json";
+const EXAMPLE_FUNCTIONS: &str = "tools/toolbench-examples.functions.json";
 /// The BTP paper's setting on ToolBench.
 const BUDGET: f64 = 20.0;
 const TOOL_COSTS: &str = "random:1-10";
@@ -122,8 +123,53 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
     write_file(&all_path, &all)?;
     write_file(&out.join("trajectories.jsonl"), &trajectories)?;
 
+    // The instruction samples: few, but with gold tools (their `relevant APIs`).
+    let mut examples = Vec::new();
+    for (file, group) in EXAMPLE_FILES.iter().zip(["G1", "G2", "G3"]) {
+        let path = dir.join(EXAMPLE_DIR).join(file);
+        if path.exists() {
+            examples.extend(toolbench::load_examples(&path, group)?);
+        }
+    }
+    let example_path = out.join("tasks/data_example.jsonl");
+    let mut example_functions: Vec<Value> = Vec::new();
+    let mut shared_with_evalset = 0;
+    if !examples.is_empty() {
+        let mut text = String::new();
+        let mut named = HashSet::new();
+        for q in &examples {
+            let mut candidates = Vec::new();
+            for f in &q.functions {
+                let name = f["name"].as_str().unwrap_or_default().to_string();
+                if named.insert(name.clone()) {
+                    // A function the evalset offers too is its function: one tool.
+                    if first.contains_key(&name) {
+                        shared_with_evalset += 1;
+                    } else {
+                        let mut f = f.clone();
+                        f["x-switchyard"] = json!({ "response": response() });
+                        example_functions.push(f);
+                    }
+                }
+                if !candidates.contains(&name) {
+                    candidates.push(name);
+                }
+            }
+            top_k = top_k.max(candidates.len());
+            let line = json!({ "id": q.id, "query": q.query, "tools": q.relevant, "candidates": candidates });
+            text.push_str(&format!("{line}\n"));
+        }
+        write_file(&out.join(EXAMPLE_FUNCTIONS), &serde_json::to_string_pretty(&example_functions)?)?;
+        write_file(&example_path, &text)?;
+    }
+    let libraries: Vec<&str> = if examples.is_empty() { vec![FUNCTIONS] } else { vec![FUNCTIONS, EXAMPLE_FUNCTIONS] };
+
     let config_path = out.join("switchyard.toml");
-    let lib = toml_string(FUNCTIONS);
+    let lib = libraries.iter().map(|l| toml_string(l)).collect::<Vec<_>>().join(", ");
+    let options: String = libraries
+        .iter()
+        .map(|l| format!("\n[[library_options]]\npath = {}\nexecutor = {{ kind = \"synthesized\" }}\n", toml_string(l)))
+        .collect();
     let config_text = format!(
         "# Written by `switchyard bench import toolbench` from {}.\n\
          # ToolBench's default evalset (ToolEval), one task file per group and tasks/all.jsonl; each\n\
@@ -135,6 +181,8 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
          # {{\"error\": \"\", \"response\": ...}} (executor `synthesized`), the same for the same seed and call.\n\
          # trajectories.jsonl: gpt-3.5-turbo's CoT call sequences (model outputs, not gold) for ToolNet's\n\
          # static graph and BTP's experience; `helpful` is whether that run gave an answer.\n\
+         # tasks/data_example.jsonl (when the samples hold them): ToolBench's instruction samples,\n\
+         # whose `relevant APIs` are gold tools (`tools`), so Path% and Prec% apply to them.\n\
          library = [{lib}]\n\
          data_dir = \"data\"\n\
          tasks = \"tasks/all.jsonl\"\n\
@@ -147,10 +195,8 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
          top_k = {top_k}\n\n\
          [btp]\n\
          # The BTP paper's tool costs: whole numbers drawn from 1-10 with the seed.\n\
-         tool_costs = \"{TOOL_COSTS}\"\n\n\
-         [[library_options]]\n\
-         path = {lib}\n\
-         executor = {{ kind = \"synthesized\" }}\n",
+         tool_costs = \"{TOOL_COSTS}\"\n\
+         {options}",
         dir.display()
     );
     write_file(&config_path, &config_text)?;
@@ -165,8 +211,23 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
         return Err(eyre!("{}: task {} offers '{n}', which the written library lacks", all_path.display(), t.id));
     }
 
+    if !examples.is_empty() {
+        for t in load_tasks(&example_path)? {
+            if let Some(n) = t.tools.iter().find(|n| !t.candidates.contains(n)) {
+                return Err(eyre!(
+                    "{}: task {}: the relevant API {n} is not among its api_list",
+                    example_path.display(),
+                    t.id
+                ));
+            }
+        }
+    }
     println!("ToolBench default evalset ({}) → {}", evalset.display(), out.display());
-    println!("tools: {} distinct functions (without {FINISH}) → {}", library.len(), out.join(FUNCTIONS).display());
+    println!(
+        "tools: {} distinct functions of the evalset (without {FINISH}) → {}",
+        functions.len(),
+        out.join(FUNCTIONS).display()
+    );
     if differing > 0 {
         println!("  {differing} offers of a function differ from its first schema: the first was kept");
     }
@@ -191,6 +252,18 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
     println!(
         "  {empty} runs called no known function; {made_up} calls of functions not offered anywhere were left out"
     );
+    if !examples.is_empty() {
+        println!(
+            "data_example: {} instruction samples with gold tools (their relevant APIs) → {}",
+            examples.len(),
+            example_path.display()
+        );
+        println!(
+            "  {} more functions → {} ({shared_with_evalset} the evalset offers too)",
+            example_functions.len(),
+            out.join(EXAMPLE_FUNCTIONS).display()
+        );
+    }
     println!("no gold answers: the report shows answered rate, calls, cost and paths (success n/a)");
     println!(
         "BTP's setting in the config: tool costs {TOOL_COSTS}, budget {BUDGET} ([params] budget, [btp] tool_costs)"
@@ -268,11 +341,18 @@ fn function(name: &str, t: &Map<String, Value>) -> Result<(Value, usize), String
             "name": name,
             "description": description.unwrap_or(name),
             "parameters": params,
-            "x-switchyard": { "response": {
-                "type": "object",
-                "properties": { "error": { "const": "" }, "response": { "type": "string" } },
-            } },
+            "x-switchyard": { "response": response() },
         }
     });
     Ok((f, fixes))
+}
+
+/// What every tool answers with: ToolBench's server wraps each RapidAPI
+/// answer as `{"error": "", "response": "..."}`, and the responses are not
+/// documented, so the text is synthesized.
+fn response() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "error": { "const": "" }, "response": { "type": "string" } },
+    })
 }
