@@ -54,8 +54,7 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
             if catalogue.from_signature.contains(&api.name) { DocSource::Signature } else { DocSource::Catalogue };
         docs.push(best_doc(api, source, found, called));
     }
-    let searcher = apibank::tool_searcher();
-    docs.push((searcher.clone(), DocSource::Builtin));
+    docs.push((apibank::tool_searcher(), DocSource::Builtin));
     // An API the dialogues call that the catalogue lacks is documented from what they show.
     for (name, called) in &calls {
         if docs.iter().all(|(d, _)| d.name != *name) {
