@@ -63,14 +63,7 @@ fn setup(n: usize) -> (EngineSetup, Vec<Task>) {
             control: Control::InjectFault { tool: format!("lookup_{i}"), fault: slow },
         })
         .collect();
-    let task = Task {
-        id: "t".into(),
-        query: "Capital of Japan?".into(),
-        answer: None,
-        tools: vec![],
-        candidates: vec![],
-        ..Task::default()
-    };
+    let task = Task { id: "t".into(), query: "Capital of Japan?".into(), ..Task::default() };
     (s, vec![task])
 }
 

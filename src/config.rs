@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
+use crate::budget::ToolCosts;
 use crate::engine::{ModelSlot, Models, Params, StrategyKind};
 use crate::model::openai::{OpenAiConfig, OpenAiModel};
 use crate::model::price::Price;
@@ -132,6 +133,9 @@ pub struct BtpConfig {
     /// v and F̃ for a tool with no experience.
     pub default_value: f64,
     pub default_freq: f64,
+    /// Replace every tool's cost, as `--tool-costs` does (the BTP paper's
+    /// setting: `"random:1-10"`), so a benchmark's config carries it.
+    pub tool_costs: Option<ToolCosts>,
 }
 
 impl Default for BtpConfig {
@@ -144,6 +148,7 @@ impl Default for BtpConfig {
             model_judge: false,
             default_value: 0.5,
             default_freq: 1.0,
+            tool_costs: None,
         }
     }
 }

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use crate::budget::ToolCosts;
 use crate::budget::btp::{BtpSetup, BudgetReport};
 use crate::budget::experience::ExperienceStore;
 use crate::config::{Config, ConfigError};
@@ -143,29 +144,6 @@ pub enum ExperienceSource {
     InMemory(Vec<crate::budget::experience::Experience>),
 }
 
-/// Tool costs for an experiment.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ToolCosts {
-    /// Each tool costs a whole number drawn from [lo, hi] with the session's seed.
-    Random { lo: u32, hi: u32 },
-}
-
-impl std::str::FromStr for ToolCosts {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let spec = s.strip_prefix("random:").ok_or_else(|| format!("expected random:LO-HI, got '{s}'"))?;
-        let (lo, hi) = spec.split_once('-').ok_or_else(|| format!("expected random:LO-HI, got '{s}'"))?;
-        let (lo, hi): (u32, u32) = (
-            lo.trim().parse().map_err(|_| format!("'{lo}' is not a whole number"))?,
-            hi.trim().parse().map_err(|_| format!("'{hi}' is not a whole number"))?,
-        );
-        if lo == 0 || lo > hi {
-            return Err(format!("need 1 <= LO <= HI, got {lo}-{hi}"));
-        }
-        Ok(ToolCosts::Random { lo, hi })
-    }
-}
-
 /// The library with its costs replaced as asked, deterministically for the seed.
 pub fn with_costs(library: &ToolLibrary, costs: ToolCosts, seed: u64) -> Result<ToolLibrary, SetupError> {
     use rand::{Rng, SeedableRng};
@@ -245,14 +223,7 @@ pub fn load_task_list(config: &Config, source: &TaskSource, count: Option<usize>
             return Err(SetupError::Invalid("--task: the task text is empty".into()));
         }
         TaskSource::Text(t) => {
-            vec![Task {
-                id: "task".into(),
-                query: t.clone(),
-                answer: None,
-                tools: Vec::new(),
-                candidates: Vec::new(),
-                ..Task::default()
-            }]
+            vec![Task { id: "task".into(), query: t.clone(), ..Task::default() }]
         }
     };
     if tasks.is_empty() {
@@ -410,7 +381,8 @@ pub fn shared(config: &Config, opts: &SessionOptions) -> Result<Shared, SetupErr
     let Tools { library, mcp } = with_tools(load_tools(config)?, config)?;
     let mut library = library;
     let seed = opts.seed.unwrap_or(config.seed);
-    if let Some(c) = opts.tool_costs {
+    // The command line's costs over the config's.
+    if let Some(c) = opts.tool_costs.or(config.btp.tool_costs) {
         library = Arc::new(with_costs(&library, c, seed)?);
     }
     let strategy = opts.strategy.unwrap_or(config.strategy);

@@ -26,6 +26,19 @@ pub struct Task {
     /// How the answer is judged against `answer` (the file's `match`).
     #[serde(default, rename = "match", skip_serializing_if = "Match::is_exact")]
     pub matching: Match,
+    /// The call the task is answered by, arguments and all (API-Bank's
+    /// gold); scored by `eval::apibank`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold_call: Option<GoldCall>,
+}
+
+/// A gold tool call: the tool and the arguments it must be given.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoldCall {
+    pub tool: String,
+    #[serde(default)]
+    pub args: serde_json::Value,
 }
 
 impl Task {
@@ -87,6 +100,8 @@ struct RawTask {
     candidates: Vec<String>,
     #[serde(default, rename = "match")]
     matching: Option<String>,
+    #[serde(default)]
+    gold_call: Option<GoldCall>,
 }
 
 #[derive(Deserialize)]
@@ -156,6 +171,14 @@ pub fn parse_tasks(text: &str, path: &Path) -> Result<Vec<Task>, TaskError> {
             Some(Ok(m)) => m,
             Some(Err(why)) => return Err(invalid("match", &why)),
         };
+        if let Some(g) = &r.gold_call {
+            if g.tool.trim().is_empty() {
+                return Err(invalid("gold_call", "names an empty tool"));
+            }
+            if !(g.args.is_object() || g.args.is_null()) {
+                return Err(invalid("gold_call", "has 'args' that are not an object"));
+            }
+        }
         if let Some(first) = seen.get(&id) {
             return Err(TaskError::Duplicate { path: path.to_path_buf(), id, first: first.clone(), second: at });
         }
@@ -167,6 +190,7 @@ pub fn parse_tasks(text: &str, path: &Path) -> Result<Vec<Task>, TaskError> {
             tools: r.tools,
             candidates: r.candidates,
             matching,
+            gold_call: r.gold_call,
         });
     }
     Ok(tasks)
@@ -201,6 +225,27 @@ mod tests {
                 .unwrap();
         assert_eq!(j.len(), 2);
         assert_eq!(j[0].answer.as_deref(), Some("Paris"));
+    }
+
+    #[test]
+    fn a_gold_call_reads_from_toml_and_jsonl_and_round_trips() {
+        let t = parse(
+            "[[task]]\nid = \"a\"\nquery = \"q\"\n[task.gold_call]\ntool = \"AddAlarm\"\nargs = { time = \"13:50\", n = 2 }\n",
+            "t.toml",
+        )
+        .unwrap();
+        let g = t[0].gold_call.as_ref().unwrap();
+        assert_eq!((g.tool.as_str(), &g.args), ("AddAlarm", &serde_json::json!({"time": "13:50", "n": 2})));
+        let line = serde_json::to_string(&t[0]).unwrap();
+        assert_eq!(parse(&line, "t.jsonl").unwrap(), t);
+        let plain = serde_json::to_string(&Task { id: "b".into(), query: "q".into(), ..Task::default() }).unwrap();
+        assert!(!plain.contains("gold_call"), "{plain}");
+        let e =
+            parse("{\"id\":\"x\",\"query\":\"q\",\"gold_call\":{\"tool\":\"T\",\"arg\":{}}}", "f.jsonl").unwrap_err();
+        assert!(e.to_string().contains("line 1"), "{e}");
+        let e =
+            parse("{\"id\":\"x\",\"query\":\"q\",\"gold_call\":{\"tool\":\"T\",\"args\":[1]}}", "f.jsonl").unwrap_err();
+        assert!(e.to_string().contains("gold_call"), "{e}");
     }
 
     #[test]

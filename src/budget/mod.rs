@@ -3,6 +3,9 @@
 //! frequency of each tool, and the knapsack plan.
 
 pub mod btp;
+pub mod costs;
 pub mod estimate;
 pub mod experience;
 pub mod plan;
+
+pub use costs::ToolCosts;

@@ -169,9 +169,8 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
     if let Some(p) = &a.plot {
         plot(p, &metrics)?;
     }
-    let budgeted = rows.iter().any(|r| r.budget.is_some())
-        || a.common.budget.is_some()
-        || a.sweep.as_deref().is_some_and(|s| s.starts_with("budget="));
+    // Settings under a budget say so in their label (`btp on|off`).
+    let budgeted = rows.iter().any(|r| r.budget.is_some()) || settings.iter().any(|s| s.label.contains(" btp "));
     if !a.matrix.is_empty() {
         let varied: Vec<Role> = a.matrix.iter().map(|m| matrix_axis(m).map(|(r, _)| r)).collect::<Result<_>>()?;
         let matrix: Vec<MatrixRow> = grouped.iter().map(|(_, rs)| MatrixRow::from_rows(&varied, rs, &unit)).collect();
@@ -218,7 +217,12 @@ fn settings(config: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> Resu
         }
     };
     let seed_experience = eval_experience(config, a, rt)?;
-    let budgeted = a.common.budget.is_some() || a.sweep.as_deref().is_some_and(|s| s.starts_with("budget="));
+    // A config may carry the budget too (a benchmark's, as `bench import toolbench` writes),
+    // which a later `--set budget=none` lifts.
+    let set_budget = a.common.set.iter().rev().find_map(|s| s.strip_prefix("budget=").or(s.strip_prefix("B=")));
+    let budgeted = a.common.budget.is_some()
+        || set_budget.map_or(config.params.budget.is_some(), |b| b.trim() != "none")
+        || a.sweep.as_deref().is_some_and(|s| s.starts_with("budget="));
     let strategies = a.strategy.clone().unwrap_or_else(|| vec![StrategyKind::React, StrategyKind::Toolnet]);
     let mut out = Vec::new();
     for (sweep_name, sweep_value) in &sweep {
@@ -364,6 +368,7 @@ fn task_row(s: &Setting, task: &switchyard::task::Task, run: TaskRun) -> TaskRow
         task_id: task.id.clone(),
         gold: task.answer.clone(),
         gold_tools: task.tools.clone(),
+        gold_call: task.gold_call.clone(),
         outcome: RunOutcome::Stopped,
         answer: None,
         success: None,

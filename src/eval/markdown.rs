@@ -109,6 +109,24 @@ pub fn numeric_table(settings: &[SettingSummary]) -> Option<String> {
     Some(out)
 }
 
+/// API-Bank's call accuracy, for the settings whose tasks name a gold call.
+pub fn call_table(settings: &[SettingSummary]) -> Option<String> {
+    let scored: Vec<&SettingSummary> = settings.iter().filter(|s| s.call_accuracy.is_some()).collect();
+    if scored.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    header(&mut out, &["setting", "tasks", "call accuracy"], 1);
+    for s in scored {
+        row(&mut out, &[cell(&s.setting), s.metrics.tasks.to_string(), pct(s.call_accuracy.unwrap_or(0.0))]);
+    }
+    out.push_str(
+        "\nAPI-Bank's metric: a task's call is correct when the run's first call names the gold API with the \
+         gold arguments (key order free, strings trimmed, numbers by value); ToolSearcher by name only.\n",
+    );
+    Some(out)
+}
+
 /// BTP's table: PBC, AC, PR, RFBC and plan against spend.
 pub fn budget_table(settings: &[SettingSummary], unit: &str) -> Option<String> {
     let budgeted: Vec<&SettingSummary> = settings.iter().filter(|s| s.budgeted).collect();
@@ -252,6 +270,10 @@ pub fn report(summary: &Summary, plots: &[PlotLink]) -> String {
 
     section(&mut out, "Results");
     out.push_str(&main_table(&summary.settings, unit));
+    if let Some(t) = call_table(&summary.settings) {
+        section(&mut out, "API calls (API-Bank's metric)");
+        out.push_str(&t);
+    }
     if let Some(t) = numeric_table(&summary.settings) {
         section(&mut out, "Numeric answers (CoTools' scorings)");
         out.push_str(&t);

@@ -1,5 +1,6 @@
 //! The reports of running task sets: metrics, and where the time went.
 
+pub mod apibank;
 pub mod compare;
 pub mod fault_figure;
 pub mod markdown;

@@ -13,6 +13,7 @@ use crate::budget::experience::Experience;
 use crate::engine::event::RunOutcome;
 use crate::engine::state::RunSummary;
 use crate::model::Usage;
+use crate::task::GoldCall;
 
 /// The file's name inside an eval's folder.
 pub const RESULTS: &str = "results.jsonl";
@@ -64,6 +65,9 @@ pub struct TaskRow {
     pub gold: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gold_tools: Vec<String>,
+    /// The task's gold call (API-Bank), for `eval::apibank`'s call accuracy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold_call: Option<GoldCall>,
     #[serde(flatten)]
     pub outcome: RunOutcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -287,6 +291,7 @@ mod tests {
             task_id: format!("t{index}"),
             gold: Some("4".into()),
             gold_tools: vec![],
+            gold_call: None,
             outcome: RunOutcome::Answered,
             answer: Some("4".into()),
             success: Some(true),

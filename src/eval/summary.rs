@@ -123,6 +123,10 @@ pub struct SettingSummary {
     /// FuncQA-style scorings, when the golds are numbers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub numeric: Option<NumericScores>,
+    /// API-Bank's call accuracy (the first call against the gold call), over
+    /// the tasks with a gold call, as a share (0..1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_accuracy: Option<f64>,
     /// Some row of the setting ran under a budget.
     pub budgeted: bool,
 }
@@ -202,6 +206,7 @@ pub fn summarize(meta: &EvalMeta, rows: &[TaskRow], torn: bool) -> Summary {
                 expected: meta.task_count,
                 metrics: Metrics::from_rows(label.clone(), rows),
                 numeric: numeric::score(rows.iter().map(|r| (r.answer.as_deref(), r.gold.as_deref()))),
+                call_accuracy: super::apibank::call_accuracy(rows.iter().copied()).map(|p| p / 100.0),
                 budgeted: rows.iter().any(|r| r.budget.is_some()),
             }
         })

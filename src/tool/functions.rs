@@ -11,7 +11,8 @@ use serde_json::Value;
 use super::ToolSpec;
 use super::file_options::FileOptions;
 use super::manifest::{
-    Bad, DEFAULT_COST, ManifestError, Reading, ToolRef, bad, build_executor, check_name, check_parameters, json_type,
+    Bad, DEFAULT_COST, ManifestError, Reading, ToolRef, bad, build_executor, check_function_name, check_parameters,
+    json_type,
 };
 
 /// Switchyard's own member on a function object.
@@ -77,7 +78,7 @@ fn tool(item: Value, options: &FileOptions, dir: &Path, reading: Reading) -> Res
         Some(other) => Err(bad(format!("{prefix}{k}"), format!("must be a string, got {}", json_type(other)))),
     };
     let name = text("name")?;
-    check_name(&name).map_err(|m| bad(format!("{prefix}name"), m))?;
+    check_function_name(&name).map_err(|m| bad(format!("{prefix}name"), m))?;
     let description = text("description")?;
     let parameters =
         inner.remove("parameters").unwrap_or_else(|| serde_json::json!({ "type": "object", "properties": {} }));

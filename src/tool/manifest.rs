@@ -52,6 +52,27 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A function file's name follows OpenAI's rule for function names instead:
+/// ToolBench's `{api}_for_{tool}` names may start with a digit or `_`
+/// (`7_get_order_history_for_rewards_as_a_service`), and OpenAI caps them at
+/// 64 characters.
+pub(crate) fn check_function_name(name: &str) -> Result<(), String> {
+    let ok_chars = name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if name.is_empty() || !ok_chars || !name.chars().any(|c| c.is_ascii_alphanumeric()) {
+        return Err(format!("'{name}' is not a valid function name (letters, digits, '_', '.' or '-')"));
+    }
+    if name.len() > MAX_FUNCTION_NAME {
+        return Err(format!("'{name}' is longer than {MAX_FUNCTION_NAME} characters"));
+    }
+    if RESERVED_NAMES.contains(&name) {
+        return Err(format!("'{name}' is reserved by the engine (start, end and finish are graph nodes)"));
+    }
+    Ok(())
+}
+
+/// OpenAI's limit on a function's name.
+const MAX_FUNCTION_NAME: usize = 64;
+
 /// The parameter schema must be an object schema whose properties all have
 /// a type the argument check understands.
 pub(crate) fn check_parameters(schema: &Value) -> Result<(), Bad> {
@@ -490,5 +511,12 @@ mod tests {
         assert!(check_name("").is_err());
         assert!(check_name("has space").is_err());
         assert!(check_name("end").unwrap_err().contains("reserved"));
+        assert!(check_function_name("7_get_order_history_for_rewards_as_a_service").is_ok());
+        assert!(check_function_name("_templates_for_labels").is_ok());
+        assert!(check_function_name(&"a".repeat(64)).is_ok());
+        assert!(check_function_name(&"a".repeat(65)).unwrap_err().contains("64"));
+        assert!(check_function_name("___").is_err());
+        assert!(check_function_name("has space").is_err());
+        assert!(check_function_name("finish").unwrap_err().contains("reserved"));
     }
 }

@@ -67,8 +67,6 @@ async fn a_model_that_insists_on_a_spent_or_blacklisted_tool_is_refused() {
             id: "t".into(),
             query: "Evaluate the arithmetic expression 2+3 and search the web".into(),
             answer: Some("5".into()),
-            tools: vec![],
-            candidates: vec![],
             ..Task::default()
         }])
         .await
@@ -120,9 +118,6 @@ async fn the_spend_never_exceeds_the_budget() {
         .run(vec![Task {
             id: "t".into(),
             query: "country facts lookup for 'Peru' and calculate 1".into(),
-            answer: None,
-            tools: vec![],
-            candidates: vec![],
             ..Task::default()
         }])
         .await

@@ -20,14 +20,7 @@ use switchyard::task::Task;
 use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
 
 fn task(q: &str, gold: &str) -> Task {
-    Task {
-        id: "t".into(),
-        query: q.into(),
-        answer: Some(gold.into()),
-        tools: vec![],
-        candidates: vec![],
-        ..Task::default()
-    }
+    Task { id: "t".into(), query: q.into(), answer: Some(gold.into()), ..Task::default() }
 }
 
 fn setup(model: Arc<Scripted>, strategy: StrategyKind) -> EngineSetup {

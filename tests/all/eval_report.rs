@@ -40,6 +40,8 @@ fn row(setting: &str, strategy: &str, index: usize) -> TaskRow {
         reflections: 0,
         roles: vec![],
         wall_ms: 5,
+        learnt_from: 0,
+        gold_call: None,
         learned: Learned::default(),
     }
 }

@@ -5,6 +5,7 @@
 
 mod atc_cli;
 mod atc_engine;
+mod bench_apibank;
 mod bench_import;
 mod budget_btp;
 mod budget_experience;

@@ -100,14 +100,7 @@ fn setup(model: Arc<Scripted>, embedder: Flaky) -> EngineSetup {
 }
 
 fn task(q: &str) -> Task {
-    Task {
-        id: "t".into(),
-        query: q.into(),
-        answer: Some("4".into()),
-        tools: vec![],
-        candidates: vec![],
-        ..Task::default()
-    }
+    Task { id: "t".into(), query: q.into(), answer: Some("4".into()), ..Task::default() }
 }
 
 #[tokio::test]

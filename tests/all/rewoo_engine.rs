@@ -72,7 +72,7 @@ fn http_tool(name: &str, addr: SocketAddr, timeout_ms: u64) -> ToolSpec {
 }
 
 fn task(q: &str) -> Task {
-    Task { id: "t".into(), query: q.into(), answer: None, tools: vec![], candidates: vec![], ..Task::default() }
+    Task { id: "t".into(), query: q.into(), ..Task::default() }
 }
 
 fn setup(library: Arc<ToolLibrary>, model: Arc<Roles>) -> EngineSetup {

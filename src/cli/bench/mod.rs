@@ -2,7 +2,11 @@
 //! files Switchyard runs as they are (`--config OUT/switchyard.toml eval
 //! --tasks OUT/tasks/SPLIT.jsonl`), reading the data in place.
 
+mod apibank;
 mod cotools;
+mod files;
+mod score;
+mod toolbench;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -16,14 +20,17 @@ use switchyard::dataset::CoToolsBench;
 use switchyard::dataset::restbench::{self, RestTask, tool_key};
 use switchyard::session;
 
+use files::toml_string;
+
 #[derive(Subcommand, Debug)]
 pub(super) enum BenchCommand {
     /// Turn a dataset folder into OUT/switchyard.toml and OUT/tasks/*.jsonl.
     /// Known: atc-tmdb (ATC's RestBench-TMDB, 20 candidates a task), restbench (its TMDB split),
-    /// and the CoTools/ToolkenGPT sets funcqa, gsm8k-xl, kamel and simpletoolquestions (a task
-    /// file per test split present).
+    /// the CoTools/ToolkenGPT sets funcqa, gsm8k-xl, kamel and simpletoolquestions (a task file per
+    /// test split present), api-bank (its level-1 and level-2 sample dialogues, one task per API
+    /// call) and toolbench (ToolBench's default evalset, 600 queries).
     Import {
-        /// atc-tmdb, restbench, funcqa, gsm8k-xl, kamel or simpletoolquestions.
+        /// atc-tmdb, restbench, funcqa, gsm8k-xl, kamel, simpletoolquestions, api-bank or toolbench.
         name: String,
         /// The dataset's folder, e.g. ../shared/data/atc-tmdb.
         dir: PathBuf,
@@ -33,11 +40,24 @@ pub(super) enum BenchCommand {
         #[arg(long)]
         spec: Option<PathBuf>,
     },
+    /// API-Bank's call accuracy of runs traced with `run --trace`: the first call of each run
+    /// against its task's gold call (tasks with a `gold_call`, as `import api-bank` writes them).
+    Score {
+        /// The task file the runs ran.
+        #[arg(long)]
+        tasks: PathBuf,
+        /// Traces of `run --trace`, one per setting.
+        #[arg(required = true)]
+        traces: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub(super) fn run(cmd: BenchCommand) -> Result<ExitCode> {
     match cmd {
         BenchCommand::Import { name, dir, out, spec } => import(&name, &dir, &out, spec),
+        BenchCommand::Score { tasks, traces, json } => score::score(&tasks, &traces, json),
     }
 }
 
@@ -48,12 +68,18 @@ fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) -> Result<E
         }
         return cotools::import(bench, dir, out);
     }
+    if matches!(name, "api-bank" | "toolbench") && spec.is_some() {
+        return Err(eyre!("--spec is for atc-tmdb and restbench; {name} brings its own tools"));
+    }
     let (file, default_spec) = match name {
+        "api-bank" => return apibank::import(dir, out),
+        "toolbench" => return toolbench::import(dir, out),
         "atc-tmdb" => (dir.join("tmdb.data.candidate=20.v2.json"), dir.join("../restbench/specs/tmdb_oas.json")),
         "restbench" => (dir.join("datasets/tmdb.json"), dir.join("specs/tmdb_oas.json")),
         other => {
             return Err(eyre!(
-                "unknown benchmark '{other}' (known: atc-tmdb, restbench, funcqa, gsm8k-xl, kamel, simpletoolquestions)"
+                "unknown benchmark '{other}' (known: atc-tmdb, restbench, funcqa, gsm8k-xl, kamel, \
+                 simpletoolquestions, api-bank, toolbench)"
             ));
         }
     };
@@ -117,8 +143,4 @@ fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) -> Result<E
         path.display()
     );
     Ok(ExitCode::SUCCESS)
-}
-
-fn toml_string(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
 }
