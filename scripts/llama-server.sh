@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# llama.cpp's own server, with parallel slots, for `eval --jobs N` against a
+# real model: llama-cpp-python's server (scripts/local-model.sh) answers one
+# request at a time, llama-server batches N.
+#   scripts/llama-server.sh build              # from llama-cpp-python's sdist (PyPI), ~15 min on 2 cores
+#   scripts/llama-server.sh start [0.5b|1.5b] [SLOTS]   # prints the [models.local] config
+#   scripts/llama-server.sh stop [0.5b|1.5b]
+# The weights are local-model.sh's (run `scripts/local-model.sh setup SIZE` first).
+set -euo pipefail
+cmd=${1:-start}
+size=${2:-0.5b}
+slots=${3:-4}
+data=${SWITCHYARD_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/switchyard}
+root="$data/local-model"
+src="$root/llama-cpp-src"
+bin="$src/build/bin/llama-server"
+case "$size" in
+  0.5b) name=qwen2.5-coder-0.5b-instruct ;;
+  1.5b) name=qwen2.5-coder-1.5b-instruct ;;
+  *) echo "llama-server: unknown model size '$size' (0.5b or 1.5b)" >&2; exit 2 ;;
+esac
+gguf="$root/models/$name-q4_k_m.gguf"
+pidfile="$root/$name.llama-server.pid"
+portfile="$root/$name.llama-server.port"
+log="$root/$name.llama-server.log"
+say() { echo "llama-server: $*" >&2; }
+
+build() {
+  [ -x "$bin" ] && return
+  mkdir -p "$root/sdist"
+  say "fetching llama-cpp-python's source distribution (it vendors llama.cpp)"
+  python3 -m pip download -q --no-deps --no-binary :all: -d "$root/sdist" llama-cpp-python
+  local tarball; tarball=$(ls "$root"/sdist/llama_cpp_python-*.tar.gz | tail -1)
+  rm -rf "$root/sdist/x" && mkdir -p "$root/sdist/x" && tar xzf "$tarball" -C "$root/sdist/x"
+  rm -rf "$src" && mv "$root"/sdist/x/llama_cpp_python-*/vendor/llama.cpp "$src"
+  say "building llama-server (about 15 minutes cold on 2 cores)"
+  cmake -S "$src" -B "$src/build" -DLLAMA_BUILD_SERVER=ON -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$src/build" --target llama-server -j "$(nproc)" >/dev/null
+}
+
+running() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
+
+start() {
+  build
+  [ -f "$gguf" ] || { say "no weights at $gguf: run scripts/local-model.sh setup $size"; exit 1; }
+  if ! running; then
+    local port; port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    say "starting $name with $slots slots on 127.0.0.1:$port (log: $log)"
+    # Each slot gets 4096 tokens of context, as local-model.sh's server has.
+    nohup "$bin" -m "$gguf" --host 127.0.0.1 --port "$port" --parallel "$slots" -c $((4096 * slots)) \
+      -t "$(nproc)" >"$log" 2>&1 &
+    echo $! >"$pidfile"; echo "$port" >"$portfile"
+    for _ in $(seq 1 120); do
+      curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+      running || { say "the server died; see $log"; exit 1; }
+      sleep 0.5
+    done
+  fi
+  cat <<CFG
+[models.local]
+kind = "openai"
+base_url = "http://127.0.0.1:$(cat "$portfile")/v1"
+model = "$name"
+timeout_ms = 600000
+native_tools = false
+json_schema = true
+price = { input_per_mtok = 0.0, output_per_mtok = 0.0 }
+CFG
+}
+
+case "$cmd" in
+  build) build ;;
+  start) start ;;
+  stop) if running; then kill "$(cat "$pidfile")"; rm -f "$pidfile"; say "stopped"; fi ;;
+  *) echo "usage: $0 build|start|stop [0.5b|1.5b] [SLOTS]" >&2; exit 2 ;;
+esac
