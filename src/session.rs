@@ -365,6 +365,9 @@ pub struct Shared {
     pub strategy: StrategyKind,
     pub seed: u64,
     pub params: Params,
+    /// Built once: a copy per engine costs far less than indexing the
+    /// library again for every task of a concurrent eval.
+    retriever: Retriever,
 }
 
 /// The learnt state an engine starts from.
@@ -408,7 +411,11 @@ pub fn shared(config: &Config, opts: &SessionOptions) -> Result<Shared, SetupErr
         None => executor,
     };
     let models = prepare_models(config, seed, &opts.tape)?;
-    Ok(Shared { library, mcp, executor, models, strategy, seed, params })
+    let retriever = match open_retriever(config, &library)? {
+        Some(r) => r,
+        None => Retriever::lexical(library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str()))),
+    };
+    Ok(Shared { library, mcp, executor, models, strategy, seed, params, retriever })
 }
 
 impl Shared {
@@ -443,7 +450,6 @@ impl Shared {
             }
             kind => kind.into(),
         };
-        let retriever = open_retriever(config, &self.library)?;
         let mut setup = EngineSetup::new(Arc::clone(&self.library), self.models.clone(), plays);
         setup.params = self.params.clone();
         setup.seed = seed;
@@ -467,7 +473,7 @@ impl Shared {
         btp.defaults =
             crate::budget::estimate::Defaults { value: config.btp.default_value, freq: config.btp.default_freq };
         setup.btp = Some(btp);
-        setup.retriever = retriever;
+        setup.retriever = Some(self.retriever.clone());
         setup.requery = config.retrieval.requery;
         if self.strategy == StrategyKind::Atc {
             setup.protocols = open_protocols(config, &setup.library)?;

@@ -63,9 +63,25 @@ struct Dense {
     queries: Mutex<HashMap<String, Vec<f32>>>,
 }
 
+/// A copy shares the embedder and starts with the query vectors known so
+/// far (the concurrent eval's engines each take one).
+impl Clone for Dense {
+    fn clone(&self) -> Self {
+        let queries = self.queries.lock().map(|q| q.clone()).unwrap_or_default();
+        Dense {
+            embedder: Arc::clone(&self.embedder),
+            raw: self.raw.clone(),
+            heads: self.heads.clone(),
+            judge: self.judge.clone(),
+            queries: Mutex::new(queries),
+        }
+    }
+}
+
 /// Past queries kept before the query cache starts over.
 const QUERY_CACHE: usize = 20_000;
 
+#[derive(Clone)]
 pub struct Retriever {
     lexical: Bm25Index,
     dense: Option<Dense>,
