@@ -75,9 +75,107 @@ pub fn tool_key(name: &str) -> String {
     out.trim_end_matches('_').to_string()
 }
 
+/// How a gold tool name was found among a library's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resolved {
+    /// The same operation by [`tool_key`].
+    Exact(String),
+    /// The same method and path with a path parameter named otherwise
+    /// (`/person/{movie_id}` for `/person/{person_id}`), the only such.
+    ParamRenamed(String),
+    /// The only operation within two letters of it (`/track/{id}` for
+    /// `/tracks/{id}`): a typo in the data.
+    NearestSpelling(String),
+}
+
+impl Resolved {
+    pub fn name(&self) -> &str {
+        match self {
+            Resolved::Exact(n) | Resolved::ParamRenamed(n) | Resolved::NearestSpelling(n) => n,
+        }
+    }
+}
+
+/// The library's tool a RestBench gold name stands for: by [`tool_key`],
+/// else by method and path with path parameters as wildcards, else the one
+/// key within edit distance 2. Known quirks of RestBench's own files (a
+/// renamed parameter, a missing plural) are found this way; anything else
+/// is None, and ambiguity is never guessed.
+pub fn resolve<'a>(gold: &str, library: impl IntoIterator<Item = &'a str> + Clone) -> Option<Resolved> {
+    let key = tool_key(gold);
+    if let Some(n) = library.clone().into_iter().find(|l| tool_key(l) == key) {
+        return Some(Resolved::Exact(n.to_string()));
+    }
+    let unique = |found: Vec<&str>| (found.len() == 1).then(|| found[0].to_string());
+    if gold.contains('{') {
+        let pattern: Vec<Option<String>> = gold
+            .split(|c: char| c == '/' || c.is_whitespace())
+            .filter(|p| !p.is_empty())
+            .map(|p| if p.starts_with('{') { None } else { Some(tool_key(p)) })
+            .collect();
+        let found: Vec<&str> = library.clone().into_iter().filter(|l| key_fits(&tool_key(l), &pattern)).collect();
+        if let Some(n) = unique(found) {
+            return Some(Resolved::ParamRenamed(n));
+        }
+    }
+    let found: Vec<&str> = library.into_iter().filter(|l| edit_distance(&tool_key(l), &key) <= 2).collect();
+    unique(found).map(Resolved::NearestSpelling)
+}
+
+/// Whether a library key reads as the pattern's parts in order, each
+/// wildcard standing for one or more `_`-separated words.
+fn key_fits(key: &str, pattern: &[Option<String>]) -> bool {
+    fn fits(words: &[&str], pattern: &[Option<String>]) -> bool {
+        match pattern.split_first() {
+            None => words.is_empty(),
+            Some((Some(lit), rest)) => {
+                let lit_words: Vec<&str> = lit.split('_').collect();
+                words.len() >= lit_words.len()
+                    && words[..lit_words.len()] == lit_words[..]
+                    && fits(&words[lit_words.len()..], rest)
+            }
+            Some((None, rest)) => (1..=words.len()).any(|k| fits(&words[k..], rest)),
+        }
+    }
+    let words: Vec<&str> = key.split('_').collect();
+    fits(&words, pattern)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
-    use super::tool_key;
+    use super::{Resolved, resolve, tool_key};
+
+    #[test]
+    fn restbench_quirks_resolve_and_ambiguity_does_not() {
+        let lib =
+            ["GET_person_person_id_movie_credits", "GET_person_person_id_tv_credits", "GET_tracks_id", "GET_albums_id"];
+        assert_eq!(
+            resolve(" GET /person/{person_id}/movie_credits ", lib),
+            Some(Resolved::Exact("GET_person_person_id_movie_credits".into()))
+        );
+        assert_eq!(
+            resolve("GET /person/{movie_id}/movie_credits", lib),
+            Some(Resolved::ParamRenamed("GET_person_person_id_movie_credits".into()))
+        );
+        assert_eq!(resolve("GET /track/{id}", lib), Some(Resolved::NearestSpelling("GET_tracks_id".into())));
+        assert_eq!(resolve("GET /person/{x}", lib), None, "two credits tools fit a bare person path? neither does");
+        assert_eq!(resolve("GET /nothing/like/it", lib), None);
+    }
 
     #[test]
     fn the_three_namings_meet() {

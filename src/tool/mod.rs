@@ -26,5 +26,6 @@ pub mod tape;
 pub use error::{ToolError, ToolErrorKind, ToolResult};
 pub use file_options::FileOptions;
 pub use library::ToolLibrary;
+pub use openapi::operation_names;
 pub use source::CallSource;
 pub use spec::{ExecutorSpec, HeaderValue, ToolSpec};

@@ -32,6 +32,23 @@ fn check_version(doc: &Value, path: &Path) -> Result<(), ManifestError> {
     }
 }
 
+/// Every operation of an OpenAPI document as (`METHOD /route`, the tool
+/// name the library gives it), so a benchmark that names operations by
+/// method and path finds the tools, operationIds or not.
+pub fn operation_names(doc: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (route, item) in doc.get("paths").and_then(Value::as_object).into_iter().flatten() {
+        for (method, op) in item.as_object().into_iter().flatten() {
+            if !matches!(method.as_str(), "get" | "put" | "post" | "delete" | "patch" | "head" | "options") {
+                continue;
+            }
+            let id = op.get("operationId").and_then(Value::as_str);
+            out.push((format!("{} {route}", method.to_ascii_uppercase()), tool_name(id, method, route)));
+        }
+    }
+    out
+}
+
 /// A tool name from an operationId, else from `METHOD_path`, in the
 /// alphabet manifests allow: other characters become `_`.
 pub(crate) fn tool_name(operation_id: Option<&str>, method: &str, route: &str) -> String {
@@ -296,7 +313,14 @@ fn operation(d: Document, route: &str, method: &str, name: String) -> Result<Too
     }
     let exec = options.executor.clone().unwrap_or(exec);
     let executor: ExecutorSpec = build_executor(exec, &parameters, dir, reading)?;
-    let response = response(doc, op, &at_op)?;
+    let mut response = response(doc, op, &at_op)?;
+    // An operation that succeeds with no body (Spotify's `204 No Content`)
+    // is synthesized as an empty object: success, nothing to read.
+    let succeeds_without_body =
+        op.get("responses").and_then(Value::as_object).is_some_and(|r| r.keys().any(|code| code.starts_with('2')));
+    if executor == ExecutorSpec::Synthesized && response.is_none() && succeeds_without_body {
+        response = Some(serde_json::json!({"type": "object", "description": "no content", "properties": {}}));
+    }
     if executor == ExecutorSpec::Synthesized && response.is_none() {
         return Err(Op::Bad(bad(
             format!("{at_op}/responses"),

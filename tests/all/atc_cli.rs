@@ -110,3 +110,41 @@ fn restbench_tmdb_imports_and_runs_with_synthesized_tools() {
     });
     assert!(total > 500 && hits > total / 2, "{hits}/{total}");
 }
+
+#[test]
+fn restbench_imports_every_split_it_finds_and_reads_the_data_s_quirks() {
+    let Some(rb) = shared("restbench") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // The folder as the original repository has it: the Spotify split is
+    // held back here, so the test writes a small one of its own, with the
+    // original's typo (`/track/{id}` for the spec's `/tracks/{id}`).
+    let copy = dir.path().join("restbench");
+    std::fs::create_dir_all(copy.join("datasets")).unwrap();
+    std::fs::create_dir_all(copy.join("specs")).unwrap();
+    for f in ["specs/tmdb_oas.json", "specs/spotify_oas.json", "datasets/tmdb.json"] {
+        std::fs::copy(rb.join(f), copy.join(f)).unwrap();
+    }
+    let spotify = serde_json::json!([
+        {"query": "show me the tracks of the album 'X'", "solution": ["GET /search", "GET /albums/{id}/tracks"]},
+        {"query": "how popular is the track 'Y'?", "solution": ["GET /search", "GET /track/{id}"]},
+    ]);
+    std::fs::write(copy.join("datasets/spotify.json"), spotify.to_string()).unwrap();
+    let out = dir.path().join("out");
+    let printed = run(&["bench", "import", "restbench", s(&copy), s(&out)]);
+    assert!(printed.status.success(), "{}", String::from_utf8_lossy(&printed.stderr));
+    let err = String::from_utf8_lossy(&printed.stderr);
+    assert!(err.contains("tmdb-99") && err.contains("ParamRenamed"), "TMDB task 99's renamed parameter: {err}");
+    let tmdb = std::fs::read_to_string(out.join("tasks/tmdb.jsonl")).unwrap();
+    assert_eq!(tmdb.lines().count(), 100);
+    let lines: Vec<Value> = std::fs::read_to_string(out.join("tasks/spotify.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["tools"], serde_json::json!(["search", "get-an-albums-tracks"]), "Spotify's operationIds");
+    assert_eq!(lines[1]["tools"][1], "get-track", "the typo is read as the spec's operation: {}", lines[1]);
+    let tasks = out.join("tasks/spotify.jsonl");
+    let config = out.join("switchyard.toml");
+    ok(&["--config", s(&config), "eval", "--strategy", "react", "--tasks", s(&tasks), "--count", "2"]);
+}
