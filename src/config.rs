@@ -55,6 +55,9 @@ pub enum ModelConfig {
         native_tools: bool,
         #[serde(default = "yes")]
         json_schema: bool,
+        /// The most tokens a reply may take (see `OpenAiConfig::max_tokens`).
+        #[serde(default = "default_max_tokens")]
+        max_tokens: u32,
         #[serde(default)]
         price: Price,
     },
@@ -63,6 +66,10 @@ pub enum ModelConfig {
 fn default_noise() -> f64 {
     0.1
 }
+fn default_max_tokens() -> u32 {
+    1024
+}
+
 fn default_timeout_ms() -> u64 {
     60_000
 }
@@ -529,6 +536,7 @@ impl Config {
                     max_retries,
                     native_tools,
                     json_schema,
+                    max_tokens,
                     price,
                 } => {
                     let m = OpenAiModel::new(OpenAiConfig {
@@ -540,6 +548,7 @@ impl Config {
                         max_retries: *max_retries,
                         native_tools: *native_tools,
                         json_schema: *json_schema,
+                        max_tokens: *max_tokens,
                     })
                     .map_err(|e| ConfigError::Field {
                         path: origin.clone(),

@@ -33,6 +33,7 @@ fn openai(url: &str) -> ModelConfig {
         max_retries: 1,
         native_tools: false,
         json_schema: true,
+        max_tokens: 1024,
         price: Default::default(),
     }
 }

@@ -242,8 +242,11 @@ pub(super) fn sweep(dir: &Path, s: &Summary, parameter: &str) -> Result<Written>
     let budgeted = s.settings.iter().any(|x| x.budgeted && x.sweep.as_ref().is_some_and(|w| w.name == parameter));
     let judged = s.judged();
     let unit = s.meta.cost_unit.clone();
-    let (rate_name, rate): (&str, fn(&switchyard::eval::summary::SweepPoint) -> f64) = if budgeted {
+    let (rate_name, rate): (&str, fn(&switchyard::eval::summary::SweepPoint) -> f64) = if budgeted && judged {
         ("PBC: solved within the budget (%)", |p| 100.0 * p.pbc)
+    } else if budgeted {
+        // Nothing judged: a PBC of 0 would read as failure, not as unknown.
+        ("answered within the budget (%)", |p| 100.0 * p.answered_within_budget)
     } else if judged {
         ("success (% of judged tasks)", |p| 100.0 * p.success_rate.unwrap_or(0.0))
     } else {

@@ -137,9 +137,23 @@ pub fn budget_table(settings: &[SettingSummary], unit: &str) -> Option<String> {
     let mut out = String::new();
     header(
         &mut out,
-        &["setting", "tasks", "PBC", &ac, "PR", "RFBC", "planned cost", "spent", "planned calls", "calls"],
+        &[
+            "setting",
+            "tasks",
+            "PBC",
+            "answered within B",
+            &ac,
+            "PR",
+            "RFBC",
+            "planned cost",
+            "spent",
+            "planned calls",
+            "calls",
+        ],
         1,
     );
+    // Without a gold answer nothing is solved or not: n/a, not 0 %.
+    let judged = |m: &crate::eval::report::Metrics, x: f64| if m.judged == 0 { "n/a".to_string() } else { pct(x) };
     for s in budgeted {
         let m = &s.metrics;
         row(
@@ -147,9 +161,10 @@ pub fn budget_table(settings: &[SettingSummary], unit: &str) -> Option<String> {
             &[
                 cell(&s.setting),
                 m.tasks.to_string(),
-                pct(m.pbc),
+                judged(m, m.pbc),
+                pct(m.answered_within_budget),
                 format!("{:.2}", m.ac),
-                pct(m.pr),
+                judged(m, m.pr),
                 pct(m.rfbc),
                 format!("{:.2}", m.planned_cost),
                 format!("{:.2}", m.spent_cost),
@@ -159,8 +174,9 @@ pub fn budget_table(settings: &[SettingSummary], unit: &str) -> Option<String> {
         );
     }
     out.push_str(
-        "\nPBC: solved within the budget; AC: average cost per task; PR: solved, budget ignored; RFBC: runs \
-         that went over the budget. Planned against spent cost and calls are per task, over the runs that \
+        "\nPBC: solved within the budget (n/a when no task has a gold answer); answered within B: runs that \
+         ended with an answer within the budget, right or wrong; AC: average cost per task; PR: solved, budget \
+         ignored; RFBC: runs that went over the budget. Planned against spent cost and calls are per task, over the runs that \
          had a plan.\n",
     );
     Some(out)
@@ -174,7 +190,7 @@ pub fn sweep_table(sweeps: &[SweepSeries], parameter: &str, unit: &str) -> Strin
     let budgeted = sweeps.iter().any(|s| s.budgeted);
     let mut cols = vec!["setting", parameter, "tasks", "success", "answered", &ac];
     if budgeted {
-        cols.extend(["PBC", "PR", "RFBC"]);
+        cols.extend(["PBC", "answered within B", "PR", "RFBC"]);
     }
     let mut out = String::new();
     header(&mut out, &cols, 1);
@@ -189,7 +205,8 @@ pub fn sweep_table(sweeps: &[SweepSeries], parameter: &str, unit: &str) -> Strin
                 format!("{:.2}", p.ac),
             ];
             if budgeted {
-                cells.extend([pct(p.pbc), pct(p.pr), pct(p.rfbc)]);
+                let judged = |x: f64| if p.success_rate.is_none() { "n/a".to_string() } else { pct(x) };
+                cells.extend([judged(p.pbc), pct(p.answered_within_budget), judged(p.pr), pct(p.rfbc)]);
             }
             row(&mut out, &cells);
         }

@@ -27,6 +27,9 @@ pub struct Metrics {
     /// BTP (DESIGN §3.2): pass rate within the budget, average cost, pass
     /// rate ignoring it, rate of runs that went over it.
     pub pbc: f64,
+    /// Runs that ended with an answer within the budget: BTP's pass rate
+    /// stand-in where nothing can be judged (ToolBench without its judge).
+    pub answered_within_budget: f64,
     pub ac: f64,
     pub pr: f64,
     pub rfbc: f64,
@@ -60,8 +63,12 @@ impl Metrics {
         let pbc = runs.iter().filter(|r| r.success == Some(true) && within(r)).count() as f64 / n;
         let planned: Vec<&RunSummary> = runs.iter().filter(|r| r.planned_cost.is_some()).collect();
         let pn = planned.len().max(1) as f64;
+        let answered_within =
+            runs.iter().filter(|r| r.outcome == crate::engine::event::RunOutcome::Answered && within(r)).count() as f64
+                / n;
         Metrics {
             pbc,
+            answered_within_budget: answered_within,
             ac: sum(|r| r.cost),
             pr: succeeded as f64 / n,
             rfbc: over as f64 / n,

@@ -44,6 +44,15 @@ pub struct OpenAiConfig {
     /// Send a response schema as `response_format: json_schema`.
     #[serde(default = "default_true")]
     pub json_schema: bool,
+    /// The most tokens a reply may take when a request sets no limit of its
+    /// own: llama.cpp's server otherwise lets a small model ramble until its
+    /// context is full (minutes a call on a CPU).
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u32,
+}
+
+fn default_max_tokens() -> u32 {
+    1024
 }
 
 fn default_timeout_ms() -> u64 {
@@ -68,6 +77,7 @@ impl OpenAiConfig {
             max_retries: default_max_retries(),
             native_tools: true,
             json_schema: true,
+            max_tokens: default_max_tokens(),
         }
     }
 }
@@ -166,7 +176,7 @@ impl OpenAiModel {
         if let Some(t) = req.temperature {
             body.insert("temperature".into(), json!(t));
         }
-        if let Some(n) = req.max_tokens {
+        if let Some(n) = req.max_tokens.or(Some(self.cfg.max_tokens)) {
             body.insert("max_tokens".into(), json!(n));
         }
         if self.cfg.native_tools && !req.tools.is_empty() {

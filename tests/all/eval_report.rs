@@ -211,7 +211,7 @@ fn a_budget_sweep_report_has_the_tables_the_summary_and_decodable_plots() {
         "| setting | tasks | success | answered |",
         "| Path% | Prec% |",
         "## Budget (BTP)",
-        "| setting | tasks | PBC | AC (credits) | PR | RFBC |",
+        "| setting | tasks | PBC | answered within B | AC (credits) | PR | RFBC |",
         "## Sweep over budget",
         "| toolnet btp on | 10 |",
         "(sweep-budget.svg)",

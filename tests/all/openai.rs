@@ -231,6 +231,23 @@ async fn plain_reply_with_usage() {
 }
 
 #[tokio::test]
+async fn a_request_without_a_limit_gets_the_config_s_cap() {
+    // llama.cpp's server lets a reply run until the context is full unless
+    // told otherwise: a small model then rambles for minutes.
+    let server = Server::start(vec![text_reply("a"), text_reply("b")]).await;
+    let mut cfg = config(&server);
+    cfg.max_tokens = 300;
+    let m = OpenAiModel::new(cfg).unwrap();
+    m.chat(&request()).await.unwrap();
+    let mut req = request();
+    req.max_tokens = Some(16);
+    m.chat(&req).await.unwrap();
+    let seen = server.seen();
+    assert_eq!(seen[0].body["max_tokens"], json!(300));
+    assert_eq!(seen[1].body["max_tokens"], json!(16), "the request's own limit wins");
+}
+
+#[tokio::test]
 async fn native_tool_calls_with_string_object_and_empty_arguments() {
     let message = json!({
         "role": "assistant",
