@@ -14,7 +14,7 @@ use switchyard::engine::event::RunOutcome;
 use switchyard::engine::{ParamChange, StrategyKind};
 use switchyard::eval::report::{MatrixRow, Metrics, matrix_table, table};
 use switchyard::eval::results::{
-    EvalMeta, Learned, META, RESULTS, RoleUse, RowWriter, Sweep, TaskRow, by_setting, finished, read_rows,
+    EvalMeta, Learned, META, RESULTS, RoleUse, RowWriter, Sweep, TaskRow, by_setting, read_rows,
 };
 use switchyard::model::Role;
 use switchyard::session::{self, GraphSource, SessionOptions};
@@ -99,7 +99,8 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
         resume_check(&out, &meta)?;
         read_rows(&results)?
     } else {
-        if read_rows(&results)?.0.len() + usize::from(read_rows(&results)?.1) > 0 {
+        let (old, torn) = read_rows(&results)?;
+        if !old.is_empty() || torn {
             return Err(eyre!(
                 "{} already holds an eval's results: add --resume to go on with it, or give another --out",
                 out.display()
@@ -114,7 +115,6 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
             results.display()
         );
     }
-    let done = finished(&rows);
     let total = (settings.len() * tasks.len()) as u64;
     let quiet = a.json && !std::io::stdout().is_terminal();
     let bar = if quiet { indicatif::ProgressBar::hidden() } else { super::progress::eval_bar(total) };
@@ -160,7 +160,6 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
         unit = s.config.cost_unit.clone();
     }
     bar.finish_and_clear();
-    let _ = done;
     let grouped = by_setting(&rows);
     let order = |label: &str| meta.settings.iter().position(|s| s == label).unwrap_or(usize::MAX);
     let mut grouped = grouped;

@@ -2,7 +2,7 @@
 //! `results.jsonl` as each task finishes, so an interrupted eval resumes
 //! from what it wrote and a report can be drawn again from the file alone.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -270,11 +270,6 @@ pub fn by_setting(rows: &[TaskRow]) -> Vec<(String, Vec<&TaskRow>)> {
             (s, g)
         })
         .collect()
-}
-
-/// (setting, task index) of every row, to skip on resume.
-pub fn finished(rows: &[TaskRow]) -> BTreeSet<(String, usize)> {
-    rows.iter().map(|r| (r.setting.clone(), r.index)).collect()
 }
 
 #[cfg(test)]
