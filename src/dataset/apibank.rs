@@ -46,7 +46,7 @@ pub struct ApiDoc {
     pub params: Vec<Param>,
 }
 
-/// The catalogue, and the APIs whose `api_info` was a placeholder (e.g.
+/// The catalogue, and the APIs whose `api_info` said nothing (e.g.
 /// `.`) and that were documented from the signature column instead.
 #[derive(Clone, Debug, Default)]
 pub struct Catalogue {

@@ -2,33 +2,9 @@
 //! protocol named in an error, and RestBench-TMDB imported and run with
 //! synthesized tools (read from `../shared/data`, skipped where absent).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
 use serde_json::Value;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_switchyard"));
-    c.env_remove("SWITCHYARD_DATA_DIR");
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    let out = bin().args(args).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("panicked"), "it panicked: {err}");
-    out
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = run(args);
-    assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use crate::cli_helpers::{ok, run, s, shared};
 
 #[test]
 fn probing_the_sample_tools_saves_their_protocols_and_a_second_probe_has_nothing_to_do() {
@@ -55,16 +31,6 @@ fn probing_an_unknown_tool_is_refused_naming_it() {
     let out = run(&["--data-dir", s(dir.path()), "probe", "no_such_tool"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no_such_tool"));
-}
-
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} is absent", p.display());
-        None
-    }
 }
 
 #[test]

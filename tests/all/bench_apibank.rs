@@ -3,55 +3,17 @@
 //! READMEs give and run with the simulated model; a small API-Bank folder
 //! written here for the gold-call replay, the call accuracy and bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::cli_helpers::{fails, lines, ok, run, s, shared};
 use switchyard::config::Config;
 use switchyard::dataset::pylit;
 use switchyard::eval::apibank::call_correct;
 use switchyard::eval::results::CallMade;
 use switchyard::session::ToolCosts;
 use switchyard::task::{GoldCall, load_tasks};
-
-fn run(args: &[&str]) -> Output {
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_switchyard")).env_remove("SWITCHYARD_DATA_DIR").args(args).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("panicked"), "it panicked: {err}");
-    out
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = run(args);
-    assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn fails(args: &[&str]) -> String {
-    let out = run(args);
-    assert!(!out.status.success(), "{args:?} should have failed");
-    String::from_utf8_lossy(&out.stderr).to_string()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} not found", p.display());
-        None
-    }
-}
-
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
 
 /// `eval --count 3` of a split with the simulated model, as JSON.
 fn eval3(config: &Path, tasks: &Path, strategies: &str) -> Vec<Value> {

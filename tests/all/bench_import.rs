@@ -5,53 +5,15 @@
 //! bad input named; and the arithmetic builtins replayed against every
 //! call the datasets annotate.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
 use rand::SeedableRng;
 use serde_json::{Map, Value, json};
 
+use crate::cli_helpers::{lines, ok, run, s, shared};
 use switchyard::dataset::CallText;
 use switchyard::task::{Match, numeric_match};
 use switchyard::tool::builtin::{BuiltinCtx, evaluate_expression, lookup, math_tool};
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_switchyard"));
-    c.env_remove("SWITCHYARD_DATA_DIR");
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    let out = bin().args(args).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("panicked"), "it panicked: {err}");
-    out
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = run(args);
-    assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} not found", p.display());
-        None
-    }
-}
-
-fn lines(p: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
 
 fn tool_count(out: &Path) -> usize {
     switchyard::tool::manifest::load_file(&out.join("tools.toml")).unwrap().len()

@@ -12,6 +12,7 @@ mod budget_experience;
 mod budget_plan;
 mod cassette;
 mod cli;
+mod cli_helpers;
 mod common;
 mod durable;
 mod engine;
