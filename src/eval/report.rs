@@ -268,6 +268,20 @@ pub struct RoleShare {
     pub cost_per_task: f64,
 }
 
+impl RoleShare {
+    /// A role's model before any call is counted.
+    fn none(role: Role, model: String) -> RoleShare {
+        RoleShare {
+            role,
+            model,
+            calls_per_task: 0.0,
+            prompt_tokens_per_task: 0.0,
+            completion_tokens_per_task: 0.0,
+            cost_per_task: 0.0,
+        }
+    }
+}
+
 impl MatrixRow {
     /// The models are read back from the session, so a row shows what
     /// played, not what was asked for.
@@ -278,14 +292,7 @@ impl MatrixRow {
             state.models.iter().find(|r| r.role == role).map(|r| r.model.name.clone()).unwrap_or_else(|| "?".into())
         };
         let share = |role: Role, model: String| {
-            let mut s = RoleShare {
-                role,
-                model,
-                calls_per_task: 0.0,
-                prompt_tokens_per_task: 0.0,
-                completion_tokens_per_task: 0.0,
-                cost_per_task: 0.0,
-            };
+            let mut s = RoleShare::none(role, model);
             for ((r, name), a) in &state.accounts {
                 if *r == role && *name == s.model {
                     s.calls_per_task += a.calls as f64 / n;
@@ -329,28 +336,14 @@ impl MatrixRow {
         let mut accounts: std::collections::BTreeMap<(Role, String), RoleShare> = std::collections::BTreeMap::new();
         for u in counted.iter().flat_map(|r| &r.roles) {
             let Some(role) = Role::parse(&u.role) else { continue };
-            let s = accounts.entry((role, u.model.clone())).or_insert_with(|| RoleShare {
-                role,
-                model: u.model.clone(),
-                calls_per_task: 0.0,
-                prompt_tokens_per_task: 0.0,
-                completion_tokens_per_task: 0.0,
-                cost_per_task: 0.0,
-            });
+            let s = accounts.entry((role, u.model.clone())).or_insert_with(|| RoleShare::none(role, u.model.clone()));
             s.calls_per_task += u.calls as f64 / n;
             s.prompt_tokens_per_task += u.prompt_tokens as f64 / n;
             s.completion_tokens_per_task += u.completion_tokens as f64 / n;
             s.cost_per_task += u.cost / n;
         }
         let share = |role: Role, model: String| {
-            accounts.get(&(role, model.clone())).cloned().unwrap_or(RoleShare {
-                role,
-                model,
-                calls_per_task: 0.0,
-                prompt_tokens_per_task: 0.0,
-                completion_tokens_per_task: 0.0,
-                cost_per_task: 0.0,
-            })
+            accounts.get(&(role, model.clone())).cloned().unwrap_or_else(|| RoleShare::none(role, model))
         };
         let model_cost: f64 = accounts.values().map(|s| s.cost_per_task).sum();
         MatrixRow {
