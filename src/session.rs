@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod fork;
+
 pub use crate::budget::ToolCosts;
 use crate::budget::btp::{BtpSetup, BudgetReport};
 use crate::budget::experience::ExperienceStore;
@@ -35,6 +37,7 @@ use crate::tool::manifest::ManifestError;
 use crate::tool::mcp::{McpError, McpHub};
 use crate::tool::sources::load_library as load_sources;
 use crate::tool::tape::{TapeError, ToolTape};
+pub use fork::{ForkRequest, prepare_fork};
 
 #[derive(thiserror::Error, Debug)]
 pub enum SetupError {
@@ -132,6 +135,8 @@ pub struct SessionOptions {
     pub probe_only: Option<Vec<String>>,
     /// atc: probe before each run (None: the config's `[atc] probe`).
     pub probe: Option<bool>,
+    /// Replay this prefix of a recorded trace first (see `prepare_fork`).
+    pub fork: Option<crate::engine::fork::ForkPlan>,
 }
 
 /// Where BTP's experience comes from.
@@ -479,6 +484,7 @@ impl Shared {
             setup.protocols = open_protocols(config, &setup.library)?;
         }
         setup.executor = self.executor.clone();
+        setup.fork = opts.fork.clone();
         let (engine, handle) = Engine::new(setup);
         if let Some(hub) = &self.mcp {
             let notifier = handle.notifier();

@@ -65,6 +65,18 @@ pub enum Verdict {
 }
 
 impl RunBudget {
+    /// The budget a plan's rows allow (a plan recorded in a trace).
+    pub fn from_rows(budget: f64, rows: &[BudgetRow], reserve: f64) -> RunBudget {
+        RunBudget {
+            budget,
+            spent: 0.0,
+            allowance: rows.iter().filter(|r| r.calls > 0).map(|r| (r.tool.clone(), r.calls)).collect(),
+            costs: rows.iter().map(|r| (r.tool.clone(), r.cost)).collect(),
+            blacklisted: BTreeSet::new(),
+            reserve,
+        }
+    }
+
     pub fn verdict(&self, tool: &str) -> Verdict {
         if self.blacklisted.contains(tool) {
             return Verdict::Blacklisted(format!("'{tool}' is blacklisted: its result was not helpful for this task"));
@@ -151,14 +163,7 @@ pub fn plan_run(
         })
         .collect();
     let planned_calls = rows.iter().map(|r| r.calls).sum();
-    let run = RunBudget {
-        budget,
-        spent: 0.0,
-        allowance: rows.iter().filter(|r| r.calls > 0).map(|r| (r.tool.clone(), r.calls)).collect(),
-        costs: rows.iter().map(|r| (r.tool.clone(), r.cost)).collect(),
-        blacklisted: BTreeSet::new(),
-        reserve: 0.0,
-    };
+    let run = RunBudget::from_rows(budget, &rows, 0.0);
     PlannedRun { run, rows, fixed_cost, planned_cost: plan.planned_cost, planned_calls }
 }
 

@@ -7,6 +7,7 @@ mod bench;
 mod budget;
 mod chart;
 mod eval;
+mod fork;
 mod graph;
 mod heads;
 mod plots;
@@ -71,6 +72,9 @@ enum Command {
     },
     /// Run tasks headless and print a summary.
     Run(RunArgs),
+    /// Time travel: replay a trace up to event N from its own record (no model or tool called),
+    /// then go on live from there with your changes.
+    Fork(fork::ForkArgs),
     /// Run a task set under several strategies and compare them.
     Eval(EvalArgs),
     /// Draw an eval's report again from its folder: report.md, summary.json, plots (SVG and PNG).
@@ -138,6 +142,7 @@ pub fn main() -> Result<ExitCode> {
     match cli.command.unwrap_or(Command::Ui(UiArgs::default())) {
         Command::Ui(a) => ui::workbench(&config, a),
         Command::Replay { file, theme } => ui::replay(&config, &file, theme),
+        Command::Fork(a) => fork::fork(&config, a),
         Command::Run(a) => run::run(&config, a),
         Command::Eval(a) => eval::eval(&config, a),
         Command::Report(a) => report::report(a),

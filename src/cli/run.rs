@@ -31,16 +31,21 @@ pub(super) fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
     opts.trace = a.session.trace.clone();
     let prepared = session::prepare(config, &opts)?;
     let outcome = runtime()?.block_on(until_sigterm(async { Ok(session::run(prepared).await?) }))?;
-    let state = outcome.state;
-    let metrics = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("run"), &state);
-    if a.json {
+    report(&outcome.state, a.json, a.session.trace.as_deref())
+}
+
+/// The summary of a headless session, as text or JSON; exit 2 when a model
+/// failed for good.
+pub(super) fn report(state: &SessionState, json: bool, trace: Option<&std::path::Path>) -> Result<ExitCode> {
+    let metrics = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("run"), state);
+    if json {
         let runs: Vec<serde_json::Value> = state.finished.iter().map(run_json).collect();
         let out = serde_json::json!({
-            "metrics": metrics, "models": accounts_json(&state), "runs": runs, "trace": a.session.trace,
+            "metrics": metrics, "models": accounts_json(state), "runs": runs, "trace": trace,
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        print_session(&state);
+        print_session(state);
         print!("{}", table(std::slice::from_ref(&metrics), &state.cost_unit));
         if state.finished.iter().any(|r| r.budget.is_some()) || state.params.budget.is_some() {
             print!("{}", switchyard::eval::report::budget_table(std::slice::from_ref(&metrics), &state.cost_unit));
@@ -51,7 +56,7 @@ pub(super) fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
                 acc.calls, acc.usage.prompt_tokens, acc.usage.completion_tokens, acc.cost, state.cost_unit
             );
         }
-        if let Some(t) = &a.session.trace {
+        if let Some(t) = trace {
             println!("trace: {}", t.display());
         }
     }

@@ -21,6 +21,11 @@ impl Engine {
         }
         let (lambda, k) = (b.lambda, b.candidates);
         let candidates = self.retrieve_k(query, k)?;
+        if let Some((rows, recorded)) = self.recorded_plan().zip(self.recorded_plan_event()) {
+            let reserve = strategy.cost_shape(self, query, &candidates).reserve;
+            self.emit(recorded)?;
+            return Ok(Some(RunBudget::from_rows(total, &rows, reserve)));
+        }
         let p = self.compute_plan(query, &candidates, total, strategy)?;
         self.emit(EventKind::PlanMade {
             budget: total,

@@ -37,9 +37,15 @@ impl Engine {
             simulated: info.simulated,
             messages: req.messages.clone(),
         })?;
-        let t0 = self.clock.now_ms();
-        let result = slot.model.chat(&req).await;
-        let latency_ms = self.clock.now_ms().saturating_sub(t0);
+        // A fork's prefix is answered from its trace, not the model.
+        let (result, latency_ms) = match self.recorded_reply(call) {
+            Some(r) => (r.result, r.latency_ms),
+            None => {
+                let t0 = self.clock.now_ms();
+                let result = slot.model.chat(&req).await;
+                (result, self.clock.now_ms().saturating_sub(t0))
+            }
+        };
         match result {
             Ok(resp) => {
                 let cost = slot.price.cost(resp.usage);
@@ -76,9 +82,15 @@ impl Engine {
         let fault = self.faults.draw(tool, &mut self.rng);
         self.emit(EventKind::ToolCall { call, tool: tool.to_string(), args: args.clone(), lane: None })?;
         let (timeout, call_seed) = (self.call_timeout(Some(&spec)), self.call_seed(call));
-        let t0 = self.clock.now_ms();
-        let result = self.executor.call(&spec, args, fault, call_seed, timeout).await;
-        let latency_ms = self.clock.now_ms().saturating_sub(t0);
+        // A fork's prefix is answered from its trace, not the tool.
+        let (result, latency_ms, fault) = match self.recorded_result(call) {
+            Some(r) => (r.result, r.latency_ms, r.fault),
+            None => {
+                let t0 = self.clock.now_ms();
+                let result = self.executor.call(&spec, args, fault, call_seed, timeout).await;
+                (result, self.clock.now_ms().saturating_sub(t0), fault)
+            }
+        };
         self.settle_call(call, tool, Some(&spec), &result, latency_ms, fault, false, None)?;
         Ok(result)
     }

@@ -16,6 +16,7 @@ use super::clock::{Clock, SystemClock};
 use super::control::Control;
 use super::error::EngineError;
 use super::event::{self, Event, EventKind, GraphSnapshot, RoleModel, RunOutcome, TaskBrief, ToolBrief};
+use super::fork::{ForkPlan, Forked, Replaying};
 use super::gate::Gate;
 use super::host::{Halt, Labels, Strategy};
 use super::models::Models;
@@ -75,6 +76,8 @@ pub struct EngineSetup {
     /// Tool labels already given (rewoo's categories), e.g. by an earlier
     /// task of a concurrent eval; empty: the strategy classifies.
     pub labels: Labels,
+    /// Replay this recorded prefix first, then run live (time travel).
+    pub fork: Option<ForkPlan>,
 }
 
 impl EngineSetup {
@@ -101,6 +104,7 @@ impl EngineSetup {
             requery: false,
             protocols: None,
             labels: Labels::new(),
+            fork: None,
         }
     }
 }
@@ -202,6 +206,15 @@ pub struct Engine {
     pub(super) tally: RunTally,
     pub(super) state: SessionState,
     pub(super) learnt_scores: Vec<BTreeMap<String, i32>>,
+    /// A fork's prefix still being replayed.
+    pub(super) fork: Option<Replaying>,
+    /// Past the fork point: the user's replacement answer, until used.
+    pub(super) forked: Option<Forked>,
+    /// Added to the clock, so a fork's time goes on from its parent's.
+    pub(super) t_offset: u64,
+    /// Controls to apply at the next decision point: the user's changes at
+    /// a fork point, and what arrived while its prefix was replayed.
+    pub(super) deferred: Vec<Control>,
 }
 
 impl Engine {
@@ -266,6 +279,10 @@ impl Engine {
             tally: RunTally::default(),
             state: SessionState::default(),
             learnt_scores: Vec::new(),
+            fork: setup.fork.map(Replaying::new),
+            forked: None,
+            t_offset: 0,
+            deferred: Vec::new(),
         };
         (engine, EngineHandle { tx })
     }
@@ -322,6 +339,7 @@ impl Engine {
             available_models: self.models.available().map(|s| s.model.info()).collect(),
             pace_ms: self.pace.as_millis() as u64,
             graph,
+            experience: self.btp.as_ref().map_or(0, |b| b.experience.records().len() as u64),
         })?;
         if self.gate == Gate::Closed {
             self.emit(EventKind::Paused)?;
@@ -356,6 +374,8 @@ impl Engine {
             }
             let n = i as u32 + 1;
             // Scheduled controls fire once, the first time their task comes up.
+            // A fork replays the controls its parent applied before this task.
+            self.replay_controls()?;
             if n > scheduled_up_to {
                 let due: Vec<Control> =
                     self.schedule.iter().filter(|s| s.before_task == n).map(|s| s.control.clone()).collect();
@@ -446,7 +466,21 @@ impl Engine {
     }
 
     pub(super) fn emit(&mut self, kind: EventKind) -> Result<(), EngineError> {
-        let event = Event { v: event::SCHEMA_VERSION, run: self.run_no, step: self.step, t: self.clock.now_ms(), kind };
+        let t = self.clock.now_ms() + self.t_offset;
+        let event = Event { v: event::SCHEMA_VERSION, run: self.run_no, step: self.step, t, kind };
+        if self.replaying() {
+            self.echo_recorded()?;
+            if self.replaying() {
+                let (event, done) = self.replayed(event)?;
+                self.publish(event)?;
+                return if done { self.go_live() } else { Ok(()) };
+            }
+        }
+        self.publish(event)
+    }
+
+    /// Writes an event to the trace, the fold and the subscribers.
+    pub(super) fn publish(&mut self, event: Event) -> Result<(), EngineError> {
         if let Some(t) = self.trace.as_mut() {
             t.write(&event)?;
         }

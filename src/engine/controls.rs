@@ -62,7 +62,8 @@ impl Engine {
 
     /// While running, waits the pace before a call, still obeying controls.
     pub(super) async fn wait_pace(&mut self) -> Result<(), EngineError> {
-        if self.pace.is_zero() || self.gate != Gate::Open {
+        // A fork's prefix is replayed at once.
+        if self.pace.is_zero() || self.gate != Gate::Open || self.replaying() {
             return Ok(());
         }
         let deadline = tokio::time::Instant::now() + self.pace;
@@ -87,6 +88,19 @@ impl Engine {
 
     /// Applies the controls that arrived since the last decision point.
     pub(super) fn apply_pending(&mut self) -> Result<(), EngineError> {
+        if self.replaying() {
+            // The user's controls wait for the fork point; quitting does not.
+            while let Ok(c) = self.controls.try_recv() {
+                match c {
+                    Control::Stop => self.stop = true,
+                    c => self.deferred.push(c),
+                }
+            }
+            return self.replay_controls();
+        }
+        for c in std::mem::take(&mut self.deferred) {
+            self.apply_control(c)?;
+        }
         while let Ok(c) = self.controls.try_recv() {
             self.apply_control(c)?;
         }

@@ -24,6 +24,11 @@ pub enum EngineError {
     NoBudget,
     #[error("BTP is not set up")]
     NoBtp,
+    /// A fork's replay produced another event than the trace records.
+    #[error(
+        "the fork's replay diverged from the trace at its event {index} ({recorded}): {replayed}. The library, the models or the label cache differ from the recorded session's"
+    )]
+    ForkDiverged { index: usize, recorded: String, replayed: String },
     /// A run started while another held the strategy.
     #[error("a run started inside another run")]
     Reentered,

@@ -340,6 +340,10 @@ pub enum EventKind {
         pace_ms: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         graph: Option<GraphSnapshot>,
+        /// How many past tool usages BTP's experience store held at the
+        /// start (the store only grows: a fork takes its first this many).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        experience: u64,
     },
     RunStarted {
         task_id: String,
@@ -619,6 +623,14 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         path: Option<String>,
     },
+    /// A forked session's prefix was replayed from its parent trace; from
+    /// here on it runs live, with the user's replacement answer if any.
+    Forked {
+        #[serde(flatten)]
+        origin: super::fork::ForkOrigin,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        edit: Option<super::fork::ForkEdit>,
+    },
     Paused,
     Resumed,
     Stepped,
@@ -639,6 +651,10 @@ pub enum EventKind {
         runs: u32,
         stopped: bool,
     },
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl EventKind {
@@ -685,6 +701,7 @@ impl EventKind {
             EventKind::ProgramReturned { .. } => "ProgramReturned",
             EventKind::Probed { .. } => "Probed",
             EventKind::ProtocolSaved { .. } => "ProtocolSaved",
+            EventKind::Forked { .. } => "Forked",
             EventKind::Paused => "Paused",
             EventKind::Resumed => "Resumed",
             EventKind::Stepped => "Stepped",

@@ -17,6 +17,7 @@ use super::conductor::Engine;
 use super::control::{Control, LaneAction};
 use super::error::EngineError;
 use super::event::{EventKind, LanePlan, RefuseReason, ToolOutcome};
+use super::fork::RecordedResult;
 use super::host::{Halt, LaneDone, LaneRequest};
 use crate::budget::btp::RunBudget;
 use crate::tool::fault::FaultMode;
@@ -46,6 +47,8 @@ struct Lane {
     user_fault: Option<FaultMode>,
     abort: Option<AbortHandle>,
     result: Option<ToolResult>,
+    /// A fork's prefix: the trace's result for this lane's call.
+    recorded: Option<RecordedResult>,
 }
 
 enum Settled {
@@ -95,6 +98,7 @@ impl Engine {
                     user_fault: None,
                     abort: None,
                     result: None,
+                    recorded: None,
                 }
             })
             .collect();
@@ -177,12 +181,27 @@ impl Engine {
                 if lane.slot == Slot::Waiting && self.try_pass()? {
                     let (fut, fault) = self.start_lane(lane, i)?;
                     faults.insert(i, fault);
-                    running.push(fut);
+                    running.extend(fut);
                 }
             }
             if lanes.iter().all(|l| l.slot == Slot::Done) {
                 break;
             }
+            // A fork's prefix: lanes end, and the user acts on them, in the
+            // order the trace records.
+            if self.replaying() {
+                match self.replay_lanes(&mut lanes, &mut running, &mut faults)? {
+                    Replayed::Nothing => {}
+                    Replayed::Control => continue,
+                    Replayed::Ended(i) => {
+                        if let Some(b) = budget.as_deref_mut() {
+                            self.spend(b, &lanes[i].plan.tool, &mut Vec::new())?;
+                        }
+                        continue;
+                    }
+                }
+            }
+            let replaying = self.replaying();
             tokio::select! {
                 Some((i, result, latency_ms)) = running.next(), if !running.is_empty() => {
                     let fault = faults.get(&i).copied().flatten();
@@ -192,7 +211,7 @@ impl Engine {
                         self.spend(b, &lanes[i].plan.tool, &mut Vec::new())?;
                     }
                 }
-                c = self.controls.recv() => match c {
+                c = self.controls.recv(), if !replaying => match c {
                     Some(Control::Lane { lane, action }) => self.lane_control(&mut lanes, &mut running, &mut faults, lane, action)?,
                     Some(c) => self.apply_control(c)?,
                     // Nobody can open a gate any more: run on rather than hang.
@@ -206,13 +225,19 @@ impl Engine {
                         }
                     }
                 },
+                // Only while replaying: nothing recorded can come next here.
+                else => return Err(self.replay_stuck().into()),
             }
         }
         Ok(lanes)
     }
 
     /// Starts one lane's call: its fault drawn (or the user's), its events emitted.
-    fn start_lane(&mut self, lane: &mut Lane, i: usize) -> Result<(LaneFuture, Option<FaultMode>), EngineError> {
+    fn start_lane(
+        &mut self,
+        lane: &mut Lane,
+        i: usize,
+    ) -> Result<(Option<LaneFuture>, Option<FaultMode>), EngineError> {
         // A lane without a tool was settled before it could start; should
         // one start anyway, its call fails rather than the engine.
         let spec = lane.spec.clone();
@@ -226,6 +251,11 @@ impl Engine {
             lane: Some(p.lane),
         })?;
         lane.slot = Slot::Running;
+        // A fork's prefix: the recorded result ends the lane when its turn comes.
+        if let Some(r) = self.recorded_result(p.call) {
+            lane.recorded = Some(r);
+            return Ok((None, fault));
+        }
         let (timeout, call_seed) = (self.call_timeout(spec.as_deref()), self.call_seed(p.call));
         let (executor, clock, args) = (self.executor.clone(), Arc::clone(&self.clock), p.args.clone());
         let (abort, registration) = AbortHandle::new_pair();
@@ -246,7 +276,7 @@ impl Engine {
             });
             (i, result, latency)
         });
-        Ok((fut, fault))
+        Ok((Some(fut), fault))
     }
 
     fn finish_lane(
@@ -312,10 +342,39 @@ impl Engine {
         if action == LaneAction::Step {
             let (fut, fault) = self.start_lane(&mut lanes[i], i)?;
             faults.insert(i, fault);
-            running.push(fut);
+            running.extend(fut);
         }
         Ok(())
     }
+}
+
+impl Engine {
+    /// One recorded thing the lanes do next, if the trace's next event is
+    /// one: a lane control applied again, or a recorded lane's end.
+    fn replay_lanes(
+        &mut self,
+        lanes: &mut [Lane],
+        running: &mut FuturesUnordered<LaneFuture>,
+        faults: &mut BTreeMap<usize, Option<FaultMode>>,
+    ) -> Result<Replayed, EngineError> {
+        if let Some((lane, action)) = self.replay_lane_control() {
+            self.lane_control(lanes, running, faults, lane, action)?;
+            return Ok(Replayed::Control);
+        }
+        let Some(call) = self.replay_next_result() else { return Ok(Replayed::Nothing) };
+        let Some(i) = lanes.iter().position(|l| l.plan.call == call) else { return Ok(Replayed::Nothing) };
+        let Some(r) = lanes[i].recorded.take() else { return Ok(Replayed::Nothing) };
+        self.finish_lane(&mut lanes[i], r.result, r.latency_ms, r.fault)?;
+        Ok(Replayed::Ended(i))
+    }
+}
+
+/// What replaying a step's lanes did.
+enum Replayed {
+    Nothing,
+    Control,
+    /// This lane ended with its recorded result.
+    Ended(usize),
 }
 
 /// Whether a lane's result reaches the next stage as null: errors and

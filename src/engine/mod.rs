@@ -8,6 +8,7 @@ pub mod btp;
 pub mod clock;
 pub mod control;
 pub mod event;
+pub mod fork;
 pub mod host;
 pub mod label_cache;
 pub mod models;

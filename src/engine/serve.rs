@@ -132,6 +132,9 @@ impl Host for Engine {
     }
 
     fn take_user_program(&mut self) -> Option<String> {
+        if self.replaying() {
+            return self.recorded_user_program();
+        }
         self.user_program.take()
     }
 

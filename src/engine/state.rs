@@ -68,6 +68,8 @@ pub struct SessionState {
     pub retrieval_fallback: Option<(String, String)>,
     /// atc: the session's probes, the most recent last.
     pub probes: Vec<super::program_view::ProbeView>,
+    /// Where this session was forked from, once past its fork point.
+    pub forked_from: Option<super::fork::ForkOrigin>,
 }
 
 /// A ranking as the retrieval view shows it.
@@ -456,6 +458,7 @@ impl SessionState {
                 (None, _) => format!("{tool} could not be probed"),
             })),
             EventKind::ProgramAt { .. } | EventKind::ProgramPrinted { .. } => {}
+            EventKind::Forked { origin, .. } => self.forked_from = Some(origin.clone()),
             EventKind::Paused => self.mode = Mode::Paused,
             EventKind::Resumed => self.mode = Mode::Running,
             EventKind::Stepped => {}

@@ -215,6 +215,32 @@ impl ToolGraph {
         }
     }
 
+    /// Puts the graph back as a trace recorded it: every edge's weight,
+    /// every node's score (0 when not listed) and the iteration. The priors
+    /// stay this graph's own, so it must have been built as the recorded one
+    /// was (same trajectories, same tools). Fails naming the first edge or
+    /// node the recorded graph has and this one lacks.
+    pub fn restore<'a>(
+        &mut self,
+        iteration: u32,
+        edges: impl IntoIterator<Item = (&'a str, &'a str, f64)>,
+        scores: &[(String, f64)],
+    ) -> Result<(), GraphError> {
+        for (from, to, w) in edges {
+            let id = self.edge(from, to).ok_or_else(|| GraphError::NotATool { name: format!("{from} -> {to}") })?;
+            self.graph[id].weight = w;
+        }
+        for ix in self.graph.node_indices().collect::<Vec<_>>() {
+            self.graph[ix].score = 0.0;
+        }
+        for (name, score) in scores {
+            let &ix = self.index.get(name).ok_or_else(|| GraphError::NotATool { name: name.clone() })?;
+            self.graph[ix].score = *score;
+        }
+        self.iteration = iteration;
+        Ok(())
+    }
+
     /// A node's accumulated score.
     pub fn score(&self, node: &str) -> Option<f64> {
         self.index.get(node).map(|&ix| self.graph[ix].score)

@@ -1,0 +1,102 @@
+//! `fork`: time travel, headless. A recorded trace is replayed up to an
+//! event (no model or tool is called for that part) and the session goes on
+//! live from there, with the user's changes.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use color_eyre::eyre::{Result, eyre};
+
+use switchyard::config::Config;
+use switchyard::engine::Control;
+use switchyard::model::Role;
+use switchyard::session::{self, ForkRequest, TaskSource};
+
+use super::args::Common;
+use super::run::report;
+use super::setup::{common_options, runtime, until_sigterm};
+
+#[derive(Args, Debug)]
+pub(super) struct ForkArgs {
+    /// The parent: a trace written by `run --trace`, the workbench or another fork.
+    file: PathBuf,
+    /// Replay this many of its events, then go on live (the cursor `switchyard replay` shows).
+    #[arg(long, value_name = "N")]
+    at: usize,
+    /// Replace the answer the cursor is on: a model reply's text, or a tool result (JSON).
+    #[arg(long, value_name = "TEXT")]
+    answer: Option<String>,
+    /// At the fork point: change a parameter (alpha, beta, tau, budget, top_k, weight_format, max_steps).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// At the fork point: break a tool, TOOL:MODE[:SCOPE].
+    #[arg(long = "fault", value_name = "SPEC")]
+    faults: Vec<String>,
+    /// At the fork point: give a role another configured model.
+    #[arg(long = "model", value_name = "ROLE=MODEL")]
+    models: Vec<String>,
+    /// At the fork point: new text for the task under way (its run starts again with it).
+    #[arg(long, value_name = "TEXT")]
+    task_text: Option<String>,
+    /// The task file the parent ran, when it is not the config's.
+    #[arg(long)]
+    tasks: Option<PathBuf>,
+    /// Where the fork's trace goes (default: DATA_DIR/traces/fork-SECONDS.jsonl).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Timestamps in ticks after the fork point, as `run --logical-clock`.
+    #[arg(long)]
+    logical_clock: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(super) fn fork(config: &Config, a: ForkArgs) -> Result<ExitCode> {
+    let controls = fork_controls(&a)?;
+    let mut opts = common_options(&Common { logical_clock: a.logical_clock, ..Common::default() })?;
+    if let Some(t) = &a.tasks {
+        opts.tasks = TaskSource::File(t.clone());
+    }
+    let trace = match &a.trace {
+        Some(t) => t.clone(),
+        None => config.data_dir()?.join("traces").join(format!("fork-{}.jsonl", stamp())),
+    };
+    opts.trace = Some(trace.clone());
+    let req = ForkRequest { parent: a.file.clone(), at: a.at, answer: a.answer.clone(), controls, pause: false };
+    let prepared = session::prepare_fork(config, &req, &opts)?;
+    let outcome = runtime()?.block_on(until_sigterm(async { Ok(session::run(prepared).await?) }))?;
+    if !a.json {
+        println!("forked from {} after its event {}", a.file.display(), a.at);
+    }
+    report(&outcome.state, a.json, Some(&trace))
+}
+
+/// The user's changes, as the controls the fork applies at its fork point.
+fn fork_controls(a: &ForkArgs) -> Result<Vec<Control>> {
+    let mut controls = Vec::new();
+    if let Some(text) = &a.task_text {
+        controls.push(Control::EditTask { text: text.clone() });
+    }
+    // The same spellings as `run`'s flags; a fault's @TASK makes no sense here.
+    if let Some(f) = a.faults.iter().find(|f| f.contains('@')) {
+        return Err(eyre!("--fault {f}: a fork's faults start at the fork point (no @TASK)"));
+    }
+    let common = Common { set: a.set.clone(), faults: a.faults.clone(), ..Common::default() };
+    let opts = common_options(&common)?;
+    controls.extend(opts.param_changes.into_iter().map(|change| Control::SetParam { change }));
+    controls.extend(opts.schedule.into_iter().map(|s| s.control));
+    for m in &a.models {
+        let (role, model) = m.split_once('=').ok_or_else(|| eyre!("--model {m}: expected ROLE=MODEL"))?;
+        let role = Role::parse(role.trim()).ok_or_else(|| {
+            eyre!("--model {m}: unknown role '{role}' (actor, evaluator, planner, solver, classifier, judge)")
+        })?;
+        controls.push(Control::SwitchModel { role, model: model.trim().to_string() });
+    }
+    Ok(controls)
+}
+
+fn stamp() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
