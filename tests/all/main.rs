@@ -20,6 +20,7 @@ mod eval_jobs;
 mod eval_report;
 mod executors;
 mod experiments;
+mod fork;
 mod graph;
 mod graph_store;
 mod layering;
