@@ -63,9 +63,17 @@ fn spawn(
     dir: &std::path::Path,
     args: &str,
 ) -> (Screen, Box<dyn Write + Send>, Box<dyn portable_pty::Child + Send + Sync>) {
+    spawn_command(dir, &format!("ui {args} --trace {}/t.jsonl", dir.display()))
+}
+
+/// Any subcommand under the shell, as `spawn`.
+fn spawn_command(
+    dir: &std::path::Path,
+    command: &str,
+) -> (Screen, Box<dyn Write + Send>, Box<dyn portable_pty::Child + Send + Sync>) {
     let pty = native_pty_system().openpty(PtySize { rows: 48, cols: 160, pixel_width: 0, pixel_height: 0 }).unwrap();
     let script = format!(
-        "{bin} --data-dir {dir} ui {args} --trace {dir}/t.jsonl; echo EXIT=$?; stty -a",
+        "{bin} --data-dir {dir} {command}; echo EXIT=$?; stty -a",
         bin = env!("CARGO_BIN_EXE_switchyard"),
         dir = dir.display()
     );
@@ -221,4 +229,48 @@ fn a_concurrent_step_is_shown_as_lanes_a_user_can_step_and_fail() {
     screen.drain();
     child.wait().unwrap();
     assert!(String::from_utf8_lossy(&screen.raw).contains("EXIT=0"), "{}", screen.text());
+}
+
+/// Time travel in the workbench: a recorded session replayed to event 15,
+/// `f` forks it there: a live session paused at the fork point, saying where
+/// it came from; resumed, it runs to its end; its trace starts with the
+/// parent's first 15 events.
+#[test]
+fn replay_forks_a_live_session_at_the_cursor() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path().join("parent.jsonl");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["run", "--count", "2", "--seed", "4", "--no-save", "--trace"])
+        .arg(&parent)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (mut screen, mut keys, mut child) = spawn_command(dir.path(), &format!("replay {}", parent.display()));
+    let mut press = |s: &str| {
+        keys.write_all(s.as_bytes()).unwrap();
+        keys.flush().unwrap();
+    };
+    screen.wait("the replay", |t| t.contains("REPLAY event"));
+    press("15\r");
+    screen.wait("event 15", |t| t.contains("REPLAY event 15/"));
+    press("f");
+    let shown = screen.wait("the fork, paused", |t| t.contains("forked from parent.jsonl@15") && t.contains("paused"));
+    assert!(!shown.contains("REPLAY"), "{shown}");
+    press(" ");
+    screen.wait("the session's end", |t| t.contains("all tasks done"));
+    press("q");
+    screen.drain();
+    child.wait().unwrap();
+    let raw = String::from_utf8_lossy(&screen.raw).to_string();
+    assert!(raw.contains("EXIT=0"), "{raw}");
+    let traces: Vec<_> = std::fs::read_dir(dir.path().join("traces")).unwrap().flatten().map(|e| e.path()).collect();
+    let fork = traces.iter().find(|p| p.file_name().unwrap().to_string_lossy().starts_with("fork-")).unwrap();
+    let read = |p: &std::path::Path| -> Vec<String> {
+        std::fs::read_to_string(p).unwrap().lines().map(str::to_string).collect()
+    };
+    let (a, b) = (read(&parent), read(fork));
+    assert_eq!(a[..15], b[..15], "the fork's prefix is the parent's");
+    assert!(b[15].contains("\"type\":\"Forked\""), "{}", b[15]);
 }

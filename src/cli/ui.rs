@@ -7,7 +7,7 @@ use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
 use switchyard::engine::trace::read_trace;
-use switchyard::session;
+use switchyard::session::{self, ForkRequest, SessionOptions};
 use switchyard::ui::Theme;
 
 use super::args::{GraphTapeArgs, SessionArgs};
@@ -64,6 +64,31 @@ pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<Stri
     let theme = Theme::resolve(theme.as_deref().unwrap_or(&config.theme))?;
     let events = read_trace(file)?;
     switchyard::ui::term::check_terminal()?;
-    runtime()?.block_on(switchyard::ui::term::run_replay(events, theme))?;
+    let rt = runtime()?;
+    let Some(at) = rt.block_on(switchyard::ui::term::run_replay(events, theme.clone()))? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    // `f` in the replay: the same session goes on live from the cursor,
+    // paused there so the user can change things first.
+    let trace = config.data_dir()?.join("traces").join(format!("fork-{}.jsonl", stamp()));
+    let opts = SessionOptions {
+        linger: true,
+        pace_ms: config.pace_ms,
+        trace: Some(trace.clone()),
+        ..SessionOptions::default()
+    };
+    let req = ForkRequest { parent: file.to_path_buf(), at, pause: true, ..ForkRequest::default() };
+    let prepared = session::prepare_fork(config, &req, &opts)?;
+    rt.block_on(switchyard::ui::term::run_live(prepared, theme))?;
+    println!(
+        "forked from {} after its event {at}\ntrace: {}\nreplay it with: switchyard replay {}",
+        file.display(),
+        trace.display(),
+        trace.display()
+    );
     Ok(ExitCode::SUCCESS)
+}
+
+fn stamp() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }

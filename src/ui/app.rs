@@ -42,6 +42,10 @@ pub enum Action {
 pub enum Effect {
     Control(Control),
     Quit,
+    /// Replay: fork a live session after the first `at` events (time travel).
+    Fork {
+        at: usize,
+    },
 }
 
 /// The `/` prompt.
@@ -474,6 +478,8 @@ impl App {
             KeyCode::Right => self.seek(cursor + 1),
             KeyCode::Home => self.seek(0),
             KeyCode::End => self.seek(total),
+            // Time travel: what is on screen becomes a live session's past.
+            KeyCode::Char('f') => return Some(vec![Effect::Fork { at: cursor }]),
             KeyCode::Char(c) if c.is_ascii_digit() => {
                 r.jump.push(c);
                 self.view.flash = Some(format!("jump to event {} (Enter)", r.jump));

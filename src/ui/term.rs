@@ -56,7 +56,8 @@ pub async fn run_live(prepared: Prepared, theme: Theme) -> Result<Option<Session
 }
 
 /// Steps through a recorded trace, read-only.
-pub async fn run_replay(events: Vec<Event>, theme: Theme) -> Result<(), UiError> {
+/// Returns where the user asked to fork (`f`), if they did.
+pub async fn run_replay(events: Vec<Event>, theme: Theme) -> Result<Option<usize>, UiError> {
     check_terminal()?;
     let mut terminal = ratatui::try_init()?;
     let result = event_loop(&mut terminal, App::replay(events), None, &theme).await;
@@ -69,7 +70,7 @@ async fn event_loop(
     mut app: App,
     live: Option<(UnboundedReceiver<Event>, EngineHandle)>,
     theme: &Theme,
-) -> Result<(), UiError> {
+) -> Result<Option<usize>, UiError> {
     let (mut engine_events, handle) = match live {
         Some((rx, h)) => (Some(rx), Some(h)),
         None => (None, None),
@@ -132,7 +133,8 @@ async fn event_loop(
                         h.send(c);
                     }
                 }
-                Effect::Quit => return Ok(()),
+                Effect::Quit => return Ok(None),
+                Effect::Fork { at } => return Ok(Some(at)),
             }
         }
     }

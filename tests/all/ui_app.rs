@@ -198,8 +198,11 @@ fn replay_keys_move_the_cursor_and_controls_are_refused() {
     assert_eq!(app.view.replay.unwrap().cursor, total);
     // Read-only: a control key sends nothing.
     assert!(app.update(ch(' ')).is_empty());
-    assert!(app.update(ch('f')).is_empty());
+    assert!(app.update(ch('p')).is_empty());
     assert!(app.dialog.is_none());
+    // Time travel: `f` forks a live session after the events on screen.
+    app.update(key(KeyCode::Left));
+    assert_eq!(app.update(ch('f')), vec![Effect::Fork { at: total - 1 }]);
     assert_eq!(app.update(ch('q')), vec![Effect::Quit]);
 }
 

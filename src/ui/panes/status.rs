@@ -63,6 +63,11 @@ fn info(ctx: &PaneCtx) -> Vec<Segment> {
     }
     let (label, colour) = mode(s, th);
     out.push(vec![Span::styled(format!(" {label} "), th.fg(colour).add_modifier(Modifier::REVERSED | Modifier::BOLD))]);
+    if let Some(f) = &s.forked_from {
+        let parent =
+            std::path::Path::new(&f.parent).file_name().map_or(f.parent.clone(), |n| n.to_string_lossy().into());
+        out.push(vec![Span::styled(format!("forked from {parent}@{}", f.at), th.fg(th.accent))]);
+    }
     if let Some(servers) = servers(s, th) {
         out.push(servers);
     }
