@@ -71,7 +71,7 @@ fn big_session() -> Vec<Event> {
             available_models: vec![],
             pace_ms: 0,
             graph: Some(GraphSnapshot::new(2, edges, scores)),
-            experience: 0,
+            experience: None,
         },
     )];
     let mut t = 1;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-mod fork;
+pub mod fork;
 
 pub use crate::budget::ToolCosts;
 use crate::budget::btp::{BtpSetup, BudgetReport};
@@ -37,7 +37,6 @@ use crate::tool::manifest::ManifestError;
 use crate::tool::mcp::{McpError, McpHub};
 use crate::tool::sources::load_library as load_sources;
 use crate::tool::tape::{TapeError, ToolTape};
-pub use fork::{ForkRequest, prepare_fork};
 
 #[derive(thiserror::Error, Debug)]
 pub enum SetupError {

@@ -11,7 +11,8 @@ use color_eyre::eyre::{Result, eyre};
 use switchyard::config::Config;
 use switchyard::engine::Control;
 use switchyard::model::Role;
-use switchyard::session::{self, ForkRequest, TaskSource};
+use switchyard::session::fork::{ForkRequest, prepare_fork};
+use switchyard::session::{self, TaskSource};
 
 use super::args::Common;
 use super::run::report;
@@ -65,7 +66,7 @@ pub(super) fn fork(config: &Config, a: ForkArgs) -> Result<ExitCode> {
     };
     opts.trace = Some(trace.clone());
     let req = ForkRequest { parent: a.file.clone(), at: a.at, answer: a.answer.clone(), controls, pause: false };
-    let prepared = session::prepare_fork(config, &req, &opts)?;
+    let prepared = prepare_fork(config, &req, &opts)?;
     let outcome = runtime()?.block_on(until_sigterm(async { Ok(session::run(prepared).await?) }))?;
     if !a.json {
         println!("forked from {} after its event {}", a.file.display(), a.at);

@@ -7,7 +7,8 @@ use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
 use switchyard::engine::trace::read_trace;
-use switchyard::session::{self, ForkRequest, SessionOptions};
+use switchyard::session::fork::{ForkRequest, prepare_fork};
+use switchyard::session::{self, SessionOptions};
 use switchyard::ui::Theme;
 
 use super::args::{GraphTapeArgs, SessionArgs};
@@ -78,7 +79,7 @@ pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<Stri
         ..SessionOptions::default()
     };
     let req = ForkRequest { parent: file.to_path_buf(), at, pause: true, ..ForkRequest::default() };
-    let prepared = session::prepare_fork(config, &req, &opts)?;
+    let prepared = prepare_fork(config, &req, &opts)?;
     rt.block_on(switchyard::ui::term::run_live(prepared, theme))?;
     println!(
         "forked from {} after its event {at}\ntrace: {}\nreplay it with: switchyard replay {}",

@@ -339,7 +339,11 @@ impl Engine {
             available_models: self.models.available().map(|s| s.model.info()).collect(),
             pace_ms: self.pace.as_millis() as u64,
             graph,
-            experience: self.btp.as_ref().map_or(0, |b| b.experience.records().len() as u64),
+            experience: self
+                .btp
+                .as_ref()
+                .filter(|b| b.enforce && self.params.budget.is_some())
+                .map(|b| b.experience.records().len() as u64),
         })?;
         if self.gate == Gate::Closed {
             self.emit(EventKind::Paused)?;

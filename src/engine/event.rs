@@ -318,6 +318,27 @@ pub struct RewooStep {
     pub depends_on: Vec<u32>,
 }
 
+/// Where a forked trace comes from: the parent trace and how many of its
+/// events were replayed. A fork of a fork names its own parent, whose trace
+/// names its own: the chain is traceable file by file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ForkOrigin {
+    pub parent: String,
+    /// The parent's events `[0, at)` were replayed; the fork point is before
+    /// its event `at` (counted from 0), i.e. after its `at`-th event.
+    pub at: u32,
+}
+
+/// What the user put in place of the recorded answer at the fork point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "edit", rename_all = "snake_case")]
+pub enum ForkEdit {
+    /// The model reply of this call, replaced by `text`.
+    Reply { call: u64, before: String, text: String },
+    /// The tool result of this call, replaced by `value`.
+    Result { call: u64, tool: String, before: Value, value: Value },
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum EventKind {
@@ -341,9 +362,10 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         graph: Option<GraphSnapshot>,
         /// How many past tool usages BTP's experience store held at the
-        /// start (the store only grows: a fork takes its first this many).
-        #[serde(default, skip_serializing_if = "is_zero")]
-        experience: u64,
+        /// start, when BTP plans with a budget (the store only grows: a fork
+        /// takes its first this many).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        experience: Option<u64>,
     },
     RunStarted {
         task_id: String,
@@ -627,9 +649,9 @@ pub enum EventKind {
     /// here on it runs live, with the user's replacement answer if any.
     Forked {
         #[serde(flatten)]
-        origin: super::fork::ForkOrigin,
+        origin: ForkOrigin,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        edit: Option<super::fork::ForkEdit>,
+        edit: Option<ForkEdit>,
     },
     Paused,
     Resumed,
@@ -651,10 +673,6 @@ pub enum EventKind {
         runs: u32,
         stopped: bool,
     },
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 impl EventKind {

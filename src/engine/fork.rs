@@ -12,38 +12,14 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::conductor::Engine;
-use super::control::{Control, LaneAction};
-use super::error::EngineError;
+use super::control::Control;
 use super::event::{Event, EventKind, ToolOutcome};
-use crate::budget::btp::BudgetRow;
+pub use super::event::{ForkEdit, ForkOrigin};
 use crate::model::{ChatResponse, ModelError};
 use crate::tool::ToolResult;
 use crate::tool::fault::FaultMode;
-
-/// Where a forked trace comes from: the parent trace and how many of its
-/// events were replayed. A fork of a fork names its own parent, whose trace
-/// names its own: the chain is traceable file by file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ForkOrigin {
-    pub parent: String,
-    /// The parent's events `[0, at)` were replayed; the fork point is before
-    /// its event `at` (counted from 0), i.e. after its `at`-th event.
-    pub at: u32,
-}
-
-/// What the user put in place of the recorded answer at the fork point.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "edit", rename_all = "snake_case")]
-pub enum ForkEdit {
-    /// The model reply of this call, replaced by `text`.
-    Reply { call: u64, before: String, text: String },
-    /// The tool result of this call, replaced by `value`.
-    Result { call: u64, tool: String, before: Value, value: Value },
-}
 
 #[derive(thiserror::Error, Debug, Clone, PartialEq)]
 pub enum ForkError {
@@ -67,10 +43,10 @@ pub enum ForkError {
 #[derive(Clone, Debug)]
 pub struct ForkPlan {
     pub origin: ForkOrigin,
-    events: Vec<Event>,
-    replies: HashMap<u64, Event>,
-    results: HashMap<u64, Event>,
-    edit: Option<ForkEdit>,
+    pub(super) events: Vec<Event>,
+    pub(super) replies: HashMap<u64, Event>,
+    pub(super) results: HashMap<u64, Event>,
+    pub(super) edit: Option<ForkEdit>,
     /// The user's changes, applied at the first decision point after the fork.
     pub controls: Vec<Control>,
     /// Close the gate at the fork point (the workbench: the user looks first).
@@ -157,9 +133,9 @@ impl ForkPlan {
 
 /// The fork under way: how far the replay has got.
 pub(super) struct Replaying {
-    plan: ForkPlan,
+    pub(super) plan: ForkPlan,
     /// Recorded events emitted (and matched) so far.
-    pos: usize,
+    pub(super) pos: usize,
 }
 
 impl Replaying {
@@ -167,7 +143,7 @@ impl Replaying {
         Replaying { plan, pos: 0 }
     }
 
-    fn next(&self) -> Option<&Event> {
+    pub(super) fn next(&self) -> Option<&Event> {
         self.plan.events.get(self.pos)
     }
 }
@@ -188,306 +164,4 @@ pub(super) struct RecordedResult {
     pub(super) result: ToolResult,
     pub(super) latency_ms: u64,
     pub(super) fault: Option<FaultMode>,
-}
-
-/// What the replay does with a recorded event that no call produced.
-enum Recorded {
-    /// A control the user gave: applied again, which emits the event.
-    Control(Control),
-    /// The gate's own news or a server's: emitted as recorded.
-    Echo,
-    /// The engine emits it itself.
-    Engine,
-}
-
-fn recorded_kind(kind: &EventKind) -> Recorded {
-    match kind {
-        EventKind::FaultInjected { tool, fault } => {
-            Recorded::Control(Control::InjectFault { tool: tool.clone(), fault: *fault })
-        }
-        EventKind::FaultCleared { tool } => Recorded::Control(Control::ClearFault { tool: tool.clone() }),
-        EventKind::ScoreEdited { tool, score, .. } => {
-            Recorded::Control(Control::EditScore { tool: tool.clone(), score: *score })
-        }
-        EventKind::ParamChanged { change, .. } => Recorded::Control(Control::SetParam { change: change.clone() }),
-        EventKind::ModelSwitched { role, model, .. } => {
-            Recorded::Control(Control::SwitchModel { role: *role, model: model.name.clone() })
-        }
-        EventKind::TaskPicked { index } => Recorded::Control(Control::PickTask { index: *index }),
-        EventKind::PaceChanged { ms } => Recorded::Control(Control::SetPace { ms: *ms }),
-        EventKind::CategoryEdited { tool, category } => {
-            Recorded::Control(Control::SetCategory { tool: tool.clone(), category: category.clone() })
-        }
-        EventKind::LaneChanged { lane, action } => Recorded::Control(Control::Lane { lane: *lane, action: *action }),
-        EventKind::Paused
-        | EventKind::Resumed
-        | EventKind::Stepped
-        | EventKind::ServerState { .. }
-        | EventKind::ControlRejected { .. }
-        | EventKind::Forked { .. } => Recorded::Echo,
-        _ => Recorded::Engine,
-    }
-}
-
-/// Equal but for the time: the replayed answers carry their recorded latency.
-fn same(a: &Event, b: &Event) -> bool {
-    a.run == b.run && a.step == b.step && a.kind == b.kind
-}
-
-/// A short description of an event, for the error when a replay diverges.
-fn brief(e: &Event) -> String {
-    let json = serde_json::to_string(&e.kind).unwrap_or_default();
-    format!("run {} step {}: {}", e.run, e.step, crate::text::ellipsis(&json, 240))
-}
-
-/// Where two events first differ: a JSON path and the two values there.
-fn first_difference(a: &Event, b: &Event) -> String {
-    if (a.run, a.step) != (b.run, b.step) {
-        return format!("run {} step {} recorded, run {} step {} replayed", a.run, a.step, b.run, b.step);
-    }
-    let (a, b) =
-        (serde_json::to_value(&a.kind).unwrap_or(Value::Null), serde_json::to_value(&b.kind).unwrap_or(Value::Null));
-    fn walk(path: String, a: &Value, b: &Value) -> Option<String> {
-        match (a, b) {
-            (Value::Object(x), Value::Object(y)) => {
-                x.keys().chain(y.keys().filter(|k| !x.contains_key(*k))).find_map(|k| {
-                    walk(format!("{path}.{k}"), x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null))
-                })
-            }
-            (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-                x.iter().zip(y).enumerate().find_map(|(i, (p, q))| walk(format!("{path}[{i}]"), p, q))
-            }
-            _ if a == b => None,
-            _ => Some(format!(
-                "{path}: {} recorded, {} replayed",
-                crate::text::ellipsis(&a.to_string(), 120),
-                crate::text::ellipsis(&b.to_string(), 120)
-            )),
-        }
-    }
-    walk(String::new(), &a, &b).unwrap_or_else(|| "no difference in JSON".into())
-}
-
-impl Engine {
-    /// Whether the engine is still replaying a fork's prefix.
-    pub(super) fn replaying(&self) -> bool {
-        self.fork.is_some()
-    }
-
-    /// An event the engine is about to emit, checked against the recorded
-    /// one: the recorded event is what is written (its time included).
-    pub(super) fn replayed(&mut self, event: Event) -> Result<(Event, bool), EngineError> {
-        let Some(r) = self.fork.as_mut() else { return Ok((event, false)) };
-        let index = r.pos;
-        let Some(recorded) = r.next() else { return Ok((event, false)) };
-        // The first event carries the session's set-up, which the fork
-        // took from it (pace and listed models may differ harmlessly).
-        let first = index == 0 && matches!(event.kind, EventKind::SessionStarted { .. });
-        if !first && !same(recorded, &event) {
-            return Err(EngineError::ForkDiverged {
-                index: index + 1,
-                recorded: brief(recorded),
-                replayed: first_difference(recorded, &event),
-            });
-        }
-        let recorded = recorded.clone();
-        r.pos += 1;
-        let done = r.pos == r.plan.events.len();
-        Ok((recorded, done))
-    }
-
-    /// Writes the recorded gate and server news that come next as they
-    /// were; goes live if that ends the prefix.
-    pub(super) fn echo_recorded(&mut self) -> Result<(), EngineError> {
-        while let Some(r) = self.fork.as_mut() {
-            let Some(next) = r.next() else { break };
-            if !matches!(recorded_kind(&next.kind), Recorded::Echo) {
-                break;
-            }
-            let event = next.clone();
-            r.pos += 1;
-            let done = r.pos == r.plan.events.len();
-            self.publish(event)?;
-            if done {
-                self.go_live()?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Pauses at the fork point, so the user can change things first.
-    fn close_gate(&mut self) -> Result<(), EngineError> {
-        if self.gate != super::gate::Gate::Closed {
-            self.gate = super::gate::Gate::Closed;
-            self.emit(EventKind::Paused)?;
-        }
-        Ok(())
-    }
-
-    /// The prefix has been replayed: from here on the session is live.
-    pub(super) fn go_live(&mut self) -> Result<(), EngineError> {
-        let Some(r) = self.fork.take() else { return Ok(()) };
-        let last_t = r.plan.events.last().map_or(0, |e| e.t);
-        // Time goes on from the parent's, not from this process's start.
-        self.t_offset = last_t.saturating_sub(self.clock.now_ms());
-        let plan = r.plan;
-        self.forked = Some(Forked { edit: plan.edit.clone() });
-        self.emit(EventKind::Forked { origin: plan.origin, edit: plan.edit })?;
-        // The user's changes and whatever arrived during the replay wait for
-        // the next decision point, like any control.
-        let mut queued = plan.controls;
-        queued.append(&mut self.deferred);
-        self.deferred = queued;
-        if plan.pause {
-            self.close_gate()?;
-        }
-        Ok(())
-    }
-
-    /// Applies, at a decision point, the controls the recorded session
-    /// applied here, and echoes the gate's news; stops at the first event
-    /// the engine itself must produce.
-    pub(super) fn replay_controls(&mut self) -> Result<(), EngineError> {
-        loop {
-            let Some(next) = self.fork.as_ref().and_then(Replaying::next) else { return Ok(()) };
-            match recorded_kind(&next.kind) {
-                Recorded::Engine => return self.replay_halts(),
-                Recorded::Echo => self.echo_recorded()?,
-                Recorded::Control(Control::Lane { .. }) => return Ok(()),
-                Recorded::Control(c) => self.apply_control(c)?,
-            }
-        }
-    }
-
-    /// A recorded run that the user restarted or stopped here ends the same
-    /// way in the replay (those controls leave no event of their own).
-    fn replay_halts(&mut self) -> Result<(), EngineError> {
-        let Some(r) = self.fork.as_ref() else { return Ok(()) };
-        let Some(next) = r.next() else { return Ok(()) };
-        if let EventKind::RunFinished { outcome, .. } = &next.kind {
-            match outcome {
-                super::event::RunOutcome::Stopped => self.stop = true,
-                super::event::RunOutcome::Restarted => {
-                    self.restart = true;
-                    if let Some(EventKind::TaskEdited { text, .. }) = r.plan.events.get(r.pos + 1).map(|e| &e.kind) {
-                        self.edited_text = Some(text.clone());
-                    }
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-
-    /// The lane control the recorded session applied next, if that is
-    /// what comes next.
-    pub(super) fn replay_lane_control(&mut self) -> Option<(u32, LaneAction)> {
-        let next = self.fork.as_ref()?.next()?;
-        match next.kind {
-            EventKind::LaneChanged { lane, action } => Some((lane, action)),
-            _ => None,
-        }
-    }
-
-    /// A step's lanes can produce nothing the trace records next.
-    pub(super) fn replay_stuck(&self) -> EngineError {
-        let (index, recorded) =
-            self.fork.as_ref().and_then(|r| r.next().map(|e| (r.pos + 1, brief(e)))).unwrap_or((0, "nothing".into()));
-        EngineError::ForkDiverged { index, recorded, replayed: "no lane of the running step can produce it".into() }
-    }
-
-    /// The lane whose recorded result comes next, by call.
-    pub(super) fn replay_next_result(&self) -> Option<u64> {
-        match self.fork.as_ref()?.next()?.kind {
-            EventKind::ToolResult { call, .. } => Some(call),
-            _ => None,
-        }
-    }
-
-    /// The recorded answer to model call `call`, if it is in the prefix;
-    /// or the user's replacement, when this is the call at the fork point.
-    pub(super) fn recorded_reply(&mut self, call: u64) -> Option<RecordedReply> {
-        if let Some(r) = self.fork.as_ref() {
-            let e = r.plan.replies.get(&call)?;
-            return match &e.kind {
-                EventKind::ModelReply { text, tool_calls, usage, latency_ms, .. } => Some(RecordedReply {
-                    result: Ok(ChatResponse { text: text.clone(), tool_calls: tool_calls.clone(), usage: *usage }),
-                    latency_ms: *latency_ms,
-                }),
-                EventKind::ModelFailed { error, latency_ms, .. } => {
-                    Some(RecordedReply { result: Err(ModelError::Other(error.clone())), latency_ms: *latency_ms })
-                }
-                _ => None,
-            };
-        }
-        let f = self.forked.as_mut()?;
-        match f.edit.as_ref()? {
-            ForkEdit::Reply { call: c, text, .. } if *c == call => {
-                let text = text.clone();
-                f.edit = None;
-                Some(RecordedReply {
-                    result: Ok(ChatResponse { text, tool_calls: Vec::new(), usage: Default::default() }),
-                    latency_ms: 0,
-                })
-            }
-            _ => None,
-        }
-    }
-
-    /// The recorded result of tool call `call`, if it is in the prefix; or
-    /// the user's replacement, when this is the call at the fork point.
-    pub(super) fn recorded_result(&mut self, call: u64) -> Option<RecordedResult> {
-        if let Some(r) = self.fork.as_ref() {
-            let e = r.plan.results.get(&call)?;
-            return match &e.kind {
-                EventKind::ToolResult { outcome, latency_ms, fault, .. } => Some(RecordedResult {
-                    result: match outcome {
-                        ToolOutcome::Ok { value } => Ok(value.clone()),
-                        ToolOutcome::Err { error } => Err(error.clone()),
-                    },
-                    latency_ms: *latency_ms,
-                    fault: *fault,
-                }),
-                _ => None,
-            };
-        }
-        let f = self.forked.as_mut()?;
-        match f.edit.as_ref()? {
-            ForkEdit::Result { call: c, value, .. } if *c == call => {
-                let value = value.clone();
-                f.edit = None;
-                Some(RecordedResult { result: Ok(value), latency_ms: 0, fault: None })
-            }
-            _ => None,
-        }
-    }
-
-    /// BTP's plan as recorded, when the replay is at it: the experience it
-    /// was made from has grown since (every run adds to it), so the plan is
-    /// taken from the trace rather than made again.
-    pub(super) fn recorded_plan(&self) -> Option<Vec<BudgetRow>> {
-        match &self.fork.as_ref()?.next()?.kind {
-            EventKind::PlanMade { rows, .. } => Some(rows.clone()),
-            _ => None,
-        }
-    }
-
-    /// The recorded event that comes next, when it is `PlanMade` (emitted as is).
-    pub(super) fn recorded_plan_event(&self) -> Option<EventKind> {
-        match &self.fork.as_ref()?.next()?.kind {
-            k @ EventKind::PlanMade { .. } => Some(k.clone()),
-            _ => None,
-        }
-    }
-
-    /// atc: the user's program the recorded session ran next, if its next
-    /// program came from the user.
-    pub(super) fn recorded_user_program(&self) -> Option<String> {
-        let r = self.fork.as_ref()?;
-        r.plan.events[r.pos..].iter().find_map(|e| match &e.kind {
-            EventKind::ProgramWritten { program, by_user, .. } => Some(by_user.then(|| program.clone())),
-            EventKind::RunFinished { .. } => Some(None),
-            _ => None,
-        })?
-    }
 }

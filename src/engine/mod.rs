@@ -24,6 +24,7 @@ mod controls;
 mod error;
 mod gate;
 mod lanes;
+mod replay;
 mod serve;
 mod tally;
 

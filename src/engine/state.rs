@@ -69,7 +69,7 @@ pub struct SessionState {
     /// atc: the session's probes, the most recent last.
     pub probes: Vec<super::program_view::ProbeView>,
     /// Where this session was forked from, once past its fork point.
-    pub forked_from: Option<super::fork::ForkOrigin>,
+    pub forked_from: Option<super::event::ForkOrigin>,
 }
 
 /// A ranking as the retrieval view shows it.

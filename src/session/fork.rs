@@ -109,7 +109,9 @@ pub fn prepare_fork(config: &Config, req: &ForkRequest, opts: &SessionOptions) -
         Ok(store) => store.records().to_vec(),
         Err(_) => Vec::new(),
     };
-    records.truncate(experience as usize);
+    if let Some(n) = experience {
+        records.truncate(n as usize);
+    }
     // A classification the parent asked the model for is asked again (and
     // answered from the trace), not read from the cache it then filled.
     if plan.prefix().iter().any(|e| matches!(&e.kind, EventKind::ModelCall { role: Role::Classifier, .. })) {

@@ -252,7 +252,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 available_models: vec![model("sim"), model("sim-weak"), model("sim-strong")],
                 pace_ms: 0,
                 graph: None,
-                experience: 0,
+                experience: None,
             },
         ),
         ev(

@@ -139,7 +139,7 @@ fn large_state(n: usize) -> SessionState {
             available_models: vec![],
             pace_ms: 0,
             graph: Some(GraphSnapshot::new(3, edges, scores)),
-            experience: 0,
+            experience: None,
         },
     };
     SessionState::from_events([&ev])

@@ -87,7 +87,7 @@ fn started() -> Vec<Event> {
                 available_models: vec![model("sim-weak")],
                 pace_ms: 0,
                 graph: None,
-                experience: 0,
+                experience: None,
             },
         },
         ev(0, 100, K::RunStarted { task_id: "france".into(), task: TASK.into(), gold: None, index: 1, total: 2 }),

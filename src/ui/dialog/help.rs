@@ -44,7 +44,7 @@ const REPLAY: &[Row] = &[
     ("← / →", "one event back / forward"),
     ("Home / End", "first / last event"),
     ("digits, Enter", "jump to event N"),
-    ("f", "fork here: go on live from the cursor (paused; change things, then space)"),
+    ("f", "fork: go on live from the cursor, paused"),
     ("q", "quit"),
 ];
 
