@@ -202,6 +202,8 @@ pub struct Engine {
     pub(super) tally: RunTally,
     pub(super) state: SessionState,
     pub(super) learnt_scores: Vec<BTreeMap<String, i32>>,
+    /// Approvals and breakpoints.
+    pub(super) debug: super::debug::Debugger,
 }
 
 impl Engine {
@@ -266,6 +268,7 @@ impl Engine {
             tally: RunTally::default(),
             state: SessionState::default(),
             learnt_scores: Vec::new(),
+            debug: Default::default(),
         };
         (engine, EngineHandle { tx })
     }
@@ -453,7 +456,7 @@ impl Engine {
         self.state.apply(&event);
         // A subscriber that went away is no reason to stop the run.
         self.sinks.retain(|s| s.send(event.clone()).is_ok());
-        Ok(())
+        self.watch(&event)
     }
 }
 

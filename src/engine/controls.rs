@@ -198,6 +198,11 @@ impl Engine {
             // where the lanes apply them themselves.
             Control::Lane { lane, .. } => self.reject("lane", format!("no plan step is running (lane {lane})"))?,
             Control::SetCategory { tool, category } => self.set_category(tool, category)?,
+            c @ (Control::Decide { .. }
+            | Control::SetApproval { .. }
+            | Control::SetBreakpoint { .. }
+            | Control::ClearBreakpoint { .. }
+            | Control::ToggleBreakpoint { .. }) => self.debug_control(c)?,
             Control::EditProgram { program } => {
                 if self.kind == super::StrategyKind::Atc {
                     self.user_program = Some(program);

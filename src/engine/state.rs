@@ -68,6 +68,8 @@ pub struct SessionState {
     pub retrieval_fallback: Option<(String, String)>,
     /// atc: the session's probes, the most recent last.
     pub probes: Vec<super::program_view::ProbeView>,
+    /// Approvals and breakpoints.
+    pub debug: super::debug_view::DebugView,
 }
 
 /// A ranking as the retrieval view shows it.
@@ -94,6 +96,9 @@ impl SessionState {
             super::program_view::apply(&mut r.program, &ev.kind);
         }
         super::program_view::apply_probe(&mut self.probes, &ev.kind);
+        if let Some(note) = self.debug.apply(&ev.kind) {
+            self.push(Entry::Note(note));
+        }
         match &ev.kind {
             EventKind::SessionStarted {
                 strategy,
@@ -456,6 +461,19 @@ impl SessionState {
                 (None, _) => format!("{tool} could not be probed"),
             })),
             EventKind::ProgramAt { .. } | EventKind::ProgramPrinted { .. } => {}
+            // The debugger's events are folded above, by `debug`.
+            EventKind::ApprovalSet { .. }
+            | EventKind::ApprovalRequested { .. }
+            | EventKind::ResultReview { .. }
+            | EventKind::ReplyReview { .. }
+            | EventKind::ReviewPassed { .. }
+            | EventKind::CallEdited { .. }
+            | EventKind::CallRejected { .. }
+            | EventKind::ResultEdited { .. }
+            | EventKind::ReplyEdited { .. }
+            | EventKind::BreakpointSet { .. }
+            | EventKind::BreakpointCleared { .. }
+            | EventKind::BreakpointHit { .. } => {}
             EventKind::Paused => self.mode = Mode::Paused,
             EventKind::Resumed => self.mode = Mode::Running,
             EventKind::Stepped => {}
