@@ -42,6 +42,7 @@ pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
     let theme = Theme::resolve(a.theme.as_deref().unwrap_or(&config.theme))?;
     switchyard::ui::term::check_terminal()?;
     let mut opts = session_options(&a.session, &a.graph_tape)?;
+    opts.schedule.extend(super::debug::schedule(config, &a.session)?);
     opts.start_paused = a.paused;
     opts.linger = true;
     opts.pace_ms = a.pace.unwrap_or(config.pace_ms);
