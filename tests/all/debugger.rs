@@ -663,3 +663,38 @@ async fn a_trace_with_edits_and_hits_replays_them() {
     let text = common::buffer_text(&common::screen(&app, 200, 60));
     assert!(text.contains("rejected: enough"), "{text}");
 }
+
+// ---- the command line and the config ----
+
+#[test]
+fn bad_flags_name_the_forms_and_a_headless_run_refuses_them() {
+    use crate::cli_helpers::fails;
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    // Read before the workbench needs a terminal, so these fail here too.
+    let e = fails(&["--data-dir", dir, "ui", "--break", "tool="]);
+    assert!(e.contains("--break 'tool=': the tool's name is empty") && e.contains("step=N@run=M"), "{e}");
+    let e = fails(&["--data-dir", dir, "ui", "--approve", "boss=me"]);
+    assert!(e.contains("--approve 'boss=me': unknown key 'boss'") && e.contains("tool=NAME, role=ROLE"), "{e}");
+    let e = fails(&["--data-dir", dir, "run", "--approve", "all"]);
+    assert!(e.contains("a headless run has nobody to approve a call") && e.contains("switchyard ui"), "{e}");
+    let e = fails(&["--data-dir", dir, "run", "--break", "error"]);
+    assert!(e.contains("nobody to resume it"), "{e}");
+}
+
+#[test]
+fn the_config_sets_approvals_and_breakpoints_and_names_a_bad_one() {
+    use switchyard::config::Config;
+    let path = std::path::Path::new("switchyard.toml");
+    let c = Config::parse(
+        "[approve]\ntools = [\"geo_lookup\"]\nroles = [\"actor\"]\n[debug]\nbreaks = [\"error\", \"cost>0.5\"]\n",
+        path,
+    )
+    .unwrap();
+    assert!(c.approve.tool("geo_lookup") && c.approve.role(Role::Actor) && !c.approve.all);
+    assert_eq!(c.breaks.iter().map(|b| b.to_string()).collect::<Vec<_>>(), ["error", "cost>0.5"]);
+    let e = Config::parse("[debug]\nbreaks = [\"error\", \"costs>1\"]\n", path).unwrap_err().to_string();
+    assert!(e.contains("debug.breaks[1]") && e.contains("'costs>1': unknown condition"), "{e}");
+    let e = Config::parse("[approve]\neverything = true\n", path).unwrap_err().to_string();
+    assert!(e.contains("everything"), "{e}");
+}
