@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::budget::ToolCosts;
+use crate::engine::debug::{ApprovalPolicy, Condition};
 use crate::engine::{ModelSlot, Models, Params, StrategyKind};
 use crate::model::openai::{OpenAiConfig, OpenAiModel};
 use crate::model::price::Price;
@@ -121,6 +122,18 @@ struct RawConfig {
     models: BTreeMap<String, ModelConfig>,
     #[serde(default)]
     roles: BTreeMap<String, String>,
+    #[serde(default)]
+    approve: Option<ApprovalPolicy>,
+    #[serde(default)]
+    debug: Option<RawDebug>,
+}
+
+/// The workbench's debugger (`[debug]`): breakpoints set at the start.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDebug {
+    #[serde(default)]
+    breaks: Vec<String>,
 }
 
 /// BTP's settings (`[btp]`).
@@ -251,6 +264,9 @@ pub struct Config {
     pub models: BTreeMap<String, ModelConfig>,
     /// Role → model name.
     pub roles: BTreeMap<Role, String>,
+    /// The workbench's approvals (`[approve]`) and breakpoints (`[debug] breaks`).
+    pub approve: ApprovalPolicy,
+    pub breaks: Vec<Condition>,
 }
 
 /// The sample library, tasks and trajectories shipped in the repository.
@@ -295,6 +311,8 @@ impl Default for Config {
             retrieval: RetrievalConfig::default(),
             models,
             roles: Role::ALL.into_iter().map(|r| (r, "sim".to_string())).collect(),
+            approve: ApprovalPolicy::default(),
+            breaks: Vec::new(),
         }
     }
 }
@@ -365,6 +383,10 @@ impl Config {
         }
         if let Some(p) = raw.pace_ms {
             c.pace_ms = p;
+        }
+        c.approve = raw.approve.unwrap_or_default();
+        for (i, b) in raw.debug.map(|d| d.breaks).unwrap_or_default().iter().enumerate() {
+            c.breaks.push(b.parse().map_err(|why| field(&format!("debug.breaks[{i}]"), why))?);
         }
         if let Some(b) = raw.btp {
             if !(b.lambda.is_finite() && b.lambda >= 1.0) {

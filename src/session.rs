@@ -404,6 +404,14 @@ pub fn shared(config: &Config, opts: &SessionOptions) -> Result<Shared, SetupErr
         {
             return Err(SetupError::Invalid(format!("--fault: no tool named '{tool}' in the library")));
         }
+        let named: Vec<&str> = match &s.control {
+            crate::engine::Control::SetApproval { policy } => policy.tools.iter().map(String::as_str).collect(),
+            crate::engine::Control::SetBreakpoint { condition } => condition.tool().into_iter().collect(),
+            _ => Vec::new(),
+        };
+        if let Some(t) = named.into_iter().find(|t| library.get(t).is_none()) {
+            return Err(SetupError::Invalid(format!("approvals and breakpoints: no tool named '{t}' in the library")));
+        }
     }
     let executor = match &opts.tool_tape {
         Tape::Live => Executor::new(),

@@ -274,3 +274,32 @@ fn replay_forks_a_live_session_at_the_cursor() {
     assert_eq!(a[..15], b[..15], "the fork's prefix is the parent's");
     assert!(b[15].contains("\"type\":\"Forked\""), "{}", b[15]);
 }
+
+/// Approvals and a breakpoint from the command line: the call waits in a
+/// panel until Enter approves it, its result until k keeps it; then the
+/// breakpoint on step 2 pauses the run and says so.
+#[test]
+fn an_approved_call_proceeds_and_a_breakpoint_pauses_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = "--strategy react --pace 0 --fresh-graph --no-save --seed 42 \
+                --task \"What is the capital of the country 'Australia'?\" \
+                --approve tool=geo_lookup --approve tool=geo_lookup_mirror --break step=2";
+    let (mut screen, mut keys, mut child) = spawn(dir.path(), args);
+    let mut press = |s: &str| {
+        keys.write_all(s.as_bytes()).unwrap();
+        keys.flush().unwrap();
+    };
+    let panel = screen.wait("the call waiting for approval", |t| t.contains("Approve the call"));
+    assert!(panel.contains("\"country\": \"Australia\""), "{panel}");
+    assert!(!panel.contains("✓ ok"), "nothing ran before the approval:\n{panel}");
+    press("\r");
+    screen.wait("its result waiting for review", |t| t.contains("Review the result") && t.contains("Canberra"));
+    press("k");
+    let paused =
+        screen.wait("the breakpoint's pause", |t| t.contains("breakpoint #1 (step=2) hit") && t.contains("paused"));
+    assert!(paused.contains("call 2 approved"), "{paused}");
+    press("q");
+    screen.drain();
+    child.wait().unwrap();
+    assert!(String::from_utf8_lossy(&screen.raw).contains("EXIT=0"), "{}", screen.text());
+}

@@ -68,6 +68,13 @@ pub(super) struct SessionArgs {
     /// Write the trace (JSON Lines) here.
     #[arg(long)]
     pub(super) trace: Option<PathBuf>,
+    /// The workbench waits for your approval: all, tool=NAME or role=ROLE (repeatable; off clears).
+    #[arg(long = "approve", value_name = "WHAT")]
+    pub(super) approve: Vec<String>,
+    /// Pause when COND holds: tool=NAME, error, refusal, unreadable, cost>X, tokens>N,
+    /// step=N[@run=M], score<X[:TOOL] (repeatable; the workbench).
+    #[arg(long = "break", value_name = "COND")]
+    pub(super) breaks: Vec<String>,
 }
 
 // Where a `run` or `ui` session takes ToolNet's graph and the model replies from.

@@ -6,6 +6,7 @@ mod args;
 mod bench;
 mod budget;
 mod chart;
+mod debug;
 mod eval;
 mod fork;
 mod graph;

@@ -27,6 +27,7 @@ pub(super) struct RunArgs {
 }
 
 pub(super) fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
+    super::debug::refuse_headless(config, &a.session)?;
     let mut opts = session_options(&a.session, &a.graph_tape)?;
     opts.trace = a.session.trace.clone();
     let prepared = session::prepare(config, &opts)?;

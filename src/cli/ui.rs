@@ -41,8 +41,10 @@ pub(super) struct UiArgs {
 pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
     // Everything that can be wrong is found before the terminal is taken over.
     let theme = Theme::resolve(a.theme.as_deref().unwrap_or(&config.theme))?;
+    let debug = super::debug::schedule(config, &a.session)?;
     switchyard::ui::term::check_terminal()?;
     let mut opts = session_options(&a.session, &a.graph_tape)?;
+    opts.schedule.extend(debug);
     opts.start_paused = a.paused;
     opts.linger = true;
     opts.pace_ms = a.pace.unwrap_or(config.pace_ms);

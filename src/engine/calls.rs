@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::approval::Vetted;
 use super::conductor::Engine;
 use super::error::EngineError;
 use super::event::{EventKind, ToolOutcome};
@@ -24,6 +25,7 @@ impl Engine {
     }
 
     pub(super) async fn model_call(&mut self, req: ChatRequest) -> Result<ChatResponse, Halt> {
+        self.break_before(None)?;
         self.gate_or_halt().await?;
         let role = req.role;
         let slot = self.models.get(role).clone();
@@ -62,7 +64,7 @@ impl Engine {
                     cost,
                     latency_ms,
                 })?;
-                Ok(resp)
+                self.review_reply(call, role, resp).await
             }
             Err(e) => {
                 let error = e.to_string();
@@ -73,12 +75,18 @@ impl Engine {
     }
 
     pub(super) async fn tool_call(&mut self, tool: &str, args: &Value) -> Result<ToolResult, Halt> {
+        self.break_before(Some(tool))?;
         self.gate_or_halt().await?;
         let Some(spec) = self.library.get(tool).cloned() else {
             return Ok(Err(unknown_tool(tool)));
         };
         self.next_call += 1;
         let call = self.next_call;
+        let edited = match self.approve_call(call, &spec, args, None).await? {
+            Vetted::Run(edited) => edited,
+            Vetted::Rejected(error) => return Ok(Err(error)),
+        };
+        let args = edited.as_ref().unwrap_or(args);
         let fault = self.faults.draw(tool, &mut self.rng);
         self.emit(EventKind::ToolCall { call, tool: tool.to_string(), args: args.clone(), lane: None })?;
         let (timeout, call_seed) = (self.call_timeout(Some(&spec)), self.call_seed(call));
@@ -92,7 +100,7 @@ impl Engine {
             }
         };
         self.settle_call(call, tool, Some(&spec), &result, latency_ms, fault, false, None)?;
-        Ok(result)
+        self.review_result(call, tool, result).await
     }
 
     /// A finished call, single or in a lane: its cost charged, its latency

@@ -215,6 +215,8 @@ pub struct Engine {
     /// Controls to apply at the next decision point: the user's changes at
     /// a fork point, and what arrived while its prefix was replayed.
     pub(super) deferred: Vec<Control>,
+    /// Approvals and breakpoints.
+    pub(super) debug: super::debug::Debugger,
 }
 
 impl Engine {
@@ -283,6 +285,7 @@ impl Engine {
             forked: None,
             t_offset: 0,
             deferred: Vec::new(),
+            debug: Default::default(),
         };
         (engine, EngineHandle { tx })
     }
@@ -473,7 +476,12 @@ impl Engine {
         let t = self.clock.now_ms() + self.t_offset;
         let event = Event { v: event::SCHEMA_VERSION, run: self.run_no, step: self.step, t, kind };
         if self.replaying() {
-            self.echo_recorded()?;
+            // The recorded pauses and server news that come before this
+            // event; unless this is one the engine makes itself (a
+            // breakpoint's pause), to be matched with its recorded twin.
+            if !super::fork::echoed(&event.kind) {
+                self.echo_recorded()?;
+            }
             if self.replaying() {
                 let (event, done) = self.replayed(event)?;
                 self.publish(event)?;
@@ -491,7 +499,7 @@ impl Engine {
         self.state.apply(&event);
         // A subscriber that went away is no reason to stop the run.
         self.sinks.retain(|s| s.send(event.clone()).is_ok());
-        Ok(())
+        self.watch(&event)
     }
 }
 

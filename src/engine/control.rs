@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::debug::{ApprovalPolicy, Condition, Decision};
 use super::params::ParamChange;
 use crate::tool::fault::{Fault, FaultMode};
 
@@ -63,6 +64,25 @@ pub enum Control {
     /// next round of the running program chain.
     EditProgram {
         program: String,
+    },
+    /// The user's decision on the call, result or reply `call` that waits.
+    Decide {
+        call: u64,
+        decision: Decision,
+    },
+    /// Which calls wait for the user from now on.
+    SetApproval {
+        policy: ApprovalPolicy,
+    },
+    SetBreakpoint {
+        condition: Condition,
+    },
+    ClearBreakpoint {
+        id: u32,
+    },
+    /// Enable a disabled breakpoint, or disable an enabled one.
+    ToggleBreakpoint {
+        id: u32,
     },
     /// Not the user's: an MCP server's state changed (see `Notifier`).
     ServerState {

@@ -16,6 +16,10 @@ impl Engine {
     /// The gate, without waiting: whether one call may pass now. Passing a
     /// stepping gate closes it behind the call.
     pub(super) fn try_pass(&mut self) -> Result<bool, EngineError> {
+        // A fork's prefix runs through: its pauses are the trace's, echoed.
+        if self.replaying() {
+            return Ok(true);
+        }
         match self.gate {
             Gate::Open => Ok(true),
             Gate::OneStep => {
@@ -212,6 +216,11 @@ impl Engine {
             // where the lanes apply them themselves.
             Control::Lane { lane, .. } => self.reject("lane", format!("no plan step is running (lane {lane})"))?,
             Control::SetCategory { tool, category } => self.set_category(tool, category)?,
+            c @ (Control::Decide { .. }
+            | Control::SetApproval { .. }
+            | Control::SetBreakpoint { .. }
+            | Control::ClearBreakpoint { .. }
+            | Control::ToggleBreakpoint { .. }) => self.debug_control(c)?,
             Control::EditProgram { program } => {
                 if self.kind == super::StrategyKind::Atc {
                     self.user_program = Some(program);

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 // Re-exported: a LaneChanged event carries one.
 pub use super::control::LaneAction;
+use super::debug::{ApprovalPolicy, Condition, ReviewKind};
 use super::params::{ParamChange, Params};
 pub use crate::budget::btp::BudgetRow;
 use crate::graph::GraphUpdate;
@@ -653,6 +654,84 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         edit: Option<ForkEdit>,
     },
+    /// Which calls wait for the user changed (the config, `--approve`, `a`).
+    ApprovalSet {
+        policy: ApprovalPolicy,
+    },
+    /// A tool call waits for the user: approve it, edit its arguments
+    /// (checked against `parameters`, the tool's schema) or reject it.
+    ApprovalRequested {
+        call: u64,
+        tool: String,
+        args: Value,
+        parameters: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lane: Option<u32>,
+    },
+    /// A tool's result waits for the user before a model sees it.
+    ResultReview {
+        call: u64,
+        tool: String,
+        result: ToolOutcome,
+    },
+    /// A model's reply waits for the user before it is acted on.
+    ReplyReview {
+        call: u64,
+        role: Role,
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCallRequest>,
+    },
+    /// What waited went on unchanged; `auto`: nobody was left to answer.
+    ReviewPassed {
+        call: u64,
+        what: ReviewKind,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        auto: bool,
+    },
+    /// The user changed a call's arguments before it ran.
+    CallEdited {
+        call: u64,
+        tool: String,
+        before: Value,
+        after: Value,
+    },
+    /// The user rejected a call: it did not run, and the model is told `note`.
+    CallRejected {
+        call: u64,
+        tool: String,
+        args: Value,
+        note: String,
+    },
+    /// The user changed a tool's result before a model saw it.
+    ResultEdited {
+        call: u64,
+        tool: String,
+        before: ToolOutcome,
+        after: Value,
+    },
+    /// The user changed a model's reply before it was acted on.
+    ReplyEdited {
+        call: u64,
+        role: Role,
+        before: String,
+        after: String,
+    },
+    /// A breakpoint was set, or enabled or disabled.
+    BreakpointSet {
+        id: u32,
+        condition: Condition,
+        enabled: bool,
+    },
+    BreakpointCleared {
+        id: u32,
+    },
+    /// A breakpoint's condition held: the run pauses.
+    BreakpointHit {
+        id: u32,
+        condition: Condition,
+        detail: String,
+    },
     Paused,
     Resumed,
     Stepped,
@@ -720,6 +799,18 @@ impl EventKind {
             EventKind::Probed { .. } => "Probed",
             EventKind::ProtocolSaved { .. } => "ProtocolSaved",
             EventKind::Forked { .. } => "Forked",
+            EventKind::ApprovalSet { .. } => "ApprovalSet",
+            EventKind::ApprovalRequested { .. } => "ApprovalRequested",
+            EventKind::ResultReview { .. } => "ResultReview",
+            EventKind::ReplyReview { .. } => "ReplyReview",
+            EventKind::ReviewPassed { .. } => "ReviewPassed",
+            EventKind::CallEdited { .. } => "CallEdited",
+            EventKind::CallRejected { .. } => "CallRejected",
+            EventKind::ResultEdited { .. } => "ResultEdited",
+            EventKind::ReplyEdited { .. } => "ReplyEdited",
+            EventKind::BreakpointSet { .. } => "BreakpointSet",
+            EventKind::BreakpointCleared { .. } => "BreakpointCleared",
+            EventKind::BreakpointHit { .. } => "BreakpointHit",
             EventKind::Paused => "Paused",
             EventKind::Resumed => "Resumed",
             EventKind::Stepped => "Stepped",

@@ -165,3 +165,53 @@ pub(super) struct RecordedResult {
     pub(super) latency_ms: u64,
     pub(super) fault: Option<FaultMode>,
 }
+
+/// What the replay does with a recorded event that no call produced.
+pub(super) enum Recorded {
+    /// A control the user gave: applied again, which emits the event.
+    Control(Control),
+    /// The gate's own news or a server's: emitted as recorded.
+    Echo,
+    /// The engine emits it itself.
+    Engine,
+}
+
+pub(super) fn recorded_kind(kind: &EventKind) -> Recorded {
+    match kind {
+        EventKind::FaultInjected { tool, fault } => {
+            Recorded::Control(Control::InjectFault { tool: tool.clone(), fault: *fault })
+        }
+        EventKind::FaultCleared { tool } => Recorded::Control(Control::ClearFault { tool: tool.clone() }),
+        EventKind::ScoreEdited { tool, score, .. } => {
+            Recorded::Control(Control::EditScore { tool: tool.clone(), score: *score })
+        }
+        EventKind::ParamChanged { change, .. } => Recorded::Control(Control::SetParam { change: change.clone() }),
+        EventKind::ModelSwitched { role, model, .. } => {
+            Recorded::Control(Control::SwitchModel { role: *role, model: model.name.clone() })
+        }
+        EventKind::TaskPicked { index } => Recorded::Control(Control::PickTask { index: *index }),
+        EventKind::PaceChanged { ms } => Recorded::Control(Control::SetPace { ms: *ms }),
+        EventKind::CategoryEdited { tool, category } => {
+            Recorded::Control(Control::SetCategory { tool: tool.clone(), category: category.clone() })
+        }
+        EventKind::LaneChanged { lane, action } => Recorded::Control(Control::Lane { lane: *lane, action: *action }),
+        EventKind::ApprovalSet { policy } => Recorded::Control(Control::SetApproval { policy: policy.clone() }),
+        // Set, or (for a breakpoint that exists) enabled or disabled: see `replay_controls`.
+        EventKind::BreakpointSet { condition, .. } => {
+            Recorded::Control(Control::SetBreakpoint { condition: condition.clone() })
+        }
+        EventKind::BreakpointCleared { id } => Recorded::Control(Control::ClearBreakpoint { id: *id }),
+        EventKind::Paused
+        | EventKind::Resumed
+        | EventKind::Stepped
+        | EventKind::ServerState { .. }
+        | EventKind::ControlRejected { .. }
+        | EventKind::Forked { .. } => Recorded::Echo,
+        _ => Recorded::Engine,
+    }
+}
+
+/// Whether the replay writes recorded events of this kind as they are.
+pub(super) fn echoed(kind: &EventKind) -> bool {
+    matches!(recorded_kind(kind), Recorded::Echo)
+}

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use futures::future::{AbortHandle, Abortable};
 use futures::stream::{FuturesUnordered, StreamExt};
 
+use super::approval::Vetted;
 use super::calls::unknown_tool;
 use super::conductor::Engine;
 use super::control::{Control, LaneAction};
@@ -66,13 +67,28 @@ impl Engine {
         requests: Vec<LaneRequest>,
         budget: Option<&mut RunBudget>,
     ) -> Result<Vec<LaneDone>, Halt> {
-        let lanes = self.admit_lanes(label, requests, budget.as_deref());
+        let mut lanes = self.admit_lanes(label, requests, budget.as_deref());
         self.emit(EventKind::StepStarted {
             evidence: label,
             thought,
             lanes: lanes.iter().map(|l| l.plan.clone()).collect(),
         })?;
-        let lanes = self.run_lanes(lanes, budget).await?;
+        // Breakpoints and approvals, lane by lane, before any lane starts.
+        for l in lanes.iter_mut().filter(|l| l.settled.is_none()) {
+            self.break_before(Some(&l.plan.tool))?;
+            let Some(spec) = l.spec.clone() else { continue };
+            match self.approve_call(l.plan.call, &spec, &l.plan.args, Some(l.plan.lane)).await? {
+                Vetted::Run(Some(args)) => l.plan.args = args,
+                Vetted::Run(None) => {}
+                Vetted::Rejected(error) => l.settled = Some(Settled::Failed(error)),
+            }
+        }
+        let mut lanes = self.run_lanes(lanes, budget).await?;
+        for l in lanes.iter_mut() {
+            if let Some(r) = l.result.take() {
+                l.result = Some(self.review_result(l.plan.call, &l.plan.tool, r).await?);
+            }
+        }
         Ok(lanes.into_iter().map(|l| LaneDone { plan: l.plan, result: l.result }).collect())
     }
 
@@ -149,6 +165,7 @@ impl Engine {
                         lane: Some(p.lane),
                     })?;
                     lane.slot = Slot::Done;
+                    let filtered = is_filtered(&Err(error.clone()));
                     lane.result = Some(Err(error.clone()));
                     self.emit(EventKind::ToolResult {
                         call: p.call,
@@ -157,7 +174,7 @@ impl Engine {
                         latency_ms: 0,
                         cost: 0.0,
                         fault: None,
-                        filtered: true,
+                        filtered,
                         lane: Some(p.lane),
                         source: None,
                     })?;
@@ -226,7 +243,7 @@ impl Engine {
                     }
                 },
                 // Only while replaying: nothing recorded can come next here.
-                else => return Err(self.replay_stuck().into()),
+                else => return Err(self.replay_stuck("the running step's lanes").into()),
             }
         }
         Ok(lanes)
@@ -381,7 +398,8 @@ enum Replayed {
 /// "nothing found" carry nothing a later stage can use (ReWOO's null filter).
 pub fn is_filtered(result: &ToolResult) -> bool {
     match result {
-        Err(_) => true,
+        // The user's rejection carries a note the solver must see.
+        Err(e) => e.kind != ToolErrorKind::Rejected,
         Ok(v) => crate::tool::nothing_found::is_nothing_found(v),
     }
 }

@@ -7,6 +7,8 @@
 pub mod btp;
 pub mod clock;
 pub mod control;
+pub mod debug;
+pub mod debug_view;
 pub mod event;
 pub mod fork;
 pub mod host;
@@ -18,6 +20,8 @@ pub mod state;
 pub mod trace;
 pub mod views;
 
+mod approval;
+mod breakpoints;
 mod calls;
 mod conductor;
 mod controls;

@@ -7,50 +7,12 @@ use serde_json::Value;
 
 use super::conductor::Engine;
 use super::control::{Control, LaneAction};
+use super::debug::Decision;
 use super::error::EngineError;
 use super::event::{Event, EventKind, ToolOutcome};
-use super::fork::{ForkEdit, Forked, RecordedReply, RecordedResult, Replaying};
+use super::fork::{ForkEdit, Forked, Recorded, RecordedReply, RecordedResult, Replaying, recorded_kind};
 use crate::budget::btp::BudgetRow;
 use crate::model::{ChatResponse, ModelError};
-
-/// What the replay does with a recorded event that no call produced.
-enum Recorded {
-    /// A control the user gave: applied again, which emits the event.
-    Control(Control),
-    /// The gate's own news or a server's: emitted as recorded.
-    Echo,
-    /// The engine emits it itself.
-    Engine,
-}
-
-fn recorded_kind(kind: &EventKind) -> Recorded {
-    match kind {
-        EventKind::FaultInjected { tool, fault } => {
-            Recorded::Control(Control::InjectFault { tool: tool.clone(), fault: *fault })
-        }
-        EventKind::FaultCleared { tool } => Recorded::Control(Control::ClearFault { tool: tool.clone() }),
-        EventKind::ScoreEdited { tool, score, .. } => {
-            Recorded::Control(Control::EditScore { tool: tool.clone(), score: *score })
-        }
-        EventKind::ParamChanged { change, .. } => Recorded::Control(Control::SetParam { change: change.clone() }),
-        EventKind::ModelSwitched { role, model, .. } => {
-            Recorded::Control(Control::SwitchModel { role: *role, model: model.name.clone() })
-        }
-        EventKind::TaskPicked { index } => Recorded::Control(Control::PickTask { index: *index }),
-        EventKind::PaceChanged { ms } => Recorded::Control(Control::SetPace { ms: *ms }),
-        EventKind::CategoryEdited { tool, category } => {
-            Recorded::Control(Control::SetCategory { tool: tool.clone(), category: category.clone() })
-        }
-        EventKind::LaneChanged { lane, action } => Recorded::Control(Control::Lane { lane: *lane, action: *action }),
-        EventKind::Paused
-        | EventKind::Resumed
-        | EventKind::Stepped
-        | EventKind::ServerState { .. }
-        | EventKind::ControlRejected { .. }
-        | EventKind::Forked { .. } => Recorded::Echo,
-        _ => Recorded::Engine,
-    }
-}
 
 /// Equal but for the time: the replayed answers carry their recorded latency.
 fn same(a: &Event, b: &Event) -> bool {
@@ -130,6 +92,14 @@ impl Engine {
             let event = next.clone();
             r.pos += 1;
             let done = r.pos == r.plan.events.len();
+            // The gate follows the recorded pauses (the replay passes it
+            // regardless), so what depends on it, like a breakpoint's pause,
+            // happens as it did.
+            match event.kind {
+                EventKind::Paused | EventKind::Stepped => self.gate = super::gate::Gate::Closed,
+                EventKind::Resumed => self.gate = super::gate::Gate::Open,
+                _ => {}
+            }
             self.publish(event)?;
             if done {
                 self.go_live()?;
@@ -177,6 +147,18 @@ impl Engine {
                 Recorded::Engine => return self.replay_halts(),
                 Recorded::Echo => self.echo_recorded()?,
                 Recorded::Control(Control::Lane { .. }) => return Ok(()),
+                Recorded::Control(Control::SetBreakpoint { condition }) => {
+                    let id = match &next.kind {
+                        EventKind::BreakpointSet { id, .. } => *id,
+                        _ => 0,
+                    };
+                    let c = if self.debug.breaks.iter().any(|b| b.id == id) {
+                        Control::ToggleBreakpoint { id }
+                    } else {
+                        Control::SetBreakpoint { condition }
+                    };
+                    self.apply_control(c)?;
+                }
                 Recorded::Control(c) => self.apply_control(c)?,
             }
         }
@@ -212,11 +194,38 @@ impl Engine {
         }
     }
 
+    /// The user's decision on what waits for review, as the trace records
+    /// it; the controls the user gave while it waited are applied first.
+    /// `None` inside: nobody answered (the review passed on its own).
+    pub(super) fn recorded_decision(&mut self, call: u64) -> Result<Option<Option<Decision>>, EngineError> {
+        self.replay_controls()?;
+        let Some(next) = self.fork.as_ref().and_then(Replaying::next) else { return Ok(None) };
+        let decision = match &next.kind {
+            EventKind::ReviewPassed { call: c, auto: true, .. } if *c == call => None,
+            EventKind::ReviewPassed { call: c, .. } if *c == call => Some(Decision::Approve),
+            EventKind::CallEdited { call: c, after, .. } if *c == call => {
+                Some(Decision::EditArgs { args: after.clone() })
+            }
+            EventKind::CallRejected { call: c, note, .. } if *c == call => {
+                Some(Decision::Reject { note: note.clone() })
+            }
+            EventKind::ResultEdited { call: c, after, .. } if *c == call => {
+                Some(Decision::EditResult { value: after.clone() })
+            }
+            EventKind::ReplyEdited { call: c, after, .. } if *c == call => {
+                Some(Decision::EditReply { text: after.clone() })
+            }
+            // A stop or restart while it waited (see `replay_halts`), or a divergence the next event will name.
+            _ => return Ok(None),
+        };
+        Ok(Some(decision))
+    }
+
     /// A step's lanes can produce nothing the trace records next.
-    pub(super) fn replay_stuck(&self) -> EngineError {
+    pub(super) fn replay_stuck(&self, waiting: &str) -> EngineError {
         let (index, recorded) =
             self.fork.as_ref().and_then(|r| r.next().map(|e| (r.pos + 1, brief(e)))).unwrap_or((0, "nothing".into()));
-        EngineError::ForkDiverged { index, recorded, replayed: "no lane of the running step can produce it".into() }
+        EngineError::ForkDiverged { index, recorded, replayed: format!("{waiting} cannot produce it") }
     }
 
     /// The lane whose recorded result comes next, by call.

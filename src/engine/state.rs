@@ -70,6 +70,8 @@ pub struct SessionState {
     pub probes: Vec<super::program_view::ProbeView>,
     /// Where this session was forked from, once past its fork point.
     pub forked_from: Option<super::event::ForkOrigin>,
+    /// Approvals and breakpoints.
+    pub debug: super::debug_view::DebugView,
 }
 
 /// A ranking as the retrieval view shows it.
@@ -96,6 +98,9 @@ impl SessionState {
             super::program_view::apply(&mut r.program, &ev.kind);
         }
         super::program_view::apply_probe(&mut self.probes, &ev.kind);
+        if let Some(note) = self.debug.apply(&ev.kind) {
+            self.push(Entry::Note(note));
+        }
         match &ev.kind {
             EventKind::SessionStarted {
                 strategy,
@@ -459,6 +464,19 @@ impl SessionState {
             })),
             EventKind::ProgramAt { .. } | EventKind::ProgramPrinted { .. } => {}
             EventKind::Forked { origin, .. } => self.forked_from = Some(origin.clone()),
+            // The debugger's events are folded above, by `debug`.
+            EventKind::ApprovalSet { .. }
+            | EventKind::ApprovalRequested { .. }
+            | EventKind::ResultReview { .. }
+            | EventKind::ReplyReview { .. }
+            | EventKind::ReviewPassed { .. }
+            | EventKind::CallEdited { .. }
+            | EventKind::CallRejected { .. }
+            | EventKind::ResultEdited { .. }
+            | EventKind::ReplyEdited { .. }
+            | EventKind::BreakpointSet { .. }
+            | EventKind::BreakpointCleared { .. }
+            | EventKind::BreakpointHit { .. } => {}
             EventKind::Paused => self.mode = Mode::Paused,
             EventKind::Resumed => self.mode = Mode::Running,
             EventKind::Stepped => {}

@@ -18,6 +18,9 @@ pub enum ToolErrorKind {
     BadOutput,
     /// The arguments did not fit the tool's parameter schema.
     BadArguments,
+    /// The user rejected the call before it ran (approvals); the message
+    /// carries their note to the model.
+    Rejected,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, thiserror::Error)]

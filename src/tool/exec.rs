@@ -73,11 +73,16 @@ fn short(v: &Value) -> String {
 /// schema: an object, required fields present, declared types and enums
 /// respected. Extra fields are allowed (models add them, tools ignore them).
 pub fn check_arguments(spec: &ToolSpec, args: &Value) -> Result<(), ToolError> {
+    check_against(&spec.parameters, args)
+}
+
+/// [`check_arguments`] against a parameter schema alone (the workbench
+/// checks a user's edit of a call's arguments before sending it).
+pub fn check_against(schema: &Value, args: &Value) -> Result<(), ToolError> {
     let bad = |msg: String| ToolError::new(ToolErrorKind::BadArguments, msg);
     let Some(given) = args.as_object() else {
         return Err(bad(format!("arguments must be a JSON object, got {}", json_type(args))));
     };
-    let schema = &spec.parameters;
     if let Some(required) = schema.get("required").and_then(Value::as_array) {
         for name in required.iter().filter_map(Value::as_str) {
             if !given.contains_key(name) {

@@ -119,6 +119,7 @@ impl App {
                     if matches!(ev.kind, crate::engine::EventKind::ProgramWritten { .. }) {
                         self.view.program_scroll = 0;
                     }
+                    self.offer_review(&ev);
                 }
                 Vec::new()
             }
@@ -218,7 +219,8 @@ impl App {
             KeyCode::Down => self.scroll(1, false),
             KeyCode::PageUp => self.scroll(PAGE, true),
             KeyCode::PageDown => self.scroll(PAGE, false),
-            KeyCode::Char('d' | 'b') if program_keys => self.program_show(key.code == KeyCode::Char('d')),
+            KeyCode::Char('d' | 'o') if program_keys => self.program_show(key.code == KeyCode::Char('d')),
+            KeyCode::Char('b') => self.dialog = Some(Dialog::breakpoints(&self.state, self.replay.is_some())),
             KeyCode::Char(c) if self.replay.is_none() => return self.control_key(c),
             KeyCode::Char(' ' | 's' | 'f' | 'x' | 'e' | 'p' | 'm' | 't' | 'r' | '+' | '-' | 'c') => {
                 v.flash = Some("a replay is read-only".into());
@@ -277,6 +279,7 @@ impl App {
                 None
             }
             'h' | 'n' | 'k' => self.lane_control(c),
+            'a' => self.approval_key(),
             _ => {
                 self.dirty = false;
                 None
@@ -302,7 +305,7 @@ impl App {
         self.view.zoom = self.view.zoom.map(|z| z.placed(s));
     }
 
-    /// `d` toggles the program and its diff, `b` the program and the probes;
+    /// `d` toggles the program and its diff, `o` the program and the probes;
     /// a view there is nothing to show for says why instead.
     fn program_show(&mut self, diff: bool) {
         let now = shown(&self.state, &self.view);
@@ -542,7 +545,7 @@ fn describe(controls: &[Control]) -> String {
                 let n = program.lines().count();
                 format!("your program ({n} line{}) as the next round", if n == 1 { "" } else { "s" })
             }
-            other => format!("{other:?}"),
+            other => crate::ui::dialog::describe_debug(other).unwrap_or_else(|| format!("{other:?}")),
         })
         .collect::<Vec<_>>()
         .join(", ")

@@ -7,6 +7,7 @@ pub mod dialog;
 pub mod draw;
 mod format;
 pub mod panes;
+mod review;
 pub mod symbols;
 pub mod term;
 mod text;

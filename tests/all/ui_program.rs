@@ -385,7 +385,7 @@ fn probes_show_their_question_program_response_and_schema() {
     let theme = Theme::default();
     assert_eq!(common::fg_at(&buf, "unknown city_id"), theme.failing);
 
-    // Once a program exists, `b` brings the probes back.
+    // Once a program exists, `o` brings the probes back.
     let mut events = probed();
     events.push(ev(
         4,
@@ -432,12 +432,12 @@ fn the_program_takes_the_graphs_place_for_atc_only() {
 }
 
 #[test]
-fn d_and_b_switch_what_the_pane_shows_or_say_why_not() {
+fn d_and_o_switch_what_the_pane_shows_or_say_why_not() {
     let mut a = app(running());
     press(&mut a, KeyCode::Char('d'));
     assert_eq!(a.view.program_show, ProgramShow::Source);
     assert!(a.view.flash.as_deref().unwrap_or("").contains("no rewrite"), "{:?}", a.view.flash);
-    press(&mut a, KeyCode::Char('b'));
+    press(&mut a, KeyCode::Char('o'));
     assert!(a.view.flash.as_deref().unwrap_or("").contains("no probes"), "{:?}", a.view.flash);
 
     let mut a = app(rewritten());

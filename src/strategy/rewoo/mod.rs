@@ -94,7 +94,10 @@ async fn work_and_solve(
         let mut calls = Vec::with_capacity(lanes.len());
         for l in &lanes {
             let shown = match &l.result {
-                Some(r) if !filter::is_filtered(r) => r.as_ref().ok().cloned(),
+                // A result passes as it is; the user's rejection as its note.
+                Some(r) if !filter::is_filtered(r) => {
+                    Some(r.as_ref().map_or_else(|e| Value::String(e.message.clone()), Value::clone))
+                }
                 Some(r) => {
                     saved += filter::saved_tokens(r);
                     None

@@ -30,6 +30,10 @@ const LIVE: &[Row] = &[
     ("m", "model per role"),
     ("t", "edit the task text, or pick the next task"),
     ("c", "tool categories (rewoo): see or change a tool's category"),
+    ("a", "approve every call on / off (or show the waiting call)"),
+    ("Enter/y · k", "in the panel: approve a call / keep a result or reply"),
+    ("e · r", "in the panel: edit (Ctrl+S sends) / reject, with a note"),
+    ("b", "breakpoints: hit counts; add, delete, enable / disable"),
     ("", "Lanes of a running plan step (rewoo; the Workers pane focused)"),
     ("↑/↓", "pick a lane"),
     ("h", "hold the lane (or release it) while the others run on"),
@@ -45,6 +49,7 @@ const REPLAY: &[Row] = &[
     ("Home / End", "first / last event"),
     ("digits, Enter", "jump to event N"),
     ("f", "fork: go on live from the cursor, paused"),
+    ("b", "breakpoints and their hit counts"),
     ("q", "quit"),
 ];
 
@@ -54,7 +59,7 @@ const VIEW: &[Row] = &[
     ("z", "zoom the focused pane (again to unzoom)"),
     ("g", "graph: neighbourhood / whole graph"),
     ("d", "program (atc): the program / its rewrite's diff"),
-    ("b", "program (atc): the program / the probes of tools"),
+    ("o", "program (atc): the program / the probes of tools"),
     ("/", "find a tool by name"),
     ("Enter", "on a found tool: focus it in the graph"),
     ("↑/↓ PgUp/PgDn", "scroll the focused pane"),

@@ -4,6 +4,8 @@
 //! holds `Option<Dialog>`, routes keys to `handle_key` and acts on the
 //! `Outcome`. Esc cancels any dialog.
 
+mod approval;
+mod breaks;
 mod category;
 mod fault;
 mod field;
@@ -22,6 +24,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear};
 
+pub use approval::{ApprovalDialog, describe as describe_debug};
+pub use breaks::BreakpointsDialog;
 pub use category::{CategoryDialog, source_word};
 pub use fault::FaultDialog;
 pub use help::HelpDialog;
@@ -45,6 +49,8 @@ pub enum Dialog {
     Category(CategoryDialog),
     Program(ProgramDialog),
     Help(HelpDialog),
+    Approval(ApprovalDialog),
+    Breakpoints(BreakpointsDialog),
 }
 
 impl Dialog {
@@ -88,6 +94,17 @@ impl Dialog {
         Dialog::Help(HelpDialog::new(replay))
     }
 
+    /// The call, result or reply that waits for the user; `why` the engine
+    /// refused their last decision.
+    pub fn approval(pending: crate::engine::debug_view::Pending, why: Option<String>) -> Dialog {
+        Dialog::Approval(ApprovalDialog::new(pending, why))
+    }
+
+    /// The breakpoints with their hits, to add, delete, enable or disable one.
+    pub fn breakpoints(state: &SessionState, replay: bool) -> Dialog {
+        Dialog::Breakpoints(BreakpointsDialog::new(state, replay))
+    }
+
     pub fn title(&self) -> &'static str {
         match self {
             Dialog::Fault(_) => "Inject a fault",
@@ -98,6 +115,8 @@ impl Dialog {
             Dialog::Category(_) => "Tool categories",
             Dialog::Program(_) => "Edit the program (fix and continue)",
             Dialog::Help(_) => "Keys",
+            Dialog::Approval(d) => d.title(),
+            Dialog::Breakpoints(_) => "Breakpoints",
         }
     }
 
@@ -105,7 +124,8 @@ impl Dialog {
         if key.kind == KeyEventKind::Release {
             return Outcome::Continue;
         }
-        if key.code == KeyCode::Esc {
+        // The approval panel's editors take Esc back to the panel.
+        if key.code == KeyCode::Esc && !matches!(self, Dialog::Approval(_)) {
             return Outcome::Cancel;
         }
         match self {
@@ -117,6 +137,8 @@ impl Dialog {
             Dialog::Category(d) => d.handle_key(key, state),
             Dialog::Program(d) => d.handle_key(key),
             Dialog::Help(d) => d.handle_key(key),
+            Dialog::Approval(d) => d.handle_key(key),
+            Dialog::Breakpoints(d) => d.handle_key(key, state),
         }
     }
 
@@ -131,6 +153,8 @@ impl Dialog {
             Dialog::Category(d) => (100, d.height(state)),
             Dialog::Program(d) => (120, d.height()),
             Dialog::Help(d) => (84, d.height()),
+            Dialog::Approval(d) => (110, d.height()),
+            Dialog::Breakpoints(d) => (100, d.height(state)),
         }
     }
 
@@ -157,6 +181,8 @@ impl Dialog {
             Dialog::Category(d) => d.render(frame, inner, state, theme),
             Dialog::Program(d) => d.render(frame, inner, theme),
             Dialog::Help(d) => d.render(frame, inner, theme),
+            Dialog::Approval(d) => d.render(frame, inner, theme),
+            Dialog::Breakpoints(d) => d.render(frame, inner, state, theme),
         }
     }
 }

@@ -182,7 +182,7 @@ fn keys(ctx: &PaneCtx) -> (Vec<Segment>, Segment) {
 }
 
 /// The program pane's keys, first while it has the focus: `e` while the
-/// run goes on, `d` and `b` when there is a diff or a probe to show.
+/// run goes on, `d` and `o` when there is a diff or a probe to show.
 fn program_keys(ctx: &PaneCtx) -> Option<Vec<(&'static str, &'static str)>> {
     let (v, s) = (ctx.view, ctx.state);
     if v.zoom.unwrap_or(v.focus).placed(s.strategy) != Pane::Program {
@@ -196,7 +196,7 @@ fn program_keys(ctx: &PaneCtx) -> Option<Vec<(&'static str, &'static str)>> {
         keys.push(("d", "diff"));
     }
     if !s.probes.is_empty() {
-        keys.push(("b", "probes"));
+        keys.push(("o", "probes"));
     }
     Some(keys)
 }
