@@ -10,3 +10,4 @@ pub mod results;
 pub mod retrieval;
 pub mod summary;
 pub mod timing;
+pub mod trace_diff;
