@@ -1,6 +1,7 @@
 //! The reports of running task sets: metrics, and where the time went.
 
 pub mod apibank;
+pub mod cases;
 pub mod compare;
 pub mod fault_figure;
 pub mod markdown;
