@@ -55,7 +55,7 @@ pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
     };
     opts.trace = Some(trace.clone());
     let prepared = session::prepare(config, &opts)?;
-    runtime()?.block_on(switchyard::ui::term::run_live(prepared, theme))?;
+    runtime()?.block_on(switchyard::ui::term::run_live(prepared, theme, config.data_dir().ok()))?;
     println!("trace: {}\nreplay it with: switchyard replay {}", trace.display(), trace.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -64,6 +64,6 @@ pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<Stri
     let theme = Theme::resolve(theme.as_deref().unwrap_or(&config.theme))?;
     let events = read_trace(file)?;
     switchyard::ui::term::check_terminal()?;
-    runtime()?.block_on(switchyard::ui::term::run_replay(events, theme))?;
+    runtime()?.block_on(switchyard::ui::term::run_replay(events, theme, config.data_dir().ok()))?;
     Ok(ExitCode::SUCCESS)
 }

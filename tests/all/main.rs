@@ -42,6 +42,7 @@ mod tools_cli;
 mod ui_app;
 mod ui_budget_plan;
 mod ui_dialogs;
+mod ui_diff;
 mod ui_graph;
 mod ui_panes;
 mod ui_program;

@@ -21,6 +21,7 @@ const LIVE: &[Row] = &[
     ("s", "step: let one model or tool call through, then pause"),
     ("r", "restart the current task"),
     ("+ / -", "pace: a longer / shorter wait before each call"),
+    ("T", "save the current run as a test case in DATA_DIR/cases"),
     ("q", "quit"),
     ("", "Change the run (takes effect at the next decision point)"),
     ("f", "inject a fault into a tool"),
@@ -44,6 +45,7 @@ const REPLAY: &[Row] = &[
     ("← / →", "one event back / forward"),
     ("Home / End", "first / last event"),
     ("digits, Enter", "jump to event N"),
+    ("T", "save the cursor's run as a test case in DATA_DIR/cases"),
     ("q", "quit"),
 ];
 
