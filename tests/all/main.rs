@@ -39,6 +39,7 @@ mod sandbox;
 mod sim;
 mod tool_tape;
 mod tools_cli;
+mod trace_diff;
 mod ui_app;
 mod ui_budget_plan;
 mod ui_dialogs;
