@@ -252,14 +252,14 @@ fn first_divergence(a: &[Event], ia: &[usize], b: &[Event], ib: &[usize]) -> Opt
     let n = ia.len().max(ib.len());
     (0..n).find_map(|k| {
         let (ea, eb) = (ia.get(k).map(|&i| &a[i]), ib.get(k).map(|&i| &b[i]));
-        let (side_a, side_b) = (ia.get(k).map(|&i| at(a, i)), ib.get(k).map(|&i| at(b, i)));
         let step = ea.or(eb).map_or(0, |e| e.step);
-        match (ea, eb) {
-            (Some(x), Some(y)) => {
-                let (kx, ky) = (key(&x.kind), key(&y.kind));
-                if kx == ky {
-                    return None;
-                }
+        let (kx, ky) = (ea.map(|x| key(&x.kind)), eb.map(|y| key(&y.kind)));
+        if kx == ky {
+            return None;
+        }
+        let (side_a, side_b) = (ia.get(k).map(|&i| at(a, i)), ib.get(k).map(|&i| at(b, i)));
+        match (ea, eb, kx, ky) {
+            (Some(x), Some(y), Some(kx), Some(ky)) => {
                 let same_type = x.kind.name() == y.kind.name();
                 let kind = match (decision(&x.kind), decision(&y.kind)) {
                     (Some(p), Some(q)) if p == q => p,

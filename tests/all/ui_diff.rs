@@ -108,7 +108,7 @@ fn t_in_a_replay_saves_the_run_at_the_cursor_as_a_case() {
     let said = switchyard::ui::cases::save(Some(d.path()), case);
     assert!(said.starts_with("run 2 saved as task s2 to ") && said.contains("/cases/"), "{said}");
     let file = switchyard::eval::cases::daily_file(d.path());
-    assert_eq!(load_tasks(&file).unwrap(), [case.task.clone()]);
+    assert_eq!(load_tasks(&file).unwrap(), std::slice::from_ref(&case.task));
     let again = switchyard::ui::cases::save(Some(d.path()), case);
     assert!(again.contains("already in"), "{again}");
     assert!(switchyard::ui::cases::save(None, case).contains("no data folder"));

@@ -60,7 +60,7 @@ fn trace() -> Vec<Event> {
     let calc = ("calculator", json!({"expression": "2+2"}));
     [
         run(1, "t1", &[geo.clone(), calc.clone()], Some("Paris"), Some("Paris")),
-        run(2, "t2", &[calc.clone()], None, None),
+        run(2, "t2", std::slice::from_ref(&calc), None, None),
         run(3, "t3", &[geo], Some("Lyon"), Some("Paris")),
         run(4, "t1", &[calc], Some("4"), None),
     ]

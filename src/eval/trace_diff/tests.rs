@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::engine::event::{Offered, SCHEMA_VERSION, ToolOutcome};
+use crate::engine::event::{Offered, RunOutcome, SCHEMA_VERSION, ToolOutcome};
 use crate::engine::params::Params;
 use crate::model::{Message, Role, Usage};
 use crate::tool::{ToolError, ToolErrorKind};
