@@ -154,6 +154,8 @@ pub fn main() -> Result<ExitCode> {
         Command::Graph(GraphCommand::Build { trajectories }) => graph::build(config, trajectories),
         Command::Graph(GraphCommand::Show { tool, json }) => graph::show(&config, &tool, json),
         Command::Trace(TraceCommand::Show { file, json }) => trace::show(&file, json),
+        Command::Trace(TraceCommand::Diff(a)) => trace::diff::diff(&config, a),
+        Command::Trace(TraceCommand::ToTasks(a)) => trace::to_tasks::to_tasks(a),
         Command::Tools(ToolsCommand::List { json, mcp_url }) => tools::list(&tools::source(config, mcp_url), json),
         Command::Tools(ToolsCommand::Call { name, args, seed, json, mcp_url }) => {
             tools::call(&tools::source(config, mcp_url), &name, &args, seed, json)

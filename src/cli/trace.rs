@@ -12,6 +12,9 @@ use switchyard::eval::report::{Metrics, table};
 
 use super::summary::{print_session, run_json};
 
+pub(super) mod diff;
+pub(super) mod to_tasks;
+
 #[derive(Subcommand, Debug)]
 pub(super) enum TraceCommand {
     /// Rebuild a run's state from its trace and summarise it.
@@ -20,6 +23,10 @@ pub(super) enum TraceCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Two traces run by run: where each run first diverges, and how the summaries moved.
+    Diff(diff::DiffArgs),
+    /// A trace's finished runs as tasks (gold answer, tools, first call) of a JSON Lines task file.
+    ToTasks(to_tasks::ToTasksArgs),
 }
 
 pub(super) fn show(file: &std::path::Path, json: bool) -> Result<ExitCode> {

@@ -58,7 +58,7 @@ pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
     };
     opts.trace = Some(trace.clone());
     let prepared = session::prepare(config, &opts)?;
-    runtime()?.block_on(switchyard::ui::term::run_live(prepared, theme))?;
+    runtime()?.block_on(switchyard::ui::term::run_live(prepared, theme, config.data_dir().ok()))?;
     println!("trace: {}\nreplay it with: switchyard replay {}", trace.display(), trace.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -68,7 +68,7 @@ pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<Stri
     let events = read_trace(file)?;
     switchyard::ui::term::check_terminal()?;
     let rt = runtime()?;
-    let Some(at) = rt.block_on(switchyard::ui::term::run_replay(events, theme.clone()))? else {
+    let Some(at) = rt.block_on(switchyard::ui::term::run_replay(events, theme.clone(), config.data_dir().ok()))? else {
         return Ok(ExitCode::SUCCESS);
     };
     // `f` in the replay: the same session goes on live from the cursor,
@@ -82,7 +82,7 @@ pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<Stri
     };
     let req = ForkRequest { parent: file.to_path_buf(), at, pause: true, ..ForkRequest::default() };
     let prepared = prepare_fork(config, &req, &opts)?;
-    rt.block_on(switchyard::ui::term::run_live(prepared, theme))?;
+    rt.block_on(switchyard::ui::term::run_live(prepared, theme, config.data_dir().ok()))?;
     println!(
         "forked from {} after its event {at}\ntrace: {}\nreplay it with: switchyard replay {}",
         file.display(),

@@ -1,6 +1,7 @@
 //! The reports of running task sets: metrics, and where the time went.
 
 pub mod apibank;
+pub mod cases;
 pub mod compare;
 pub mod fault_figure;
 pub mod markdown;
@@ -10,3 +11,4 @@ pub mod results;
 pub mod retrieval;
 pub mod summary;
 pub mod timing;
+pub mod trace_diff;

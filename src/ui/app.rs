@@ -41,6 +41,8 @@ pub enum Action {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Effect {
     Control(Control),
+    /// `T`: append this run, as a task, to today's case file.
+    SaveCase(Box<crate::eval::cases::Case>),
     Quit,
     /// Replay: fork a live session after the first `at` events (time travel).
     Fork {
@@ -221,6 +223,7 @@ impl App {
             KeyCode::PageDown => self.scroll(PAGE, false),
             KeyCode::Char('d' | 'o') if program_keys => self.program_show(key.code == KeyCode::Char('d')),
             KeyCode::Char('b') => self.dialog = Some(Dialog::breakpoints(&self.state, self.replay.is_some())),
+            KeyCode::Char('T') => return self.save_case(),
             KeyCode::Char(c) if self.replay.is_none() => return self.control_key(c),
             KeyCode::Char(' ' | 's' | 'f' | 'x' | 'e' | 'p' | 'm' | 't' | 'r' | '+' | '-' | 'c') => {
                 v.flash = Some("a replay is read-only".into());
@@ -290,6 +293,22 @@ impl App {
             return Vec::new();
         }
         control.map(Effect::Control).into_iter().collect()
+    }
+
+    /// `T`: the current run (in a replay, the run at the cursor) as a test
+    /// case; the terminal loop writes it, or the status line says why not.
+    fn save_case(&mut self) -> Vec<Effect> {
+        let case = match &self.replay {
+            Some(r) => crate::eval::cases::case_at(&r.events, r.cursor),
+            None => crate::eval::cases::case_of(&self.state),
+        };
+        match case {
+            Ok(c) => vec![Effect::SaveCase(Box::new(c))],
+            Err(why) => {
+                self.view.flash = Some(why);
+                Vec::new()
+            }
+        }
     }
 
     /// The pane the keys act on: the zoomed one, else the focused one.

@@ -3,7 +3,9 @@
 //! a `ViewState`; the panes are pure functions of both.
 
 pub mod app;
+pub mod cases;
 pub mod dialog;
+pub mod diff_view;
 pub mod draw;
 mod format;
 pub mod panes;

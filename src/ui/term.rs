@@ -4,6 +4,7 @@
 //! effects; redraws only when something changed, at a capped frame rate.
 
 use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -36,15 +37,20 @@ pub fn check_terminal() -> Result<(), UiError> {
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() { Ok(()) } else { Err(UiError::NotATerminal) }
 }
 
-/// Runs the workbench over a live session until the user quits.
-pub async fn run_live(prepared: Prepared, theme: Theme) -> Result<Option<SessionOutcome>, UiError> {
+/// Runs the workbench over a live session until the user quits; `T` saves
+/// runs as cases under `data_dir`.
+pub async fn run_live(
+    prepared: Prepared,
+    theme: Theme,
+    data_dir: Option<PathBuf>,
+) -> Result<Option<SessionOutcome>, UiError> {
     check_terminal()?;
     let mut prepared = prepared;
     let events = prepared.engine.subscribe();
     let handle = prepared.handle.clone();
     let engine = tokio::spawn(crate::session::run(prepared));
     let mut terminal = ratatui::try_init()?;
-    let result = event_loop(&mut terminal, App::live(), Some((events, handle)), &theme).await;
+    let result = event_loop(&mut terminal, App::live(), Some((events, handle)), &theme, data_dir.as_deref()).await;
     ratatui::restore();
     result?;
     // The engine was told to stop; give it a moment to finish and save.
@@ -55,12 +61,12 @@ pub async fn run_live(prepared: Prepared, theme: Theme) -> Result<Option<Session
     }
 }
 
-/// Steps through a recorded trace, read-only.
-/// Returns where the user asked to fork (`f`), if they did.
-pub async fn run_replay(events: Vec<Event>, theme: Theme) -> Result<Option<usize>, UiError> {
+/// Steps through a recorded trace, read-only; `T` saves runs as cases
+/// under `data_dir`. Returns where the user asked to fork (`f`), if they did.
+pub async fn run_replay(events: Vec<Event>, theme: Theme, data_dir: Option<PathBuf>) -> Result<Option<usize>, UiError> {
     check_terminal()?;
     let mut terminal = ratatui::try_init()?;
-    let result = event_loop(&mut terminal, App::replay(events), None, &theme).await;
+    let result = event_loop(&mut terminal, App::replay(events), None, &theme, data_dir.as_deref()).await;
     ratatui::restore();
     result
 }
@@ -70,6 +76,7 @@ async fn event_loop(
     mut app: App,
     live: Option<(UnboundedReceiver<Event>, EngineHandle)>,
     theme: &Theme,
+    data_dir: Option<&Path>,
 ) -> Result<Option<usize>, UiError> {
     let (mut engine_events, handle) = match live {
         Some((rx, h)) => (Some(rx), Some(h)),
@@ -132,6 +139,10 @@ async fn event_loop(
                     if let Some(h) = &handle {
                         h.send(c);
                     }
+                }
+                Effect::SaveCase(case) => {
+                    app.view.flash = Some(crate::ui::cases::save(data_dir, &case));
+                    app.dirty = true;
                 }
                 Effect::Quit => return Ok(None),
                 Effect::Fork { at } => return Ok(Some(at)),

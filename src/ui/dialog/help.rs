@@ -21,7 +21,7 @@ const LIVE: &[Row] = &[
     ("s", "step: let one model or tool call through, then pause"),
     ("r", "restart the current task"),
     ("+ / -", "pace: a longer / shorter wait before each call"),
-    ("q", "quit"),
+    ("T · q", "save the current run as a test case (DATA_DIR/cases) · quit"),
     ("", "Change the run (takes effect at the next decision point)"),
     ("f", "inject a fault into a tool"),
     ("x", "clear faults (all tools)"),
@@ -50,6 +50,7 @@ const REPLAY: &[Row] = &[
     ("digits, Enter", "jump to event N"),
     ("f", "fork: go on live from the cursor, paused"),
     ("b", "breakpoints and their hit counts"),
+    ("T", "save the cursor's run as a test case in DATA_DIR/cases"),
     ("q", "quit"),
 ];
 
