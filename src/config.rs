@@ -121,6 +121,8 @@ struct RawConfig {
     models: BTreeMap<String, ModelConfig>,
     #[serde(default)]
     roles: BTreeMap<String, String>,
+    #[serde(default)]
+    otel: Option<crate::otel::OtelConfig>,
 }
 
 /// BTP's settings (`[btp]`).
@@ -251,6 +253,8 @@ pub struct Config {
     pub models: BTreeMap<String, ModelConfig>,
     /// Role → model name.
     pub roles: BTreeMap<Role, String>,
+    /// OpenTelemetry export of `run` and `ui` sessions (`[otel]`).
+    pub otel: crate::otel::OtelConfig,
 }
 
 /// The sample library, tasks and trajectories shipped in the repository.
@@ -295,6 +299,7 @@ impl Default for Config {
             retrieval: RetrievalConfig::default(),
             models,
             roles: Role::ALL.into_iter().map(|r| (r, "sim".to_string())).collect(),
+            otel: Default::default(),
         }
     }
 }
@@ -458,6 +463,10 @@ impl Config {
                 ));
             }
             c.roles.insert(r, model);
+        }
+        if let Some(o) = raw.otel {
+            o.settings().map_err(|e| field("otel.endpoint", e.to_string()))?;
+            c.otel = o;
         }
         Ok(c)
     }

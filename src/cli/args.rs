@@ -68,6 +68,8 @@ pub(super) struct SessionArgs {
     /// Write the trace (JSON Lines) here.
     #[arg(long)]
     pub(super) trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub(super) otel: super::otel::OtelArgs,
 }
 
 // Where a `run` or `ui` session takes ToolNet's graph and the model replies from.

@@ -9,6 +9,7 @@ mod chart;
 mod eval;
 mod graph;
 mod heads;
+mod otel;
 mod plots;
 mod probe;
 mod progress;
@@ -148,6 +149,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Graph(GraphCommand::Build { trajectories }) => graph::build(config, trajectories),
         Command::Graph(GraphCommand::Show { tool, json }) => graph::show(&config, &tool, json),
         Command::Trace(TraceCommand::Show { file, json }) => trace::show(&file, json),
+        Command::Trace(TraceCommand::Export(a)) => otel::export(a),
         Command::Tools(ToolsCommand::List { json, mcp_url }) => tools::list(&tools::source(config, mcp_url), json),
         Command::Tools(ToolsCommand::Call { name, args, seed, json, mcp_url }) => {
             tools::call(&tools::source(config, mcp_url), &name, &args, seed, json)

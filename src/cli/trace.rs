@@ -20,6 +20,8 @@ pub(super) enum TraceCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Send a trace's spans to an OpenTelemetry receiver over OTLP/HTTP.
+    Export(super::otel::ExportArgs),
 }
 
 pub(super) fn show(file: &std::path::Path, json: bool) -> Result<ExitCode> {

@@ -29,6 +29,7 @@ mod matrix;
 mod mcp_config;
 mod openai;
 mod openapi;
+mod otel;
 mod protocol;
 mod retrieval;
 mod retrieve;
