@@ -253,7 +253,7 @@ pub struct Config {
     pub models: BTreeMap<String, ModelConfig>,
     /// Role → model name.
     pub roles: BTreeMap<Role, String>,
-    /// OpenTelemetry export of `run` and `ui` sessions (`[otel]`).
+    /// OpenTelemetry export of the sessions `session::prepare` starts (`[otel]`).
     pub otel: crate::otel::OtelConfig,
 }
 

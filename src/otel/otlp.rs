@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime};
 
 use opentelemetry::trace::{SpanContext, SpanId, Status as OtelStatus, TraceFlags, TraceId, TraceState};
 use opentelemetry::{Array, InstrumentationScope, KeyValue, StringValue, Value};
-use opentelemetry_otlp::{RetryPolicy, WithExportConfig, WithHttpConfig};
+use opentelemetry_otlp::{Protocol, RetryPolicy, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{
@@ -154,6 +154,8 @@ fn exporter(settings: &OtelSettings) -> Result<Watched, OtelError> {
     let mut inner = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_endpoint(settings.traces_url.clone())
+        // Protobuf whatever OTEL_EXPORTER_OTLP_PROTOCOL says: only HTTP is built in.
+        .with_protocol(Protocol::HttpBinary)
         .with_timeout(EXPORT_TIMEOUT)
         .with_retry_policy(RetryPolicy::recommended().with_max_retries(2))
         .build()
