@@ -126,6 +126,8 @@ struct RawConfig {
     approve: Option<ApprovalPolicy>,
     #[serde(default)]
     debug: Option<RawDebug>,
+    #[serde(default)]
+    otel: Option<crate::otel::OtelConfig>,
 }
 
 /// The workbench's debugger (`[debug]`): breakpoints set at the start.
@@ -267,6 +269,8 @@ pub struct Config {
     /// The workbench's approvals (`[approve]`) and breakpoints (`[debug] breaks`).
     pub approve: ApprovalPolicy,
     pub breaks: Vec<Condition>,
+    /// OpenTelemetry export of the sessions `session::prepare` starts (`[otel]`).
+    pub otel: crate::otel::OtelConfig,
 }
 
 /// The sample library, tasks and trajectories shipped in the repository.
@@ -313,6 +317,7 @@ impl Default for Config {
             roles: Role::ALL.into_iter().map(|r| (r, "sim".to_string())).collect(),
             approve: ApprovalPolicy::default(),
             breaks: Vec::new(),
+            otel: Default::default(),
         }
     }
 }
@@ -480,6 +485,10 @@ impl Config {
                 ));
             }
             c.roles.insert(r, model);
+        }
+        if let Some(o) = raw.otel {
+            o.settings().map_err(|e| field("otel.endpoint", e.to_string()))?;
+            c.otel = o;
         }
         Ok(c)
     }

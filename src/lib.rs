@@ -14,6 +14,7 @@ pub mod eval;
 pub mod graph;
 pub mod jsonl;
 pub mod model;
+pub mod otel;
 pub mod program;
 pub mod retrieve;
 pub mod session;

@@ -62,6 +62,8 @@ pub enum SetupError {
     Retrieval(#[from] EmbedError),
     #[error("retrieval: {0}")]
     Heads(#[from] HeadsError),
+    #[error(transparent)]
+    Otel(#[from] crate::otel::OtelError),
     #[error("{0}")]
     Invalid(String),
 }
@@ -136,6 +138,8 @@ pub struct SessionOptions {
     pub probe: Option<bool>,
     /// Replay this prefix of a recorded trace first (see `prepare_fork`).
     pub fork: Option<crate::engine::fork::ForkPlan>,
+    /// OpenTelemetry export, over the config's `[otel]`.
+    pub otel: crate::otel::OtelConfig,
 }
 
 /// Where BTP's experience comes from.
@@ -325,6 +329,8 @@ pub struct Prepared {
     pub engine: Engine,
     pub handle: EngineHandle,
     pub tasks: Vec<Task>,
+    /// The live OpenTelemetry export, when one is configured.
+    pub otel: Option<crate::otel::LiveExport>,
 }
 
 pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, SetupError> {
@@ -354,6 +360,9 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     prepared.engine.set_graph_store(graph_store);
     if let Some(p) = &opts.trace {
         prepared.engine.set_trace(TraceWriter::create(p)?);
+    }
+    if let Some(settings) = opts.otel.over(&config.otel).settings()? {
+        prepared.otel = Some(crate::otel::LiveExport::start(&settings, prepared.engine.subscribe())?);
     }
     Ok(prepared)
 }
@@ -497,7 +506,7 @@ impl Shared {
             let notifier = handle.notifier();
             hub.listen(Box::new(move |e| notifier.server(e)));
         }
-        Ok(Prepared { engine, handle, tasks })
+        Ok(Prepared { engine, handle, tasks, otel: None })
     }
 }
 
@@ -543,9 +552,13 @@ pub fn open_retriever(config: &Config, library: &ToolLibrary) -> Result<Option<R
 
 /// Runs a prepared session to its end and saves the learnt graph if asked.
 pub async fn run(prepared: Prepared) -> Result<SessionOutcome, SetupError> {
-    let Prepared { engine, handle, tasks } = prepared;
+    let Prepared { engine, handle, tasks, otel } = prepared;
     let outcome = engine.run(tasks).await;
     drop(handle);
+    // The engine is gone, so the export has seen the last event.
+    if let Some(export) = otel {
+        export.finish().await;
+    }
     // The engine saved the learnt graph as it went.
     Ok(outcome?)
 }

@@ -75,6 +75,8 @@ pub(super) struct SessionArgs {
     /// step=N[@run=M], score<X[:TOOL] (repeatable; the workbench).
     #[arg(long = "break", value_name = "COND")]
     pub(super) breaks: Vec<String>,
+    #[command(flatten)]
+    pub(super) otel: super::otel::OtelArgs,
 }
 
 // Where a `run` or `ui` session takes ToolNet's graph and the model replies from.

@@ -91,6 +91,7 @@ pub(super) fn session_options(session: &SessionArgs, graph_tape: &GraphTapeArgs)
     }
     opts.strategy = session.strategy;
     opts.probe = session.probe.then_some(true);
+    opts.otel = session.otel.config();
     opts.graph = if graph_tape.fresh_graph { GraphSource::Fresh } else { GraphSource::Saved };
     opts.save_graph = !graph_tape.no_save;
     opts.tape = match (&graph_tape.record, &graph_tape.replay) {

@@ -27,6 +27,8 @@ pub(super) enum TraceCommand {
     Diff(diff::DiffArgs),
     /// A trace's finished runs as tasks (gold answer, tools, first call) of a JSON Lines task file.
     ToTasks(to_tasks::ToTasksArgs),
+    /// Send a trace's spans to an OpenTelemetry receiver over OTLP/HTTP.
+    Export(super::otel::ExportArgs),
 }
 
 pub(super) fn show(file: &std::path::Path, json: bool) -> Result<ExitCode> {

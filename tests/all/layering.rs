@@ -37,7 +37,7 @@ const LAYERS: &[(u32, &[&str])] = &[
     (1, &["tool", "model", "graph", "retrieve", "budget", "program"]),
     (2, &["engine"]),
     (3, &["strategy"]),
-    (4, &["sim", "eval"]),
+    (4, &["sim", "eval", "otel"]),
     (5, &["config", "session", "batch"]),
     (6, &["ui", "cli"]),
 ];

@@ -31,6 +31,7 @@ mod matrix;
 mod mcp_config;
 mod openai;
 mod openapi;
+mod otel;
 mod protocol;
 mod retrieval;
 mod retrieve;
