@@ -1,5 +1,6 @@
 //! The config file (`switchyard.toml`, see `config.example.toml`), its
-//! embedded default, and the data directory.
+//! embedded default, and the data directory. It is long because every
+//! section of the file is read and checked here, in one place.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
