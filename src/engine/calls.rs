@@ -37,8 +37,9 @@ impl Engine {
             simulated: info.simulated,
             messages: req.messages.clone(),
         })?;
+        let fault = self.draw_model_fault(role, &info.name, call);
         let t0 = self.clock.now_ms();
-        let result = slot.model.chat(&req).await;
+        let result = slot.model.chat_with_fault(&req, fault).await;
         let latency_ms = self.clock.now_ms().saturating_sub(t0);
         match result {
             Ok(resp) => {
@@ -55,12 +56,14 @@ impl Engine {
                     usage: resp.usage,
                     cost,
                     latency_ms,
+                    fault,
                 })?;
                 Ok(resp)
             }
             Err(e) => {
                 let error = e.to_string();
-                self.emit(EventKind::ModelFailed { call, role, model: info.name, error: error.clone(), latency_ms })?;
+                let model = info.name;
+                self.emit(EventKind::ModelFailed { call, role, model, error: error.clone(), latency_ms, fault })?;
                 Err(Halt::ModelFailed(error))
             }
         }

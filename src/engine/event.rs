@@ -12,6 +12,7 @@ pub use super::control::LaneAction;
 use super::params::{ParamChange, Params};
 pub use crate::budget::btp::BudgetRow;
 use crate::graph::GraphUpdate;
+use crate::model::fault::{ModelFault, ModelFaultMode};
 use crate::model::price::Price;
 use crate::model::{Message, ModelInfo, Role, ToolCallRequest, Usage};
 use crate::tool::fault::{Fault, FaultMode};
@@ -390,6 +391,9 @@ pub enum EventKind {
         usage: Usage,
         cost: f64,
         latency_ms: u64,
+        /// An injected fault this call met.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fault: Option<ModelFaultMode>,
     },
     ModelFailed {
         call: u64,
@@ -397,6 +401,8 @@ pub enum EventKind {
         model: String,
         error: String,
         latency_ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fault: Option<ModelFaultMode>,
     },
     ToolCall {
         call: u64,
@@ -619,6 +625,15 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         path: Option<String>,
     },
+    /// A fault injected into the model calls of a role, or of a model by name.
+    ModelFaultInjected {
+        target: String,
+        fault: ModelFault,
+    },
+    ModelFaultCleared {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<String>,
+    },
     Paused,
     Resumed,
     Stepped,
@@ -685,6 +700,8 @@ impl EventKind {
             EventKind::ProgramReturned { .. } => "ProgramReturned",
             EventKind::Probed { .. } => "Probed",
             EventKind::ProtocolSaved { .. } => "ProtocolSaved",
+            EventKind::ModelFaultInjected { .. } => "ModelFaultInjected",
+            EventKind::ModelFaultCleared { .. } => "ModelFaultCleared",
             EventKind::Paused => "Paused",
             EventKind::Resumed => "Resumed",
             EventKind::Stepped => "Stepped",

@@ -27,6 +27,7 @@ mod library_sources;
 mod manifest;
 mod matrix;
 mod mcp_config;
+mod model_faults;
 mod openai;
 mod openapi;
 mod protocol;
