@@ -15,7 +15,7 @@ use crate::model::fault::{ModelFault, ModelFaultMode, ModelFaultParseError, pars
 use crate::tool::fault::{Fault, FaultParseError};
 
 /// Keeps a model fault's draws apart from every other use of a call's seed.
-const DRAW_SALT: u64 = 0x6d6f_64656c_f417;
+const DRAW_SALT: u64 = 0x006d_6f64_656c_f417;
 
 #[derive(thiserror::Error, Debug, PartialEq)]
 pub enum FaultSpecError {
@@ -73,7 +73,7 @@ impl Engine {
     /// from the call's seed, so a model fault never shifts the engine's own
     /// draws, and with none in force nothing is drawn at all.
     pub(super) fn draw_model_fault(&mut self, role: Role, model: &str, call: u64) -> Option<ModelFaultMode> {
-        if self.model_faults.active().next().is_none() {
+        if self.model_faults.is_empty() {
             return None;
         }
         let mut rng = ChaCha8Rng::seed_from_u64(self.call_seed(call) ^ DRAW_SALT);

@@ -182,6 +182,10 @@ impl<M: Copy> FaultTable<M> {
         }
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.by_tool.is_empty()
+    }
+
     pub fn is_faulted(&self, tool: &str) -> bool {
         self.by_tool.get(tool).is_some_and(|v| !v.is_empty())
     }

@@ -44,6 +44,7 @@ mod ui_app;
 mod ui_budget_plan;
 mod ui_dialogs;
 mod ui_graph;
+mod ui_model_faults;
 mod ui_panes;
 mod ui_program;
 mod ui_rewoo;

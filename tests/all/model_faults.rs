@@ -434,20 +434,66 @@ async fn every_strategy_ends_every_run_under_every_mode() {
                     assert!(matches!(outcome, RunOutcome::Failed { .. }), "{what}: {outcome:?}")
                 }
                 ModelFaultMode::Slow { .. } => assert!(answered(&state), "{what}: {outcome:?}"),
-                // A spoilt reply meets the strategy's own reader: refused, re-planned or re-written.
+                // A spoilt reply meets the strategy's own reader: react and toolnet
+                // refuse it, rewoo's planner retries, atc refuses an empty program
+                // and reflects on a cut one that failed; each then answers.
                 ModelFaultMode::Empty | ModelFaultMode::Truncated => {
-                    let recovered = events.iter().any(|e| {
-                        matches!(
-                            &e.kind,
-                            EventKind::Refused { reason: RefuseReason::Malformed, .. }
-                                | EventKind::PlanRejected { .. }
-                                | EventKind::ProgramFailed { .. }
-                        )
-                    });
-                    assert!(recovered, "{what}: the spoilt reply went unnoticed");
-                    assert!(!matches!(outcome, RunOutcome::Failed { .. }), "{what}: {outcome:?}");
+                    let recovery = match (strategy, mode) {
+                        (StrategyKind::Rewoo, _) => "PlanRejected",
+                        (StrategyKind::Atc, ModelFaultMode::Truncated) => "ProgramFailed",
+                        _ => "Refused",
+                    };
+                    let seen: Vec<&str> = events
+                        .iter()
+                        .filter(|e| {
+                            matches!(
+                                &e.kind,
+                                EventKind::Refused { reason: RefuseReason::Malformed, .. }
+                                    | EventKind::PlanRejected { .. }
+                                    | EventKind::ProgramFailed { .. }
+                            )
+                        })
+                        .map(|e| e.kind.name())
+                        .collect();
+                    assert_eq!(seen, vec![recovery], "{what}");
+                    assert!(answered(&state), "{what}: {outcome:?}");
                 }
             }
         }
+    }
+}
+
+// The command line.
+
+#[test]
+fn a_model_fault_from_the_command_line_and_its_bad_specs() {
+    use crate::cli_helpers::{fails, lines, ok, s};
+    let d = tempfile::tempdir().unwrap();
+    let trace = d.path().join("t.jsonl");
+    let base = ["--data-dir", s(d.path()), "run", "--task", "Calculate 6 * 7", "--strategy", "react"];
+    let mut args = base.to_vec();
+    args.extend(["--fault", "model:actor:empty:once", "--trace", s(&trace), "--json"]);
+    ok(&args);
+    let events = lines(&trace);
+    let of = |t: &str| events.iter().filter(|e| e["type"] == t).cloned().collect::<Vec<_>>();
+    let injected = of("ModelFaultInjected");
+    assert_eq!(injected.len(), 1);
+    assert_eq!(injected[0]["target"], "actor");
+    assert_eq!(injected[0]["fault"], json!({"mode": "empty", "scope": "once"}));
+    let hit: Vec<_> = of("ModelReply").into_iter().filter(|e| e.get("fault").is_some()).collect();
+    assert_eq!(hit.len(), 1);
+    assert_eq!((hit[0]["fault"]["mode"].as_str(), hit[0]["text"].as_str()), (Some("empty"), Some("")));
+    assert!(of("Refused").iter().any(|e| e["reason"] == "malformed"));
+
+    for (spec, needs) in [
+        ("model:actor:explode", &["bad model fault", "unknown mode 'explode'", "http-500", "429[=MS]", "slow=MS"][..]),
+        ("model:actor", &["no mode"]),
+        ("model:nobody:empty", &["no role or model named 'nobody'", "actor", "sim"]),
+        ("actor:http-500", &["unknown mode 'http-500'", "model:ROLE:MODE"]),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(["--fault", spec]);
+        let err = fails(&args);
+        assert!(needs.iter().all(|n| err.contains(n)), "--fault {spec}: {err}");
     }
 }

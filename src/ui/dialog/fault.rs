@@ -90,7 +90,7 @@ impl FaultDialog {
             descriptions,
             selected,
             offset: Cell::new(0),
-            filter: Field::single("").with_hint("type to filter the tools (model: for roles and models)"),
+            filter: Field::single("").with_hint("type to filter the tools"),
             mode: 0,
             model_mode: 0,
             ms: Field::single("2000"),
@@ -270,10 +270,12 @@ impl FaultDialog {
 
         let shown_tools = self.shown.iter().filter(|&&i| i < self.tools).count();
         let shown_models = self.shown.len() - shown_tools;
-        let mut count = format!("  {shown_tools} of {} tools", self.tools);
-        if shown_models > 0 {
-            count.push_str(&format!(", {shown_models} roles and models"));
-        }
+        // The roles and models follow the tools: counted when the filter shows only them.
+        let count = if shown_tools == 0 && shown_models > 0 {
+            format!("  {shown_models} roles and models")
+        } else {
+            format!("  {shown_tools} of {} tools", self.tools)
+        };
         let count = Span::styled(count, theme.muted());
         let prefix = Line::from(label("Tool", LABEL_W, self.focus == Focus::Tool, theme));
         let fw = filter_row.width.saturating_sub(LABEL_W as u16 + 2 + 2 + 18).clamp(1, 40);

@@ -23,7 +23,7 @@ const LIVE: &[Row] = &[
     ("+ / -", "pace: a longer / shorter wait before each call"),
     ("q", "quit"),
     ("", "Change the run (takes effect at the next decision point)"),
-    ("f", "inject a fault into a tool, or a role's or model's calls (model:)"),
+    ("f", "inject a fault into a tool, a role or a model"),
     ("x", "clear faults (all tools and models)"),
     ("e", "edit the selected node's score"),
     ("p", "parameters: α β τ B K, weight format, steps, pace"),
