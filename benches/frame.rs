@@ -120,6 +120,7 @@ fn big_session() -> Vec<Event> {
                     usage: Usage { prompt_tokens: 900, completion_tokens: 12 },
                     cost: 0.0,
                     latency_ms: 3,
+                    fault: None,
                 },
             ));
             out.push(ev(

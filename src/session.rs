@@ -432,6 +432,12 @@ pub fn shared(config: &Config, opts: &SessionOptions) -> Result<Shared, SetupErr
         None => executor,
     };
     let models = prepare_models(config, seed, &opts.tape)?;
+    for s in &opts.schedule {
+        if let crate::engine::Control::InjectModelFault { target, .. } = &s.control {
+            crate::engine::check_model_target(&models, target)
+                .map_err(|e| SetupError::Invalid(format!("--fault: {e}")))?;
+        }
+    }
     let retriever = match open_retriever(config, &library)? {
         Some(r) => r,
         None => Retriever::lexical(library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str()))),

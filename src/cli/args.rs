@@ -21,7 +21,8 @@ pub(super) struct Common {
     /// Change a parameter: alpha, beta, tau, budget, top_k, weight_format, max_steps.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub(super) set: Vec<String>,
-    /// Break a tool: TOOL:MODE[:SCOPE][@TASK], e.g. geo_lookup:error@50.
+    /// Break a tool: TOOL:MODE[:SCOPE][@TASK], e.g. geo_lookup:error@50; or a role's or model's calls:
+    /// model:ROLE|MODEL:MODE[:SCOPE][@TASK], MODE malformed, empty, truncated, http-500, 429[=MS], timeout, slow=MS.
     #[arg(long = "fault", value_name = "SPEC")]
     pub(super) faults: Vec<String>,
     /// Timestamps in ticks instead of milliseconds (byte-identical traces for a seed).

@@ -4,9 +4,8 @@
 use color_eyre::eyre::{Result, WrapErr, eyre};
 
 use switchyard::config::Config;
-use switchyard::engine::{Control, ParamChange, Scheduled};
+use switchyard::engine::{ParamChange, Scheduled, fault_control};
 use switchyard::session::{GraphSource, SessionOptions, Tape, TaskSource};
-use switchyard::tool::fault::Fault;
 
 use super::args::{Common, GraphTapeArgs, SessionArgs};
 
@@ -73,8 +72,8 @@ pub(super) fn common_options(c: &Common) -> Result<SessionOptions> {
         if at == 0 {
             return Err(eyre!("--fault {f}: tasks are counted from 1"));
         }
-        let (tool, fault) = Fault::parse_spec(spec).map_err(|e| eyre!("--fault: {e}"))?;
-        o.schedule.push(Scheduled { before_task: at, control: Control::InjectFault { tool, fault } });
+        let control = fault_control(spec).map_err(|e| eyre!("--fault: {e}"))?;
+        o.schedule.push(Scheduled { before_task: at, control });
     }
     Ok(o)
 }

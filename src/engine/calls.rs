@@ -39,12 +39,13 @@ impl Engine {
             simulated: info.simulated,
             messages: req.messages.clone(),
         })?;
+        let fault = self.draw_model_fault(role, &info.name, call);
         // A fork's prefix is answered from its trace, not the model.
         let (result, latency_ms) = match self.recorded_reply(call) {
             Some(r) => (r.result, r.latency_ms),
             None => {
                 let t0 = self.clock.now_ms();
-                let result = slot.model.chat(&req).await;
+                let result = slot.model.chat_with_fault(&req, fault).await;
                 (result, self.clock.now_ms().saturating_sub(t0))
             }
         };
@@ -63,12 +64,14 @@ impl Engine {
                     usage: resp.usage,
                     cost,
                     latency_ms,
+                    fault,
                 })?;
                 self.review_reply(call, role, resp).await
             }
             Err(e) => {
                 let error = e.to_string();
-                self.emit(EventKind::ModelFailed { call, role, model: info.name, error: error.clone(), latency_ms })?;
+                let model = info.name;
+                self.emit(EventKind::ModelFailed { call, role, model, error: error.clone(), latency_ms, fault })?;
                 Err(Halt::ModelFailed(error))
             }
         }

@@ -23,6 +23,15 @@ pub enum Control {
     ClearFault {
         tool: Option<String>,
     },
+    /// Break the model calls of a role, or of a model by its name.
+    InjectModelFault {
+        target: String,
+        fault: crate::model::fault::ModelFault,
+    },
+    /// Clear the model faults of one target, or of all.
+    ClearModelFault {
+        target: Option<String>,
+    },
     EditScore {
         tool: String,
         score: f64,

@@ -144,6 +144,8 @@ impl Engine {
                 self.faults.inject(&tool, fault);
                 self.emit(EventKind::FaultInjected { tool, fault })?;
             }
+            Control::InjectModelFault { target, fault } => self.inject_model_fault(target, fault)?,
+            Control::ClearModelFault { target } => self.clear_model_fault(target)?,
             Control::ServerState { server, state, detail } => {
                 self.emit(EventKind::ServerState { server, state, detail })?;
             }

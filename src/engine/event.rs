@@ -13,6 +13,7 @@ use super::debug::{ApprovalPolicy, Condition, ReviewKind};
 use super::params::{ParamChange, Params};
 pub use crate::budget::btp::BudgetRow;
 use crate::graph::GraphUpdate;
+use crate::model::fault::{ModelFault, ModelFaultMode};
 use crate::model::price::Price;
 use crate::model::{Message, ModelInfo, Role, ToolCallRequest, Usage};
 use crate::tool::fault::{Fault, FaultMode};
@@ -417,6 +418,9 @@ pub enum EventKind {
         usage: Usage,
         cost: f64,
         latency_ms: u64,
+        /// An injected fault this call met.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fault: Option<ModelFaultMode>,
     },
     ModelFailed {
         call: u64,
@@ -424,6 +428,8 @@ pub enum EventKind {
         model: String,
         error: String,
         latency_ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fault: Option<ModelFaultMode>,
     },
     ToolCall {
         call: u64,
@@ -732,6 +738,15 @@ pub enum EventKind {
         condition: Condition,
         detail: String,
     },
+    /// A fault injected into the model calls of a role, or of a model by name.
+    ModelFaultInjected {
+        target: String,
+        fault: ModelFault,
+    },
+    ModelFaultCleared {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<String>,
+    },
     Paused,
     Resumed,
     Stepped,
@@ -811,6 +826,8 @@ impl EventKind {
             EventKind::BreakpointSet { .. } => "BreakpointSet",
             EventKind::BreakpointCleared { .. } => "BreakpointCleared",
             EventKind::BreakpointHit { .. } => "BreakpointHit",
+            EventKind::ModelFaultInjected { .. } => "ModelFaultInjected",
+            EventKind::ModelFaultCleared { .. } => "ModelFaultCleared",
             EventKind::Paused => "Paused",
             EventKind::Resumed => "Resumed",
             EventKind::Stepped => "Stepped",

@@ -195,6 +195,12 @@ pub(super) fn recorded_kind(kind: &EventKind) -> Recorded {
             Recorded::Control(Control::SetCategory { tool: tool.clone(), category: category.clone() })
         }
         EventKind::LaneChanged { lane, action } => Recorded::Control(Control::Lane { lane: *lane, action: *action }),
+        EventKind::ModelFaultInjected { target, fault } => {
+            Recorded::Control(Control::InjectModelFault { target: target.clone(), fault: *fault })
+        }
+        EventKind::ModelFaultCleared { target } => {
+            Recorded::Control(Control::ClearModelFault { target: target.clone() })
+        }
         EventKind::ApprovalSet { policy } => Recorded::Control(Control::SetApproval { policy: policy.clone() }),
         // Set, or (for a breakpoint that exists) enabled or disabled: see `replay_controls`.
         EventKind::BreakpointSet { condition, .. } => {

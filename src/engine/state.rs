@@ -14,6 +14,7 @@ use crate::tool::fault::FaultScope;
 use crate::tool::mcp::ServerState;
 
 // The pieces of the state, re-exported so a view names them all from here.
+pub use super::model_fault_view::ActiveModelFault;
 pub use super::views::{
     Account, ActiveFault, Entry, FinishedCall, GraphView, InFlight, LaneState, LaneView, Mode, PlanView, RewooView,
     RowPoint, RunSummary, RunView, StepView, ToolSpend,
@@ -48,6 +49,7 @@ pub struct SessionState {
     pub finished: Vec<RunSummary>,
     pub graph: Option<GraphView>,
     pub faults: Vec<ActiveFault>,
+    pub model_faults: Vec<ActiveModelFault>,
     /// Model use per (role, model name).
     pub accounts: BTreeMap<(Role, String), Account>,
     pub tool_spend: BTreeMap<String, ToolSpend>,
@@ -535,6 +537,10 @@ impl SessionState {
                 self.mode = Mode::Finished;
                 self.stopped = *stopped;
             }
+            EventKind::ModelFaultInjected { .. } | EventKind::ModelFaultCleared { .. } => {}
+        }
+        if let Some(note) = super::model_fault_view::apply(&mut self.model_faults, &ev.kind) {
+            self.push(Entry::Note(note));
         }
     }
 

@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind};
+use super::fault::ModelFaultMode;
+use super::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, fault_around};
 use crate::jsonl::{JsonlError, read_records};
 
 #[derive(thiserror::Error, Debug)]
@@ -166,6 +167,20 @@ impl Cassette {
     }
 }
 
+impl Cassette {
+    fn keep(
+        &self,
+        inner: &dyn ChatModel,
+        file: &Mutex<File>,
+        req: &ChatRequest,
+        response: ChatResponse,
+    ) -> Result<ChatResponse, ModelError> {
+        let line = Line { key: request_key(req), request: req.clone(), response, model: inner.info() };
+        self.append(file, &line)?;
+        Ok(line.response)
+    }
+}
+
 #[async_trait]
 impl ChatModel for Cassette {
     fn info(&self) -> ModelInfo {
@@ -175,14 +190,29 @@ impl ChatModel for Cassette {
         }
     }
 
+    /// While recording, a transport fault goes to the recorded model (its
+    /// retries meet it) and a spoiling one spoils the reply after it is
+    /// recorded, so a replay is never of a fault.
+    async fn chat_with_fault(
+        &self,
+        req: &ChatRequest,
+        fault: Option<ModelFaultMode>,
+    ) -> Result<ChatResponse, ModelError> {
+        match (&self.mode, fault) {
+            (Mode::Record { inner, file }, Some(f)) if f.is_transport() => {
+                let response = inner.chat_with_fault(req, Some(f)).await?;
+                self.keep(inner.as_ref(), file, req, response)
+            }
+            _ => fault_around(self, req, fault).await,
+        }
+    }
+
     async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let key = request_key(req);
         match &self.mode {
             Mode::Record { inner, file } => {
                 let response = inner.chat(req).await?;
-                let line = Line { key, request: req.clone(), response, model: inner.info() };
-                self.append(file, &line)?;
-                Ok(line.response)
+                self.keep(inner.as_ref(), file, req, response)
             }
             Mode::Replay { answers, .. } => {
                 let mut answers = answers.lock().unwrap_or_else(|p| p.into_inner());

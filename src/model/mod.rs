@@ -3,13 +3,17 @@
 //! (any OpenAI-compatible endpoint) and `cassette` (record / replay).
 
 pub mod cassette;
+pub mod fault;
 pub mod openai;
 pub mod price;
 pub mod tokens;
+mod wire_fault;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use fault::ModelFaultMode;
 
 /// What a model is used for in a run (DESIGN §2).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -180,4 +184,64 @@ pub enum ModelError {
 pub trait ChatModel: Send + Sync {
     fn info(&self) -> ModelInfo;
     async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError>;
+
+    /// `chat` with an injected fault (the engine draws it). A model with an
+    /// HTTP exchange of its own injects it there, so its retries and parser
+    /// meet it; by default it is applied around `chat` ([`fault_around`]).
+    async fn chat_with_fault(
+        &self,
+        req: &ChatRequest,
+        fault: Option<ModelFaultMode>,
+    ) -> Result<ChatResponse, ModelError> {
+        fault_around(self, req, fault).await
+    }
+}
+
+/// A fault applied around a whole `chat`, for models with no HTTP exchange
+/// (simulated, replay): they have no retries, so an HTTP fault is the
+/// call's error; they have no timeout, so a timeout fails at once. A
+/// spoiled reply is asked for first, so a replay moves on as a real server
+/// would.
+pub async fn fault_around<M: ChatModel + ?Sized>(
+    model: &M,
+    req: &ChatRequest,
+    fault: Option<ModelFaultMode>,
+) -> Result<ChatResponse, ModelError> {
+    let Some(fault) = fault else { return model.chat(req).await };
+    match fault {
+        ModelFaultMode::Slow { ms } => {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            model.chat(req).await
+        }
+        ModelFaultMode::Timeout => Err(ModelError::Other(
+            "model call timed out (injected fault; this model has no timeout of its own, so it failed at once)".into(),
+        )),
+        ModelFaultMode::Http500 => Err(ModelError::Http { status: 500, body: wire_fault::HTTP_500_BODY.into() }),
+        ModelFaultMode::RateLimited { retry_after_ms } => Err(ModelError::Http {
+            status: 429,
+            body: format!("{} (retry after {retry_after_ms} ms)", wire_fault::HTTP_429_BODY),
+        }),
+        ModelFaultMode::Malformed => {
+            model.chat(req).await?;
+            Err(ModelError::Malformed("the reply is not JSON (injected fault)".into()))
+        }
+        ModelFaultMode::Empty => {
+            let mut resp = model.chat(req).await?;
+            resp.text.clear();
+            resp.tool_calls.clear();
+            Ok(resp)
+        }
+        ModelFaultMode::Truncated => {
+            let mut resp = model.chat(req).await?;
+            if let Some(call) = resp.tool_calls.first() {
+                // Its arguments, cut half-way, are not JSON any more.
+                return Err(ModelError::Malformed(format!(
+                    "tool_calls[0] ({}): arguments cut off half-way (injected fault)",
+                    call.name
+                )));
+            }
+            resp.text = wire_fault::first_half(&resp.text).to_string();
+            Ok(resp)
+        }
+    }
 }

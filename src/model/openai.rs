@@ -6,7 +6,9 @@
 //! objects instead of strings, and often write a tool call as JSON in the
 //! content instead of `tool_calls` (see LOCAL-MODEL.md). The API key is read
 //! from an environment variable once, kept only for the Authorization header,
-//! and redacted from `Debug`.
+//! and redacted from `Debug`. The file is long (over 600 lines) because
+//! the lenient reader, the retry loop with its injected faults and their
+//! unit tests belong together.
 
 use std::time::Duration;
 
@@ -14,9 +16,10 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use super::fault::ModelFaultMode;
 use super::{
     ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Speaker, ToolCallRequest, ToolDef, Usage,
-    tokens,
+    tokens, wire_fault,
 };
 use crate::text::error_chain;
 
@@ -208,10 +211,20 @@ impl OpenAiModel {
     }
 
     /// One HTTP exchange, bounded by the per-request timeout (connect, send
-    /// and reading the body together).
-    async fn attempt(&self, body: &Value) -> Result<Attempt, ModelError> {
+    /// and reading the body together). An injected transport fault takes
+    /// the exchange's place (an HTTP error never reaches the endpoint) or
+    /// holds it up within the same timeout.
+    async fn attempt(&self, body: &Value, injected: Option<ModelFaultMode>) -> Result<Attempt, ModelError> {
+        if let Some(answered) = injected.and_then(injected_answer) {
+            return Ok(answered);
+        }
         let timeout = Duration::from_millis(self.cfg.timeout_ms);
         let exchange = async {
+            match injected {
+                Some(ModelFaultMode::Slow { ms }) => tokio::time::sleep(Duration::from_millis(ms)).await,
+                Some(ModelFaultMode::Timeout) => std::future::pending::<()>().await,
+                _ => {}
+            }
             let mut rb = self.client.post(&self.url).json(body);
             if let Some(key) = &self.api_key {
                 rb = rb.bearer_auth(key);
@@ -236,6 +249,18 @@ impl OpenAiModel {
     }
 }
 
+/// An injected HTTP error, as an answer the retry loop reads like any other.
+fn injected_answer(fault: ModelFaultMode) -> Option<Attempt> {
+    let (status, retry_after, body) = match fault {
+        ModelFaultMode::Http500 => (500, None, wire_fault::HTTP_500_BODY),
+        ModelFaultMode::RateLimited { retry_after_ms } => {
+            (429, Some(Duration::from_millis(retry_after_ms.min(RETRY_AFTER_CAP_MS))), wire_fault::HTTP_429_BODY)
+        }
+        _ => return None,
+    };
+    Some(Attempt::Answered { status, retry_after, body: body.as_bytes().to_vec() })
+}
+
 enum Attempt {
     Answered {
         status: u16,
@@ -253,15 +278,35 @@ impl ChatModel for OpenAiModel {
     }
 
     async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        self.chat_with_fault(req, None).await
+    }
+
+    /// A transport fault takes the first attempt only: the retries go to
+    /// the endpoint. A spoiling fault spoils the first reply that arrives.
+    async fn chat_with_fault(
+        &self,
+        req: &ChatRequest,
+        fault: Option<ModelFaultMode>,
+    ) -> Result<ChatResponse, ModelError> {
         let mut body = self.request_body(req);
         let mut retry = 0u32;
+        let (mut transport, spoil) = match fault {
+            Some(f) if f.is_transport() => (Some(f), None),
+            other => (None, other),
+        };
+        if let Some(f) = fault {
+            tracing::info!(model = %self.cfg.name, fault = %f, "injecting a model fault");
+        }
         loop {
             let style = self.style();
             // A timeout is not retried: a slow local model would only be slow
             // again, multiplying the wait; the caller decides.
-            let (failure, wait) = match self.attempt(&body).await? {
+            let (failure, wait) = match self.attempt(&body, transport.take()).await? {
                 Attempt::Answered { status, body, .. } if (200..300).contains(&status) => {
-                    return parse_reply(&body, req);
+                    return match spoil {
+                        Some(f) => parse_reply(&wire_fault::spoil(&body, f), req),
+                        None => parse_reply(&body, req),
+                    };
                 }
                 // A server that does not know this form of response_format
                 // gets the next form, at once and for good.
@@ -528,6 +573,19 @@ mod tests {
         let later = (chrono::Utc::now() + chrono::Duration::hours(2)).to_rfc2822();
         assert_eq!(parse_retry_after(&later), Some(Duration::from_millis(RETRY_AFTER_CAP_MS)));
         assert_eq!(parse_retry_after("soon"), None);
+    }
+
+    #[test]
+    fn an_injected_429_carries_its_retry_after_and_a_500_none() {
+        let wait = |f| match injected_answer(f) {
+            Some(Attempt::Answered { status, retry_after, .. }) => (status, retry_after),
+            _ => panic!("no answer injected for {f:?}"),
+        };
+        let ms = Duration::from_millis;
+        assert_eq!(wait(ModelFaultMode::RateLimited { retry_after_ms: 1234 }), (429, Some(ms(1234))));
+        assert_eq!(wait(ModelFaultMode::RateLimited { retry_after_ms: u64::MAX }), (429, Some(ms(RETRY_AFTER_CAP_MS))));
+        assert_eq!(wait(ModelFaultMode::Http500), (500, None));
+        assert!(injected_answer(ModelFaultMode::Timeout).is_none() && injected_answer(ModelFaultMode::Empty).is_none());
     }
 
     #[test]

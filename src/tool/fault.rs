@@ -1,5 +1,7 @@
 //! Fault injection: what a user (or a schedule) breaks in a tool, and the
-//! table the engine draws from before every tool call.
+//! table the engine draws from before every tool call. The scopes and the
+//! table are generic over the mode, so a model's faults
+//! ([`crate::model::fault`]) last and are drawn the same way.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -35,10 +37,11 @@ pub enum FaultScope {
     UntilCleared,
 }
 
+/// A mode and how long it lasts; `M` is a tool's [`FaultMode`] unless said.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Fault {
+pub struct Fault<M = FaultMode> {
     #[serde(flatten)]
-    pub mode: FaultMode,
+    pub mode: M,
     #[serde(flatten)]
     pub scope: FaultScope,
 }
@@ -140,21 +143,27 @@ impl fmt::Display for FaultScope {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-struct Active {
-    fault: Fault,
+struct Active<M> {
+    fault: Fault<M>,
     /// Calls left for `Once` / `Times`.
     left: Option<u32>,
 }
 
-/// The faults in force, per tool. The engine owns one and draws from it,
-/// with its seeded generator, before every tool call.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct FaultTable {
-    by_tool: BTreeMap<String, Vec<Active>>,
+/// The faults in force, per tool (or per model target). The engine owns one
+/// and draws from it, with a seeded generator, before every call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultTable<M = FaultMode> {
+    by_tool: BTreeMap<String, Vec<Active<M>>>,
 }
 
-impl FaultTable {
-    pub fn inject(&mut self, tool: &str, fault: Fault) {
+impl<M> Default for FaultTable<M> {
+    fn default() -> Self {
+        FaultTable { by_tool: BTreeMap::new() }
+    }
+}
+
+impl<M: Copy> FaultTable<M> {
+    pub fn inject(&mut self, tool: &str, fault: Fault<M>) {
         let left = match fault.scope {
             FaultScope::Once => Some(1),
             FaultScope::Times { n } => Some(n),
@@ -173,17 +182,21 @@ impl FaultTable {
         }
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.by_tool.is_empty()
+    }
+
     pub fn is_faulted(&self, tool: &str) -> bool {
         self.by_tool.get(tool).is_some_and(|v| !v.is_empty())
     }
 
-    pub fn active(&self) -> impl Iterator<Item = (&str, Fault)> {
+    pub fn active(&self) -> impl Iterator<Item = (&str, Fault<M>)> {
         self.by_tool.iter().flat_map(|(t, v)| v.iter().map(move |a| (t.as_str(), a.fault)))
     }
 
     /// The fault that hits the next call of `tool`, if any; spends one use
     /// of a counted fault. The oldest fault in force wins.
-    pub fn draw(&mut self, tool: &str, rng: &mut impl Rng) -> Option<FaultMode> {
+    pub fn draw(&mut self, tool: &str, rng: &mut impl Rng) -> Option<M> {
         let list = self.by_tool.get_mut(tool)?;
         let mut hit = None;
         for a in list.iter_mut() {

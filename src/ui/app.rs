@@ -292,7 +292,11 @@ impl App {
             self.view.flash = Some("the session has ended".into());
             return Vec::new();
         }
-        control.map(Effect::Control).into_iter().collect()
+        let mut effects: Vec<Effect> = control.map(Effect::Control).into_iter().collect();
+        if c == 'x' && !effects.is_empty() {
+            effects.push(Effect::Control(Control::ClearModelFault { target: None }));
+        }
+        effects
     }
 
     /// `T`: the current run (in a replay, the run at the cursor) as a test
@@ -547,6 +551,9 @@ fn describe(controls: &[Control]) -> String {
         .iter()
         .map(|c| match c {
             Control::InjectFault { tool, fault } => format!("fault {} on {tool} ({})", fault.mode, fault.scope),
+            Control::InjectModelFault { target, fault } => {
+                format!("fault {} on model:{target} ({})", fault.mode, fault.scope)
+            }
             Control::EditScore { tool, score } => format!("score of {tool} = {score}"),
             Control::SetParam { change } => format!("{change:?}"),
             Control::SwitchModel { role, model } => format!("{role} → {model}"),

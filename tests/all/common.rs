@@ -285,6 +285,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 usage: classifier_use,
                 cost: cost(sim, classifier_use),
                 latency_ms: 50,
+                fault: None,
             },
         ),
         ev(
@@ -348,6 +349,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 usage: planner_use,
                 cost: cost(weak, planner_use),
                 latency_ms: 990,
+                fault: None,
             },
         ),
         ev(
@@ -567,6 +569,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 usage: solver_use,
                 cost: cost(strong, solver_use),
                 latency_ms: 1160,
+                fault: None,
             },
         ),
         ev(

@@ -15,7 +15,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// One scripted answer. `hang` accepts the request and never answers.
 #[derive(Clone)]
-struct Reply {
+pub(crate) struct Reply {
     status: u16,
     headers: Vec<(String, String)>,
     body: String,
@@ -23,27 +23,27 @@ struct Reply {
 }
 
 impl Reply {
-    fn json(status: u16, body: Value) -> Self {
+    pub(crate) fn json(status: u16, body: Value) -> Self {
         Reply { status, headers: vec![], body: body.to_string(), hang: false }
     }
-    fn raw(status: u16, body: &str) -> Self {
+    pub(crate) fn raw(status: u16, body: &str) -> Self {
         Reply { status, headers: vec![], body: body.to_string(), hang: false }
     }
-    fn header(mut self, name: &str, value: &str) -> Self {
+    pub(crate) fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.to_string(), value.to_string()));
         self
     }
-    fn hang() -> Self {
+    pub(crate) fn hang() -> Self {
         Reply { status: 0, headers: vec![], body: String::new(), hang: true }
     }
 }
 
 #[derive(Clone, Debug)]
-struct Seen {
+pub(crate) struct Seen {
     method: String,
     path: String,
     headers: Vec<(String, String)>,
-    body: Value,
+    pub(crate) body: Value,
 }
 
 impl Seen {
@@ -52,13 +52,14 @@ impl Seen {
     }
 }
 
-struct Server {
+/// A scripted OpenAI-compatible server on loopback (the model fault tests use it too).
+pub(crate) struct Server {
     addr: SocketAddr,
     seen: Arc<Mutex<Vec<Seen>>>,
 }
 
 impl Server {
-    async fn start(script: Vec<Reply>) -> Server {
+    pub(crate) async fn start(script: Vec<Reply>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -73,11 +74,11 @@ impl Server {
         Server { addr, seen }
     }
 
-    fn base_url(&self) -> String {
+    pub(crate) fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
     }
 
-    fn seen(&self) -> Vec<Seen> {
+    pub(crate) fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
 }
@@ -134,7 +135,7 @@ async fn serve(mut stream: TcpStream, seen: Arc<Mutex<Vec<Seen>>>, script: Arc<M
     let _ = stream.shutdown().await;
 }
 
-fn completion(message: Value, usage: Option<Value>) -> Value {
+pub(crate) fn completion(message: Value, usage: Option<Value>) -> Value {
     let mut v = json!({
         "id": "chatcmpl-1",
         "object": "chat.completion",
@@ -148,7 +149,7 @@ fn completion(message: Value, usage: Option<Value>) -> Value {
     v
 }
 
-fn text_reply(text: &str) -> Reply {
+pub(crate) fn text_reply(text: &str) -> Reply {
     Reply::json(
         200,
         completion(

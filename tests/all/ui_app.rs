@@ -136,6 +136,32 @@ async fn a_fault_injected_from_the_dialog_reaches_the_tool() {
 }
 
 #[tokio::test(flavor = "current_thread")]
+async fn a_model_fault_injected_from_the_dialog_hits_the_role_and_x_clears_it() {
+    let mut rig = Rig::start(true);
+    rig.until(|k| matches!(k, EventKind::Paused)).await;
+    // f, the actor's target, the second model mode (empty), until cleared.
+    let mut keys = vec![ch('f')];
+    keys.extend(typed("model:actor"));
+    keys.extend([key(KeyCode::Enter), key(KeyCode::Right), key(KeyCode::Enter)]);
+    let sent = rig.press(keys);
+    let [Control::InjectModelFault { target, fault }] = &sent[..] else { panic!("{sent:?}") };
+    assert_eq!((target.as_str(), fault.mode), ("actor", switchyard::model::fault::ModelFaultMode::Empty));
+    rig.press([ch(' ')]);
+    rig.until(|k| matches!(k, EventKind::ModelFaultInjected { .. })).await;
+    assert_eq!(rig.app.state.model_faults.len(), 1);
+    let hit = rig.until(|k| matches!(k, EventKind::ModelReply { fault: Some(_), .. })).await;
+    let EventKind::ModelReply { role, text, .. } = hit.kind else { unreachable!() };
+    assert_eq!((role, text.as_str()), (switchyard::model::Role::Actor, ""));
+    // x clears the tools' faults and the models'.
+    let sent = rig.press([ch('x')]);
+    assert_eq!(sent, vec![Control::ClearFault { tool: None }, Control::ClearModelFault { target: None }]);
+    rig.until(|k| matches!(k, EventKind::ModelFaultCleared { target: None })).await;
+    assert!(rig.app.state.model_faults.is_empty());
+    rig.press([ch('q')]);
+    rig.engine.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "current_thread")]
 async fn a_score_edited_and_alpha_changed_take_effect_and_are_recorded() {
     let mut rig = Rig::start(true);
     rig.until(|k| matches!(k, EventKind::Paused)).await;

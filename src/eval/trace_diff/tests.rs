@@ -84,6 +84,7 @@ fn run(run: u32, t0: u64, call0: u64, result: ToolOutcome, answer: &str) -> Vec<
                 usage,
                 cost: 0.0,
                 latency_ms: 7 + t0,
+                fault: None,
             },
         ),
         ev(

@@ -1,4 +1,5 @@
-//! Inject a fault: pick a tool (with a filter), a mode and a scope.
+//! Inject a fault: pick a tool (with a filter), a mode and a scope; or a
+//! role or model (`model:` targets, after the tools) with a model's modes.
 
 use std::cell::Cell;
 
@@ -14,6 +15,8 @@ use super::kit::{choice, error_message, field_row, hints, label, list_step, rows
 use super::outcome::Outcome;
 use crate::engine::Control;
 use crate::engine::state::SessionState;
+use crate::model::Role;
+use crate::model::fault::ModelFaultMode;
 use crate::tool::fault::{Fault, FaultMode, FaultScope};
 use crate::ui::Theme;
 use crate::ui::symbols::FAULT;
@@ -21,6 +24,12 @@ use crate::ui::text::{fit, spans_width};
 
 const MODES: [&str; 6] = ["error", "nothing-found", "garbage", "timeout", "slow", "crash"];
 const SLOW: usize = 4;
+const MODEL_MODES: [&str; 7] = ["malformed", "empty", "truncated", "http-500", "429", "timeout", "slow"];
+/// The model modes that take milliseconds: 429's Retry-After and slow's delay.
+const MODEL_RETRY_AFTER: usize = 4;
+const MODEL_SLOW: usize = 6;
+/// How a role or model is listed among the tools.
+const MODEL_PREFIX: &str = "model:";
 const SCOPES: [&str; 4] = ["once", "times", "probability", "until-cleared"];
 const TIMES: usize = 1;
 const PROBABILITY: usize = 2;
@@ -39,7 +48,10 @@ enum Focus {
 
 #[derive(Clone, Debug)]
 pub struct FaultDialog {
+    /// The tools, then `model:` targets (roles, then models by name).
     names: Vec<String>,
+    /// How many of `names` are tools.
+    tools: usize,
     lower: Vec<String>,
     descriptions: Vec<String>,
     /// Indices into `names` that pass the filter.
@@ -49,6 +61,7 @@ pub struct FaultDialog {
     offset: Cell<usize>,
     filter: Field,
     mode: usize,
+    model_mode: usize,
     ms: Field,
     scope: usize,
     times: Field,
@@ -60,19 +73,26 @@ pub struct FaultDialog {
 
 impl FaultDialog {
     pub(super) fn new(state: &SessionState, preselect: Option<&str>) -> FaultDialog {
-        let names: Vec<String> = state.tools.iter().map(|t| t.name.clone()).collect();
+        let mut names: Vec<String> = state.tools.iter().map(|t| t.name.clone()).collect();
+        let mut descriptions: Vec<String> = state.tools.iter().map(|t| t.description.clone()).collect();
+        let tools = names.len();
+        for (target, description) in model_targets(state) {
+            names.push(format!("{MODEL_PREFIX}{target}"));
+            descriptions.push(description);
+        }
         let lower = names.iter().map(|n| n.to_lowercase()).collect();
-        let descriptions = state.tools.iter().map(|t| t.description.clone()).collect();
         let selected = preselect.and_then(|p| names.iter().position(|n| n == p)).unwrap_or(0);
         let mut d = FaultDialog {
             shown: (0..names.len()).collect(),
             names,
+            tools,
             lower,
             descriptions,
             selected,
             offset: Cell::new(0),
             filter: Field::single("").with_hint("type to filter the tools"),
             mode: 0,
+            model_mode: 0,
             ms: Field::single("2000"),
             scope: UNTIL_CLEARED,
             times: Field::single("2"),
@@ -93,15 +113,43 @@ impl FaultDialog {
         self.shown.get(self.selected).map(|&i| self.names[i].as_str())
     }
 
+    /// The role or model chosen, when a `model:` target is.
+    fn model_target(&self) -> Option<&str> {
+        let i = *self.shown.get(self.selected)?;
+        (i >= self.tools).then(|| &self.names[i][MODEL_PREFIX.len()..])
+    }
+
+    /// The mode takes milliseconds (slow, and a model's 429).
+    fn wants_ms(&self) -> bool {
+        match self.model_target() {
+            Some(_) => matches!(self.model_mode, MODEL_RETRY_AFTER | MODEL_SLOW),
+            None => self.mode == SLOW,
+        }
+    }
+
     /// The fault the dialog describes now, or why it describes none.
-    fn build(&self) -> Result<(String, Fault), String> {
+    fn build(&self) -> Result<Control, String> {
         let tool = self.tool().ok_or("no tool matches the filter")?.to_string();
+        let scope = self.build_scope()?;
+        if let Some(target) = self.model_target() {
+            let name = MODEL_MODES[self.model_mode];
+            let mode = if self.wants_ms() {
+                ModelFaultMode::parse(&format!("{name}={}", self.ms.text().trim()))?
+            } else {
+                ModelFaultMode::parse(name)?
+            };
+            return Ok(Control::InjectModelFault { target: target.to_string(), fault: Fault { mode, scope } });
+        }
         let mode = if self.mode == SLOW {
             FaultMode::parse(&format!("slow={}", self.ms.text().trim()))?
         } else {
             FaultMode::parse(MODES[self.mode])?
         };
-        let scope = match self.scope {
+        Ok(Control::InjectFault { tool, fault: Fault { mode, scope } })
+    }
+
+    fn build_scope(&self) -> Result<FaultScope, String> {
+        Ok(match self.scope {
             TIMES => {
                 let n = self.times.text();
                 FaultScope::parse(&format!("times={}", n.trim())).map_err(|e| format!("N: {e}"))?
@@ -111,13 +159,12 @@ impl FaultDialog {
                 FaultScope::parse(&format!("p={}", p.trim()))?
             }
             i => FaultScope::parse(SCOPES[i])?,
-        };
-        Ok((tool, Fault { mode, scope }))
+        })
     }
 
     fn stops(&self) -> Vec<Focus> {
         let mut s = vec![Focus::Tool, Focus::Mode];
-        if self.mode == SLOW {
+        if self.wants_ms() {
             s.push(Focus::Ms);
         }
         s.push(Focus::Scope);
@@ -178,8 +225,8 @@ impl FaultDialog {
                         Some(_) => self.set_focus(Focus::Mode),
                         None => self.message = Some("no tool matches the filter".into()),
                     }
-                } else if let Ok((tool, fault)) = self.build() {
-                    return Outcome::Submit(vec![Control::InjectFault { tool, fault }]);
+                } else if let Ok(control) = self.build() {
+                    return Outcome::Submit(vec![control]);
                 }
             }
             KeyCode::Up | KeyCode::Down | KeyCode::PageUp | KeyCode::PageDown if self.focus == Focus::Tool => {
@@ -191,7 +238,9 @@ impl FaultDialog {
             KeyCode::Left | KeyCode::Right if matches!(self.focus, Focus::Mode | Focus::Scope) => {
                 let forward = key.code == KeyCode::Right;
                 let cycle = |i: usize, n: usize| if forward { (i + 1) % n } else { (i + n - 1) % n };
-                if self.focus == Focus::Mode {
+                if self.focus == Focus::Mode && self.model_target().is_some() {
+                    self.model_mode = cycle(self.model_mode, MODEL_MODES.len());
+                } else if self.focus == Focus::Mode {
                     self.mode = cycle(self.mode, MODES.len());
                 } else {
                     self.scope = cycle(self.scope, SCOPES.len());
@@ -219,7 +268,15 @@ impl FaultDialog {
         let [filter_row, list_area, active_row, mode_row, scope_row, error_row, hint_row] =
             rows(area, [Some(1), None, Some(1), Some(1), Some(1), Some(1), Some(1)]);
 
-        let count = Span::styled(format!("  {} of {} tools", self.shown.len(), self.names.len()), theme.muted());
+        let shown_tools = self.shown.iter().filter(|&&i| i < self.tools).count();
+        let shown_models = self.shown.len() - shown_tools;
+        // The roles and models follow the tools: counted when the filter shows only them.
+        let count = if shown_tools == 0 && shown_models > 0 {
+            format!("  {shown_models} roles and models")
+        } else {
+            format!("  {shown_tools} of {} tools", self.tools)
+        };
+        let count = Span::styled(count, theme.muted());
         let prefix = Line::from(label("Tool", LABEL_W, self.focus == Focus::Tool, theme));
         let fw = filter_row.width.saturating_sub(LABEL_W as u16 + 2 + 2 + 18).clamp(1, 40);
         field_row(frame, filter_row, prefix, &self.filter, fw, Line::from(count));
@@ -227,8 +284,11 @@ impl FaultDialog {
         self.render_list(frame, list_area, state, theme);
 
         let tool = self.tool();
-        let active: Vec<String> = match tool {
-            Some(t) => state
+        let active: Vec<String> = match (tool, self.model_target()) {
+            (_, Some(target)) => {
+                state.model_faults.iter().filter(|f| f.target == target).map(|f| f.describe()).collect()
+            }
+            (Some(t), None) => state
                 .faults
                 .iter()
                 .filter(|f| f.tool == t)
@@ -237,7 +297,7 @@ impl FaultDialog {
                     None => format!("{} ({})", f.fault.mode, f.fault.scope),
                 })
                 .collect(),
-            None => Vec::new(),
+            (None, None) => Vec::new(),
         };
         let active_line = match (tool, active.is_empty()) {
             (None, _) => Line::from(""),
@@ -250,8 +310,11 @@ impl FaultDialog {
         frame.render_widget(Paragraph::new(active_line), active_row);
 
         let mut mode = vec![label("Mode", LABEL_W, self.focus == Focus::Mode, theme)];
-        mode.extend(choice(&MODES, self.mode, self.focus == Focus::Mode, theme));
-        if self.mode == SLOW {
+        match self.model_target() {
+            Some(_) => mode.extend(choice(&MODEL_MODES, self.model_mode, self.focus == Focus::Mode, theme)),
+            None => mode.extend(choice(&MODES, self.mode, self.focus == Focus::Mode, theme)),
+        }
+        if self.wants_ms() {
             mode.push(Span::styled("  ms ", if self.focus == Focus::Ms { theme.accent() } else { Style::default() }));
             field_row(frame, mode_row, Line::from(mode), &self.ms, VALUE_W, Line::from(""));
         } else {
@@ -295,7 +358,10 @@ impl FaultDialog {
         for pos in visible {
             let i = self.shown[pos];
             let name = &self.names[i];
-            let faulted = state.faults.iter().any(|f| &f.tool == name);
+            let faulted = match name.strip_prefix(MODEL_PREFIX).filter(|_| i >= self.tools) {
+                Some(target) => state.model_faults.iter().any(|f| f.target == target),
+                None => state.faults.iter().any(|f| &f.tool == name),
+            };
             let chosen = pos == self.selected;
             let marker = if chosen { "▸ " } else { "  " };
             let mut spans = vec![
@@ -313,4 +379,29 @@ impl FaultDialog {
         }
         frame.render_widget(Paragraph::new(lines), area);
     }
+}
+
+/// The roles and models a model fault can aim at, each with what it says:
+/// who plays a role, which roles a model plays.
+fn model_targets(state: &SessionState) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Role::ALL
+        .iter()
+        .map(|r| {
+            let by = state.models.iter().find(|m| m.role == *r).map(|m| m.model.name.as_str()).unwrap_or("—");
+            (r.as_str().to_string(), format!("role, played by {by}"))
+        })
+        .collect();
+    let mut names: Vec<&str> = state.models.iter().map(|m| m.model.name.as_str()).collect();
+    names.extend(state.available_models.iter().map(|m| m.name.as_str()));
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        if Role::parse(name).is_some() {
+            continue;
+        }
+        let roles: Vec<&str> = state.models.iter().filter(|m| m.model.name == name).map(|m| m.role.as_str()).collect();
+        let what = if roles.is_empty() { "model".to_string() } else { format!("model, plays {}", roles.join(", ")) };
+        out.push((name.to_string(), what));
+    }
+    out
 }

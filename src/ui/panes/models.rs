@@ -1,7 +1,8 @@
 //! The models pane: which model plays each role, and what it has cost so far.
 //! Simulated models are marked, so nobody mistakes a simulated run for a real one.
 //! Roles the session's strategy does not call are dimmed (and named below the
-//! table), unless they made calls after all.
+//! table), unless they made calls after all. A model fault in force on a
+//! role or its model is tagged after the model's name.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -12,11 +13,13 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use super::budget::visible_columns;
 use super::{num, pane_block, pane_title, render_block};
 use crate::engine::StrategyKind;
+use crate::engine::model_fault_view;
 use crate::engine::state::{Account, SessionState};
 use crate::model::Role;
 use crate::model::price::Price;
 use crate::ui::PaneCtx;
 use crate::ui::format::{fmt_cost, fmt_count, fmt_ms};
+use crate::ui::symbols::FAULT;
 use crate::ui::text::{fit, width};
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
@@ -27,7 +30,11 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let widest = s
         .models
         .iter()
-        .map(|m| width(&m.model.name) + if m.model.simulated { width(SIMULATED) } else { 0 })
+        .map(|m| {
+            let tag = model_fault_view::on(&s.model_faults, m.role, &m.model.name).next();
+            let tag = tag.map_or(0, |f| width(&format!(" {FAULT} {}", f.fault.mode)));
+            width(&m.model.name) + if m.model.simulated { width(SIMULATED) } else { 0 } + tag
+        })
         .chain(
             s.accounts
                 .keys()
@@ -58,8 +65,11 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         if dim {
             dimmed.push(rm.role.as_str());
         }
+        let fault = model_fault_view::on(&s.model_faults, rm.role, &rm.model.name)
+            .next()
+            .map(|f| format!(" {FAULT} {}", f.fault.mode));
         let model =
-            ModelCell { name: &rm.model.name, simulated: rm.model.simulated, former: false, dim, width: name_w };
+            ModelCell { name: &rm.model.name, simulated: rm.model.simulated, former: false, dim, fault, width: name_w };
         grid.push((cells(rm.role, model, &a, Some(rm.price), ctx), Style::default()));
     }
     // Models that played a role before a switch keep their share of the cost.
@@ -69,7 +79,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         }
         add(&mut total, a);
         let simulated = s.available_models.iter().any(|m| m.name == *name && m.simulated);
-        let model = ModelCell { name, simulated, former: true, dim: false, width: name_w };
+        let model = ModelCell { name, simulated, former: true, dim: false, fault: None, width: name_w };
         grid.push((cells(*role, model, a, None, ctx), Style::default()));
     }
     if grid.is_empty() {
@@ -143,13 +153,17 @@ struct ModelCell<'s> {
     former: bool,
     /// The strategy does not use the role.
     dim: bool,
+    /// The model fault in force on the role or the model.
+    fault: Option<String>,
     width: usize,
 }
 
 fn cells<'a>(role: Role, m: ModelCell, a: &Account, price: Option<Price>, ctx: &PaneCtx) -> Vec<Cell<'a>> {
     let th = ctx.theme;
     // The marks matter more than the end of a long name.
-    let marks = if m.simulated { width(SIMULATED) } else { 0 } + if m.former { width(BEFORE) } else { 0 };
+    let marks = if m.simulated { width(SIMULATED) } else { 0 }
+        + if m.former { width(BEFORE) } else { 0 }
+        + m.fault.as_deref().map_or(0, width);
     let name = fit(m.name, m.width.saturating_sub(marks).max(3)).into_owned();
     let quiet = m.former || m.dim;
     let mut model = vec![Span::styled(name, if quiet { th.muted() } else { th.base() })];
@@ -159,6 +173,9 @@ fn cells<'a>(role: Role, m: ModelCell, a: &Account, price: Option<Price>, ctx: &
     }
     if m.former {
         model.push(Span::styled(BEFORE, th.muted()));
+    }
+    if let Some(f) = m.fault {
+        model.push(Span::styled(f, th.fg(th.fault).add_modifier(Modifier::BOLD)));
     }
     let price = price.map(|p| format!("{} / {}", fmt_cost(p.input_per_mtok), fmt_cost(p.output_per_mtok)));
     let figures = if m.dim { th.muted() } else { Style::default() };
