@@ -16,7 +16,7 @@ use switchyard::session::{self, TaskSource};
 
 use super::args::Common;
 use super::run::report;
-use super::setup::{common_options, runtime, until_sigterm};
+use super::setup::{common_options, runtime, stamp, until_sigterm};
 
 #[derive(Args, Debug)]
 pub(super) struct ForkArgs {
@@ -96,8 +96,4 @@ fn fork_controls(a: &ForkArgs) -> Result<Vec<Control>> {
         controls.push(Control::SwitchModel { role, model: model.trim().to_string() });
     }
     Ok(controls)
-}
-
-fn stamp() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }

@@ -19,6 +19,11 @@ pub(super) fn init_logging(config: &Config) -> Option<tracing_appender::non_bloc
     Some(guard)
 }
 
+/// Seconds since the epoch: the names of the traces the workbench and forks write.
+pub(super) fn stamp() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
 pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().wrap_err("could not start the async runtime")
 }

@@ -12,7 +12,7 @@ use switchyard::session::{self, SessionOptions};
 use switchyard::ui::Theme;
 
 use super::args::{GraphTapeArgs, SessionArgs};
-use super::setup::{runtime, session_options};
+use super::setup::{runtime, session_options, stamp};
 
 // The workbench always writes a trace, so its help says where by default; and
 // `replay` is already the subcommand that replays a trace, so here the cassette
@@ -50,11 +50,7 @@ pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
     opts.pace_ms = a.pace.unwrap_or(config.pace_ms);
     let trace = match a.session.trace {
         Some(t) => t,
-        None => {
-            let stamp =
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-            config.data_dir()?.join("traces").join(format!("session-{stamp}.jsonl"))
-        }
+        None => config.data_dir()?.join("traces").join(format!("session-{}.jsonl", stamp())),
     };
     opts.trace = Some(trace.clone());
     let prepared = session::prepare(config, &opts)?;
@@ -90,8 +86,4 @@ pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<Stri
         trace.display()
     );
     Ok(ExitCode::SUCCESS)
-}
-
-fn stamp() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
