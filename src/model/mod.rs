@@ -62,6 +62,17 @@ pub enum Speaker {
     Tool,
 }
 
+impl Speaker {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Speaker::System => "system",
+            Speaker::User => "user",
+            Speaker::Assistant => "assistant",
+            Speaker::Tool => "tool",
+        }
+    }
+}
+
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Message {
     pub role: Speaker,

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::{Value as Json, json};
 
 use crate::engine::event::{Event, EventKind, RunOutcome, StrategyKind, ToolOutcome};
-use crate::model::{Message, ModelKind, Speaker, ToolCallRequest};
+use crate::model::{Message, ModelKind, ToolCallRequest};
 
 /// An attribute's value.
 #[derive(Clone, Debug, PartialEq)]
@@ -474,20 +474,11 @@ fn outcome_name(o: &RunOutcome) -> String {
     }
 }
 
-fn speaker(s: Speaker) -> &'static str {
-    match s {
-        Speaker::System => "system",
-        Speaker::User => "user",
-        Speaker::Assistant => "assistant",
-        Speaker::Tool => "tool",
-    }
-}
-
 /// Messages in the GenAI conventions' JSON shape: role and text parts.
 fn messages_json(messages: &[Message]) -> String {
     let list: Vec<Json> = messages
         .iter()
-        .map(|m| json!({"role": speaker(m.role), "parts": [{"type": "text", "content": m.content}]}))
+        .map(|m| json!({"role": m.role.as_str(), "parts": [{"type": "text", "content": m.content}]}))
         .collect();
     Json::Array(list).to_string()
 }

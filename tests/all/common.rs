@@ -680,3 +680,57 @@ impl ChatModel for Roles {
         Ok(ChatResponse { text, tool_calls: vec![], usage: self.usage })
     }
 }
+
+/// The workbench's app wired to a real engine: keys go through
+/// `App::update`, the controls they make go to the engine, its events come
+/// back as actions.
+pub struct AppRig {
+    pub app: switchyard::ui::app::App,
+    pub handle: EngineHandle,
+    pub events: UnboundedReceiver<Event>,
+    pub seen: Vec<Event>,
+    pub engine: tokio::task::JoinHandle<Result<switchyard::engine::SessionOutcome, switchyard::session::SetupError>>,
+    _dir: tempfile::TempDir,
+}
+
+impl AppRig {
+    /// A session of `opts` over the default config, in a data dir of its own.
+    pub fn start(opts: switchyard::session::SessionOptions) -> AppRig {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = switchyard::config::Config { data_dir: Some(dir.path().to_path_buf()), ..Default::default() };
+        let mut prepared = switchyard::session::prepare(&cfg, &opts).unwrap();
+        let events = prepared.engine.subscribe();
+        let handle = prepared.handle.clone();
+        let engine = tokio::spawn(switchyard::session::run(prepared));
+        AppRig { app: switchyard::ui::app::App::live(), handle, events, seen: Vec::new(), engine, _dir: dir }
+    }
+
+    /// Presses keys; sends the controls they produce to the engine.
+    pub fn press(
+        &mut self,
+        actions: impl IntoIterator<Item = switchyard::ui::app::Action>,
+    ) -> Vec<switchyard::engine::Control> {
+        let mut sent = Vec::new();
+        for a in actions {
+            for e in self.app.update(a) {
+                if let switchyard::ui::app::Effect::Control(c) = e {
+                    self.handle.send(c.clone());
+                    sent.push(c);
+                }
+            }
+        }
+        sent
+    }
+
+    /// Feeds engine events to the app until one matches.
+    pub async fn until(&mut self, pred: impl Fn(&EventKind) -> bool) -> Event {
+        loop {
+            let e = self.events.recv().await.expect("the engine ended first");
+            self.app.update(switchyard::ui::app::Action::Engine(e.clone()));
+            self.seen.push(e.clone());
+            if pred(&e.kind) {
+                return e;
+            }
+        }
+    }
+}

@@ -6,12 +6,10 @@ use crate::common;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use proptest::prelude::*;
-use tokio::sync::mpsc::UnboundedReceiver;
 
-use switchyard::config::Config;
 use switchyard::engine::state::Mode;
-use switchyard::engine::{Control, EngineHandle, Event, EventKind, ParamChange, SessionState};
-use switchyard::session::{self, GraphSource, SessionOptions};
+use switchyard::engine::{Control, EventKind, ParamChange, SessionState};
+use switchyard::session::{GraphSource, SessionOptions};
 use switchyard::tool::fault::FaultMode;
 use switchyard::ui::app::{Action, App, Effect};
 
@@ -24,61 +22,19 @@ fn ch(c: char) -> Action {
 }
 
 /// A live app wired to a real engine (simulated model, sample tools).
-struct Rig {
-    app: App,
-    handle: EngineHandle,
-    events: UnboundedReceiver<Event>,
-    seen: Vec<Event>,
-    engine: tokio::task::JoinHandle<Result<switchyard::engine::SessionOutcome, session::SetupError>>,
-    _dir: tempfile::TempDir,
-}
+type Rig = common::AppRig;
 
-impl Rig {
-    fn start(paused: bool) -> Rig {
-        let dir = tempfile::tempdir().unwrap();
-        let cfg = Config { data_dir: Some(dir.path().to_path_buf()), ..Config::default() };
-        let opts = SessionOptions {
-            graph: GraphSource::Fresh,
-            logical_clock: true,
-            start_paused: paused,
-            count: Some(12),
-            // A pace makes the engine wait (and so yield) before each call,
-            // as it does in the workbench.
-            pace_ms: 5,
-            ..Default::default()
-        };
-        let mut prepared = session::prepare(&cfg, &opts).unwrap();
-        let events = prepared.engine.subscribe();
-        let handle = prepared.handle.clone();
-        let engine = tokio::spawn(session::run(prepared));
-        Rig { app: App::live(), handle, events, seen: Vec::new(), engine, _dir: dir }
-    }
-
-    /// Presses keys; sends the controls they produce to the engine.
-    fn press(&mut self, actions: impl IntoIterator<Item = Action>) -> Vec<Control> {
-        let mut sent = Vec::new();
-        for a in actions {
-            for e in self.app.update(a) {
-                if let Effect::Control(c) = e {
-                    self.handle.send(c.clone());
-                    sent.push(c);
-                }
-            }
-        }
-        sent
-    }
-
-    /// Feeds engine events to the app until one matches.
-    async fn until(&mut self, pred: impl Fn(&EventKind) -> bool) -> Event {
-        loop {
-            let e = self.events.recv().await.expect("the engine ended first");
-            self.app.update(Action::Engine(e.clone()));
-            self.seen.push(e.clone());
-            if pred(&e.kind) {
-                return e;
-            }
-        }
-    }
+fn start(paused: bool) -> Rig {
+    Rig::start(SessionOptions {
+        graph: GraphSource::Fresh,
+        logical_clock: true,
+        start_paused: paused,
+        count: Some(12),
+        // A pace makes the engine wait (and so yield) before each call,
+        // as it does in the workbench.
+        pace_ms: 5,
+        ..Default::default()
+    })
 }
 
 fn typed(text: &str) -> Vec<Action> {
@@ -87,7 +43,7 @@ fn typed(text: &str) -> Vec<Action> {
 
 #[tokio::test(flavor = "current_thread")]
 async fn pause_step_and_resume_from_the_keyboard() {
-    let mut rig = Rig::start(false);
+    let mut rig = start(false);
     rig.until(|k| matches!(k, EventKind::RunStarted { .. })).await;
     assert_eq!(rig.press([ch(' ')]), vec![Control::Pause]);
     rig.until(|k| matches!(k, EventKind::Paused)).await;
@@ -106,7 +62,7 @@ async fn pause_step_and_resume_from_the_keyboard() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_fault_injected_from_the_dialog_reaches_the_tool() {
-    let mut rig = Rig::start(true);
+    let mut rig = start(true);
     rig.until(|k| matches!(k, EventKind::Paused)).await;
     // f, filter to the primary, accept the defaults (error, until cleared).
     let mut keys = vec![ch('f')];
@@ -137,7 +93,7 @@ async fn a_fault_injected_from_the_dialog_reaches_the_tool() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_model_fault_injected_from_the_dialog_hits_the_role_and_x_clears_it() {
-    let mut rig = Rig::start(true);
+    let mut rig = start(true);
     rig.until(|k| matches!(k, EventKind::Paused)).await;
     // f, the actor's target, the second model mode (empty), until cleared.
     let mut keys = vec![ch('f')];
@@ -163,7 +119,7 @@ async fn a_model_fault_injected_from_the_dialog_hits_the_role_and_x_clears_it() 
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_score_edited_and_alpha_changed_take_effect_and_are_recorded() {
-    let mut rig = Rig::start(true);
+    let mut rig = start(true);
     rig.until(|k| matches!(k, EventKind::Paused)).await;
     let before = rig.app.state.graph.as_ref().unwrap().weight("start", "geo_lookup").unwrap();
     // Focus geo_lookup with the finder, then edit its score.

@@ -6,14 +6,12 @@ use crate::common;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
-use tokio::sync::mpsc::UnboundedReceiver;
 
-use switchyard::config::Config;
 use switchyard::engine::debug::{ApprovalPolicy, Decision};
 use switchyard::engine::state::Mode;
-use switchyard::engine::{Control, EngineHandle, Event, EventKind, Scheduled, StrategyKind};
-use switchyard::session::{self, GraphSource, SessionOptions, TaskSource};
-use switchyard::ui::app::{Action, App, Effect};
+use switchyard::engine::{Control, EventKind, Scheduled, StrategyKind};
+use switchyard::session::{GraphSource, SessionOptions, TaskSource};
+use switchyard::ui::app::{Action, App};
 use switchyard::ui::dialog::Dialog;
 
 fn key(c: KeyCode) -> Action {
@@ -34,60 +32,22 @@ fn typed(text: &str) -> Vec<Action> {
 
 const AUSTRALIA: &str = "What is the capital of the country 'Australia'?";
 
-struct Rig {
-    app: App,
-    handle: EngineHandle,
-    events: UnboundedReceiver<Event>,
-    seen: Vec<Event>,
-    engine: tokio::task::JoinHandle<Result<switchyard::engine::SessionOutcome, session::SetupError>>,
-    _dir: tempfile::TempDir,
+type Rig = common::AppRig;
+
+fn start(schedule: Vec<Scheduled>) -> Rig {
+    Rig::start(SessionOptions {
+        strategy: Some(StrategyKind::React),
+        tasks: TaskSource::Text(AUSTRALIA.into()),
+        graph: GraphSource::Fresh,
+        logical_clock: true,
+        start_paused: true,
+        pace_ms: 5,
+        schedule,
+        ..Default::default()
+    })
 }
 
-impl Rig {
-    fn start(schedule: Vec<Scheduled>) -> Rig {
-        let dir = tempfile::tempdir().unwrap();
-        let cfg = Config { data_dir: Some(dir.path().to_path_buf()), ..Config::default() };
-        let opts = SessionOptions {
-            strategy: Some(StrategyKind::React),
-            tasks: TaskSource::Text(AUSTRALIA.into()),
-            graph: GraphSource::Fresh,
-            logical_clock: true,
-            start_paused: true,
-            pace_ms: 5,
-            schedule,
-            ..Default::default()
-        };
-        let mut prepared = session::prepare(&cfg, &opts).unwrap();
-        let events = prepared.engine.subscribe();
-        let handle = prepared.handle.clone();
-        let engine = tokio::spawn(session::run(prepared));
-        Rig { app: App::live(), handle, events, seen: Vec::new(), engine, _dir: dir }
-    }
-
-    fn press(&mut self, actions: impl IntoIterator<Item = Action>) -> Vec<Control> {
-        let mut sent = Vec::new();
-        for a in actions {
-            for e in self.app.update(a) {
-                if let Effect::Control(c) = e {
-                    self.handle.send(c.clone());
-                    sent.push(c);
-                }
-            }
-        }
-        sent
-    }
-
-    async fn until(&mut self, pred: impl Fn(&EventKind) -> bool) -> EventKind {
-        loop {
-            let e = self.events.recv().await.expect("the engine ended first");
-            self.app.update(Action::Engine(e.clone()));
-            self.seen.push(e.clone());
-            if pred(&e.kind) {
-                return e.kind;
-            }
-        }
-    }
-
+impl common::AppRig {
     fn screen(&self) -> String {
         common::buffer_text(&common::screen(&self.app, 160, 48))
     }
@@ -109,7 +69,8 @@ impl Rig {
                             | EventKind::RunFinished { .. }
                     )
                 })
-                .await;
+                .await
+                .kind;
             if matches!(k, EventKind::RunFinished { .. }) {
                 return;
             }
@@ -137,13 +98,13 @@ fn is_pending(k: &EventKind) -> bool {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_toggles_approvals_and_the_panel_approves_edits_and_checks_an_edit() {
-    let mut rig = Rig::start(Vec::new());
+    let mut rig = start(Vec::new());
     rig.until(|k| matches!(k, EventKind::Paused)).await;
     assert_eq!(rig.press([ch('a')]), vec![Control::SetApproval { policy: ApprovalPolicy::everything() }]);
     rig.until(|k| matches!(k, EventKind::ApprovalSet { .. })).await;
     rig.press([ch(' ')]);
     // The actor's reply first: kept with Enter.
-    let k = rig.until(is_pending).await;
+    let k = rig.until(is_pending).await.kind;
     assert!(matches!(k, EventKind::ReplyReview { .. }), "{k:?}");
     assert!(rig.screen().contains("Review the reply"), "{}", rig.screen());
     let call = match &k {
@@ -153,7 +114,7 @@ async fn a_toggles_approvals_and_the_panel_approves_edits_and_checks_an_edit() {
     assert_eq!(rig.press([key(KeyCode::Enter)]), vec![Control::Decide { call, decision: Decision::Keep }]);
 
     // The call: its arguments, edited.
-    let k = rig.until(is_pending).await;
+    let k = rig.until(is_pending).await.kind;
     let EventKind::ApprovalRequested { call, tool, args, .. } = k else { panic!("{k:?}") };
     assert!(tool.starts_with("geo_lookup"), "{tool}");
     assert_eq!(args, json!({"country": "Australia"}));
@@ -175,12 +136,12 @@ async fn a_toggles_approvals_and_the_panel_approves_edits_and_checks_an_edit() {
     keys.push(ctrl_s());
     let after = json!({"country": "New Zealand"});
     assert_eq!(rig.press(keys), vec![Control::Decide { call, decision: Decision::EditArgs { args: after.clone() } }]);
-    let k = rig.until(|k| matches!(k, EventKind::CallEdited { .. })).await;
+    let k = rig.until(|k| matches!(k, EventKind::CallEdited { .. })).await.kind;
     assert_eq!(k, EventKind::CallEdited { call, tool: tool.clone(), before: args, after: after.clone() });
-    let k = rig.until(|k| matches!(k, EventKind::ToolCall { .. })).await;
+    let k = rig.until(|k| matches!(k, EventKind::ToolCall { .. })).await.kind;
     assert!(matches!(k, EventKind::ToolCall { args, .. } if args == after));
     // Its result: kept with k; the rest approved with Enter.
-    let k = rig.until(is_pending).await;
+    let k = rig.until(is_pending).await.kind;
     assert!(matches!(k, EventKind::ResultReview { .. }), "{k:?}");
     assert_eq!(rig.press([ch('k')]).len(), 1);
     rig.approve_to_the_end().await;
@@ -196,10 +157,10 @@ async fn a_toggles_approvals_and_the_panel_approves_edits_and_checks_an_edit() {
 #[tokio::test(flavor = "current_thread")]
 async fn r_rejects_a_call_with_a_note_the_model_reads_and_esc_hides_the_panel() {
     let policy = ApprovalPolicy::parse_all(["tool=geo_lookup", "tool=geo_lookup_mirror"]).unwrap();
-    let mut rig = Rig::start(vec![Scheduled { before_task: 1, control: Control::SetApproval { policy } }]);
+    let mut rig = start(vec![Scheduled { before_task: 1, control: Control::SetApproval { policy } }]);
     rig.until(|k| matches!(k, EventKind::Paused)).await;
     rig.press([ch(' ')]);
-    let k = rig.until(is_pending).await;
+    let k = rig.until(is_pending).await.kind;
     let EventKind::ApprovalRequested { call, tool, .. } = k else { panic!("{k:?}") };
     // Esc hides the panel; a shows it again.
     rig.press([key(KeyCode::Esc)]);
@@ -211,10 +172,10 @@ async fn r_rejects_a_call_with_a_note_the_model_reads_and_esc_hides_the_panel() 
     keys.push(key(KeyCode::Enter));
     let note = "ask about New Zealand".to_string();
     assert_eq!(rig.press(keys), vec![Control::Decide { call, decision: Decision::Reject { note: note.clone() } }]);
-    let k = rig.until(|k| matches!(k, EventKind::CallRejected { .. })).await;
+    let k = rig.until(|k| matches!(k, EventKind::CallRejected { .. })).await.kind;
     assert!(matches!(k, EventKind::CallRejected { tool: ref t, note: ref n, .. } if *t == tool && *n == note));
     // The next prompt tells the model.
-    let k = rig.until(|k| matches!(k, EventKind::ModelCall { .. })).await;
+    let k = rig.until(|k| matches!(k, EventKind::ModelCall { .. })).await.kind;
     let EventKind::ModelCall { messages, .. } = k else { unreachable!() };
     let prompt: String = messages.iter().map(|m| m.content.clone()).collect();
     assert!(prompt.contains("the user rejected this call: ask about New Zealand"), "{prompt}");
@@ -229,7 +190,7 @@ async fn r_rejects_a_call_with_a_note_the_model_reads_and_esc_hides_the_panel() 
 
 #[tokio::test(flavor = "current_thread")]
 async fn b_sets_a_breakpoint_whose_hit_pauses_and_counts_and_the_replay_shows_it() {
-    let mut rig = Rig::start(Vec::new());
+    let mut rig = start(Vec::new());
     rig.until(|k| matches!(k, EventKind::Paused)).await;
     // With no breakpoint yet, the keys go to the new condition.
     let mut keys = vec![ch('b')];
@@ -248,7 +209,7 @@ async fn b_sets_a_breakpoint_whose_hit_pauses_and_counts_and_the_replay_shows_it
     assert_eq!(rig.press(keys), vec![Control::SetBreakpoint { condition: "step=2".parse().unwrap() }]);
     rig.until(|k| matches!(k, EventKind::BreakpointSet { .. })).await;
     rig.press([ch(' ')]);
-    let k = rig.until(|k| matches!(k, EventKind::BreakpointHit { .. })).await;
+    let k = rig.until(|k| matches!(k, EventKind::BreakpointHit { .. })).await.kind;
     assert!(matches!(k, EventKind::BreakpointHit { id: 1, .. }));
     rig.until(|k| matches!(k, EventKind::Paused)).await;
     assert_eq!(rig.app.state.mode, Mode::Paused);
@@ -258,7 +219,7 @@ async fn b_sets_a_breakpoint_whose_hit_pauses_and_counts_and_the_replay_shows_it
     let screen = rig.screen();
     assert!(screen.lines().any(|l| l.contains("[x]") && l.contains("1  step=2")), "{screen}");
     assert_eq!(rig.press([ch(' ')]), vec![Control::ToggleBreakpoint { id: 1 }]);
-    let k = rig.until(|k| matches!(k, EventKind::BreakpointSet { .. })).await;
+    let k = rig.until(|k| matches!(k, EventKind::BreakpointSet { .. })).await.kind;
     assert!(matches!(k, EventKind::BreakpointSet { enabled: false, .. }));
     rig.press([ch(' ')]);
     rig.until(|k| matches!(k, EventKind::RunFinished { .. })).await;

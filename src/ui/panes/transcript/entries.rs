@@ -282,7 +282,7 @@ fn prompt_lines(role: Role, model: &str, messages: &[Message], ctx: &PaneCtx, w:
     ]));
     if ctx.view.unfold {
         for m in messages {
-            out.push(Logical::one(format!("  {}:", speaker(m.role)), bold(th)));
+            out.push(Logical::one(format!("  {}:", m.role.as_str()), bold(th)));
             let style = if m.role == Speaker::System { th.muted() } else { th.base() };
             for line in m.content.lines() {
                 out.push(content_line(line, "    ", style, th));
@@ -423,15 +423,6 @@ fn reply_stats(model: &str, usage: &Usage, cost: f64, latency_ms: u64, unit: &st
         fmt_cost(cost),
         fmt_ms(latency_ms)
     )
-}
-
-fn speaker(s: Speaker) -> &'static str {
-    match s {
-        Speaker::System => "system",
-        Speaker::User => "user",
-        Speaker::Assistant => "assistant",
-        Speaker::Tool => "tool",
-    }
 }
 
 fn tool_error(e: &ToolError) -> String {
