@@ -501,7 +501,10 @@ fn plot(path: &std::path::Path, rows: &[Metrics]) -> Result<()> {
     let mut series = vec![Series {
         label: if judged { "success".into() } else { "answered".into() },
         colour: COLOURS[0],
-        values: rows.iter().map(|m| Some(100.0 * if judged { m.success_rate } else { m.answered_rate })).collect(),
+        values: rows
+            .iter()
+            .map(|m| if judged { m.success_rate.map(|r| 100.0 * r) } else { Some(100.0 * m.answered_rate) })
+            .collect(),
     }];
     if rows.iter().any(|m| m.path_pct.is_some()) {
         series.push(Series {

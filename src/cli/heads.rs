@@ -308,7 +308,7 @@ fn train(config: &Config, a: TrainArgs) -> Result<ExitCode> {
         logs.push(("refit", l));
         trained = kept.clone();
     }
-    let seconds: f64 = logs.iter().map(|(_, l)| l.seconds).sum();
+    let seconds = switchyard::eval::figures::total(logs.iter().map(|(_, l)| l.seconds));
 
     let test_set = Ranked {
         vectors: test_vectors.iter().map(Vec::as_slice).collect(),

@@ -42,6 +42,9 @@ pub(super) struct ExportArgs {
 pub(super) fn export(a: ExportArgs) -> Result<ExitCode> {
     let settings = OtelSettings::new(&a.otlp, a.content)?;
     let sent = export_trace(&a.file, &settings).wrap_err_with(|| format!("trace export {}", a.file.display()))?;
+    if let Some(torn) = sent.torn {
+        eprintln!("warning: {}: {torn}", a.file.display());
+    }
     println!("exported {} spans of {} to {} (trace id {})", sent.spans, a.file.display(), sent.url, sent.trace_id);
     Ok(ExitCode::SUCCESS)
 }

@@ -128,8 +128,7 @@ pub(super) fn overview(dir: &Path, s: &Summary) -> Result<Written> {
     let names: Vec<String> = s.settings.iter().map(|x| short(&x.setting)).collect();
     let n = names.len();
     let answered: Vec<f64> = s.settings.iter().map(|x| 100.0 * x.metrics.answered_rate).collect();
-    let success: Vec<Option<f64>> =
-        s.settings.iter().map(|x| (x.metrics.judged > 0).then_some(100.0 * x.metrics.success_rate)).collect();
+    let success: Vec<Option<f64>> = s.settings.iter().map(|x| x.metrics.success_rate.map(|r| 100.0 * r)).collect();
     let costs: Vec<f64> = s.settings.iter().map(|x| x.metrics.avg_cost).collect();
     let max_cost = costs.iter().copied().fold(0.0, f64::max);
     let max_cost = if max_cost > 0.0 { max_cost * 1.3 } else { 1.0 };
@@ -242,15 +241,16 @@ pub(super) fn sweep(dir: &Path, s: &Summary, parameter: &str) -> Result<Written>
     let budgeted = s.settings.iter().any(|x| x.budgeted && x.sweep.as_ref().is_some_and(|w| w.name == parameter));
     let judged = s.judged();
     let unit = s.meta.cost_unit.clone();
-    let (rate_name, rate): (&str, fn(&switchyard::eval::summary::SweepPoint) -> f64) = if budgeted && judged {
-        ("PBC: solved within the budget (%)", |p| 100.0 * p.pbc)
+    // A point with nothing judged is left out: a rate of 0 there would read
+    // as failure, not as unknown.
+    let (rate_name, rate): (&str, fn(&switchyard::eval::summary::SweepPoint) -> Option<f64>) = if budgeted && judged {
+        ("PBC: solved within the budget (%)", |p| p.pbc.map(|r| 100.0 * r))
     } else if budgeted {
-        // Nothing judged: a PBC of 0 would read as failure, not as unknown.
-        ("answered within the budget (%)", |p| 100.0 * p.answered_within_budget)
+        ("answered within the budget (%)", |p| Some(100.0 * p.answered_within_budget))
     } else if judged {
-        ("success (% of judged tasks)", |p| 100.0 * p.success_rate.unwrap_or(0.0))
+        ("success (% of judged tasks)", |p| p.success_rate.map(|r| 100.0 * r))
     } else {
-        ("answered (% of tasks)", |p| 100.0 * p.answered_rate)
+        ("answered (% of tasks)", |p| Some(100.0 * p.answered_rate))
     };
     let values = series.iter().flat_map(|x| x.points.iter().map(|p| p.value));
     let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
@@ -298,7 +298,7 @@ pub(super) fn sweep(dir: &Path, s: &Summary, parameter: &str) -> Result<Written>
             for (k, x) in series.iter().enumerate() {
                 let colour = LINE_COLOURS[k % LINE_COLOURS.len()];
                 let pts: Vec<(f64, f64)> =
-                    x.points.iter().map(|p| (p.value, if is_rate { rate(p) } else { p.ac })).collect();
+                    x.points.iter().filter_map(|p| Some((p.value, if is_rate { rate(p)? } else { p.ac }))).collect();
                 c.draw_series(LineSeries::new(pts.clone(), colour.stroke_width(3))).map_err(err)?;
                 c.draw_series(pts.iter().map(|p| Circle::new(*p, 5, colour.filled()))).map_err(err)?;
             }
@@ -395,8 +395,7 @@ pub(super) fn matrix(dir: &Path, m: &Matrix, unit: &str) -> Result<Option<Writte
         for cell in &m.cells {
             let (r, k) = at(cell);
             let (x, y) = (k as f64, nr - r as f64 - 1.0);
-            let value =
-                if judged { (cell.judged > 0).then_some(cell.row.accuracy_pct) } else { Some(cell.answered_pct) };
+            let value = if judged { cell.row.accuracy_pct } else { Some(cell.answered_pct) };
             let fill = value.map_or(RGBColor(225, 225, 225), heat);
             c.draw_series([Rectangle::new([(x, y), (x + 1.0, y + 1.0)], fill.filled())]).map_err(err)?;
             c.draw_series([Rectangle::new([(x, y), (x + 1.0, y + 1.0)], WHITE.stroke_width(2))]).map_err(err)?;

@@ -15,7 +15,6 @@ use std::process::ExitCode;
 use clap::Args;
 use color_eyre::eyre::{Result, WrapErr};
 
-use switchyard::engine::trace::read_trace;
 use switchyard::eval::compare::{compare as compare_rows, describe};
 use switchyard::eval::fault_figure::{FAULT_FIGURE, FaultFigure, fault_figure};
 use switchyard::eval::markdown;
@@ -128,7 +127,7 @@ fn fault_data(dir: &Path, fault: Option<&FaultSource>, written: &mut Vec<PathBuf
             serde_json::from_str(&text).wrap_err_with(|| format!("{}: not a figure's data", kept.display()))?;
         return Ok(Some(figure));
     };
-    let events = read_trace(&src.trace)?;
+    let events = super::setup::read_trace_noting(&src.trace)?;
     let figure = fault_figure(&events, src.tool.as_deref(), src.backup.as_deref(), src.from.as_deref())
         .wrap_err_with(|| format!("{}: ToolNet's Figure 4", src.trace.display()))?;
     write_text(&kept, &serde_json::to_string_pretty(&figure)?)?;

@@ -24,6 +24,16 @@ pub(super) fn stamp() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
+/// A trace's complete events; a last line torn by a killed writer is said on
+/// stderr (the events before it are all there), not silently dropped.
+pub(super) fn read_trace_noting(path: &std::path::Path) -> Result<Vec<switchyard::engine::Event>> {
+    let read = switchyard::engine::trace::read_trace_file(path)?;
+    if let Some(torn) = read.torn {
+        eprintln!("warning: {}: {torn}", path.display());
+    }
+    Ok(read.events)
+}
+
 pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().wrap_err("could not start the async runtime")
 }

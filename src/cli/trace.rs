@@ -7,7 +7,6 @@ use clap::Subcommand;
 use color_eyre::eyre::Result;
 
 use switchyard::engine::state::SessionState;
-use switchyard::engine::trace::read_trace;
 use switchyard::eval::report::{Metrics, table};
 
 use super::summary::{print_session, run_json};
@@ -32,7 +31,7 @@ pub(super) enum TraceCommand {
 }
 
 pub(super) fn show(file: &std::path::Path, json: bool) -> Result<ExitCode> {
-    let events = read_trace(file)?;
+    let events = super::setup::read_trace_noting(file)?;
     let state = SessionState::from_events(&events);
     if json {
         let runs: Vec<serde_json::Value> = state.finished.iter().map(run_json).collect();

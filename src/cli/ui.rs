@@ -6,7 +6,7 @@ use clap::Args;
 use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
-use switchyard::engine::trace::read_trace;
+use switchyard::engine::trace::read_trace_file;
 use switchyard::session::fork::{ForkRequest, prepare_fork};
 use switchyard::session::{self, SessionOptions};
 use switchyard::ui::Theme;
@@ -61,10 +61,16 @@ pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
 
 pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<String>) -> Result<ExitCode> {
     let theme = Theme::resolve(theme.as_deref().unwrap_or(&config.theme))?;
-    let events = read_trace(file)?;
+    let read = read_trace_file(file)?;
+    // Said again in the replay's status line: stderr is hidden behind it.
+    let torn = read.torn.map(|t| format!("{}: {t}", file.display()));
+    if let Some(t) = &torn {
+        eprintln!("warning: {t}");
+    }
     switchyard::ui::term::check_terminal()?;
     let rt = runtime()?;
-    let Some(at) = rt.block_on(switchyard::ui::term::run_replay(events, theme.clone(), config.data_dir().ok()))? else {
+    let replay = switchyard::ui::term::run_replay(read.events, theme.clone(), config.data_dir().ok(), torn);
+    let Some(at) = rt.block_on(replay)? else {
         return Ok(ExitCode::SUCCESS);
     };
     // `f` in the replay: the same session goes on live from the cursor,

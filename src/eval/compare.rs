@@ -85,14 +85,14 @@ pub struct Deltas {
     pub avg_tool_calls: f64,
     pub path_pct: Option<f64>,
     pub prec_pct: Option<f64>,
-    pub pbc: f64,
+    pub pbc: Option<f64>,
 }
 
 impl Deltas {
     fn of(a: &Metrics, b: &Metrics) -> Deltas {
         let opt = |x: Option<f64>, y: Option<f64>| Some(y? - x?);
         Deltas {
-            success_rate: (a.judged > 0 && b.judged > 0).then_some(b.success_rate - a.success_rate),
+            success_rate: opt(a.success_rate, b.success_rate),
             answered_rate: b.answered_rate - a.answered_rate,
             avg_steps: b.avg_steps - a.avg_steps,
             avg_tokens: (b.avg_prompt_tokens + b.avg_completion_tokens)
@@ -101,7 +101,7 @@ impl Deltas {
             avg_tool_calls: b.avg_tool_calls - a.avg_tool_calls,
             path_pct: opt(a.path_pct, b.path_pct),
             prec_pct: opt(a.prec_pct, b.prec_pct),
-            pbc: b.pbc - a.pbc,
+            pbc: opt(a.pbc, b.pbc),
         }
     }
 }
@@ -282,8 +282,9 @@ pub fn describe(c: &Comparison, unit: &str) -> String {
         if let Some(x) = d.prec_pct {
             parts.push(format!("Prec% {x:+.1}"));
         }
-        if p.metrics_first.pbc > 0.0 || p.metrics_second.pbc > 0.0 {
-            parts.push(format!("PBC {}", signed_pct(d.pbc)));
+        let any_pass = |pbc: Option<f64>| pbc.is_some_and(|x| x > 0.0);
+        if let Some(x) = d.pbc.filter(|_| any_pass(p.metrics_first.pbc) || any_pass(p.metrics_second.pbc)) {
+            parts.push(format!("PBC {}", signed_pct(x)));
         }
         let _ = writeln!(out, "  second − first (per task): {}", parts.join(", "));
     }

@@ -52,7 +52,7 @@ pub fn main_table(settings: &[SettingSummary], unit: &str) -> String {
     header(&mut out, &cols, 1);
     for s in settings {
         let m = &s.metrics;
-        let success = if m.judged == 0 { "n/a".to_string() } else { pct(m.success_rate) };
+        let success = m.success_rate.map_or("n/a".to_string(), pct);
         let mut cells = vec![
             cell(&s.setting),
             m.tasks.to_string(),
@@ -153,7 +153,7 @@ pub fn budget_table(settings: &[SettingSummary], unit: &str) -> Option<String> {
         1,
     );
     // Without a gold answer nothing is solved or not: n/a, not 0 %.
-    let judged = |m: &crate::eval::report::Metrics, x: f64| if m.judged == 0 { "n/a".to_string() } else { pct(x) };
+    let judged = |x: Option<f64>| x.map_or("n/a".to_string(), pct);
     for s in budgeted {
         let m = &s.metrics;
         row(
@@ -161,10 +161,10 @@ pub fn budget_table(settings: &[SettingSummary], unit: &str) -> Option<String> {
             &[
                 cell(&s.setting),
                 m.tasks.to_string(),
-                judged(m, m.pbc),
+                judged(m.pbc),
                 pct(m.answered_within_budget),
                 format!("{:.2}", m.ac),
-                judged(m, m.pr),
+                judged(m.pr),
                 pct(m.rfbc),
                 format!("{:.2}", m.planned_cost),
                 format!("{:.2}", m.spent_cost),
@@ -205,7 +205,7 @@ pub fn sweep_table(sweeps: &[SweepSeries], parameter: &str, unit: &str) -> Strin
                 format!("{:.2}", p.ac),
             ];
             if budgeted {
-                let judged = |x: f64| if p.success_rate.is_none() { "n/a".to_string() } else { pct(x) };
+                let judged = |x: Option<f64>| x.map_or("n/a".to_string(), pct);
                 cells.extend([judged(p.pbc), pct(p.answered_within_budget), judged(p.pr), pct(p.rfbc)]);
             }
             row(&mut out, &cells);
@@ -240,7 +240,7 @@ pub fn matrix_table(matrix: &Matrix, unit: &str) -> String {
         let mut cells: Vec<String> = c.models.iter().map(|m| cell(m)).collect();
         cells.extend([
             r.tasks.to_string(),
-            if c.judged == 0 { "n/a".to_string() } else { format!("{:.1}%", r.accuracy_pct) },
+            r.accuracy_pct.map_or("n/a".to_string(), |a| format!("{a:.1}%")),
             format!("{:.1}%", c.answered_pct),
             format!("{:.1}", r.prompt_tokens_per_task),
             format!("{:.1}", r.completion_tokens_per_task),

@@ -4,6 +4,7 @@ pub mod apibank;
 pub mod cases;
 pub mod compare;
 pub mod fault_figure;
+pub mod figures;
 pub mod markdown;
 mod numeric;
 pub mod report;

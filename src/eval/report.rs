@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::engine::state::{RunSummary, SessionState};
+use crate::eval::figures::{mean, total};
 use crate::model::Role;
 
 /// Averages are per task.
@@ -13,8 +14,9 @@ pub struct Metrics {
     /// Tasks with a gold answer to judge against.
     pub judged: usize,
     pub succeeded: usize,
-    /// Over the judged tasks (0 when none was judged: the table says n/a).
-    pub success_rate: f64,
+    /// Over the judged tasks; None when none was judged (n/a), so that an
+    /// unjudged run never reads as a failed one.
+    pub success_rate: Option<f64>,
     /// Runs that ended with an answer, judged or not.
     pub answered_rate: f64,
     pub avg_steps: f64,
@@ -25,13 +27,14 @@ pub struct Metrics {
     /// rewoo: tokens the null filtering kept from the solver.
     pub avg_tokens_saved: f64,
     /// BTP (DESIGN §3.2): pass rate within the budget, average cost, pass
-    /// rate ignoring it, rate of runs that went over it.
-    pub pbc: f64,
+    /// rate ignoring it, rate of runs that went over it. The pass rates are
+    /// over the judged tasks (None when none was judged).
+    pub pbc: Option<f64>,
     /// Runs that ended with an answer within the budget: BTP's pass rate
     /// stand-in where nothing can be judged (ToolBench without its judge).
     pub answered_within_budget: f64,
     pub ac: f64,
-    pub pr: f64,
+    pub pr: Option<f64>,
     pub rfbc: f64,
     /// Plan against actual, averaged over the runs that had a plan.
     pub planned_cost: f64,
@@ -54,15 +57,15 @@ impl Metrics {
             runs.iter().filter(|r| r.outcome != crate::engine::event::RunOutcome::Restarted).cloned().collect();
         let runs = runs.as_slice();
         let n = runs.len().max(1) as f64;
-        let sum = |f: fn(&RunSummary) -> f64| runs.iter().map(f).sum::<f64>() / n;
+        let sum = |f: fn(&RunSummary) -> f64| mean(runs.iter().map(f));
         let succeeded = runs.iter().filter(|r| r.success == Some(true)).count();
         let judged = runs.iter().filter(|r| r.success.is_some()).count();
         let answered = runs.iter().filter(|r| r.outcome == crate::engine::event::RunOutcome::Answered).count();
         let within = |r: &RunSummary| r.budget.is_none_or(|b| r.cost <= b + 1e-9);
         let over = runs.iter().filter(|r| !within(r)).count();
-        let pbc = runs.iter().filter(|r| r.success == Some(true) && within(r)).count() as f64 / n;
+        let over_judged = |k: usize| (judged > 0).then(|| k as f64 / judged as f64);
+        let pbc = over_judged(runs.iter().filter(|r| r.success == Some(true) && within(r)).count());
         let planned: Vec<&RunSummary> = runs.iter().filter(|r| r.planned_cost.is_some()).collect();
-        let pn = planned.len().max(1) as f64;
         let answered_within =
             runs.iter().filter(|r| r.outcome == crate::engine::event::RunOutcome::Answered && within(r)).count() as f64
                 / n;
@@ -70,17 +73,17 @@ impl Metrics {
             pbc,
             answered_within_budget: answered_within,
             ac: sum(|r| r.cost),
-            pr: succeeded as f64 / n,
+            pr: over_judged(succeeded),
             rfbc: over as f64 / n,
-            planned_cost: planned.iter().map(|r| r.planned_cost.unwrap_or(0.0)).sum::<f64>() / pn,
-            spent_cost: planned.iter().map(|r| r.cost).sum::<f64>() / pn,
-            planned_calls: planned.iter().map(|r| r.planned_calls.unwrap_or(0) as f64).sum::<f64>() / pn,
-            used_calls: planned.iter().map(|r| r.tool_calls as f64).sum::<f64>() / pn,
+            planned_cost: mean(planned.iter().map(|r| r.planned_cost.unwrap_or(0.0))),
+            spent_cost: mean(planned.iter().map(|r| r.cost)),
+            planned_calls: mean(planned.iter().map(|r| r.planned_calls.unwrap_or(0) as f64)),
+            used_calls: mean(planned.iter().map(|r| r.tool_calls as f64)),
             label: label.into(),
             tasks: runs.len(),
             succeeded,
             judged,
-            success_rate: succeeded as f64 / judged.max(1) as f64,
+            success_rate: over_judged(succeeded),
             answered_rate: answered as f64 / n,
             avg_steps: sum(|r| r.steps as f64),
             avg_prompt_tokens: sum(|r| r.usage.prompt_tokens as f64),
@@ -103,9 +106,8 @@ impl Metrics {
             .filter_map(|r| Some(path_scores(&r.path, gold.get(&r.task_id).filter(|g| !g.is_empty())?)))
             .collect();
         if !scored.is_empty() {
-            let n = scored.len() as f64;
-            self.path_pct = Some(100.0 * scored.iter().map(|s| s.0).sum::<f64>() / n);
-            self.prec_pct = Some(100.0 * scored.iter().map(|s| s.1).sum::<f64>() / n);
+            self.path_pct = Some(100.0 * mean(scored.iter().map(|s| s.0)));
+            self.prec_pct = Some(100.0 * mean(scored.iter().map(|s| s.1)));
         }
         self
     }
@@ -139,6 +141,11 @@ fn label_width(rows: &[Metrics], min: usize) -> usize {
     rows.iter().map(|m| m.label.chars().count()).max().unwrap_or(0).max(min)
 }
 
+/// A rate over the judged tasks as a percentage, n/a where none was judged.
+fn judged_pct(rate: Option<f64>) -> String {
+    rate.map_or("n/a".to_string(), |r| format!("{:.1}%", 100.0 * r))
+}
+
 /// The budget table: PBC, AC, PR, RFBC and plan against actual.
 pub fn budget_table(rows: &[Metrics], cost_unit: &str) -> String {
     let w = label_width(rows, 34);
@@ -157,12 +164,12 @@ pub fn budget_table(rows: &[Metrics], cost_unit: &str) -> String {
     );
     for m in rows {
         out.push_str(&format!(
-            "{:<w$} {:>6} {:>6.1}% {:>9.2} {:>6.1}% {:>6.1}% {:>10.2} {:>10.2} {:>8.2} {:>8.2}\n",
+            "{:<w$} {:>6} {:>7} {:>9.2} {:>7} {:>6.1}% {:>10.2} {:>10.2} {:>8.2} {:>8.2}\n",
             m.label,
             m.tasks,
-            100.0 * m.pbc,
+            judged_pct(m.pbc),
             m.ac,
-            100.0 * m.pr,
+            judged_pct(m.pr),
             100.0 * m.rfbc,
             m.planned_cost,
             m.spent_cost,
@@ -197,7 +204,7 @@ pub fn table(rows: &[Metrics], cost_unit: &str) -> String {
         out.insert_str(out.len() - 1, &format!(" {:>7} {:>7} {:>6}", "path", "prec", "refl"));
     }
     for m in rows {
-        let success = if m.judged == 0 { "n/a".to_string() } else { format!("{:.1}%", 100.0 * m.success_rate) };
+        let success = m.success_rate.map_or("n/a".to_string(), |r| format!("{:.1}%", 100.0 * r));
         out.push_str(&format!(
             "{:<w$} {:>6} {:>9} {:>7.2} {:>11.1} {:>11.1} {:>12.4} {:>7.2}",
             m.label,
@@ -242,7 +249,8 @@ pub struct MatrixRow {
     pub varied: Vec<RoleShare>,
     pub tasks: usize,
     pub succeeded: usize,
-    pub accuracy_pct: f64,
+    /// None when no task was judged.
+    pub accuracy_pct: Option<f64>,
     pub prompt_tokens_per_task: f64,
     pub completion_tokens_per_task: f64,
     /// All of it, models' and tools', as the runs count it.
@@ -309,12 +317,12 @@ impl MatrixRow {
             varied: varied.iter().map(|r| share(*r, model_of(*r))).collect(),
             tasks: m.tasks,
             succeeded: m.succeeded,
-            accuracy_pct: 100.0 * m.success_rate,
+            accuracy_pct: m.success_rate.map(|r| 100.0 * r),
             prompt_tokens_per_task: m.avg_prompt_tokens,
             completion_tokens_per_task: m.avg_completion_tokens,
             cost_per_task: m.avg_cost,
-            model_cost_per_task: state.accounts.values().map(|a| a.cost).sum::<f64>() / n,
-            tool_cost_per_task: state.tool_spend.values().map(|t| t.cost).sum::<f64>() / n,
+            model_cost_per_task: total(state.accounts.values().map(|a| a.cost)) / n,
+            tool_cost_per_task: total(state.tool_spend.values().map(|t| t.cost)) / n,
             cost_unit: state.cost_unit.clone(),
             steps_per_task: m.avg_steps,
             tokens_saved_per_task: m.avg_tokens_saved,
@@ -345,14 +353,14 @@ impl MatrixRow {
         let share = |role: Role, model: String| {
             accounts.get(&(role, model.clone())).cloned().unwrap_or_else(|| RoleShare::none(role, model))
         };
-        let model_cost: f64 = accounts.values().map(|s| s.cost_per_task).sum();
+        let model_cost = total(accounts.values().map(|s| s.cost_per_task));
         MatrixRow {
             planner: model_of(Role::Planner),
             solver: model_of(Role::Solver),
             varied: varied.iter().map(|r| share(*r, model_of(*r))).collect(),
             tasks: m.tasks,
             succeeded: m.succeeded,
-            accuracy_pct: 100.0 * m.success_rate,
+            accuracy_pct: m.success_rate.map(|r| 100.0 * r),
             prompt_tokens_per_task: m.avg_prompt_tokens,
             completion_tokens_per_task: m.avg_completion_tokens,
             cost_per_task: m.avg_cost,
@@ -406,9 +414,9 @@ pub fn matrix_table(rows: &[MatrixRow], cost_unit: &str) -> String {
             out.push_str(&format!("{model:<14} "));
         }
         out.push_str(&format!(
-            "{:>6} {:>8.1}% {:>11.1} {:>11.1} {:>11.6} {:>10.2} {:>7.2} {:>10.1} {:>12.1} {:>11.1}\n",
+            "{:>6} {:>9} {:>11.1} {:>11.1} {:>11.6} {:>10.2} {:>7.2} {:>10.1} {:>12.1} {:>11.1}\n",
             m.tasks,
-            m.accuracy_pct,
+            m.accuracy_pct.map_or("n/a".to_string(), |a| format!("{a:.1}%")),
             m.prompt_tokens_per_task,
             m.completion_tokens_per_task,
             m.model_cost_per_task,

@@ -61,7 +61,7 @@ pub fn evaluate(
         top1: top1 as f64 / n,
         top5: top5 as f64 / n,
         mrr: rr / n,
-        latency_ms_mean: latencies.iter().sum::<f64>() / n,
+        latency_ms_mean: crate::eval::figures::mean(latencies.iter().copied()),
         latency_ms_p50: pick(0.5),
         latency_ms_p95: pick(0.95),
     })

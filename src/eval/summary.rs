@@ -152,10 +152,11 @@ pub struct SweepPoint {
     /// None when no task was judged.
     pub success_rate: Option<f64>,
     pub answered_rate: f64,
-    pub pbc: f64,
+    /// BTP's pass rates over the judged tasks; None when none was judged.
+    pub pbc: Option<f64>,
     pub answered_within_budget: f64,
     pub ac: f64,
-    pub pr: f64,
+    pub pr: Option<f64>,
     pub rfbc: f64,
 }
 
@@ -246,7 +247,7 @@ fn sweeps(settings: &[SettingSummary]) -> Vec<SweepSeries> {
             value: sw.value,
             setting: s.setting.clone(),
             tasks: m.tasks,
-            success_rate: (m.judged > 0).then_some(m.success_rate),
+            success_rate: m.success_rate,
             answered_rate: m.answered_rate,
             pbc: m.pbc,
             answered_within_budget: m.answered_within_budget,

@@ -23,7 +23,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::settings::{OtelError, OtelSettings};
 use super::spans::{AttrValue, Span, SpanFold, SpanKind, Status, spans};
 use crate::engine::event::Event;
-use crate::engine::trace::read_trace;
+use crate::engine::trace::{TornLine, read_trace_file};
 
 /// How long one export may take, retries included.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -234,6 +234,8 @@ pub struct ExportSummary {
     /// The trace id, hex, as receivers show it.
     pub trace_id: String,
     pub url: String,
+    /// The trace's last line, torn by a killed writer (what came before it was sent).
+    pub torn: Option<TornLine>,
 }
 
 /// Sends a trace file's spans. Its times are anchored so that the last
@@ -241,10 +243,8 @@ pub struct ExportSummary {
 /// happened). Fails if the file cannot be read or the receiver refuses or
 /// cannot be reached.
 pub fn export_trace(path: &Path, settings: &OtelSettings) -> Result<ExportSummary, OtelError> {
-    let events = read_trace(path)?;
-    if events.is_empty() {
-        return Err(OtelError::Input { path: path.display().to_string(), why: "the trace holds no events".into() });
-    }
+    let read = read_trace_file(path)?;
+    let events = read.events;
     let modified = std::fs::metadata(path).and_then(|m| m.modified()).unwrap_or_else(|_| SystemTime::now());
     let last = events.iter().map(|e| e.t).max().unwrap_or(0);
     let ids = Ids::new(modified.checked_sub(Duration::from_millis(last)).unwrap_or(modified));
@@ -256,5 +256,5 @@ pub fn export_trace(path: &Path, settings: &OtelSettings) -> Result<ExportSummar
             .map_err(|e| OtelError::Unreachable { url: settings.traces_url.clone(), why: e.to_string() })?;
     }
     let _ = exporter.inner.shutdown();
-    Ok(ExportSummary { spans: all.len(), trace_id: ids.trace_hex(), url: settings.traces_url.clone() })
+    Ok(ExportSummary { spans: all.len(), trace_id: ids.trace_hex(), url: settings.traces_url.clone(), torn: read.torn })
 }

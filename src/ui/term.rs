@@ -63,10 +63,19 @@ pub async fn run_live(
 
 /// Steps through a recorded trace, read-only; `T` saves runs as cases
 /// under `data_dir`. Returns where the user asked to fork (`f`), if they did.
-pub async fn run_replay(events: Vec<Event>, theme: Theme, data_dir: Option<PathBuf>) -> Result<Option<usize>, UiError> {
+/// `notice`: shown in the status line when the replay opens (e.g. that the
+/// trace's last line was torn).
+pub async fn run_replay(
+    events: Vec<Event>,
+    theme: Theme,
+    data_dir: Option<PathBuf>,
+    notice: Option<String>,
+) -> Result<Option<usize>, UiError> {
     check_terminal()?;
     let mut terminal = ratatui::try_init()?;
-    let result = event_loop(&mut terminal, App::replay(events), None, &theme, data_dir.as_deref()).await;
+    let mut app = App::replay(events);
+    app.view.flash = notice;
+    let result = event_loop(&mut terminal, app, None, &theme, data_dir.as_deref()).await;
     ratatui::restore();
     result
 }

@@ -118,15 +118,75 @@ fn a_trace_is_written_and_read_back() {
     let (a, b): (serde_json::Value, serde_json::Value) =
         (serde_json::from_str(&live).unwrap(), serde_json::from_str(&shown).unwrap());
     assert_eq!(a["runs"], b["runs"], "the trace folds into what the run reported");
-    // A line cut short by a crash is dropped; a bad line elsewhere is named.
+    // A line cut short by a crash is reported, the events before it are
+    // all shown; a bad line elsewhere is named.
     let text = std::fs::read_to_string(&trace).unwrap();
+    let complete = text.lines().count();
     std::fs::write(&trace, format!("{}{{\"v\":1,\"run\":9,\"st", text)).unwrap();
-    ok(d.path(), &["trace", "show", trace.to_str().unwrap()]);
+    let out = run(d.path(), &["trace", "show", trace.to_str().unwrap(), "--json"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let want = format!(
+        "t.jsonl: line {} is incomplete: the writer was probably killed; {complete} complete events read",
+        complete + 1
+    );
+    assert!(err.contains(&want), "{err}");
+    let torn: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(torn["runs"], a["runs"], "every complete event is still read");
     let mut lines: Vec<&str> = text.lines().collect();
     lines[2] = "{not json";
     std::fs::write(&trace, lines.join("\n")).unwrap();
     let err = fails(d.path(), &["trace", "show", trace.to_str().unwrap()]);
     assert!(err.contains("t.jsonl:3"), "{err}");
+}
+
+/// A kill while the large first event was being written leaves a trace
+/// with no complete event: that is an error saying so, not "0 events";
+/// and an empty file is not a trace either.
+#[test]
+fn a_trace_cut_in_its_first_line_or_empty_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let trace = d.path().join("t.jsonl");
+    ok(d.path(), &["run", "--count", "2", "--no-save", "--trace", trace.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let first = text.lines().next().unwrap();
+    let cut = write(d.path(), "cut.jsonl", &first[..first.len() / 2]);
+    let err = fails(d.path(), &["trace", "show", cut.to_str().unwrap()]);
+    assert!(err.contains("cut.jsonl: not a trace: line 1 is incomplete (the writer was probably killed)"), "{err}");
+    let empty = write(d.path(), "empty.jsonl", "");
+    let err = fails(d.path(), &["trace", "show", empty.to_str().unwrap()]);
+    assert!(err.contains("empty.jsonl: not a trace: the file holds no event"), "{err}");
+    // A kill inside a multi-byte character is a torn line too, not "not UTF-8".
+    let accented = format!("{text}{{\"v\":2,\"answer\":\"S\u{e3}o");
+    let mut bytes = accented.into_bytes();
+    bytes.pop();
+    std::fs::write(&trace, bytes).unwrap();
+    let out = run(d.path(), &["trace", "show", trace.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is incomplete"));
+}
+
+/// Without a gold answer nothing can be judged: success is n/a (null in
+/// JSON), never 0 %, and no average of nothing prints as -0.00.
+#[test]
+fn an_unjudged_task_reads_as_not_judged() {
+    let d = tempfile::tempdir().unwrap();
+    let json = ok(d.path(), &["run", "--task", "what is 2+2", "--no-save", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let m = &v["metrics"];
+    assert_eq!(m["judged"], 0);
+    for key in ["success_rate", "pbc", "pr"] {
+        assert!(m[key].is_null(), "{key} of an unjudged run: {m}");
+    }
+    assert!(!json.contains("-0.0"), "{json}");
+    let trace = d.path().join("t.jsonl");
+    let text = ok(d.path(), &["run", "--task", "what is 2+2", "--no-save", "--trace", trace.to_str().unwrap()]);
+    let row = text.lines().find(|l| l.starts_with("toolnet")).expect("the summary row");
+    assert!(row.split_whitespace().nth(2) == Some("n/a"), "{row}");
+    let shown = ok(d.path(), &["trace", "show", trace.to_str().unwrap()]);
+    assert!(!shown.contains("-0.0"), "{shown}");
+    let row = shown.lines().find(|l| l.starts_with("toolnet")).expect("the summary row");
+    assert!(row.split_whitespace().nth(2) == Some("n/a"), "{row}");
 }
 
 #[test]

@@ -344,7 +344,7 @@ fn trace_export_names_what_is_wrong() {
     let empty = d.path().join("empty.jsonl");
     std::fs::write(&empty, "").unwrap();
     let err = fails(&["trace", "export", s(&empty), "--otlp", &down]);
-    assert!(err.contains("no events"), "{err}");
+    assert!(err.contains("empty.jsonl: not a trace: the file holds no event"), "{err}");
 
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/react.jsonl");
     let err = fails(&["trace", "export", s(&golden), "--otlp", "ftp://127.0.0.1/"]);

@@ -100,7 +100,7 @@ fn an_unreadable_trace_exits_2_naming_its_file_and_line() {
     std::fs::write(&empty, "").unwrap();
     let out = run(&["trace", "diff", s(&empty), s(&a)]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("empty.jsonl: holds no event"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("empty.jsonl: not a trace: the file holds no event"));
 }
 
 #[test]

@@ -9,7 +9,6 @@ use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
 use switchyard::engine::Event;
-use switchyard::engine::trace::read_trace;
 use switchyard::eval::trace_diff::{
     At, Divergence, DivergenceKind, RunDiff, RunTotals, Totals, TraceDiff, diff as compare,
 };
@@ -71,13 +70,14 @@ fn name(p: &Path) -> String {
     p.display().to_string()
 }
 
-/// A trace, or why it is not one; an empty file is not a trace.
+/// A trace, or why it is not one (an empty file is not a trace); a torn
+/// last line is said on stderr.
 fn read(path: &Path) -> Result<Vec<Event>, String> {
-    let events = read_trace(path).map_err(|e| e.to_string())?;
-    if events.is_empty() {
-        return Err(format!("{}: holds no event: not a trace", path.display()));
+    let read = switchyard::engine::trace::read_trace_file(path).map_err(|e| e.to_string())?;
+    if let Some(torn) = read.torn {
+        eprintln!("warning: {}: {torn}", path.display());
     }
-    Ok(events)
+    Ok(read.events)
 }
 
 /// The whole report: the files, the session's settings that differ, each

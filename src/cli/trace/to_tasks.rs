@@ -9,7 +9,6 @@ use clap::Args;
 use color_eyre::eyre::{Result, eyre};
 
 use switchyard::engine::EventKind;
-use switchyard::engine::trace::read_trace;
 use switchyard::eval::cases::{Added, append, assign_ids, cases_from_events};
 
 #[derive(Args, Debug)]
@@ -26,7 +25,7 @@ pub(crate) struct ToTasksArgs {
 }
 
 pub(crate) fn to_tasks(a: ToTasksArgs) -> Result<ExitCode> {
-    let events = read_trace(&a.trace)?;
+    let events = crate::cli::setup::read_trace_noting(&a.trace)?;
     let present: BTreeSet<u32> =
         events.iter().filter(|e| matches!(e.kind, EventKind::RunStarted { .. })).map(|e| e.run).collect();
     let chosen = match &a.runs {

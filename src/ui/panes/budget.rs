@@ -7,6 +7,7 @@
 //! used of it instead: c_s, planned, spent and what is left of B, and a row
 //! per planned tool with its state.
 
+use crate::eval::figures::total;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -66,7 +67,7 @@ fn session_line(s: &SessionState, unit: &str, th: &Theme) -> Line<'static> {
     let runs = s.finished.len();
     let mut spans = vec![Span::styled(format!("session {}{unit}", fmt_cost(s.total_cost)), th.base())];
     if runs > 0 {
-        let done: f64 = s.finished.iter().map(|r| r.cost).sum();
+        let done = total(s.finished.iter().map(|r| r.cost));
         spans.push(Span::styled(
             format!(" · {runs} runs done, {} a run on average", fmt_cost(done / runs as f64)),
             th.muted(),
@@ -89,7 +90,7 @@ const EPS: f64 = 1e-9;
 fn plan_summary(ctx: &PaneCtx, plan: &PlanView, w: usize) -> Vec<Line<'static>> {
     let (s, th) = (ctx.state, ctx.theme);
     let unit = unit_suffix(s);
-    let spent: f64 = plan.used.values().map(|u| u.1).sum();
+    let spent = total(plan.used.values().map(|u| u.1));
     let over = spent > plan.planned_cost + EPS;
     let left = plan.remaining - spent;
     let mut label_style = th.fg(if over || left < -EPS { th.failing } else { th.accent });
@@ -274,7 +275,7 @@ fn render_plan_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx, run: &RunView
         grid.push((vec![Cell::from(fit(&more, name_w).into_owned())], th.muted()));
     }
     let used_calls: u32 = plan.used.values().map(|u| u.0).sum();
-    let spent: f64 = plan.used.values().map(|u| u.1).sum();
+    let spent = total(plan.used.values().map(|u| u.1));
     let spent_total = num(fmt_cost(spent));
     let spent_total = if spent > plan.planned_cost + EPS { spent_total.style(th.fg(th.failing)) } else { spent_total };
     let total = vec![
