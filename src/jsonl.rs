@@ -1,8 +1,8 @@
 //! Reading a JSON Lines recording (a model cassette, a tool cassette) that
 //! a killed recorder may have left with its last line cut short.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
@@ -47,4 +47,45 @@ pub fn read_records<T: DeserializeOwned>(path: &Path, what: &str) -> Result<Vec<
             Err(e) => return Err(JsonlError::Parse { line: line_no, message: e.to_string() }),
         }
     }
+}
+
+/// Opens a recording to append records to (created if missing). A last
+/// line that a kill cut short is cut off first, and a whole last record
+/// without its newline (written by hand) is ended: else the next record
+/// would be glued onto it, and the line in the middle of the file would no
+/// longer read.
+pub fn open_append(path: &Path) -> std::io::Result<File> {
+    let mut file = OpenOptions::new().create(true).read(true).append(true).open(path)?;
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(file);
+    }
+    // Only the last line matters: read back from the end to its start.
+    let mut start = len;
+    let mut tail = Vec::new();
+    let mut chunk = vec![0u8; 8192];
+    loop {
+        let from = start.saturating_sub(chunk.len() as u64);
+        let n = (start - from) as usize;
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(&mut chunk[..n])?;
+        let found = chunk[..n].iter().rposition(|&b| b == b'\n');
+        let keep = found.map_or(0, |i| i + 1);
+        tail.splice(0..0, chunk[keep..n].iter().copied());
+        start = from + keep as u64;
+        if found.is_some() || from == 0 {
+            break;
+        }
+    }
+    if tail.is_empty() {
+        return Ok(file);
+    }
+    match serde_json::from_slice::<serde_json::Value>(&tail) {
+        Ok(_) => file.write_all(b"\n")?,
+        Err(_) => {
+            tracing::warn!(path = %path.display(), bytes = tail.len(), "cutting off a line a kill left unfinished");
+            file.set_len(start)?;
+        }
+    }
+    Ok(file)
 }

@@ -13,15 +13,15 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    // Servers this process started go before the panic message is printed.
+    // Children this process started go before the panic message is printed.
     let report = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        switchyard::tool::mcp::child::kill_all();
+        switchyard::tool::child::kill_all();
         report(info);
     }));
     let result = cli::main();
-    // Whatever path led here, no server outlives the command.
-    switchyard::tool::mcp::child::kill_all();
+    // Whatever path led here, no child (tool, server) outlives the command.
+    switchyard::tool::child::kill_all();
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -21,7 +21,7 @@ use switchyard::session::{self, GraphSource, SessionOptions};
 
 use super::args::Common;
 
-use super::setup::{common_options, runtime, until_sigterm};
+use super::setup::{common_options, runtime, until_signal};
 
 #[derive(Args, Debug)]
 pub(super) struct EvalArgs {
@@ -134,7 +134,7 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
         }
         let batch = Batch { config: &s.config, opts: &s.opts, tasks: &tasks, jobs, done: learned };
         let mut fresh = Vec::new();
-        let outcome = rt.block_on(until_sigterm(async {
+        let outcome = rt.block_on(until_signal(async {
             batch::run(batch, |run| {
                 let row = task_row(s, &tasks[run.index], run);
                 writer.write(&row).map_err(|e| session::SetupError::Invalid(e.to_string()))?;
@@ -461,7 +461,7 @@ fn eval_experience(
         opts.experience = session::ExperienceSource::InMemory(seed_experience.clone());
         opts.save_graph = false;
         seed_experience =
-            rt.block_on(until_sigterm(async { Ok(session::run(session::prepare(config, &opts)?).await?) }))?.experience;
+            rt.block_on(until_signal(async { Ok(session::run(session::prepare(config, &opts)?).await?) }))?.experience;
     }
     Ok(seed_experience)
 }

@@ -16,7 +16,7 @@ use switchyard::session::{self, TaskSource};
 
 use super::args::Common;
 use super::run::report;
-use super::setup::{common_options, runtime, stamp, until_sigterm};
+use super::setup::{common_options, runtime, stamp, until_signal};
 
 #[derive(Args, Debug)]
 pub(super) struct ForkArgs {
@@ -67,7 +67,7 @@ pub(super) fn fork(config: &Config, a: ForkArgs) -> Result<ExitCode> {
     opts.trace = Some(trace.clone());
     let req = ForkRequest { parent: a.file.clone(), at: a.at, answer: a.answer.clone(), controls, pause: false };
     let prepared = prepare_fork(config, &req, &opts)?;
-    let outcome = runtime()?.block_on(until_sigterm(async { Ok(session::run(prepared).await?) }))?;
+    let outcome = runtime()?.block_on(until_signal(async { Ok(session::run(prepared).await?) }))?;
     if !a.json {
         println!("forked from {} after its event {}", a.file.display(), a.at);
     }

@@ -19,7 +19,7 @@ use switchyard::session::{self, TaskSource};
 use switchyard::text::ellipsis;
 
 use super::progress::bar;
-use super::setup::{runtime, until_sigterm};
+use super::setup::{runtime, until_signal};
 
 #[derive(Args, Debug)]
 pub(super) struct ProbeArgs {
@@ -79,7 +79,7 @@ pub(super) fn probe(config: &Config, a: ProbeArgs) -> Result<ExitCode> {
     let mut events = prepared.engine.subscribe();
     let progress = bar(targets.len() as u64, "probing");
     let mut found: BTreeMap<String, Option<Value>> = BTreeMap::new();
-    let outcome = runtime()?.block_on(until_sigterm(async {
+    let outcome = runtime()?.block_on(until_signal(async {
         let run = session::run(prepared);
         tokio::pin!(run);
         loop {

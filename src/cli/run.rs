@@ -12,7 +12,7 @@ use switchyard::eval::report::{Metrics, table};
 use switchyard::session;
 
 use super::args::{GraphTapeArgs, SessionArgs};
-use super::setup::{runtime, session_options, until_sigterm};
+use super::setup::{runtime, session_options, until_signal};
 use super::summary::{print_session, run_json};
 
 #[derive(Args, Debug, Default)]
@@ -31,7 +31,7 @@ pub(super) fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
     let mut opts = session_options(&a.session, &a.graph_tape)?;
     opts.trace = a.session.trace.clone();
     let prepared = session::prepare(config, &opts)?;
-    let outcome = runtime()?.block_on(until_sigterm(async { Ok(session::run(prepared).await?) }))?;
+    let outcome = runtime()?.block_on(until_signal(async { Ok(session::run(prepared).await?) }))?;
     report(&outcome.state, a.json, a.session.trace.as_deref())
 }
 

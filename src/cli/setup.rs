@@ -38,18 +38,21 @@ pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().wrap_err("could not start the async runtime")
 }
 
-/// Runs `work` to its end, or until SIGTERM: then the work is dropped (the
-/// session's trace is flushed, its servers stopped) and the command fails.
-pub(super) async fn until_sigterm<T>(work: impl Future<Output = Result<T>>) -> Result<T> {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .wrap_err("could not listen for SIGTERM")?;
-    tokio::select! {
-        r = work => r,
-        _ = term.recv() => {
-            switchyard::tool::mcp::child::kill_all();
-            Err(eyre!("terminated (SIGTERM)"))
-        }
-    }
+/// Runs `work` to its end, or until SIGTERM or SIGINT (`kill -INT`, Ctrl-C
+/// at a shell): then the children Switchyard started are killed, the work
+/// is dropped (the session's trace keeps every line written) and the
+/// command fails saying which signal stopped it.
+pub(super) async fn until_signal<T>(work: impl Future<Output = Result<T>>) -> Result<T> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).wrap_err("could not listen for SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).wrap_err("could not listen for SIGINT")?;
+    let name = tokio::select! {
+        r = work => return r,
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    };
+    switchyard::tool::child::kill_all();
+    Err(eyre!("interrupted ({name}): stopped before the end; the trace keeps every event written"))
 }
 
 pub(super) fn common_options(c: &Common) -> Result<SessionOptions> {

@@ -9,6 +9,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
+use super::child::Group;
 use super::{ToolError, ToolErrorKind, ToolResult};
 
 /// Beyond this a tool's stdout is not read as an answer.
@@ -22,17 +23,22 @@ fn err(kind: ToolErrorKind, msg: impl Into<String>) -> ToolError {
     ToolError::new(kind, msg)
 }
 
-fn spawn(tool: &str, argv: &[String], cwd: Option<&Path>, io: bool) -> Result<Child, ToolError> {
+/// Starts the tool in a process group of its own (see [`super::child`]):
+/// the returned group kills it and whatever it started if the call is
+/// abandoned before the tool was waited for.
+fn spawn(tool: &str, argv: &[String], cwd: Option<&Path>, io: bool) -> Result<(Child, Group), ToolError> {
     let (program, rest) =
         argv.split_first().ok_or_else(|| err(ToolErrorKind::Failed, format!("'{tool}' has an empty argv")))?;
     let mut cmd = Command::new(program);
-    cmd.args(rest).kill_on_drop(true);
+    cmd.args(rest);
     let pipe = || if io { Stdio::piped() } else { Stdio::null() };
     cmd.stdin(pipe()).stdout(pipe()).stderr(pipe());
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
-    cmd.spawn().map_err(|e| err(ToolErrorKind::Failed, format!("could not start '{program}': {e}")))
+    let (child, pgid) = super::child::spawn(cmd)
+        .map_err(|e| err(ToolErrorKind::Failed, format!("could not start '{program}': {e}")))?;
+    Ok((child, Group::new(pgid)))
 }
 
 /// Reads a stream to its end. Keeps the first `keep` bytes (or the last,
@@ -105,7 +111,7 @@ pub(crate) async fn run(
     args: &Value,
     timeout: Duration,
 ) -> ToolResult {
-    let mut child = spawn(tool, argv, cwd, true)?;
+    let (mut child, group) = spawn(tool, argv, cwd, true)?;
     let stdin = child.stdin.take();
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
@@ -127,8 +133,12 @@ pub(crate) async fn run(
         (out, errs, status)
     };
     let ((out, out_cut), (errs, _), status) = match tokio::time::timeout(timeout, exchange).await {
-        Ok(r) => r,
+        Ok(r) => {
+            group.release();
+            r
+        }
         Err(_) => {
+            drop(group);
             let _ = child.kill().await;
             return Err(err(
                 ToolErrorKind::Timeout,
@@ -162,9 +172,9 @@ pub(crate) async fn run(
 /// An injected crash: the process really starts and is killed at once, so
 /// the tool is seen to die as a real crash would.
 pub(crate) async fn crash(tool: &str, argv: &[String], cwd: Option<&Path>, timeout: Duration) -> ToolResult {
-    let mut child = spawn(tool, argv, cwd, false)?;
+    let (mut child, group) = spawn(tool, argv, cwd, false)?;
     let pid = child.id().map_or_else(String::new, |p| format!(" (pid {p})"));
-    let _ = child.start_kill();
+    drop(group);
     let how = match tokio::time::timeout(timeout, child.wait()).await {
         Ok(Ok(status)) => match signal_of(&status) {
             Some(sig) => format!("killed by signal {sig}"),

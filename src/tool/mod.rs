@@ -2,6 +2,7 @@
 //! really run them and the fault-injection layer in front of the executors.
 
 pub mod builtin;
+pub mod child;
 mod command;
 mod error;
 pub mod exec;

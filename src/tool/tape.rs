@@ -9,7 +9,7 @@
 //! find their answers.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -96,13 +96,11 @@ fn key(tool: &str, args: &Value) -> String {
 }
 
 impl ToolTape {
-    /// Appends every call to `path` (created if missing, extended if not).
+    /// Appends every call to `path` (created if missing, extended if not;
+    /// a last line a killed recorder left unfinished is cut off first).
     pub fn record(path: &Path) -> Result<Self, TapeError> {
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|source| TapeError::Io { path: path.to_path_buf(), source })?;
+        let file =
+            crate::jsonl::open_append(path).map_err(|source| TapeError::Io { path: path.to_path_buf(), source })?;
         Ok(ToolTape { path: path.to_path_buf(), mode: Mode::Record(Mutex::new(file)) })
     }
 

@@ -1,5 +1,5 @@
 //! The terminal side: raw mode and the alternate screen, restored on quit,
-//! on error, on panic (ratatui's hook) and on SIGTERM; the loop that feeds
+//! on error, on panic (ratatui's hook) and on SIGTERM or SIGINT; the loop that feeds
 //! key presses, engine events and ticks to the app and carries out its
 //! effects; redraws only when something changed, at a capped frame rate.
 
@@ -31,6 +31,10 @@ pub enum UiError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Setup(#[from] SetupError),
+    /// Quit on a signal rather than by the user: the terminal was restored
+    /// and the engine told to stop, as on `q`.
+    #[error("interrupted ({0}): the workbench quit; the trace keeps every event written")]
+    Interrupted(&'static str),
 }
 
 pub fn check_terminal() -> Result<(), UiError> {
@@ -52,12 +56,19 @@ pub async fn run_live(
     let mut terminal = ratatui::try_init()?;
     let result = event_loop(&mut terminal, App::live(), Some((events, handle)), &theme, data_dir.as_deref()).await;
     ratatui::restore();
-    result?;
+    let signal = match result {
+        Err(UiError::Interrupted(name)) => Some(name),
+        other => other.map(|_| None)?,
+    };
     // The engine was told to stop; give it a moment to finish and save.
-    match tokio::time::timeout(STOP_GRACE, engine).await {
+    let outcome = match tokio::time::timeout(STOP_GRACE, engine).await {
         Ok(Ok(Ok(outcome))) => Ok(Some(outcome)),
         Ok(Ok(Err(e))) => Err(e.into()),
         _ => Ok(None),
+    };
+    match signal {
+        Some(name) => Err(UiError::Interrupted(name)),
+        None => outcome,
     }
 }
 
@@ -93,7 +104,10 @@ async fn event_loop(
     };
     let mut keys = crossterm::event::EventStream::new();
     let mut tick = tokio::time::interval(TICK);
-    let mut sigterm = sigterm()?;
+    let mut sigterm = signal(tokio::signal::unix::SignalKind::terminate())?;
+    // In raw mode Ctrl-C arrives as a key; `kill -INT` does not, and would
+    // otherwise end the process with the terminal left raw.
+    let mut sigint = signal(tokio::signal::unix::SignalKind::interrupt())?;
     // The engine's clock started about when we did: keep it moving between events.
     let started = Instant::now();
     let mut last_frame: Option<Instant> = None;
@@ -136,11 +150,8 @@ async fn event_loop(
             },
             _ = tick.tick() => app.update(Action::Tick { now_ms: started.elapsed().as_millis() as u64 }),
             _ = tokio::time::sleep_until(next_frame.into()), if app.dirty => Vec::new(),
-            _ = sigterm.recv() => {
-                let mut e = app.update(Action::Key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char('q'))));
-                e.push(Effect::Quit);
-                e
-            }
+            _ = sigterm.recv() => return quit_on_signal(&handle, "SIGTERM"),
+            _ = sigint.recv() => return quit_on_signal(&handle, "SIGINT"),
         };
         for effect in effects {
             match effect {
@@ -167,7 +178,16 @@ async fn recv(rx: &mut Option<UnboundedReceiver<Event>>) -> Option<Event> {
     }
 }
 
+/// The engine told to stop, as `q` does (but whatever dialog is open),
+/// then out with the signal's name.
+fn quit_on_signal(handle: &Option<EngineHandle>, name: &'static str) -> Result<Option<usize>, UiError> {
+    if let Some(h) = handle {
+        h.send(crate::engine::Control::Stop);
+    }
+    Err(UiError::Interrupted(name))
+}
+
 #[cfg(unix)]
-fn sigterm() -> Result<tokio::signal::unix::Signal, UiError> {
-    Ok(tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?)
+fn signal(kind: tokio::signal::unix::SignalKind) -> Result<tokio::signal::unix::Signal, UiError> {
+    Ok(tokio::signal::unix::signal(kind)?)
 }

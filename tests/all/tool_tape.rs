@@ -168,6 +168,36 @@ async fn recording_appends_one_line_a_call_and_leaves_faults_out() {
     assert_eq!(replay.source(&calc, Some(injected), &again), None, "a fault is the user's, not the tape's");
 }
 
+/// A recorder killed mid-line, then a new recording onto the same
+/// cassette (a restarted session): the fragment is cut off, not glued to
+/// the next line, so the cassette still loads with every whole call.
+#[tokio::test]
+async fn recording_after_a_kill_cuts_the_unfinished_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rec.jsonl");
+    let whole = r#"{"tool":"calc","args":{"expression":"1 + 1"},"result":2,"latency_ms":0}"#;
+    std::fs::write(&path, format!("{whole}\n{{\"tool\":\"calc\",\"args\":{{\"expr")).unwrap();
+    let exec = Executor::with_tape(ToolTape::record(&path).unwrap());
+    let calc = tool("calc", ExecutorSpec::Builtin { function: "calculator".into() }, None);
+    let args = json!({"expression": "2 * 21"});
+    let answer = exec.call(&calc, &args, None, 7, TIMEOUT).await.unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().count(), 2, "the fragment is gone: {text}");
+    let replay = Executor::with_tape(ToolTape::replay(&path, false).unwrap());
+    assert_eq!(replay.call(&calc, &args, None, 1, TIMEOUT).await, Ok(answer));
+    assert_eq!(replay.call(&calc, &json!({"expression": "1 + 1"}), None, 1, TIMEOUT).await, Ok(json!(2)));
+
+    // A whole last record without its newline (written by hand) is kept and ended.
+    let path = dir.path().join("hand.jsonl");
+    std::fs::write(&path, whole).unwrap();
+    let exec = Executor::with_tape(ToolTape::record(&path).unwrap());
+    exec.call(&calc, &args, None, 7, TIMEOUT).await.unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.starts_with(&format!("{whole}\n")), "{text}");
+    ToolTape::replay(&path, false).unwrap();
+}
+
 #[test]
 fn a_damaged_cassette_names_its_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
