@@ -51,7 +51,20 @@ pub fn read_back(path: &Path) -> Result<TraceRead, String> {
         serde_json::from_slice::<Event>(line)
             .map_err(|e| format!("{}:{}: a complete line is not an event: {e}", path.display(), i + 1))?;
     }
-    let events = switchyard::engine::trace::read_trace(path).map_err(|e| e.to_string())?;
+    use switchyard::engine::trace::{TraceError, read_trace_file};
+    let events = match read_trace_file(path) {
+        Ok(read) => {
+            // The reader must say the same of the last line as the bytes do.
+            if read.torn.is_some() != torn {
+                return Err(format!("{}: reader says torn = {:?}, the bytes {torn}", path.display(), read.torn));
+            }
+            read.events
+        }
+        // Killed before its first event was complete: nothing to read, and
+        // the reader must say why rather than show "0 events".
+        Err(TraceError::Empty { torn: t, .. }) if t.is_some() == torn => Vec::new(),
+        Err(e) => return Err(e.to_string()),
+    };
     Ok(TraceRead { events, torn })
 }
 
