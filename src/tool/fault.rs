@@ -194,6 +194,12 @@ impl<M: Copy> FaultTable<M> {
         self.by_tool.iter().flat_map(|(t, v)| v.iter().map(move |a| (t.as_str(), a.fault)))
     }
 
+    /// Every fault in force with the calls a counted one has left, per tool
+    /// in name order and, within a tool, oldest first (the order they draw in).
+    pub fn remaining(&self) -> impl Iterator<Item = (&str, Fault<M>, Option<u32>)> {
+        self.by_tool.iter().flat_map(|(t, v)| v.iter().map(move |a| (t.as_str(), a.fault, a.left)))
+    }
+
     /// The fault that hits the next call of `tool`, if any; spends one use
     /// of a counted fault. The oldest fault in force wins.
     pub fn draw(&mut self, tool: &str, rng: &mut impl Rng) -> Option<M> {
