@@ -224,8 +224,8 @@ impl SessionState {
                         });
                     }
                 }
-                if fault.is_some() {
-                    self.spend_fault(tool);
+                if let Some(mode) = *fault {
+                    self.spend_fault(tool, mode);
                 }
                 self.recent_calls.push_front(FinishedCall {
                     call: *call,
@@ -555,16 +555,18 @@ impl SessionState {
         }
     }
 
-    /// A fault fired on `tool`: a counted one loses a use (the oldest first,
-    /// as the engine's table draws them).
-    fn spend_fault(&mut self, tool: &str) {
-        if let Some(i) = self.faults.iter().position(|f| f.tool == tool && f.left.is_some()) {
-            let f = &mut self.faults[i];
-            if let Some(l) = f.left.as_mut() {
-                *l = l.saturating_sub(1);
-                if *l == 0 {
-                    self.faults.remove(i);
-                }
+    /// A fault hit `tool` with `mode`: the oldest sure fault (not a
+    /// probability) of `tool` loses a use when it is of that mode, as the
+    /// engine's table spends them.
+    fn spend_fault(&mut self, tool: &str, mode: crate::tool::fault::FaultMode) {
+        let sure =
+            self.faults.iter().position(|f| f.tool == tool && !matches!(f.fault.scope, FaultScope::Probability { .. }));
+        let Some(i) = sure.filter(|i| self.faults[*i].fault.mode == mode) else { return };
+        let f = &mut self.faults[i];
+        if let Some(l) = f.left.as_mut() {
+            *l = l.saturating_sub(1);
+            if *l == 0 {
+                self.faults.remove(i);
             }
         }
     }
