@@ -1085,3 +1085,70 @@ async fn faults_left_in_force_fold_as_the_engine_holds_them() {
     assert_eq!(outcome.model_faults.len(), 2, "{:?}", outcome.model_faults);
     assert_eq!(fold_mismatches(&events, &outcome), Vec::<String>::new());
 }
+
+/// A rewoo session on the sample library whose every tool hangs (a timeout
+/// fault of `scope`, behind a minute's timeout), let run until its first
+/// lane is under way.
+async fn hung_lanes(scope: FaultScope) -> (Driver, tokio::task::JoinHandle<RunResult>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config { data_dir: Some(dir.path().to_path_buf()), tool_timeout_ms: 60_000, ..Default::default() };
+    let library = session::load_library(&config).unwrap();
+    let schedule: Vec<Scheduled> = library
+        .names()
+        .map(|tool| Scheduled {
+            before_task: 1,
+            control: Control::InjectFault { tool: tool.into(), fault: Fault { mode: FaultMode::Timeout, scope } },
+        })
+        .collect();
+    let opts = SessionOptions {
+        strategy: Some(StrategyKind::Rewoo),
+        tasks: session::TaskSource::Text("What is the capital of the country 'France'?".into()),
+        logical_clock: true,
+        fresh_categories: true,
+        schedule,
+        ..Default::default()
+    };
+    let mut prepared = session::prepare(&config, &opts).unwrap();
+    let rx = prepared.engine.subscribe();
+    let tasks = prepared.tasks;
+    let task = tokio::spawn(prepared.engine.run(tasks));
+    let mut d = Driver {
+        handle: Some(prepared.handle),
+        rx,
+        seen: Seen::default(),
+        idle: Duration::from_secs(30),
+        report: Report::default(),
+    };
+    let started = d.until("a lane's call", |k| matches!(k, EventKind::ToolCall { lane: Some(_), .. })).await;
+    assert!(started.unwrap(), "no lane started");
+    (d, task, dir)
+}
+
+type RunResult = Result<SessionOutcome, switchyard::engine::EngineError>;
+
+/// Stopping or restarting while a lane ran left its ToolCall without a
+/// ToolResult (seed 567, restart; seed 36 likewise): the lanes were dropped
+/// with the run. Now each is cut short and says so.
+#[tokio::test]
+async fn seed_567_a_lane_running_when_the_run_ends_ends_with_its_result() {
+    for control in [Control::Stop, Control::RestartTask] {
+        let (mut d, task, _dir) = hung_lanes(FaultScope::UntilCleared).await;
+        d.send(control.clone());
+        if control == Control::RestartTask {
+            // The task runs again and hangs again: stop it there.
+            assert!(d.until("the restarted run's end", |k| matches!(k, EventKind::RunFinished { .. })).await.unwrap());
+            d.send(Control::Stop);
+        }
+        d.handle = None;
+        while d.next("the session's end").await.unwrap().is_some() {}
+        let outcome = tokio::time::timeout(Duration::from_secs(30), task).await.unwrap().unwrap().unwrap();
+        let events = d.seen.events;
+        assert_eq!(lost_events(&events), Vec::<String>::new(), "{control:?}");
+        let cut = events.iter().any(|e| {
+            matches!(&e.kind, EventKind::ToolResult { outcome: switchyard::engine::event::ToolOutcome::Err { error }, .. }
+                if error.message.contains("cut short"))
+        });
+        assert!(cut, "{control:?}: the lane's result says it was cut short");
+        assert_eq!(fold_mismatches(&events, &outcome), Vec::<String>::new(), "{control:?}");
+    }
+}
