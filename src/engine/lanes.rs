@@ -264,8 +264,11 @@ impl Engine {
         // one start anyway, its call fails rather than the engine.
         let spec = lane.spec.clone();
         let p = &lane.plan;
-        let drawn = self.faults.draw(&p.tool, &mut self.rng);
-        let fault = lane.user_fault.or(drawn);
+        // The user's fault replaces the table's: nothing is drawn or spent.
+        let fault = match lane.user_fault {
+            Some(f) => Some(f),
+            None => self.faults.draw(&p.tool, &mut self.rng),
+        };
         self.emit(EventKind::ToolCall {
             call: p.call,
             tool: p.tool.clone(),
@@ -388,11 +391,13 @@ impl Engine {
                 None
             }
             (LaneAction::Fail { .. }, Slot::Running) => {
-                // Cut the call short: its future ends as a failure.
+                // Cut the call short: its future ends as a failure. A fault
+                // the table drew for it stays its fault, as it was spent.
                 if let Some(a) = l.abort.take() {
                     a.abort();
                 }
-                faults.insert(i, Some(FaultMode::Error));
+                let f = faults.entry(i).or_insert(None);
+                f.get_or_insert(FaultMode::Error);
                 None
             }
         };

@@ -224,7 +224,15 @@ impl SessionState {
                         });
                     }
                 }
-                if let Some(mode) = *fault {
+                // A fault the user gave a lane replaces the table's draw.
+                let user = lane.is_some()
+                    && self
+                        .current
+                        .as_ref()
+                        .and_then(|r| r.rewoo.as_ref())
+                        .and_then(|w| w.steps.iter().rev().flat_map(|s| s.lanes.iter()).find(|l| l.call == *call))
+                        .is_some_and(|l| l.user_fault);
+                if let Some(mode) = fault.filter(|_| !user) {
                     self.spend_fault(tool, mode);
                 }
                 self.recent_calls.push_front(FinishedCall {
@@ -404,7 +412,10 @@ impl SessionState {
                         LaneAction::Release | LaneAction::Step if l.state == LaneState::Held => {
                             l.state = LaneState::Waiting
                         }
-                        LaneAction::Fail { fault } => l.pending_fault = Some(*fault),
+                        LaneAction::Fail { fault } => {
+                            l.pending_fault = Some(*fault);
+                            l.user_fault |= matches!(l.state, LaneState::Waiting | LaneState::Held);
+                        }
                         _ => {}
                     }
                 }
@@ -589,6 +600,7 @@ fn lane_view(l: &LanePlan) -> LaneView {
         latency_ms: None,
         fault: None,
         pending_fault: None,
+        user_fault: false,
         result: None,
         source: None,
     }

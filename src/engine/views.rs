@@ -215,6 +215,9 @@ pub struct LaneView {
     pub fault: Option<FaultMode>,
     /// A fault the user asked for, not yet seen fire.
     pub pending_fault: Option<FaultMode>,
+    /// The user's fault was given before the call started, so it replaced
+    /// the fault table's draw (nothing of the table was spent).
+    pub user_fault: bool,
     /// The result, or the error text.
     pub result: Option<Result<Value, String>>,
     /// Answered by a cassette or a synthesizer, not by the tool.

@@ -1152,3 +1152,23 @@ async fn seed_567_a_lane_running_when_the_run_ends_ends_with_its_result() {
         assert_eq!(fold_mismatches(&events, &outcome), Vec::<String>::new(), "{control:?}");
     }
 }
+
+/// A lane the user failed while it ran reported `error` as its fault, though
+/// the table had drawn (and spent) another for it: the fold, seeing only
+/// `error`, kept the use the engine had spent (seed 292: currency_convert's
+/// slow times=2).
+#[tokio::test]
+async fn seed_292_a_lane_failed_while_running_folds_the_fault_it_drew() {
+    // Each running lane drew a counted timeout; the user fails them all.
+    let (mut d, task, _dir) = hung_lanes(FaultScope::Times { n: 5 }).await;
+    for lane in 0..d.seen.lanes {
+        d.send(Control::Lane { lane, action: LaneAction::Fail { fault: FaultMode::Crash } });
+    }
+    d.send(Control::Stop);
+    d.handle = None;
+    while d.next("the session's end").await.unwrap().is_some() {}
+    let outcome = tokio::time::timeout(Duration::from_secs(30), task).await.unwrap().unwrap().unwrap();
+    let events = d.seen.events;
+    assert_eq!(lost_events(&events), Vec::<String>::new());
+    assert_eq!(fold_mismatches(&events, &outcome), Vec::<String>::new());
+}
