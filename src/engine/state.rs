@@ -208,6 +208,8 @@ impl SessionState {
                     spend.errors += 1;
                 }
                 self.total_cost += cost;
+                // A fault the user gave a lane replaced the table's draw.
+                let mut user = false;
                 if let Some(r) = self.current.as_mut() {
                     r.in_flight.retain(|f| f.call != *call);
                     r.cost += cost;
@@ -217,6 +219,7 @@ impl SessionState {
                         l.latency_ms = Some(*latency_ms);
                         l.fault = *fault;
                         l.pending_fault = None;
+                        user = l.user_fault;
                         l.source = *source;
                         l.result = Some(match outcome {
                             ToolOutcome::Ok { value } => Ok(value.clone()),
@@ -224,16 +227,8 @@ impl SessionState {
                         });
                     }
                 }
-                // A fault the user gave a lane replaces the table's draw.
-                let user = lane.is_some()
-                    && self
-                        .current
-                        .as_ref()
-                        .and_then(|r| r.rewoo.as_ref())
-                        .and_then(|w| w.steps.iter().rev().flat_map(|s| s.lanes.iter()).find(|l| l.call == *call))
-                        .is_some_and(|l| l.user_fault);
                 if let Some(mode) = fault.filter(|_| !user) {
-                    self.spend_fault(tool, mode);
+                    super::views::spend_fault(&mut self.faults, tool, mode);
                 }
                 self.recent_calls.push_front(FinishedCall {
                     call: *call,
@@ -563,22 +558,6 @@ impl SessionState {
     fn push(&mut self, e: Entry) {
         if let Some(r) = self.current.as_mut() {
             r.transcript.push(e);
-        }
-    }
-
-    /// A fault hit `tool` with `mode`: the oldest sure fault (not a
-    /// probability) of `tool` loses a use when it is of that mode, as the
-    /// engine's table spends them.
-    fn spend_fault(&mut self, tool: &str, mode: crate::tool::fault::FaultMode) {
-        let sure =
-            self.faults.iter().position(|f| f.tool == tool && !matches!(f.fault.scope, FaultScope::Probability { .. }));
-        let Some(i) = sure.filter(|i| self.faults[*i].fault.mode == mode) else { return };
-        let f = &mut self.faults[i];
-        if let Some(l) = f.left.as_mut() {
-            *l = l.saturating_sub(1);
-            if *l == 0 {
-                self.faults.remove(i);
-            }
         }
     }
 
