@@ -121,6 +121,10 @@ pub struct SessionOutcome {
     pub learnt_scores: Vec<BTreeMap<String, i32>>,
     /// The tool labels at the end.
     pub labels: Labels,
+    /// The tool and model faults in force at the end, as the engine's own
+    /// tables hold them: what a fold of the trace must agree with.
+    pub faults: Vec<super::state::ActiveFault>,
+    pub model_faults: Vec<super::state::ActiveModelFault>,
 }
 
 /// The sending side of the control channel.
@@ -412,12 +416,24 @@ impl Engine {
         }
         self.emit(EventKind::SessionFinished { runs: self.state.finished.len() as u32, stopped: self.stop })?;
         let experience = self.btp.as_ref().map(|b| b.experience.records().to_vec()).unwrap_or_default();
+        let faults = self
+            .faults
+            .remaining()
+            .map(|(tool, fault, left)| super::state::ActiveFault { tool: tool.to_string(), fault, left })
+            .collect();
+        let model_faults = self
+            .model_faults
+            .remaining()
+            .map(|(target, fault, left)| super::state::ActiveModelFault { target: target.to_string(), fault, left })
+            .collect();
         Ok(SessionOutcome {
             graph: self.graph,
             state: self.state,
             experience,
             learnt_scores: self.learnt_scores,
             labels: self.labels,
+            faults,
+            model_faults,
         })
     }
 

@@ -24,8 +24,9 @@ use crate::budget::btp::RunBudget;
 use crate::tool::fault::FaultMode;
 use crate::tool::{ToolError, ToolErrorKind, ToolResult, ToolSpec};
 
-/// What a lane's future hands back: its lane, result and latency.
-type LaneResult = (usize, ToolResult, u64);
+/// What a lane's future hands back: its lane, result (None: cut short by
+/// the user) and latency.
+type LaneResult = (usize, Option<ToolResult>, u64);
 type LaneFuture = Pin<Box<dyn std::future::Future<Output = LaneResult> + Send>>;
 
 /// Where a lane of the running step is.
@@ -187,11 +188,11 @@ impl Engine {
         let mut running: FuturesUnordered<LaneFuture> = FuturesUnordered::new();
         let mut faults: BTreeMap<usize, Option<FaultMode>> = BTreeMap::new();
         loop {
-            if self.stop {
-                return Err(Halt::Stopped);
-            }
-            if self.restart {
-                return Err(Halt::Restarted);
+            if self.stop || self.restart {
+                // Every call that started ends with its result before the run does.
+                let why = if self.stop { "the session was stopped" } else { "the task was restarted" };
+                self.cut_lanes(&mut lanes, &mut running, &faults, why, budget.as_deref_mut()).await?;
+                return Err(if self.stop { Halt::Stopped } else { Halt::Restarted });
             }
             // Start every lane the gate lets through.
             for (i, lane) in lanes.iter_mut().enumerate() {
@@ -222,6 +223,10 @@ impl Engine {
             tokio::select! {
                 Some((i, result, latency_ms)) = running.next(), if !running.is_empty() => {
                     let fault = faults.get(&i).copied().flatten();
+                    let name = &lanes[i].plan.tool;
+                    let result = result.unwrap_or_else(|| {
+                        Err(ToolError::new(ToolErrorKind::Failed, format!("'{name}' was failed by the user")))
+                    });
                     self.finish_lane(&mut lanes[i], result, latency_ms, fault)?;
                     // Each call is spent as it ends, so the budget pane moves lane by lane.
                     if let Some(b) = budget.as_deref_mut() {
@@ -259,8 +264,11 @@ impl Engine {
         // one start anyway, its call fails rather than the engine.
         let spec = lane.spec.clone();
         let p = &lane.plan;
-        let drawn = self.faults.draw(&p.tool, &mut self.rng);
-        let fault = lane.user_fault.or(drawn);
+        // The user's fault replaces the table's: nothing is drawn or spent.
+        let fault = match lane.user_fault {
+            Some(f) => Some(f),
+            None => self.faults.draw(&p.tool, &mut self.rng),
+        };
         self.emit(EventKind::ToolCall {
             call: p.call,
             tool: p.tool.clone(),
@@ -288,12 +296,51 @@ impl Engine {
             };
             let call = Abortable::new(run, registration).await;
             let latency = clock.now_ms().saturating_sub(t0);
-            let result = call.unwrap_or_else(|_| {
-                Err(ToolError::new(ToolErrorKind::Failed, format!("'{name}' was failed by the user")))
-            });
-            (i, result, latency)
+            (i, call.ok(), latency)
         });
         Ok((Some(fut), fault))
+    }
+
+    /// The run ends while lanes run (stop, restart): each running call is
+    /// cut short and ends with its `ToolResult`, so no call is left without.
+    async fn cut_lanes(
+        &mut self,
+        lanes: &mut [Lane],
+        running: &mut FuturesUnordered<LaneFuture>,
+        faults: &BTreeMap<usize, Option<FaultMode>>,
+        why: &str,
+        mut budget: Option<&mut RunBudget>,
+    ) -> Result<(), EngineError> {
+        for l in lanes.iter_mut().filter(|l| l.slot == Slot::Running) {
+            if let Some(a) = l.abort.take() {
+                a.abort();
+            }
+        }
+        let mut ended: Vec<(usize, ToolResult, u64)> = Vec::new();
+        while let Some((i, result, latency_ms)) = running.next().await {
+            let name = &lanes[i].plan.tool;
+            let cut = || Err(ToolError::new(ToolErrorKind::Failed, format!("'{name}' was cut short: {why}")));
+            ended.push((i, result.unwrap_or_else(cut), latency_ms));
+        }
+        // A fork's recorded lane has no future: it is cut short the same way.
+        for (i, l) in lanes.iter().enumerate().filter(|(_, l)| l.slot == Slot::Running) {
+            if !ended.iter().any(|e| e.0 == i) {
+                let name = &l.plan.tool;
+                ended.push((
+                    i,
+                    Err(ToolError::new(ToolErrorKind::Failed, format!("'{name}' was cut short: {why}"))),
+                    0,
+                ));
+            }
+        }
+        for (i, result, latency_ms) in ended {
+            let fault = faults.get(&i).copied().flatten();
+            self.finish_lane(&mut lanes[i], result, latency_ms, fault)?;
+            if let Some(b) = budget.as_deref_mut() {
+                self.spend(b, &lanes[i].plan.tool, &mut Vec::new())?;
+            }
+        }
+        Ok(())
     }
 
     fn finish_lane(
@@ -344,11 +391,13 @@ impl Engine {
                 None
             }
             (LaneAction::Fail { .. }, Slot::Running) => {
-                // Cut the call short: its future ends as a failure.
+                // Cut the call short: its future ends as a failure. A fault
+                // the table drew for it stays its fault, as it was spent.
                 if let Some(a) = l.abort.take() {
                     a.abort();
                 }
-                faults.insert(i, Some(FaultMode::Error));
+                let f = faults.entry(i).or_insert(None);
+                f.get_or_insert(FaultMode::Error);
                 None
             }
         };

@@ -55,11 +55,17 @@ pub fn apply(faults: &mut Vec<ActiveModelFault>, kind: &EventKind) -> Option<Str
     }
 }
 
-/// A fault fired: a counted one of the same mode loses a use, the role's
-/// before the model's, the oldest first, as the engine's table draws them.
+/// A fault fired: the oldest sure fault (not a probability) aimed at the
+/// role, else at the model, loses a use when it is of the mode that hit,
+/// as the engine's table spends them.
 fn spend(faults: &mut Vec<ActiveModelFault>, role: Role, model: &str, mode: ModelFaultMode) {
-    let hit = |target: &str| faults.iter().position(|f| f.target == target && f.fault.mode == mode && f.left.is_some());
-    let Some(i) = hit(role.as_str()).or_else(|| hit(model)) else { return };
+    let sure = |target: &str| {
+        faults.iter().position(|f| f.target == target && !matches!(f.fault.scope, FaultScope::Probability { .. }))
+    };
+    let Some(i) = sure(role.as_str()).or_else(|| sure(model)) else { return };
+    if faults[i].fault.mode != mode {
+        return;
+    }
     if let Some(l) = faults[i].left.as_mut() {
         *l = l.saturating_sub(1);
         if *l == 0 {

@@ -71,12 +71,19 @@ impl Engine {
     /// The fault that hits model call `call` of `role` (played by `model`):
     /// the role's faults first, then the model's. The draw's generator comes
     /// from the call's seed, so a model fault never shifts the engine's own
-    /// draws, and with none in force nothing is drawn at all.
+    /// draws, and with none in force nothing is drawn at all. The use spent
+    /// is the oldest sure fault's, the role's before the model's, when it is
+    /// of the mode that hit: a rule the fold can follow from the mode alone.
     pub(super) fn draw_model_fault(&mut self, role: Role, model: &str, call: u64) -> Option<ModelFaultMode> {
         if self.model_faults.is_empty() {
             return None;
         }
         let mut rng = ChaCha8Rng::seed_from_u64(self.call_seed(call) ^ DRAW_SALT);
-        self.model_faults.draw(role.as_str(), &mut rng).or_else(|| self.model_faults.draw(model, &mut rng))
+        let hit =
+            self.model_faults.roll(role.as_str(), &mut rng).or_else(|| self.model_faults.roll(model, &mut rng))?;
+        if !self.model_faults.spend(role.as_str(), hit) {
+            self.model_faults.spend(model, hit);
+        }
+        Some(hit)
     }
 }

@@ -208,6 +208,8 @@ impl SessionState {
                     spend.errors += 1;
                 }
                 self.total_cost += cost;
+                // A fault the user gave a lane replaced the table's draw.
+                let mut user = false;
                 if let Some(r) = self.current.as_mut() {
                     r.in_flight.retain(|f| f.call != *call);
                     r.cost += cost;
@@ -217,6 +219,7 @@ impl SessionState {
                         l.latency_ms = Some(*latency_ms);
                         l.fault = *fault;
                         l.pending_fault = None;
+                        user = l.user_fault;
                         l.source = *source;
                         l.result = Some(match outcome {
                             ToolOutcome::Ok { value } => Ok(value.clone()),
@@ -224,8 +227,8 @@ impl SessionState {
                         });
                     }
                 }
-                if fault.is_some() {
-                    self.spend_fault(tool);
+                if let Some(mode) = fault.filter(|_| !user) {
+                    super::views::spend_fault(&mut self.faults, tool, mode);
                 }
                 self.recent_calls.push_front(FinishedCall {
                     call: *call,
@@ -404,7 +407,10 @@ impl SessionState {
                         LaneAction::Release | LaneAction::Step if l.state == LaneState::Held => {
                             l.state = LaneState::Waiting
                         }
-                        LaneAction::Fail { fault } => l.pending_fault = Some(*fault),
+                        LaneAction::Fail { fault } => {
+                            l.pending_fault = Some(*fault);
+                            l.user_fault |= matches!(l.state, LaneState::Waiting | LaneState::Held);
+                        }
                         _ => {}
                     }
                 }
@@ -555,20 +561,6 @@ impl SessionState {
         }
     }
 
-    /// A fault fired on `tool`: a counted one loses a use (the oldest first,
-    /// as the engine's table draws them).
-    fn spend_fault(&mut self, tool: &str) {
-        if let Some(i) = self.faults.iter().position(|f| f.tool == tool && f.left.is_some()) {
-            let f = &mut self.faults[i];
-            if let Some(l) = f.left.as_mut() {
-                *l = l.saturating_sub(1);
-                if *l == 0 {
-                    self.faults.remove(i);
-                }
-            }
-        }
-    }
-
     pub fn succeeded(&self) -> usize {
         self.finished.iter().filter(|r| r.success == Some(true)).count()
     }
@@ -587,6 +579,7 @@ fn lane_view(l: &LanePlan) -> LaneView {
         latency_ms: None,
         fault: None,
         pending_fault: None,
+        user_fault: false,
         result: None,
         source: None,
     }

@@ -215,6 +215,9 @@ pub struct LaneView {
     pub fault: Option<FaultMode>,
     /// A fault the user asked for, not yet seen fire.
     pub pending_fault: Option<FaultMode>,
+    /// The user's fault was given before the call started, so it replaced
+    /// the fault table's draw (nothing of the table was spent).
+    pub user_fault: bool,
     /// The result, or the error text.
     pub result: Option<Result<Value, String>>,
     /// Answered by a cassette or a synthesizer, not by the tool.
@@ -416,4 +419,20 @@ pub struct ActiveFault {
     pub fault: Fault,
     /// Calls left for a counted fault.
     pub left: Option<u32>,
+}
+
+/// A fault hit `tool` with `mode`: the oldest sure fault (not a
+/// probability) of `tool` loses a use when it is of that mode, as the
+/// engine's table spends them.
+pub(super) fn spend_fault(faults: &mut Vec<ActiveFault>, tool: &str, mode: FaultMode) {
+    let sure = faults
+        .iter()
+        .position(|f| f.tool == tool && !matches!(f.fault.scope, crate::tool::fault::FaultScope::Probability { .. }));
+    let Some(i) = sure.filter(|i| faults[*i].fault.mode == mode) else { return };
+    if let Some(l) = faults[i].left.as_mut() {
+        *l = l.saturating_sub(1);
+        if *l == 0 {
+            faults.remove(i);
+        }
+    }
 }

@@ -162,7 +162,7 @@ impl<M> Default for FaultTable<M> {
     }
 }
 
-impl<M: Copy> FaultTable<M> {
+impl<M: Copy + PartialEq> FaultTable<M> {
     pub fn inject(&mut self, tool: &str, fault: Fault<M>) {
         let left = match fault.scope {
             FaultScope::Once => Some(1),
@@ -194,29 +194,53 @@ impl<M: Copy> FaultTable<M> {
         self.by_tool.iter().flat_map(|(t, v)| v.iter().map(move |a| (t.as_str(), a.fault)))
     }
 
-    /// The fault that hits the next call of `tool`, if any; spends one use
-    /// of a counted fault. The oldest fault in force wins.
+    /// Every fault in force with the calls a counted one has left, per tool
+    /// in name order and, within a tool, oldest first (the order they draw in).
+    pub fn remaining(&self) -> impl Iterator<Item = (&str, Fault<M>, Option<u32>)> {
+        self.by_tool.iter().flat_map(|(t, v)| v.iter().map(move |a| (t.as_str(), a.fault, a.left)))
+    }
+
+    /// The fault that hits the next call of `tool`, if any, and one use of
+    /// a counted fault spent (see [`FaultTable::spend`]).
     pub fn draw(&mut self, tool: &str, rng: &mut impl Rng) -> Option<M> {
-        let list = self.by_tool.get_mut(tool)?;
-        let mut hit = None;
-        for a in list.iter_mut() {
+        let hit = self.roll(tool, rng)?;
+        self.spend(tool, hit);
+        Some(hit)
+    }
+
+    /// The mode of the fault that hits the next call of `tool`, if any,
+    /// spending nothing: the oldest fault in force that fires (a sure one
+    /// always does, a probability is drawn).
+    pub fn roll(&self, tool: &str, rng: &mut impl Rng) -> Option<M> {
+        self.by_tool.get(tool)?.iter().find_map(|a| {
             let fires = match a.fault.scope {
                 FaultScope::Probability { p } => rng.random_bool(p),
                 _ => true,
             };
-            if fires {
-                if let Some(left) = a.left.as_mut() {
-                    *left -= 1;
-                }
-                hit = Some(a.fault.mode);
-                break;
-            }
+            fires.then_some(a.fault.mode)
+        })
+    }
+
+    /// A call of `tool` was hit by `hit`: the oldest sure fault (not a
+    /// probability) of `tool` loses a use if its mode is `hit`, whichever
+    /// fault fired. The rule needs only the mode, so a fold of the events
+    /// (which carry the mode alone) spends exactly what the engine spent.
+    /// Returns whether `tool` has a sure fault at all.
+    pub fn spend(&mut self, tool: &str, hit: M) -> bool {
+        let Some(list) = self.by_tool.get_mut(tool) else { return false };
+        let Some(sure) = list.iter_mut().find(|a| !matches!(a.fault.scope, FaultScope::Probability { .. })) else {
+            return false;
+        };
+        if sure.fault.mode == hit
+            && let Some(left) = sure.left.as_mut()
+        {
+            *left -= 1;
         }
         list.retain(|a| a.left != Some(0));
         if list.is_empty() {
             self.by_tool.remove(tool);
         }
-        hit
+        true
     }
 }
 
@@ -234,6 +258,24 @@ mod tests {
         assert_eq!(t.draw("a", &mut rng), Some(FaultMode::Error));
         assert_eq!(t.draw("a", &mut rng), None);
         assert_eq!(t.draw("b", &mut rng), None);
+    }
+
+    #[test]
+    fn a_hit_spends_the_oldest_sure_fault_only_when_it_is_of_that_mode() {
+        let mut t = FaultTable::default();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        t.inject("a", Fault { mode: FaultMode::Timeout, scope: FaultScope::UntilCleared });
+        t.inject("a", Fault { mode: FaultMode::Garbage, scope: FaultScope::Once });
+        // The older until-cleared fault fires; the once-fault behind it is untouched.
+        assert_eq!(t.draw("a", &mut rng), Some(FaultMode::Timeout));
+        assert_eq!(t.remaining().map(|(_, _, left)| left).collect::<Vec<_>>(), vec![None, Some(1)]);
+
+        let mut t = FaultTable::default();
+        t.inject("a", Fault { mode: FaultMode::Error, scope: FaultScope::Probability { p: 1.0 } });
+        t.inject("a", Fault { mode: FaultMode::Error, scope: FaultScope::Once });
+        // A sure fault of the mode that hit is spent, whichever fired.
+        assert_eq!(t.draw("a", &mut rng), Some(FaultMode::Error));
+        assert_eq!(t.remaining().count(), 1);
     }
 
     #[test]

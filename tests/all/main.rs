@@ -21,6 +21,7 @@ mod eval_jobs;
 mod eval_report;
 mod executors;
 mod experiments;
+mod fault_campaign;
 mod fork;
 mod graph;
 mod graph_store;
