@@ -60,6 +60,9 @@ pub enum ModelConfig {
         /// The most tokens a reply may take (see `OpenAiConfig::max_tokens`).
         #[serde(default = "default_max_tokens")]
         max_tokens: u32,
+        /// The most a reply's body may take, in MB (whole or fractional).
+        #[serde(default = "default_max_reply_mb")]
+        max_reply_mb: f64,
         #[serde(default)]
         price: Price,
     },
@@ -70,6 +73,18 @@ fn default_noise() -> f64 {
 }
 fn default_max_tokens() -> u32 {
     1024
+}
+fn default_max_reply_mb() -> f64 {
+    16.0
+}
+
+/// A size limit in MB as bytes, or why it is not one.
+pub fn limit_bytes(mb: f64) -> Result<u64, String> {
+    if mb.is_finite() && mb > 0.0 && mb <= 1024.0 * 1024.0 {
+        Ok(((mb * 1_048_576.0) as u64).max(1))
+    } else {
+        Err(format!("must be a size in MB above 0, got {mb}"))
+    }
 }
 
 fn default_timeout_ms() -> u64 {
@@ -103,6 +118,8 @@ struct RawConfig {
     data_dir: Option<PathBuf>,
     #[serde(default)]
     tool_timeout_ms: Option<u64>,
+    #[serde(default)]
+    tool_output_mb: Option<f64>,
     #[serde(default)]
     cost_unit: Option<String>,
     #[serde(default)]
@@ -252,6 +269,9 @@ pub struct Config {
     pub trajectories: Option<PathBuf>,
     pub data_dir: Option<PathBuf>,
     pub tool_timeout_ms: u64,
+    /// The most a command tool may print on stdout, or an HTTP tool's body
+    /// may take, in bytes (`tool_output_mb`).
+    pub tool_output_bytes: u64,
     pub cost_unit: String,
     /// The workbench's theme: a shipped name or a theme file.
     pub theme: String,
@@ -306,6 +326,7 @@ impl Default for Config {
             trajectories: Some(dir.join("trajectories.jsonl")),
             data_dir: None,
             tool_timeout_ms: 10_000,
+            tool_output_bytes: crate::tool::DEFAULT_OUTPUT_CAP,
             cost_unit: "credits".into(),
             theme: "dark".into(),
             pace_ms: 400,
@@ -379,6 +400,9 @@ impl Config {
                 return Err(field("tool_timeout_ms", "must be at least 1".into()));
             }
             c.tool_timeout_ms = t;
+        }
+        if let Some(mb) = raw.tool_output_mb {
+            c.tool_output_bytes = limit_bytes(mb).map_err(|why| field("tool_output_mb", why))?;
         }
         if let Some(u) = raw.cost_unit {
             c.cost_unit = u;
@@ -466,6 +490,10 @@ impl Config {
                 }
                 ModelConfig::Openai { api_key_env: Some(v), .. } if v.trim().is_empty() => {
                     return Err(field(&format!("models.{name}.api_key_env"), "names no environment variable".into()));
+                }
+                ModelConfig::Openai { max_reply_mb, .. } if limit_bytes(*max_reply_mb).is_err() => {
+                    let why = limit_bytes(*max_reply_mb).err().unwrap_or_default();
+                    return Err(field(&format!("models.{name}.max_reply_mb"), why));
                 }
                 _ => {}
             }
@@ -569,8 +597,14 @@ impl Config {
                     native_tools,
                     json_schema,
                     max_tokens,
+                    max_reply_mb,
                     price,
                 } => {
+                    let max_reply_bytes = limit_bytes(*max_reply_mb).map_err(|why| ConfigError::Field {
+                        path: origin.clone(),
+                        field: format!("models.{name}.max_reply_mb"),
+                        why,
+                    })?;
                     let m = OpenAiModel::new(OpenAiConfig {
                         name: name.to_string(),
                         base_url: base_url.clone(),
@@ -581,6 +615,7 @@ impl Config {
                         native_tools: *native_tools,
                         json_schema: *json_schema,
                         max_tokens: *max_tokens,
+                        max_reply_bytes,
                     })
                     .map_err(|e| ConfigError::Field {
                         path: origin.clone(),

@@ -430,7 +430,8 @@ pub fn shared(config: &Config, opts: &SessionOptions) -> Result<Shared, SetupErr
     let executor = match &mcp {
         Some(hub) => executor.with_mcp(Arc::clone(hub)),
         None => executor,
-    };
+    }
+    .with_output_cap(config.tool_output_bytes);
     let models = prepare_models(config, seed, &opts.tape)?;
     for s in &opts.schedule {
         if let crate::engine::Control::InjectModelFault { target, .. } = &s.control {

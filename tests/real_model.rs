@@ -34,6 +34,7 @@ fn openai(url: &str) -> ModelConfig {
         native_tools: false,
         json_schema: true,
         max_tokens: 1024,
+        max_reply_mb: 16.0,
         price: Default::default(),
     }
 }

@@ -208,7 +208,8 @@ pub(super) fn call(config: &Config, name: &str, args: &str, seed: Option<u64>, a
     let executor = match mcp {
         Some(hub) => Executor::new().with_mcp(hub),
         None => Executor::new(),
-    };
+    }
+    .with_output_cap(config.tool_output_bytes);
     let result = runtime()?.block_on(executor.call(spec, &args, None, seed, timeout));
     match result {
         Ok(v) if as_json => println!("{}", serde_json::to_string_pretty(&json!({ "ok": v }))?),

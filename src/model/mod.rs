@@ -183,6 +183,10 @@ pub enum ModelError {
     Transport(String),
     #[error("model reply could not be read: {0}")]
     Malformed(String),
+    #[error(
+        "model reply passed the {limit} limit (max_reply_mb) and was cut off: the endpoint may be streaming without end"
+    )]
+    TooLarge { limit: String },
     #[error("environment variable {var} (named by the config for model {model}) is not set")]
     MissingKey { model: String, var: String },
     #[error("no recorded answer for this request in cassette {path}")]

@@ -52,6 +52,17 @@ pub struct OpenAiConfig {
     /// context is full (minutes a call on a CPU).
     #[serde(default = "default_max_tokens")]
     pub max_tokens: u32,
+    /// The most bytes a reply's body may take: a server that streams
+    /// without end must not take the process's memory with it.
+    #[serde(default = "default_max_reply_bytes")]
+    pub max_reply_bytes: u64,
+}
+
+/// 16 MB: far beyond any chat reply, far below what hurts.
+pub const DEFAULT_MAX_REPLY_BYTES: u64 = 16 << 20;
+
+fn default_max_reply_bytes() -> u64 {
+    DEFAULT_MAX_REPLY_BYTES
 }
 
 fn default_max_tokens() -> u32 {
@@ -81,6 +92,7 @@ impl OpenAiConfig {
             native_tools: true,
             json_schema: true,
             max_tokens: default_max_tokens(),
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
         }
     }
 }
@@ -236,8 +248,21 @@ impl OpenAiModel {
                 .get(reqwest::header::RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
                 .and_then(parse_retry_after);
-            let bytes = resp.bytes().await?;
-            Ok::<_, reqwest::Error>(Attempt::Answered { status, retry_after, body: bytes.to_vec() })
+            let cap = self.cfg.max_reply_bytes;
+            if resp.content_length().is_some_and(|n| n > cap) {
+                return Ok(Attempt::TooLarge);
+            }
+            // Read chunk by chunk so that an endless body stops at the cap
+            // instead of filling memory.
+            let mut resp = resp;
+            let mut body = Vec::new();
+            while let Some(chunk) = resp.chunk().await? {
+                if (body.len() + chunk.len()) as u64 > cap {
+                    return Ok(Attempt::TooLarge);
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok::<_, reqwest::Error>(Attempt::Answered { status, retry_after, body })
         };
         match tokio::time::timeout(timeout, exchange).await {
             Err(_) => Err(ModelError::Timeout { ms: self.cfg.timeout_ms }),
@@ -269,6 +294,13 @@ enum Attempt {
     },
     /// The endpoint could not be reached or the exchange broke off: worth a retry.
     Failed(String),
+    /// The body passed `max_reply_bytes`: not retried, it would only pass it again.
+    TooLarge,
+}
+
+/// `16 MB`, or the bytes where the limit is not a whole number of MB.
+pub fn megabytes(bytes: u64) -> String {
+    if bytes % (1 << 20) == 0 { format!("{} MB", bytes >> 20) } else { format!("{bytes} bytes") }
 }
 
 #[async_trait]
@@ -330,6 +362,9 @@ impl ChatModel for OpenAiModel {
                     return Err(ModelError::Http { status, body: truncate(&String::from_utf8_lossy(&body)) });
                 }
                 Attempt::Failed(msg) => (ModelError::Transport(msg), backoff(retry)),
+                Attempt::TooLarge => {
+                    return Err(ModelError::TooLarge { limit: megabytes(self.cfg.max_reply_bytes) });
+                }
             };
             if retry >= self.cfg.max_retries {
                 return Err(failure);

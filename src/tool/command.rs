@@ -12,8 +12,6 @@ use tokio::process::{Child, Command};
 use super::child::Group;
 use super::{ToolError, ToolErrorKind, ToolResult};
 
-/// Beyond this a tool's stdout is not read as an answer.
-const STDOUT_LIMIT: usize = 16 << 20;
 /// How much of stderr is kept (its end, where the error usually is).
 const STDERR_KEEP: usize = 4096;
 const STDERR_QUOTE: usize = 400;
@@ -48,6 +46,8 @@ async fn drain(reader: Option<impl AsyncRead + Unpin>, keep: usize, tail: bool) 
     let Some(mut reader) = reader else {
         return (Vec::new(), false);
     };
+    // `keep` of the head: past it the answer is lost anyway, so stop reading
+    // at once; the tool then meets a closed pipe instead of filling memory.
     let mut kept = Vec::new();
     let mut dropped = false;
     let mut chunk = vec![0u8; 8192];
@@ -65,7 +65,9 @@ async fn drain(reader: Option<impl AsyncRead + Unpin>, keep: usize, tail: bool) 
         } else {
             let room = keep.saturating_sub(kept.len());
             kept.extend_from_slice(&chunk[..n.min(room)]);
-            dropped |= n > room;
+            if n > room {
+                return (kept, true);
+            }
         }
     }
     (kept, dropped)
@@ -110,6 +112,7 @@ pub(crate) async fn run(
     cwd: Option<&Path>,
     args: &Value,
     timeout: Duration,
+    output_cap: u64,
 ) -> ToolResult {
     let (mut child, group) = spawn(tool, argv, cwd, true)?;
     let stdin = child.stdin.take();
@@ -118,6 +121,16 @@ pub(crate) async fn run(
     let mut input = serde_json::to_vec(args).unwrap_or_else(|_| b"{}".to_vec());
     input.push(b'\n');
 
+    let too_much = || {
+        err(
+            ToolErrorKind::BadOutput,
+            format!(
+                "'{tool}' printed more than {} on stdout (tool_output_mb) and was stopped",
+                super::megabytes(output_cap)
+            ),
+        )
+    };
+    let overflowed = std::sync::atomic::AtomicBool::new(false);
     // Writing, reading stdout and reading stderr run together: a tool that
     // fills one pipe before reading its input would otherwise deadlock.
     let exchange = async {
@@ -128,7 +141,12 @@ pub(crate) async fn run(
                 let _ = stdin.shutdown().await;
             }
         };
-        let ((), out, errs) = tokio::join!(write, drain(stdout, STDOUT_LIMIT, false), drain(stderr, STDERR_KEEP, true));
+        let out = async {
+            let out = drain(stdout, usize::try_from(output_cap).unwrap_or(usize::MAX), false).await;
+            overflowed.store(out.1, std::sync::atomic::Ordering::Relaxed);
+            out
+        };
+        let ((), out, errs) = tokio::join!(write, out, drain(stderr, STDERR_KEEP, true));
         let status = child.wait().await;
         (out, errs, status)
     };
@@ -140,6 +158,10 @@ pub(crate) async fn run(
         Err(_) => {
             drop(group);
             let _ = child.kill().await;
+            // A tool that ignored the pipe we closed on it at the cap.
+            if overflowed.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(too_much());
+            }
             return Err(err(
                 ToolErrorKind::Timeout,
                 format!("'{tool}' timed out after {} ms and was killed", timeout.as_millis()),
@@ -148,6 +170,10 @@ pub(crate) async fn run(
     };
     let status =
         status.map_err(|e| err(ToolErrorKind::Crashed, format!("'{tool}': lost track of the process: {e}")))?;
+    // Before the exit status: the pipe closed at the cap is what killed it.
+    if out_cut {
+        return Err(too_much());
+    }
 
     if !status.success() {
         let stderr = quote_end(&errs, STDERR_QUOTE);
@@ -157,9 +183,6 @@ pub(crate) async fn run(
             (None, Some(sig)) => err(ToolErrorKind::Crashed, format!("'{tool}' was killed by signal {sig}: {stderr}")),
             (None, None) => err(ToolErrorKind::Crashed, format!("'{tool}' died ({status}): {stderr}")),
         });
-    }
-    if out_cut {
-        return Err(err(ToolErrorKind::BadOutput, format!("'{tool}' printed more than {STDOUT_LIMIT} bytes")));
     }
     if out.iter().all(u8::is_ascii_whitespace) {
         return Err(err(ToolErrorKind::BadOutput, format!("'{tool}' printed nothing on stdout (expected JSON)")));

@@ -146,6 +146,8 @@ pub struct Executor {
     cassettes: Arc<Mutex<HashMap<PathBuf, Arc<ToolTape>>>>,
     /// The session's MCP servers.
     mcp: Option<Arc<McpHub>>,
+    /// The most a command's stdout or an HTTP body may take, in bytes.
+    output_cap: u64,
 }
 
 impl Default for Executor {
@@ -160,13 +162,18 @@ impl Executor {
             .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")))
             .build()
             .unwrap_or_default();
-        Executor { http, tape: None, cassettes: Arc::default(), mcp: None }
+        Executor { http, tape: None, cassettes: Arc::default(), mcp: None, output_cap: super::DEFAULT_OUTPUT_CAP }
     }
 
     /// Every call that reaches a tool goes through `tape`: recorded to it,
     /// or answered from it.
     pub fn with_tape(tape: ToolTape) -> Self {
         Executor { tape: Some(Arc::new(tape)), ..Executor::new() }
+    }
+
+    /// A command's stdout and an HTTP body beyond `bytes` fail the call.
+    pub fn with_output_cap(self, bytes: u64) -> Self {
+        Executor { output_cap: bytes, ..self }
     }
 
     /// Calls to `mcp` tools go to these servers.
@@ -282,11 +289,11 @@ impl Executor {
                 })
             }
             ExecutorSpec::Command { argv, cwd, .. } => {
-                command::run(&spec.name, argv, cwd.as_deref(), args, timeout).await
+                command::run(&spec.name, argv, cwd.as_deref(), args, timeout, self.output_cap).await
             }
             ExecutorSpec::Http { method, url, headers, query, .. } => {
                 let target = http::Target { method, url, headers, query };
-                http::run(&self.http, &spec.name, target, args, timeout).await
+                http::run(&self.http, &spec.name, target, args, timeout, self.output_cap).await
             }
             ExecutorSpec::Recorded { cassette } => self.cassette(cassette)?.answer(&spec.name, args).await,
             ExecutorSpec::Mcp { server, tool, .. } => match &self.mcp {

@@ -145,6 +145,7 @@ pub(crate) async fn run(
     target: Target<'_>,
     args: &Value,
     timeout: Duration,
+    output_cap: u64,
 ) -> ToolResult {
     let Target { method, url, headers, query } = target;
     let (filled, mut rest) = fill_url(url, args)?;
@@ -172,11 +173,24 @@ pub(crate) async fn run(
         req = req.json(&Value::Object(rest));
     }
 
+    let too_much = || {
+        failed(format!("'{tool}': the body passed {} (tool_output_mb) and was cut off", super::megabytes(output_cap)))
+    };
     let exchange = async {
-        let resp = req.send().await?;
+        let mut resp = req.send().await?;
         let status = resp.status();
-        let body = resp.bytes().await?;
-        Ok::<_, reqwest::Error>((status, body))
+        // Chunk by chunk, so that an endless body stops at the cap.
+        let mut body = Vec::new();
+        if resp.content_length().is_some_and(|n| n > output_cap) {
+            return Ok(None);
+        }
+        while let Some(chunk) = resp.chunk().await? {
+            if (body.len() + chunk.len()) as u64 > output_cap {
+                return Ok(None);
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok::<_, reqwest::Error>(Some((status, body)))
     };
     let (status, body) = match tokio::time::timeout(timeout, exchange).await {
         Err(_) => {
@@ -189,7 +203,8 @@ pub(crate) async fn run(
             return Err(ToolError::new(ToolErrorKind::Timeout, format!("'{tool}' timed out: {e}")));
         }
         Ok(Err(e)) => return Err(failed(format!("'{tool}': request failed: {e}"))),
-        Ok(Ok(r)) => r,
+        Ok(Ok(None)) => return Err(too_much()),
+        Ok(Ok(Some(r))) => r,
     };
     let text = String::from_utf8_lossy(&body);
     if !status.is_success() {

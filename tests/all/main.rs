@@ -35,6 +35,7 @@ mod openai;
 mod openapi;
 mod otel;
 mod protocol;
+mod reply_caps;
 mod retrieval;
 mod retrieve;
 mod rewoo_engine;

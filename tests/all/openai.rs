@@ -576,3 +576,60 @@ async fn a_refused_response_format_falls_back_to_json_object_then_to_text() {
     );
     assert_eq!(seen[1].body["response_format"]["schema"]["properties"]["tool"]["enum"][0], "search");
 }
+
+/// A server that answers 200 with a chunked body that never ends, counting
+/// what it managed to send before the client hung up.
+async fn endless_server() -> (String, Arc<std::sync::atomic::AtomicU64>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counter = Arc::clone(&sent);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let counter = Arc::clone(&counter);
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 65536];
+                let _ = stream.read(&mut buf).await;
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
+                if stream.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                let piece = format!("{:x}\r\n{}\r\n", 65536, "x".repeat(65536));
+                while stream.write_all(piece.as_bytes()).await.is_ok() {
+                    counter.fetch_add(65536, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    (url, sent)
+}
+
+#[tokio::test]
+async fn an_endless_reply_stops_at_the_cap_with_a_clear_error() {
+    let (url, sent) = endless_server().await;
+    let mut cfg = OpenAiConfig::new("endless", url, "m");
+    cfg.max_reply_bytes = 1 << 20;
+    cfg.max_retries = 3;
+    let err = OpenAiModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
+    assert!(matches!(err, ModelError::TooLarge { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "model reply passed the 1 MB limit (max_reply_mb) and was cut off: the endpoint may be streaming without end"
+    );
+    // Not retried, and read no further than the cap (plus what the sockets
+    // buffer): the server could only send until the client hung up.
+    let sent = sent.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(sent < 32 << 20, "the client read {sent} bytes of an endless body");
+}
+
+#[tokio::test]
+async fn a_declared_length_over_the_cap_is_refused_before_reading() {
+    let server = Server::start(vec![Reply::raw(200, &"y".repeat(3000))]).await;
+    let mut cfg = config(&server);
+    cfg.max_reply_bytes = 2048;
+    let err = OpenAiModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "model reply passed the 2048 bytes limit (max_reply_mb) and was cut off: the endpoint may be streaming without end"
+    );
+}

@@ -48,6 +48,10 @@ pub struct McpServerConfig {
     /// Restarts after the server dies or hangs, before it is left down.
     #[serde(default = "default_restarts")]
     pub max_restarts: u32,
+    /// The longest message a stdio server may send, in MB: one without end
+    /// stops the server instead of filling memory.
+    #[serde(default = "default_max_message_mb")]
+    pub max_message_mb: f64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -65,6 +69,10 @@ fn default_timeout_ms() -> u64 {
 
 fn default_restarts() -> u32 {
     3
+}
+
+fn default_max_message_mb() -> f64 {
+    16.0
 }
 
 /// How a server is reached.
@@ -91,7 +99,13 @@ impl McpServerConfig {
             category: None,
             overrides: BTreeMap::new(),
             max_restarts: default_restarts(),
+            max_message_mb: default_max_message_mb(),
         }
+    }
+
+    /// `max_message_mb` in bytes.
+    pub fn max_message_bytes(&self) -> u64 {
+        ((self.max_message_mb * 1_048_576.0) as u64).max(1)
     }
 
     pub fn transport(&self) -> Transport<'_> {
@@ -125,6 +139,9 @@ impl McpServerConfig {
         }
         if self.timeout_ms == 0 {
             return Err(("timeout_ms", "must be at least 1".into()));
+        }
+        if !(self.max_message_mb.is_finite() && self.max_message_mb > 0.0) {
+            return Err(("max_message_mb", format!("must be a size in MB above 0, got {}", self.max_message_mb)));
         }
         let bad_cost = |c: f64| !(c.is_finite() && c >= 0.0);
         if let Some(c) = self.cost.filter(|c| bad_cost(*c)) {

@@ -2,6 +2,7 @@
 //! our own trait (`link`, spoken with `rmcp`), the hub that starts, calls,
 //! restarts and stops the servers, and their tools as library tools.
 
+mod capped;
 pub mod child;
 mod config;
 mod hub;

@@ -15,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::{oneshot, watch};
 
+use super::capped::{LineCap, Tripped};
 use super::child;
 use super::config::{McpServerConfig, Transport};
 use super::link::{CallOutput, LinkError, McpLink, RemoteTool};
@@ -95,6 +96,8 @@ struct StdioLink {
     /// Why the process ended, once it has.
     exit: watch::Receiver<Option<String>>,
     kill: Mutex<Option<oneshot::Sender<()>>>,
+    /// Set when a message passed `max_message_mb`.
+    tripped: Tripped,
 }
 
 impl StdioLink {
@@ -120,6 +123,8 @@ impl StdioLink {
             (Some(i), Some(o), Some(e)) => (i, o, e),
             _ => return Err(LinkError::Start("no stdio pipes".into())),
         };
+        let tripped = Tripped::default();
+        let stdout = LineCap::new(stdout, config.max_message_bytes(), Arc::clone(&tripped));
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let kept = Arc::clone(&tail);
         let name = config.name.clone();
@@ -185,7 +190,16 @@ impl StdioLink {
             pgid,
             exit,
             kill: Mutex::new(Some(kill_tx)),
+            tripped,
         })
+    }
+
+    /// Why the link broke when a message passed the cap: the server is
+    /// stopped (it would only go on writing) and the cap is named.
+    fn over_cap(&self) -> Option<LinkError> {
+        let why = self.tripped.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
+        self.kill_now();
+        Some(LinkError::Broken(why))
     }
 
     fn kill_now(&self) {
@@ -211,19 +225,20 @@ impl Drop for StdioLink {
 #[async_trait::async_trait]
 impl McpLink for StdioLink {
     async fn list_tools(&self) -> Result<Vec<RemoteTool>, LinkError> {
-        list(&self.peer).await
+        list(&self.peer).await.map_err(|e| self.over_cap().unwrap_or(e))
     }
 
     async fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> Result<CallOutput, LinkError> {
         let mut exit = self.exit.clone();
-        tokio::select! {
+        let r = tokio::select! {
             r = call(&self.peer, name, arguments) => match r {
                 // A closed transport is most often the process gone: say why.
                 Err(LinkError::Broken(e)) => Err(LinkError::Broken(self.exited().unwrap_or(e))),
                 r => r,
             },
             _ = exit.wait_for(Option::is_some) => Err(LinkError::Broken(self.exited().unwrap_or_default())),
-        }
+        };
+        r.map_err(|e| self.over_cap().unwrap_or(e))
     }
 
     async fn closed(&self) -> String {
