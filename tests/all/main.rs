@@ -22,6 +22,7 @@ mod eval_report;
 mod executors;
 mod experiments;
 mod fork;
+mod fuzz;
 mod graph;
 mod graph_store;
 mod layering;

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The fuzz campaign (issue 16): every parser's fuzz test in release mode
+# with SWITCHYARD_FUZZ_CASES cases each (100,000 unless given), then the
+# table of figures. Usage: scripts/fuzz-campaign.sh [cases] [test filter]
+# A CI run of the same tests (a thousand cases or fewer each) is part of
+# `cargo test --test all fuzz`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cases="${1:-100000}"
+filter="${2:-fuzz::}"
+report="$(mktemp)"
+trap 'rm -f "$report"' EXIT
+status=0
+SWITCHYARD_FUZZ_CASES="$cases" SWITCHYARD_FUZZ_REPORT="$report" \
+    cargo test --release --test all "$filter" -- --test-threads "${FUZZ_THREADS:-2}" || status=$?
+echo
+echo "fuzz campaign, $cases cases per parser:"
+sort "$report"
+exit "$status"
