@@ -685,3 +685,19 @@ fn fuzz_sandbox_program() {
         }
     });
 }
+
+// ---------------------------------------------------------------- regressions
+
+/// Found by `fuzz_mcp_call_result`: an `isError` result whose only text is
+/// empty made a tool error with no message.
+#[test]
+fn an_mcp_error_result_with_blank_text_still_says_what_failed() {
+    let r: rmcp::model::CallToolResult =
+        serde_json::from_str(r#"{"content":[{"type":"text","text":""}],"isError":true}"#).unwrap();
+    assert_eq!(error_text(&call_output(r)), "the tool reported an error");
+    let r: rmcp::model::CallToolResult = serde_json::from_str(
+        r#"{"content":[{"type":"text","text":" "},{"type":"text","text":"boom"}],"isError":true}"#,
+    )
+    .unwrap();
+    assert_eq!(error_text(&call_output(r)), "boom");
+}
