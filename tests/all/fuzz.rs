@@ -701,3 +701,20 @@ fn an_mcp_error_result_with_blank_text_still_says_what_failed() {
     .unwrap();
     assert_eq!(error_text(&call_output(r)), "boom");
 }
+
+/// Found by `fuzz_sandbox_program`: a bare `throw` failed the program with
+/// an empty message, which the model would be shown to fix its program by.
+#[test]
+fn a_bare_throw_fails_the_program_with_a_message() {
+    for source in ["let x = 1;\nthrow", "throw \"\"", "throw ()"] {
+        let out = sandbox::run(
+            source,
+            &bindings(["flaky"]),
+            &Limits::default(),
+            Box::new(Answering(Value::Null)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let failure = out.result.expect_err(source);
+        assert_eq!(failure.message, "the program threw an error without a message", "{source}");
+    }
+}
