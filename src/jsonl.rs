@@ -25,16 +25,25 @@ pub enum JsonlError {
 pub fn read_records<T: DeserializeOwned>(path: &Path, what: &str) -> Result<Vec<T>, JsonlError> {
     let mut reader = BufReader::new(File::open(path).map_err(JsonlError::Io)?);
     let mut records = Vec::new();
-    let mut buf = String::new();
+    let mut buf = Vec::new();
     let mut line_no = 0;
     loop {
         buf.clear();
-        if reader.read_line(&mut buf).map_err(JsonlError::Io)? == 0 {
+        if reader.read_until(b'\n', &mut buf).map_err(JsonlError::Io)? == 0 {
             return Ok(records);
         }
         line_no += 1;
-        let complete = buf.ends_with('\n');
-        let text = buf.trim();
+        let complete = buf.ends_with(b"\n");
+        // Bytes, not a String: a line that is not UTF-8 is named by its
+        // number, and one cut inside a character by a kill is a torn line.
+        let text = match std::str::from_utf8(&buf) {
+            Ok(t) => t.trim(),
+            Err(_) if !complete => {
+                tracing::warn!(path = %path.display(), line = line_no, "dropping a {what} line cut short");
+                return Ok(records);
+            }
+            Err(e) => return Err(JsonlError::Parse { line: line_no, message: format!("not UTF-8: {e}") }),
+        };
         if text.is_empty() {
             continue;
         }
@@ -88,4 +97,30 @@ pub fn open_append(path: &Path) -> std::io::Result<File> {
         }
     }
     Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(bytes: &[u8]) -> Result<Vec<serde_json::Value>, JsonlError> {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("c.jsonl");
+        std::fs::write(&p, bytes).unwrap();
+        read_records(&p, "test")
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_named_by_its_number() {
+        match read(b"{\"a\":1}\n{\"b\":\"\xff\"}\n{\"c\":3}\n") {
+            Err(JsonlError::Parse { line, message }) => assert_eq!((line, message.starts_with("not UTF-8")), (2, true)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_last_line_cut_inside_a_character_is_dropped() {
+        let rows = read("{\"a\":1}\n{\"b\":\"S\u{e3}".as_bytes().split_last().unwrap().1).unwrap();
+        assert_eq!(rows.len(), 1);
+    }
 }

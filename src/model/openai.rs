@@ -479,7 +479,10 @@ struct WireUsage {
     completion_tokens: Option<u64>,
 }
 
-fn parse_reply(body: &[u8], req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+/// Reads a 2xx reply body of an OpenAI-compatible endpoint, given the
+/// request it answers (its tools decide whether a tool call written in the
+/// text counts). Public so it can be fuzzed without a server.
+pub fn parse_reply(body: &[u8], req: &ChatRequest) -> Result<ChatResponse, ModelError> {
     let reply: WireReply = serde_json::from_slice(body).map_err(|e| {
         ModelError::Malformed(format!(
             "body is not a chat completion JSON object ({e}); it starts: {}",

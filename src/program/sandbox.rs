@@ -371,6 +371,10 @@ fn failure(e: &EvalAltResult, bindings: &[Binding], s: &Shared) -> Failure {
                 Some((tool, m)) if text == format!("{tool}: {m}") => {
                     return Failure { kind: FailKind::Tool, message: m.clone(), line, tool: Some(tool.clone()) };
                 }
+                // A bare `throw` (or `throw ""`) carries nothing to show.
+                _ if text.trim().is_empty() => {
+                    (FailKind::Runtime, "the program threw an error without a message".into())
+                }
                 _ => (FailKind::Runtime, text),
             }
         }

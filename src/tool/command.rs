@@ -184,11 +184,18 @@ pub(crate) async fn run(
             (None, None) => err(ToolErrorKind::Crashed, format!("'{tool}' died ({status}): {stderr}")),
         });
     }
+    read_stdout(tool, &out)
+}
+
+/// The answer in what a tool that exited cleanly printed on stdout: JSON,
+/// else a `BadOutput` error quoting its start. Public so it can be fuzzed
+/// without a process.
+pub fn read_stdout(tool: &str, out: &[u8]) -> ToolResult {
     if out.iter().all(u8::is_ascii_whitespace) {
         return Err(err(ToolErrorKind::BadOutput, format!("'{tool}' printed nothing on stdout (expected JSON)")));
     }
-    serde_json::from_slice(&out).map_err(|e| {
-        err(ToolErrorKind::BadOutput, format!("'{tool}' did not print JSON ({e}): {}", quote_start(&out, STDOUT_QUOTE)))
+    serde_json::from_slice(out).map_err(|e| {
+        err(ToolErrorKind::BadOutput, format!("'{tool}' did not print JSON ({e}): {}", quote_start(out, STDOUT_QUOTE)))
     })
 }
 

@@ -206,7 +206,14 @@ pub(crate) async fn run(
         Ok(Ok(None)) => return Err(too_much()),
         Ok(Ok(Some(r))) => r,
     };
-    let text = String::from_utf8_lossy(&body);
+    read_body(tool, status, &body)
+}
+
+/// The answer in a REST reply: its JSON, its text when it is not JSON, an
+/// error quoting it for a status other than 2xx. Public so it can be
+/// fuzzed without a server.
+pub fn read_body(tool: &str, status: reqwest::StatusCode, body: &[u8]) -> ToolResult {
+    let text = String::from_utf8_lossy(body);
     if !status.is_success() {
         let quoted = truncate(&text, BODY_QUOTE);
         let sep = if quoted.is_empty() { "" } else { ": " };

@@ -24,8 +24,10 @@ mod spec;
 pub mod synth;
 pub mod tape;
 
+pub use command::read_stdout as read_command_stdout;
 pub use error::{ToolError, ToolErrorKind, ToolResult};
 pub use file_options::FileOptions;
+pub use http::read_body as read_http_body;
 pub use library::ToolLibrary;
 pub use openapi::operation_names;
 pub use source::CallSource;

@@ -23,6 +23,7 @@ mod executors;
 mod experiments;
 mod fault_campaign;
 mod fork;
+mod fuzz;
 mod graph;
 mod graph_store;
 mod layering;

@@ -12,4 +12,6 @@ mod tools;
 
 pub use config::{McpServerConfig, ToolOverride, Transport};
 pub use hub::{Listener, McpError, McpHub, ServerEvent, ServerState};
-pub use tools::source_of;
+pub use link::{CallOutput, RemoteTool};
+pub use rmcp_link::{call_output, remote_tool};
+pub use tools::{error_text, observation, source_of, specs};

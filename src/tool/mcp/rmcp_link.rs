@@ -63,22 +63,29 @@ fn broken(e: ServiceError) -> LinkError {
 
 async fn list(peer: &Peer<RoleClient>) -> Result<Vec<RemoteTool>, LinkError> {
     let tools = peer.list_all_tools().await.map_err(broken)?;
-    Ok(tools
-        .into_iter()
-        .map(|t| RemoteTool {
-            name: t.name.to_string(),
-            description: t.description.map(|d| d.to_string()).or(t.title).unwrap_or_default(),
-            input_schema: Value::Object((*t.input_schema).clone()),
-            output_schema: t.output_schema.map(|s| Value::Object((*s).clone())),
-        })
-        .collect())
+    Ok(tools.into_iter().map(remote_tool).collect())
+}
+
+/// A listed tool as the hub reads it. Public (as are `call_output` and the
+/// hub's readers of these) so what a server sends can be fuzzed without one.
+pub fn remote_tool(t: rmcp::model::Tool) -> RemoteTool {
+    RemoteTool {
+        name: t.name.to_string(),
+        description: t.description.map(|d| d.to_string()).or(t.title).unwrap_or_default(),
+        input_schema: Value::Object((*t.input_schema).clone()),
+        output_schema: t.output_schema.map(|s| Value::Object((*s).clone())),
+    }
+}
+
+/// A `tools/call` result as the hub reads it.
+pub fn call_output(result: rmcp::model::CallToolResult) -> CallOutput {
+    let content = result.content.iter().map(|c| serde_json::to_value(c).unwrap_or(Value::Null)).collect();
+    CallOutput { is_error: result.is_error.unwrap_or(false), content, structured: result.structured_content }
 }
 
 async fn call(peer: &Peer<RoleClient>, name: &str, arguments: Map<String, Value>) -> Result<CallOutput, LinkError> {
     let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
-    let result = peer.call_tool(params).await.map_err(broken)?;
-    let content = result.content.iter().map(|c| serde_json::to_value(c).unwrap_or(Value::Null)).collect();
-    Ok(CallOutput { is_error: result.is_error.unwrap_or(false), content, structured: result.structured_content })
+    Ok(call_output(peer.call_tool(params).await.map_err(broken)?))
 }
 
 async fn within<T>(limit: Duration, what: &str, f: impl Future<Output = Result<T, LinkError>>) -> Result<T, LinkError> {

@@ -98,9 +98,15 @@ pub fn observation(out: &CallOutput) -> Value {
     }
 }
 
-/// The text of an `isError` result, for the tool error.
+/// The text of an `isError` result, for the tool error. Blank texts say
+/// nothing: a result of only those gets the fallback, not an empty error.
 pub fn error_text(out: &CallOutput) -> String {
-    let texts: Vec<&str> = out.content.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect();
+    let texts: Vec<&str> = out
+        .content
+        .iter()
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .filter(|t| !t.trim().is_empty())
+        .collect();
     if texts.is_empty() { "the tool reported an error".to_string() } else { texts.join(" ") }
 }
 
