@@ -326,7 +326,7 @@ impl Default for Config {
             trajectories: Some(dir.join("trajectories.jsonl")),
             data_dir: None,
             tool_timeout_ms: 10_000,
-            tool_output_bytes: crate::tool::DEFAULT_OUTPUT_CAP,
+            tool_output_bytes: crate::tool::limits::DEFAULT_OUTPUT_CAP,
             cost_unit: "credits".into(),
             theme: "dark".into(),
             pace_ms: 400,

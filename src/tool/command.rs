@@ -126,7 +126,7 @@ pub(crate) async fn run(
             ToolErrorKind::BadOutput,
             format!(
                 "'{tool}' printed more than {} on stdout (tool_output_mb) and was stopped",
-                super::megabytes(output_cap)
+                super::limits::megabytes(output_cap)
             ),
         )
     };

@@ -162,7 +162,13 @@ impl Executor {
             .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")))
             .build()
             .unwrap_or_default();
-        Executor { http, tape: None, cassettes: Arc::default(), mcp: None, output_cap: super::DEFAULT_OUTPUT_CAP }
+        Executor {
+            http,
+            tape: None,
+            cassettes: Arc::default(),
+            mcp: None,
+            output_cap: super::limits::DEFAULT_OUTPUT_CAP,
+        }
     }
 
     /// Every call that reaches a tool goes through `tape`: recorded to it,

@@ -174,7 +174,10 @@ pub(crate) async fn run(
     }
 
     let too_much = || {
-        failed(format!("'{tool}': the body passed {} (tool_output_mb) and was cut off", super::megabytes(output_cap)))
+        failed(format!(
+            "'{tool}': the body passed {} (tool_output_mb) and was cut off",
+            super::limits::megabytes(output_cap)
+        ))
     };
     let exchange = async {
         let mut resp = req.send().await?;

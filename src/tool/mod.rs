@@ -11,6 +11,7 @@ mod file_options;
 mod functions;
 mod http;
 mod library;
+pub mod limits;
 pub mod manifest;
 mod manifest_error;
 mod manifest_raw;
@@ -32,13 +33,3 @@ pub use library::ToolLibrary;
 pub use openapi::operation_names;
 pub use source::CallSource;
 pub use spec::{ExecutorSpec, HeaderValue, ToolSpec};
-
-/// What a tool may answer at most, in bytes (16 MB): a command's stdout, an
-/// HTTP body, an MCP message. Beyond it the call fails instead of the
-/// process filling its memory.
-pub const DEFAULT_OUTPUT_CAP: u64 = 16 << 20;
-
-/// `16 MB`, or the bytes where a limit is not a whole number of MB.
-pub fn megabytes(bytes: u64) -> String {
-    if bytes % (1 << 20) == 0 { format!("{} MB", bytes >> 20) } else { format!("{bytes} bytes") }
-}

@@ -272,7 +272,11 @@ fn read_trace_file(path: &Path) -> Result<Vec<Event>, TraceError> {
 fn trace_seeds() -> Vec<Vec<u8>> {
     let mut seeds = Vec::new();
     for dir in ["tests/golden", "tests/fixtures"] {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(root().join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
         files.sort();
         for f in files {
             let text = std::fs::read_to_string(&f).unwrap();

@@ -45,7 +45,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineCap<R> {
         if over_cap {
             *this.tripped.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!(
                 "a message from the server passed {} (max_message_mb); the server was stopped",
-                crate::tool::megabytes(this.cap)
+                crate::tool::limits::megabytes(this.cap)
             ));
             buf.set_filled(before);
             return Poll::Ready(Err(over()));

@@ -1,0 +1,10 @@
+//! How much a tool may answer: beyond it the call fails instead of the
+//! process filling its memory.
+
+/// 16 MB by default: a command's stdout, an HTTP body, an MCP message.
+pub const DEFAULT_OUTPUT_CAP: u64 = 16 << 20;
+
+/// `16 MB`, or the bytes where a limit is not a whole number of MB.
+pub fn megabytes(bytes: u64) -> String {
+    if bytes % (1 << 20) == 0 { format!("{} MB", bytes >> 20) } else { format!("{bytes} bytes") }
+}
