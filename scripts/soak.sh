@@ -14,7 +14,9 @@
 #   the trace's bytes per task in each tenth of the session.
 # - workbench: the workbench in tmux (160x48) for $SOAK_MINUTES (30) at pace 0
 #   over a generated library of $SOAK_TOOLS (16,000) tools (the sample tools
-#   and builtin ones), ToolNet, its tasks cycling without end. Every frame's
+#   and builtin ones), ToolNet, its tasks cycling ($SOAK_WB_COUNT, 100,000
+#   tasks: `--count` makes every task up front, about 0.5 KB each, so a
+#   count far beyond what 30 minutes run only costs memory). Every frame's
 #   render time goes to OUT/frames.log (SWITCHYARD_FRAME_LOG, see
 #   src/ui/term.rs); VmRSS, runs and events every 5 s to OUT/workbench.csv;
 #   frame times per 5 minutes in OUT/frames.txt.
@@ -26,6 +28,7 @@ out=${1:-$here/target/soak}
 sy=${2:-$here/target/release/switchyard}
 tasks=${SOAK_TASKS:-10000}
 minutes=${SOAK_MINUTES:-30}
+wb_count=${SOAK_WB_COUNT:-100000}
 tools=${SOAK_TOOLS:-16000}
 parts=${SOAK_PARTS:-headless workbench plot}
 [ -x "$sy" ] || { echo "soak: build first (cargo build --release) or give the binary" >&2; exit 2; }
@@ -88,9 +91,9 @@ print(f"{label}: {int(last[1])} tasks in {last[0]:.0f} s; RSS at 1,000 tasks {at
 tenth = []
 for k in range(10):
     lo, hi = last[1] * k / 10, last[1] * (k + 1) / 10
-    a = min((r for r in rows if r[1] >= lo), key=lambda r: r[1])
-    b = max((r for r in rows if r[1] <= hi), key=lambda r: r[1])
-    if b[1] > a[1]:
+    a = min((r for r in rows if r[1] >= lo), key=lambda r: r[1], default=None)
+    b = max((r for r in rows if r[1] <= hi), key=lambda r: r[1], default=None)
+    if a and b and b[1] > a[1]:
         tenth.append(f"{(b[3] - a[3]) / (b[1] - a[1]):.0f}")
 print(f"{label}: trace bytes a task, per tenth of the session: {' '.join(tenth)}")
 EOF
@@ -142,7 +145,7 @@ workbench() {
   rm -rf "$out/lib$tools/data" "$trace" "$out/frames.log"
   tmux new-session -d -s "$session" -x 160 -y 48 \
     "cd '$out' && exec env SWITCHYARD_FRAME_LOG='$out/frames.log' '$sy' --config '$cfg' ui --strategy toolnet \
-     --pace 0 --count 100000000 --no-save --trace '$trace' 2>'$out/workbench.err'"
+     --pace 0 --count $wb_count --no-save --trace '$trace' 2>'$out/workbench.err'"
   sleep 1
   local pid
   pid=$(tmux display-message -p -t "$session" '#{pane_pid}')
@@ -179,7 +182,7 @@ with open(csv, "w") as out:
         time.sleep(5)
 EOF
   tmux capture-pane -p -t "$session" >"$out/workbench-screen.txt" || true
-  tmux send-keys -t "$session" q
+  tmux send-keys -t "$session" q 2>/dev/null || true
   sleep 5
   tmux kill-session -t "$session" 2>/dev/null || true
   python3 - "$out/frames.log" "$out/workbench.csv" <<'EOF' | tee -a "$out/summary.txt" >"$out/frames.txt"
