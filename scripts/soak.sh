@@ -213,7 +213,7 @@ plot() {
   for l in nosave save; do
     [ -f "$out/headless-$l.csv" ] && args+=(--headless "$l=$out/headless-$l.csv")
   done
-  [ -f "$out/workbench.csv" ] && args+=(--workbench "$out/workbench.csv")
+  [ -f "$out/workbench.csv" ] && args+=(--workbench "workbench, $tools tools, pace 0=$out/workbench.csv")
   "$sy" soak-plot "${args[@]}"
 }
 

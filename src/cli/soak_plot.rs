@@ -21,9 +21,9 @@ pub(super) struct SoakPlotArgs {
     /// A headless session's samples, LABEL=FILE (repeatable).
     #[arg(long, value_name = "LABEL=FILE")]
     headless: Vec<String>,
-    /// The workbench session's samples.
-    #[arg(long, value_name = "FILE")]
-    workbench: Option<PathBuf>,
+    /// The workbench session's samples, [LABEL=]FILE.
+    #[arg(long, value_name = "[LABEL=]FILE")]
+    workbench: Option<String>,
 }
 
 /// Rows of numbers from a CSV file with a header.
@@ -55,10 +55,11 @@ pub(super) fn soak_plot(a: SoakPlotArgs) -> Result<std::process::ExitCode> {
         trace_per_task.push((label.to_string(), per));
     }
     let mut rss_minutes: Vec<Line> = Vec::new();
-    if let Some(file) = &a.workbench {
-        let rows = read_csv(file)?;
+    if let Some(spec) = &a.workbench {
+        let (label, file) = spec.split_once('=').unwrap_or(("workbench, pace 0", spec));
+        let rows = read_csv(Path::new(file))?;
         rss_minutes.push((
-            "workbench, 16,000 tools, pace 0".to_string(),
+            label.to_string(),
             rows.iter().filter(|r| r.len() >= 2).map(|r| (r[0] / 60.0, r[1] / 1024.0)).collect(),
         ));
     }
@@ -107,7 +108,8 @@ fn draw_panel<DB: DrawingBackend>(
     c.configure_mesh()
         .x_desc(x_desc)
         .y_desc(y_desc)
-        .x_label_formatter(&|x| format!("{x:.0}"))
+        // Whole numbers, but tenths over a short span (a few minutes).
+        .x_label_formatter(&|x| if x1 < 10.0 { format!("{x:.1}") } else { format!("{x:.0}") })
         .y_label_formatter(&|y| format!("{y:.0}"))
         .light_line_style(RGBColor(240, 240, 240))
         .draw()
