@@ -19,6 +19,7 @@ mod report;
 mod retrieval;
 mod run;
 mod setup;
+mod soak_plot;
 mod summary;
 mod tools;
 mod trace;
@@ -126,6 +127,9 @@ enum Command {
     /// The papers' benchmarks as configs and task files.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// The soak's figure from its samples (scripts/soak.sh).
+    #[command(hide = true)]
+    SoakPlot(soak_plot::SoakPlotArgs),
 }
 
 pub fn main() -> Result<ExitCode> {
@@ -166,6 +170,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Retrieval(cmd) => retrieval::run(&config, cmd),
         Command::Probe(a) => probe::probe(&config, a),
         Command::Bench(cmd) => bench::run(cmd),
+        Command::SoakPlot(a) => soak_plot::soak_plot(a),
     }
 }
 

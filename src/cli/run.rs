@@ -6,8 +6,7 @@ use clap::Args;
 use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
-use switchyard::engine::event::RunOutcome;
-use switchyard::engine::state::{RunSummary, SessionState};
+use switchyard::engine::state::SessionState;
 use switchyard::eval::report::{Metrics, table};
 use switchyard::session;
 
@@ -41,14 +40,15 @@ pub(super) fn report(state: &SessionState, json: bool, trace: Option<&std::path:
     let metrics = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("run"), state);
     if json {
         let runs: Vec<serde_json::Value> = state.finished.iter().map(run_json).collect();
-        let out = serde_json::json!({
+        let mut out = serde_json::json!({
             "metrics": metrics, "models": accounts_json(state), "runs": runs, "trace": trace,
         });
+        add_dropped(&mut out, state);
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         print_session(state);
         print!("{}", table(std::slice::from_ref(&metrics), &state.cost_unit));
-        if state.finished.iter().any(|r| r.budget.is_some()) || state.params.budget.is_some() {
+        if state.totals.budgeted || state.params.budget.is_some() {
             print!("{}", switchyard::eval::report::budget_table(std::slice::from_ref(&metrics), &state.cost_unit));
         }
         for ((role, model), acc) in &state.accounts {
@@ -63,20 +63,19 @@ pub(super) fn report(state: &SessionState, json: bool, trace: Option<&std::path:
     }
     // A model that failed for good (down, refusing the key, ...) is worth a
     // non-zero exit even though the summary was printed.
-    let failed: Vec<&RunSummary> =
-        state.finished.iter().filter(|r| matches!(r.outcome, RunOutcome::Failed { .. })).collect();
-    if let Some(first) = failed.first() {
-        if let RunOutcome::Failed { error } = &first.outcome {
-            eprintln!(
-                "error: {} of {} runs failed; the first, run {}: {error}",
-                failed.len(),
-                state.finished.len(),
-                first.run
-            );
-        }
+    if let Some((run, error)) = &state.totals.first_failure {
+        eprintln!("error: {} of {} runs failed; the first, run {run}: {error}", state.totals.failed, state.totals.runs);
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `runs` lists the runs the state kept (the latest); say how many earlier
+/// ones it left out, if any.
+pub(super) fn add_dropped(out: &mut serde_json::Value, state: &SessionState) {
+    if state.runs_dropped() > 0 {
+        out["runs_dropped"] = state.runs_dropped().into();
+    }
 }
 
 /// Calls, tokens and cost per role and model.

@@ -23,9 +23,12 @@ pub(super) fn print_session(state: &SessionState) {
         state.strategy.map(|s| s.as_str()).unwrap_or("?"),
         state.seed,
         state.tools.len(),
-        state.finished.len(),
+        state.totals.runs,
         models.join(", ")
     );
+    if state.runs_dropped() > 0 {
+        println!("(the first {} runs are not kept; the latest {} follow)", state.runs_dropped(), state.finished.len());
+    }
     println!("{:>4}  {:<12} {:<8} {:>5} {:>8}  {:<40} path", "run", "task", "result", "steps", "tokens", "answer");
     for r in &state.finished {
         let result = match (&r.success, &r.outcome) {

@@ -37,12 +37,9 @@ pub(super) fn show(file: &std::path::Path, json: bool) -> Result<ExitCode> {
         let runs: Vec<serde_json::Value> = state.finished.iter().map(run_json).collect();
         let m = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("trace"), &state);
         let time = switchyard::eval::timing::TimeSplit::from_events(&events);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &serde_json::json!({"events": events.len(), "metrics": m, "time": time, "runs": runs})
-            )?
-        );
+        let mut out = serde_json::json!({"events": events.len(), "metrics": m, "time": time, "runs": runs});
+        super::run::add_dropped(&mut out, &state);
+        println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         println!("{}: {} events", file.display(), events.len());
         print_session(&state);

@@ -414,7 +414,7 @@ impl Engine {
         if let Some(store) = self.graph_store.as_mut() {
             store.sync()?;
         }
-        self.emit(EventKind::SessionFinished { runs: self.state.finished.len() as u32, stopped: self.stop })?;
+        self.emit(EventKind::SessionFinished { runs: self.state.totals.runs as u32, stopped: self.stop })?;
         let experience = self.btp.as_ref().map(|b| b.experience.records().to_vec()).unwrap_or_default();
         let faults = self
             .faults

@@ -11,6 +11,7 @@ pub mod debug;
 pub mod debug_view;
 pub mod event;
 pub mod fork;
+pub mod graph_history;
 pub mod host;
 pub mod label_cache;
 pub mod model_fault_view;

@@ -17,11 +17,15 @@ use crate::tool::mcp::ServerState;
 pub use super::model_fault_view::ActiveModelFault;
 pub use super::views::{
     Account, ActiveFault, Entry, FinishedCall, GraphView, InFlight, LaneState, LaneView, Mode, PlanView, RewooView,
-    RowPoint, RunSummary, RunView, StepView, ToolSpend,
+    RunSummary, RunTotals, RunView, StepView, ToolSpend,
 };
 
 /// How many finished tool calls the state keeps for display.
 const RECENT_CALLS: usize = 32;
+
+/// How many finished runs the state keeps ([`SessionState::finished`]);
+/// [`SessionState::totals`] counts them all.
+pub const RUN_WINDOW: usize = 1000;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SessionState {
@@ -46,7 +50,10 @@ pub struct SessionState {
     pub stopped: bool,
     pub step: u32,
     pub current: Option<RunView>,
+    /// The latest finished runs, oldest first: at most [`RUN_WINDOW`].
     pub finished: Vec<RunSummary>,
+    /// Totals over every finished run.
+    pub totals: RunTotals,
     pub graph: Option<GraphView>,
     pub faults: Vec<ActiveFault>,
     pub model_faults: Vec<ActiveModelFault>,
@@ -509,35 +516,13 @@ impl SessionState {
                     self.push(Entry::Note(format!("mcp server '{server}' {state}{why}")));
                 }
             }
-            EventKind::RunFinished { outcome, answer, success, cost, usage, steps, tool_calls } => {
-                let path = self.current.as_ref().map(|r| r.path.clone()).unwrap_or_default();
-                let task_id = self.current.as_ref().map(|r| r.task_id.clone()).unwrap_or_default();
-                let plan = self.current.as_ref().and_then(|r| r.plan.clone());
-                let spent = self.current.as_ref().map(|r| r.spent).unwrap_or_default();
-                let tokens_saved =
-                    self.current.as_ref().and_then(|r| r.rewoo.as_ref()).map(|w| w.tokens_saved).unwrap_or_default();
-                let reflections = self.current.as_ref().map(|r| r.reflections).unwrap_or_default();
+            EventKind::RunFinished { .. } => {
                 if let Some(r) = self.current.as_mut() {
                     r.in_flight.clear();
                 }
-                self.finished.push(RunSummary {
-                    run: ev.run,
-                    task_id,
-                    outcome: outcome.clone(),
-                    answer: answer.clone(),
-                    success: *success,
-                    cost: *cost,
-                    usage: *usage,
-                    steps: *steps,
-                    tool_calls: *tool_calls,
-                    path,
-                    budget: plan.as_ref().map(|p| p.budget),
-                    planned_cost: plan.as_ref().map(|p| p.planned_cost),
-                    planned_calls: plan.as_ref().map(|p| p.planned_calls),
-                    spent,
-                    tokens_saved,
-                    reflections,
-                });
+                if let Some(summary) = RunSummary::of(self.current.as_ref(), ev.run, &ev.kind) {
+                    self.finish(summary);
+                }
             }
             EventKind::SessionFinished { stopped, .. } => {
                 self.mode = Mode::Finished;
@@ -561,8 +546,23 @@ impl SessionState {
         }
     }
 
+    /// Runs judged right, over the whole session.
     pub fn succeeded(&self) -> usize {
-        self.finished.iter().filter(|r| r.success == Some(true)).count()
+        self.totals.succeeded as usize
+    }
+
+    /// Finished runs no longer kept in [`SessionState::finished`].
+    pub fn runs_dropped(&self) -> u64 {
+        self.totals.runs - self.finished.len() as u64
+    }
+
+    fn finish(&mut self, r: RunSummary) {
+        self.totals.add(&r);
+        if self.finished.len() >= RUN_WINDOW {
+            // The oldest run makes room: a thousand summaries move, once a run.
+            self.finished.remove(0);
+        }
+        self.finished.push(r);
     }
 }
 

@@ -3,11 +3,11 @@
 //! graph's weights. `state.rs` folds events into them.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ops::Range;
 
 use serde_json::Value;
 
-use super::event::{GraphSnapshot, Offered, RefuseReason, RewooStep, RunOutcome, ToolOutcome};
+use super::event::{EventKind, GraphSnapshot, Offered, RefuseReason, RewooStep, RunOutcome, ToolOutcome};
+use super::graph_history::History;
 use crate::graph::GraphUpdate;
 use crate::model::{Message, Role, Usage};
 use crate::tool::CallSource;
@@ -291,36 +291,139 @@ pub struct RunSummary {
     pub reflections: u32,
 }
 
+impl RunSummary {
+    /// The summary of the run a `RunFinished` event ends, with what the
+    /// fold saw of it (`current`); None for any other event.
+    pub(super) fn of(current: Option<&RunView>, run: u32, ended: &EventKind) -> Option<RunSummary> {
+        let EventKind::RunFinished { outcome, answer, success, cost, usage, steps, tool_calls } = ended else {
+            return None;
+        };
+        let plan = current.and_then(|r| r.plan.as_ref());
+        Some(RunSummary {
+            run,
+            task_id: current.map(|r| r.task_id.clone()).unwrap_or_default(),
+            outcome: outcome.clone(),
+            answer: answer.clone(),
+            success: *success,
+            cost: *cost,
+            usage: *usage,
+            steps: *steps,
+            tool_calls: *tool_calls,
+            path: current.map(|r| r.path.clone()).unwrap_or_default(),
+            budget: plan.map(|p| p.budget),
+            planned_cost: plan.map(|p| p.planned_cost),
+            planned_calls: plan.map(|p| p.planned_calls),
+            spent: current.map(|r| r.spent).unwrap_or_default(),
+            tokens_saved: current.and_then(|r| r.rewoo.as_ref()).map(|w| w.tokens_saved).unwrap_or_default(),
+            reflections: current.map(|r| r.reflections).unwrap_or_default(),
+        })
+    }
+
+    /// Spent no more than its budget (a run without one always has).
+    pub fn within_budget(&self) -> bool {
+        self.budget.is_none_or(|b| self.cost <= b + 1e-9)
+    }
+}
+
+/// Totals over every finished run of the session, which keeps the runs
+/// themselves only for a window of the latest: what the metrics and the
+/// headless summary need. Runs the user restarted are not attempts of their
+/// own: they count in `runs` and `restarted` only.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunTotals {
+    /// Every finished run, restarted ones too.
+    pub runs: u64,
+    pub restarted: u64,
+    /// Runs with a gold answer to judge against, and those judged right.
+    pub judged: u64,
+    pub succeeded: u64,
+    /// Runs that ended with an answer.
+    pub answered: u64,
+    /// Runs that spent more than their budget.
+    pub over_budget: u64,
+    /// Runs judged right, and runs that answered, within their budget.
+    pub succeeded_within: u64,
+    pub answered_within: u64,
+    /// Sums over the runs, each added as the metrics average it.
+    pub cost: f64,
+    pub steps: f64,
+    pub prompt_tokens: f64,
+    pub completion_tokens: f64,
+    pub tool_calls: f64,
+    pub tokens_saved: f64,
+    pub reflections: f64,
+    /// Runs with a BTP plan, and their sums: planned cost, cost, planned
+    /// calls, calls.
+    pub planned: u64,
+    pub planned_cost: f64,
+    pub planned_spent: f64,
+    pub planned_calls: f64,
+    pub used_calls: f64,
+    /// Some run had a budget.
+    pub budgeted: bool,
+    /// Runs that failed (a model failed for good), and the first: run, error.
+    pub failed: u64,
+    pub first_failure: Option<(u32, String)>,
+}
+
+impl RunTotals {
+    pub fn add(&mut self, r: &RunSummary) {
+        self.runs += 1;
+        self.budgeted |= r.budget.is_some();
+        if let RunOutcome::Failed { error } = &r.outcome {
+            self.failed += 1;
+            self.first_failure.get_or_insert_with(|| (r.run, error.clone()));
+        }
+        if r.outcome == RunOutcome::Restarted {
+            self.restarted += 1;
+            return;
+        }
+        let within = r.within_budget();
+        let right = r.success == Some(true);
+        let answered = r.outcome == RunOutcome::Answered;
+        self.judged += u64::from(r.success.is_some());
+        self.succeeded += u64::from(right);
+        self.answered += u64::from(answered);
+        self.over_budget += u64::from(!within);
+        self.succeeded_within += u64::from(right && within);
+        self.answered_within += u64::from(answered && within);
+        self.cost += r.cost;
+        self.steps += r.steps as f64;
+        self.prompt_tokens += r.usage.prompt_tokens as f64;
+        self.completion_tokens += r.usage.completion_tokens as f64;
+        self.tool_calls += r.tool_calls as f64;
+        self.tokens_saved += r.tokens_saved as f64;
+        self.reflections += r.reflections as f64;
+        if let Some(p) = r.planned_cost {
+            self.planned += 1;
+            self.planned_cost += p;
+            self.planned_spent += r.cost;
+            self.planned_calls += r.planned_calls.unwrap_or(0) as f64;
+            self.used_calls += r.tool_calls as f64;
+        }
+    }
+
+    /// The runs that count as attempts (restarted ones aside).
+    pub fn attempts(&self) -> u64 {
+        self.runs - self.restarted
+    }
+}
+
 /// ToolNet's graph as the events tell it, with the history a chart needs.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GraphView {
     pub iteration: u32,
     pub out: BTreeMap<String, BTreeMap<String, f64>>,
     pub scores: BTreeMap<String, f64>,
-    /// (iteration, node, score) for every score change.
-    pub score_history: Vec<(u32, String, f64)>,
-    /// (iteration, from, to, weight) for every weight an update listed.
-    pub weight_history: Vec<(u32, String, String, f64)>,
-    /// Every row an update wrote as a shared weight, kept as the update
-    /// gave it rather than an entry per edge: `start`'s row is rewritten by
-    /// every update, and at 16,000 tools per-edge history would grow by
-    /// megabytes a task. [`GraphView::weight_changes`] reads both.
-    pub row_history: Vec<RowPoint>,
+    /// Every node's score and every edge's weight after each update that
+    /// changed it, per node and per edge, each series bounded (see
+    /// `graph_history.rs`): [`GraphView::score_changes`] and
+    /// [`GraphView::weight_changes`] read it.
+    pub history: History,
     /// How many other nodes lead to each node with a positive weight (self
     /// edges and edges to `end` aside): kept here so a view of a huge graph
     /// need not walk every edge.
     pub in_degree: BTreeMap<String, u32>,
-}
-
-/// A row an update wrote as a shared weight: every edge of `from` not
-/// among the update's listed weights (`listed`, a range of
-/// `weight_history`) took `rest` at `iteration`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RowPoint {
-    pub iteration: u32,
-    pub from: String,
-    pub rest: f64,
-    pub listed: Range<usize>,
 }
 
 impl GraphView {
@@ -342,15 +445,11 @@ impl GraphView {
         }
         for (n, s) in &u.scores {
             self.scores.insert(n.clone(), *s);
-            self.score_history.push((self.iteration, n.clone(), *s));
         }
-        let first = self.weight_history.len();
         for c in &u.weights {
             let old = self.out.entry(c.from.clone()).or_default().insert(c.to.clone(), c.new).unwrap_or(0.0);
             count_in(&mut self.in_degree, &c.from, &c.to, old, c.new);
-            self.weight_history.push((self.iteration, c.from.clone(), c.to.clone(), c.new));
         }
-        let listed = first..self.weight_history.len();
         for r in &u.rows {
             if let Some(row) = self.out.get_mut(&r.from) {
                 for (to, w) in row.iter_mut() {
@@ -359,13 +458,8 @@ impl GraphView {
                     *w = new;
                 }
             }
-            self.row_history.push(RowPoint {
-                iteration: self.iteration,
-                from: r.from.clone(),
-                rest: r.rest,
-                listed: listed.clone(),
-            });
         }
+        self.history.record(self.iteration, u);
     }
 
     pub fn weight(&self, from: &str, to: &str) -> Option<f64> {
@@ -373,21 +467,15 @@ impl GraphView {
     }
 
     /// The edge's weight after each update that changed it, as
-    /// (iteration, weight), oldest first.
+    /// (iteration, weight), oldest first (thinned past `SERIES_CAP` points).
     pub fn weight_changes(&self, from: &str, to: &str) -> Vec<(u32, f64)> {
-        let edge = |h: &(u32, String, String, f64)| h.1 == from && h.2 == to;
-        let mut listed = self.weight_history.iter().enumerate().filter(|(_, h)| edge(h)).peekable();
-        let mut out = Vec::new();
-        for r in self.row_history.iter().filter(|r| r.from == from) {
-            while let Some((_, h)) = listed.next_if(|(k, _)| *k < r.listed.start) {
-                out.push((h.0, h.3));
-            }
-            if !self.weight_history.get(r.listed.clone()).unwrap_or_default().iter().any(edge) {
-                out.push((r.iteration, r.rest));
-            }
-        }
-        out.extend(listed.map(|(_, h)| (h.0, h.3)));
-        out
+        self.history.weight_changes(from, to).to_vec()
+    }
+
+    /// The node's score after each update that changed it, as
+    /// (iteration, score), oldest first (thinned past `SERIES_CAP` points).
+    pub fn score_changes(&self, node: &str) -> &[(u32, f64)] {
+        self.history.score_changes(node)
     }
 
     pub fn score(&self, node: &str) -> f64 {

@@ -126,7 +126,7 @@ pub fn fault_figure(
     };
     let last = g.iteration;
     let score = |t: &str| {
-        let changes = g.score_history.iter().filter(|h| h.1 == t).map(|h| (h.0, h.2));
+        let changes = g.score_changes(t).iter().copied();
         stepped(changes, g0.score(t), last)
     };
     let weight = |t: &str| stepped(g.weight_changes(&from, t).into_iter(), g0.weight(&from, t).unwrap_or(0.0), last);

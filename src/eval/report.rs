@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::engine::state::{RunSummary, SessionState};
+use crate::engine::state::{RunSummary, RunTotals, SessionState};
 use crate::eval::figures::{mean, total};
 use crate::model::Role;
 
@@ -61,7 +61,7 @@ impl Metrics {
         let succeeded = runs.iter().filter(|r| r.success == Some(true)).count();
         let judged = runs.iter().filter(|r| r.success.is_some()).count();
         let answered = runs.iter().filter(|r| r.outcome == crate::engine::event::RunOutcome::Answered).count();
-        let within = |r: &RunSummary| r.budget.is_none_or(|b| r.cost <= b + 1e-9);
+        let within = RunSummary::within_budget;
         let over = runs.iter().filter(|r| !within(r)).count();
         let over_judged = |k: usize| (judged > 0).then(|| k as f64 / judged as f64);
         let pbc = over_judged(runs.iter().filter(|r| r.success == Some(true) && within(r)).count());
@@ -119,8 +119,45 @@ impl Metrics {
         Metrics::from_runs(label, &runs).with_gold(&runs, &gold)
     }
 
+    /// Over every run of the session, from its totals (the state keeps
+    /// only the latest runs): the same figures as [`Metrics::from_runs`]
+    /// over all of them.
     pub fn from_state(label: impl Into<String>, state: &SessionState) -> Metrics {
-        Self::from_runs(label, &state.finished)
+        Self::from_totals(label, &state.totals)
+    }
+
+    pub fn from_totals(label: impl Into<String>, t: &RunTotals) -> Metrics {
+        let tasks = t.attempts();
+        let n = tasks.max(1) as f64;
+        let pn = t.planned.max(1) as f64;
+        // As `from_runs`: pass rates over the judged runs only, None without one.
+        let over_judged = |k: u64| (t.judged > 0).then(|| k as f64 / t.judged as f64);
+        Metrics {
+            pbc: over_judged(t.succeeded_within),
+            answered_within_budget: t.answered_within as f64 / n,
+            ac: t.cost / n,
+            pr: over_judged(t.succeeded),
+            rfbc: t.over_budget as f64 / n,
+            planned_cost: t.planned_cost / pn,
+            spent_cost: t.planned_spent / pn,
+            planned_calls: t.planned_calls / pn,
+            used_calls: t.used_calls / pn,
+            label: label.into(),
+            tasks: tasks as usize,
+            succeeded: t.succeeded as usize,
+            judged: t.judged as usize,
+            success_rate: over_judged(t.succeeded),
+            answered_rate: t.answered as f64 / n,
+            avg_steps: t.steps / n,
+            avg_prompt_tokens: t.prompt_tokens / n,
+            avg_completion_tokens: t.completion_tokens / n,
+            avg_cost: t.cost / n,
+            avg_tool_calls: t.tool_calls / n,
+            avg_tokens_saved: t.tokens_saved / n,
+            avg_reflections: t.reflections / n,
+            path_pct: None,
+            prec_pct: None,
+        }
     }
 }
 

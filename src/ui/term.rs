@@ -22,6 +22,12 @@ const FRAME: Duration = Duration::from_millis(33);
 const TICK: Duration = Duration::from_millis(250);
 /// How long quitting waits for the engine to stop and save.
 const STOP_GRACE: Duration = Duration::from_secs(3);
+/// Set to a file's path, the workbench appends a line per frame to it:
+/// seconds since start, microseconds to render the frame, to draw it (the
+/// render and the terminal's output), events folded, runs finished, and
+/// the largest number of events waiting at once since the frame before.
+/// Off by default; the soak (`scripts/soak.sh`) reads it.
+pub const FRAME_LOG: &str = "SWITCHYARD_FRAME_LOG";
 
 #[derive(thiserror::Error, Debug)]
 pub enum UiError {
@@ -111,11 +117,20 @@ async fn event_loop(
     // The engine's clock started about when we did: keep it moving between events.
     let started = Instant::now();
     let mut last_frame: Option<Instant> = None;
+    let mut frame_log = FrameLog::open();
     loop {
         if app.dirty {
             let due = last_frame.is_none_or(|t| t.elapsed() >= FRAME);
             if due {
-                terminal.draw(|f| draw(f, &app, theme))?;
+                let begun = Instant::now();
+                let mut render = Duration::ZERO;
+                terminal.draw(|f| {
+                    draw(f, &app, theme);
+                    render = begun.elapsed();
+                })?;
+                if let Some(log) = frame_log.as_mut() {
+                    log.frame(started, render, begun.elapsed(), &app);
+                }
                 app.dirty = false;
                 last_frame = Some(Instant::now());
             }
@@ -137,6 +152,9 @@ async fn event_loop(
                     app.update(Action::Engine(ev));
                     // Take what else has arrived before drawing again.
                     if let Some(rx) = engine_events.as_mut() {
+                        if let Some(log) = frame_log.as_mut() {
+                            log.backlog = log.backlog.max(rx.len());
+                        }
                         while let Ok(ev) = rx.try_recv() {
                             app.update(Action::Engine(ev));
                         }
@@ -168,6 +186,36 @@ async fn event_loop(
                 Effect::Fork { at } => return Ok(Some(at)),
             }
         }
+    }
+}
+
+/// The per-frame log [`FRAME_LOG`] asks for.
+struct FrameLog {
+    out: std::io::BufWriter<std::fs::File>,
+    backlog: usize,
+}
+
+impl FrameLog {
+    fn open() -> Option<FrameLog> {
+        let path = std::env::var_os(FRAME_LOG).filter(|p| !p.is_empty())?;
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path).ok()?;
+        Some(FrameLog { out: std::io::BufWriter::new(file), backlog: 0 })
+    }
+
+    fn frame(&mut self, started: Instant, render: Duration, draw: Duration, app: &App) {
+        use std::io::Write;
+        let line = format!(
+            "{:.3} {} {} {} {} {}\n",
+            started.elapsed().as_secs_f64(),
+            render.as_micros(),
+            draw.as_micros(),
+            app.state.events,
+            app.state.totals.runs,
+            self.backlog
+        );
+        // A log that cannot be written is no reason to stop the workbench.
+        let _ = self.out.write_all(line.as_bytes()).and_then(|_| self.out.flush());
+        self.backlog = 0;
     }
 }
 

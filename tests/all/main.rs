@@ -44,6 +44,7 @@ mod rewoo_parse;
 mod sample_library;
 mod sandbox;
 mod sim;
+mod soak_bounds;
 mod tool_tape;
 mod tools_cli;
 mod trace_diff;

@@ -306,7 +306,7 @@ fn chart_series(state: &SessionState, g: &GraphView, focus: &str) -> Option<Seri
     }
     let prev = previous_node(state, g, focus);
     let last = g.iteration;
-    let score = sampled(g.score_history.iter().filter(|h| h.1 == focus).map(|h| (h.0, h.2)), last, g.score(focus));
+    let score = sampled(g.score_changes(focus).iter().copied(), last, g.score(focus));
     let weight = g.weight(&prev, focus).map(|w| sampled(g.weight_changes(&prev, focus).into_iter(), last, w));
     let twin = twin_of(g, &prev, focus).and_then(|t| {
         let w = g.weight(&prev, t)?;
