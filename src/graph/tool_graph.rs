@@ -302,11 +302,58 @@ pub(super) fn is_reserved(name: &str) -> bool {
     name == START || name == END
 }
 
+/// The most points a score or weight series keeps. `start` has an edge per
+/// tool and an update rewrites its whole row, so at 16,000 tools an uncapped
+/// history grew by hundreds of KB a task for the whole session.
+pub const HISTORY_CAP: usize = 64;
+
 /// Records `value` as the point of `iteration`, replacing an earlier point of
-/// the same iteration so a series has one point per iteration.
+/// the same iteration so a series has one point per iteration. A series at
+/// `HISTORY_CAP` drops every second point but the first and the newest:
+/// it keeps spanning the whole session, at half the resolution, and
+/// thinning stays amortised O(1) a point (deterministic, so a graph
+/// rebuilt from its journal thins the same).
 pub(super) fn push_point(series: &mut Vec<(u32, f64)>, iteration: u32, value: f64) {
     match series.last_mut() {
         Some(last) if last.0 == iteration => last.1 = value,
         _ => series.push((iteration, value)),
+    }
+    if series.len() > HISTORY_CAP {
+        let last = series.len() - 1;
+        let mut i = 0;
+        series.retain(|_| {
+            let keep = i == 0 || i == last || i % 2 == 0;
+            i += 1;
+            keep
+        });
+    }
+}
+
+#[cfg(test)]
+mod history_tests {
+    use super::*;
+
+    #[test]
+    fn a_series_stays_within_its_cap_and_spans_the_session() {
+        let mut series = Vec::new();
+        for it in 1..=10_000u32 {
+            push_point(&mut series, it, f64::from(it));
+            assert!(series.len() <= HISTORY_CAP, "{} points at iteration {it}", series.len());
+        }
+        assert_eq!(series.first(), Some(&(1, 1.0)));
+        assert_eq!(series.last(), Some(&(10_000, 10_000.0)));
+        assert!(series.windows(2).all(|w| w[0].0 < w[1].0), "in order");
+        assert!(series.len() >= HISTORY_CAP / 2);
+    }
+
+    #[test]
+    fn below_the_cap_every_point_is_kept() {
+        let mut series = Vec::new();
+        for it in 1..=HISTORY_CAP as u32 {
+            push_point(&mut series, it, 0.5);
+            push_point(&mut series, it, 0.25);
+        }
+        assert_eq!(series.len(), HISTORY_CAP);
+        assert!(series.iter().all(|p| p.1 == 0.25));
     }
 }
