@@ -288,6 +288,23 @@ impl ChatModel for OpenAiModel {
         req: &ChatRequest,
         fault: Option<ModelFaultMode>,
     ) -> Result<ChatResponse, ModelError> {
+        let mut attempts = 0;
+        self.exchanges(req, fault, &mut attempts).await.map_err(|error| ModelError::AtEndpoint {
+            url: self.url.clone(),
+            attempts,
+            error: Box::new(error),
+        })
+    }
+}
+
+impl OpenAiModel {
+    /// The retry loop: every exchange it starts is counted in `attempts`.
+    async fn exchanges(
+        &self,
+        req: &ChatRequest,
+        fault: Option<ModelFaultMode>,
+        attempts: &mut u32,
+    ) -> Result<ChatResponse, ModelError> {
         let mut body = self.request_body(req);
         let mut retry = 0u32;
         let (mut transport, spoil) = match fault {
@@ -301,6 +318,7 @@ impl ChatModel for OpenAiModel {
             let style = self.style();
             // A timeout is not retried: a slow local model would only be slow
             // again, multiplying the wait; the caller decides.
+            *attempts += 1;
             let (failure, wait) = match self.attempt(&body, transport.take()).await? {
                 Attempt::Answered { status, body, .. } if (200..300).contains(&status) => {
                     return match spoil {
