@@ -337,6 +337,8 @@ impl OpenAiModel {
                     let next = style.next();
                     tracing::warn!(model = %self.cfg.name, from = ?style, to = ?next, "response_format refused; switching");
                     self.schema_style.store(next as u8, std::sync::atomic::Ordering::Relaxed);
+                    // The refused exchange is not one of the call's 1 + max_retries attempts.
+                    *attempts -= 1;
                     body = self.request_body(req);
                     continue;
                 }

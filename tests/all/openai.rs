@@ -549,6 +549,16 @@ async fn a_failed_call_names_its_endpoint_and_the_attempts_it_made() {
     let err = OpenAiModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
     assert_eq!(err.to_string(), format!("model call timed out after 200 ms (1 attempt to {})", endpoint(&server)));
 
+    // The exchange a server refuses a response_format in is not an attempt.
+    let refusal = r#"{"error": "response_format: unsupported"}"#;
+    let server = Server::start(vec![Reply::raw(500, refusal), Reply::raw(503, "busy"), Reply::raw(503, "busy")]).await;
+    let mut cfg = config(&server);
+    cfg.max_retries = 1;
+    let mut req = request();
+    req.response_schema = Some(switchyard::strategy::actor::actor_schema(&["search".to_string()]));
+    let err = OpenAiModel::new(cfg).unwrap().chat(&req).await.unwrap_err();
+    assert!(err.to_string().ends_with(&format!("(2 attempts to {})", endpoint(&server))), "{err}");
+
     // A transport error names the URL itself: it is not said twice.
     let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     let mut cfg = OpenAiConfig::new("gone", format!("http://{addr}/v1"), "m");
