@@ -193,6 +193,28 @@ pub enum ModelError {
     NotRecorded { path: String },
     #[error("{0}")]
     Other(String),
+    /// A call to an HTTP endpoint that failed for good: which endpoint,
+    /// and how many exchanges were tried, so an event read on its own says
+    /// where the failure was and that the retries were spent.
+    #[error("{}", at_endpoint(url, *attempts, error))]
+    AtEndpoint { url: String, attempts: u32, error: Box<ModelError> },
+}
+
+impl ModelError {
+    /// The failure itself, without where and after how many attempts.
+    pub fn root(&self) -> &ModelError {
+        match self {
+            ModelError::AtEndpoint { error, .. } => error.root(),
+            other => other,
+        }
+    }
+}
+
+fn at_endpoint(url: &str, attempts: u32, error: &ModelError) -> String {
+    let tries = if attempts == 1 { "1 attempt".to_string() } else { format!("{attempts} attempts") };
+    let text = error.to_string();
+    // A transport error already names the URL (the HTTP client says which).
+    if text.contains(url) { format!("{text} ({tries})") } else { format!("{text} ({tries} to {url})") }
 }
 
 #[async_trait]

@@ -320,6 +320,23 @@ impl ChatModel for OpenAiModel {
         req: &ChatRequest,
         fault: Option<ModelFaultMode>,
     ) -> Result<ChatResponse, ModelError> {
+        let mut attempts = 0;
+        self.exchanges(req, fault, &mut attempts).await.map_err(|error| ModelError::AtEndpoint {
+            url: self.url.clone(),
+            attempts,
+            error: Box::new(error),
+        })
+    }
+}
+
+impl OpenAiModel {
+    /// The retry loop: every exchange it starts is counted in `attempts`.
+    async fn exchanges(
+        &self,
+        req: &ChatRequest,
+        fault: Option<ModelFaultMode>,
+        attempts: &mut u32,
+    ) -> Result<ChatResponse, ModelError> {
         let mut body = self.request_body(req);
         let mut retry = 0u32;
         let (mut transport, spoil) = match fault {
@@ -333,6 +350,7 @@ impl ChatModel for OpenAiModel {
             let style = self.style();
             // A timeout is not retried: a slow local model would only be slow
             // again, multiplying the wait; the caller decides.
+            *attempts += 1;
             let (failure, wait) = match self.attempt(&body, transport.take()).await? {
                 Attempt::Answered { status, body, .. } if (200..300).contains(&status) => {
                     return match spoil {
@@ -351,6 +369,8 @@ impl ChatModel for OpenAiModel {
                     let next = style.next();
                     tracing::warn!(model = %self.cfg.name, from = ?style, to = ?next, "response_format refused; switching");
                     self.schema_style.store(next as u8, std::sync::atomic::Ordering::Relaxed);
+                    // The refused exchange is not one of the call's 1 + max_retries attempts.
+                    *attempts -= 1;
                     body = self.request_body(req);
                     continue;
                 }

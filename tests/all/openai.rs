@@ -277,7 +277,7 @@ async fn native_arguments_that_are_not_json_are_malformed() {
     ]});
     let server = Server::start(vec![Reply::json(200, completion(message, None))]).await;
     let err = model(&server).chat(&request_with_tools()).await.unwrap_err();
-    match err {
+    match err.root() {
         ModelError::Malformed(msg) => {
             assert!(msg.contains("search") && msg.contains("arguments"), "{msg}")
         }
@@ -357,9 +357,10 @@ async fn server_errors_until_retries_run_out() {
     let server =
         Server::start(vec![failing("first"), failing("second"), failing(&long_body), text_reply("too late")]).await;
     let err = model(&server).chat(&request()).await.unwrap_err();
-    match err {
+    assert!(err.to_string().ends_with(&format!("(3 attempts to {}/chat/completions)", server.base_url())), "{err}");
+    match err.root() {
         ModelError::Http { status, body } => {
-            assert_eq!(status, 503);
+            assert_eq!(*status, 503);
             assert!(body.starts_with("xxx"), "the last failure is reported");
             assert!(body.chars().count() <= 501, "body truncated, was {} chars", body.chars().count());
         }
@@ -372,7 +373,7 @@ async fn server_errors_until_retries_run_out() {
 async fn client_errors_are_not_retried() {
     let server = Server::start(vec![Reply::raw(400, r#"{"error": "bad request"}"#), text_reply("unused")]).await;
     let err = model(&server).chat(&request()).await.unwrap_err();
-    assert_eq!(err, ModelError::Http { status: 400, body: r#"{"error": "bad request"}"#.into() });
+    assert_eq!(err.root(), &ModelError::Http { status: 400, body: r#"{"error": "bad request"}"#.into() });
     assert_eq!(server.seen().len(), 1);
 }
 
@@ -380,7 +381,7 @@ async fn client_errors_are_not_retried() {
 async fn malformed_json_body() {
     let server = Server::start(vec![Reply::raw(200, "{\"choices\": [ oops")]).await;
     let err = model(&server).chat(&request()).await.unwrap_err();
-    match err {
+    match err.root() {
         ModelError::Malformed(msg) => assert!(msg.contains("not a chat completion JSON"), "{msg}"),
         other => panic!("expected Malformed, got {other:?}"),
     }
@@ -390,7 +391,7 @@ async fn malformed_json_body() {
 async fn a_reply_without_choices_is_malformed() {
     let server = Server::start(vec![Reply::json(200, json!({"object": "chat.completion", "choices": []}))]).await;
     let err = model(&server).chat(&request()).await.unwrap_err();
-    match err {
+    match err.root() {
         ModelError::Malformed(msg) => assert!(msg.contains("no choices"), "{msg}"),
         other => panic!("expected Malformed, got {other:?}"),
     }
@@ -487,7 +488,7 @@ async fn the_key_goes_in_the_authorization_header_and_nowhere_else() {
     assert!(debug.contains(VAR) && debug.contains("redacted"), "{debug}");
 
     let err = m.chat(&request()).await.unwrap_err();
-    assert!(matches!(err, ModelError::Http { status: 401, .. }));
+    assert!(matches!(err.root(), ModelError::Http { status: 401, .. }));
     assert!(!err.to_string().contains(KEY) && !format!("{err:?}").contains(KEY));
 }
 
@@ -510,7 +511,7 @@ async fn a_silent_server_times_out() {
     let mut cfg = config(&server);
     cfg.timeout_ms = 300;
     let err = OpenAiModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
-    assert_eq!(err, ModelError::Timeout { ms: 300 });
+    assert_eq!(err.root(), &ModelError::Timeout { ms: 300 });
     assert_eq!(server.seen().len(), 1, "a timeout is not retried");
 }
 
@@ -521,7 +522,50 @@ async fn an_unreachable_endpoint_is_a_transport_error() {
     let mut cfg = OpenAiConfig::new("gone", format!("http://{addr}/v1/"), "m");
     cfg.max_retries = 0;
     let err = OpenAiModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
-    assert!(matches!(err, ModelError::Transport(_)), "{err:?}");
+    assert!(matches!(err.root(), ModelError::Transport(_)), "{err:?}");
+}
+
+/// Chaos against the real server (tests/model_chaos.rs) found model errors
+/// that did not say where they came from: a 400 or a timeout named neither
+/// the endpoint nor whether retries were spent, so a ModelFailed event in a
+/// trace of several models could not be traced to its server. Every failed
+/// call now names the endpoint and the attempts it made.
+#[tokio::test]
+async fn a_failed_call_names_its_endpoint_and_the_attempts_it_made() {
+    let endpoint = |s: &Server| format!("{}/chat/completions", s.base_url());
+    let server = Server::start(vec![Reply::raw(400, r#"{"error": "context_length_exceeded"}"#)]).await;
+    let err = model(&server).chat(&request()).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "model endpoint answered HTTP 400: {{\"error\": \"context_length_exceeded\"}} (1 attempt to {})",
+            endpoint(&server)
+        )
+    );
+
+    let server = Server::start(vec![Reply::hang()]).await;
+    let mut cfg = config(&server);
+    cfg.timeout_ms = 200;
+    let err = OpenAiModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
+    assert_eq!(err.to_string(), format!("model call timed out after 200 ms (1 attempt to {})", endpoint(&server)));
+
+    // The exchange a server refuses a response_format in is not an attempt.
+    let refusal = r#"{"error": "response_format: unsupported"}"#;
+    let server = Server::start(vec![Reply::raw(500, refusal), Reply::raw(503, "busy"), Reply::raw(503, "busy")]).await;
+    let mut cfg = config(&server);
+    cfg.max_retries = 1;
+    let mut req = request();
+    req.response_schema = Some(switchyard::strategy::actor::actor_schema(&["search".to_string()]));
+    let err = OpenAiModel::new(cfg).unwrap().chat(&req).await.unwrap_err();
+    assert!(err.to_string().ends_with(&format!("(2 attempts to {})", endpoint(&server))), "{err}");
+
+    // A transport error names the URL itself: it is not said twice.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let mut cfg = OpenAiConfig::new("gone", format!("http://{addr}/v1"), "m");
+    cfg.max_retries = 1;
+    let err = OpenAiModel::new(cfg).unwrap().chat(&request()).await.unwrap_err().to_string();
+    let url = format!("http://{addr}/v1/chat/completions");
+    assert!(err.ends_with(" (2 attempts)") && err.matches(&url).count() == 1, "{err}");
 }
 
 #[test]
