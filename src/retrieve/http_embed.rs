@@ -34,7 +34,19 @@ pub struct HttpEmbedder {
     client: reqwest::Client,
     // The embedder is called from sync code that may itself run inside a
     // tokio runtime; requests run on a thread of their own, on this runtime.
-    runtime: tokio::runtime::Runtime,
+    // Always Some but in `drop`, which takes it out.
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for HttpEmbedder {
+    /// A session drops its retriever inside the engine's runtime, where
+    /// dropping another runtime the usual way (waiting for its blocking
+    /// threads) panics; no request is in flight by then, so nothing waits.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 impl std::fmt::Debug for HttpEmbedder {
@@ -66,7 +78,8 @@ impl HttpEmbedder {
             .build()
             .map_err(|e| fail(format!("could not start the client runtime: {e}")))?;
         let id = format!("http:{}", cfg.model);
-        let mut embedder = HttpEmbedder { id, url, key, dim: cfg.dim.unwrap_or(0), client, runtime, cfg };
+        let mut embedder =
+            HttpEmbedder { id, url, key, dim: cfg.dim.unwrap_or(0), client, runtime: Some(runtime), cfg };
         let probe = embedder.request(&["dimension probe"])?;
         let got = probe.first().map_or(0, Vec::len);
         match embedder.cfg.dim {
@@ -87,7 +100,8 @@ impl HttpEmbedder {
         }
         let reply: Result<(u16, String), String> = std::thread::scope(|s| {
             s.spawn(|| {
-                self.runtime.block_on(async {
+                let Some(runtime) = &self.runtime else { return Err("the client runtime is gone".to_string()) };
+                runtime.block_on(async {
                     let resp = req.send().await.map_err(|e| error_chain(&e))?;
                     let status = resp.status().as_u16();
                     let text = resp.text().await.map_err(|e| error_chain(&e))?;
