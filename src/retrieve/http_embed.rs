@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::embed::{EmbedError, Embedder, normalise};
 use crate::text::error_chain;
+use crate::text::secret::{Secret, redact};
 
 /// Inputs per request: endpoints cap the batch (OpenAI at 2,048).
 const BATCH: usize = 256;
@@ -29,7 +30,7 @@ pub struct HttpEmbedder {
     cfg: HttpEmbedConfig,
     id: String,
     url: String,
-    key: Option<String>,
+    key: Option<Secret>,
     dim: usize,
     client: reqwest::Client,
     // The embedder is called from sync code that may itself run inside a
@@ -64,9 +65,9 @@ impl HttpEmbedder {
         let fail = |reason: String| EmbedError::Endpoint { url: url.clone(), reason };
         let key = match &cfg.api_key_env {
             None => None,
-            Some(var) => match std::env::var(var) {
-                Ok(v) if !v.trim().is_empty() => Some(v.trim().to_owned()),
-                _ => return Err(fail(format!("the environment variable {var} (api_key_env) is not set"))),
+            Some(var) => match Secret::from_env(var) {
+                Some(key) => Some(key),
+                None => return Err(fail(format!("the environment variable {var} (api_key_env) is not set"))),
             },
         };
         let client = reqwest::Client::builder()
@@ -96,7 +97,7 @@ impl HttpEmbedder {
         let body = json!({ "model": self.cfg.model, "input": texts });
         let mut req = self.client.post(&self.url).json(&body);
         if let Some(k) = &self.key {
-            req = req.bearer_auth(k);
+            req = req.bearer_auth(k.expose());
         }
         let reply: Result<(u16, String), String> = std::thread::scope(|s| {
             s.spawn(|| {
@@ -112,6 +113,8 @@ impl HttpEmbedder {
             .unwrap_or_else(|_| Err("the request thread panicked".into()))
         });
         let (status, text) = reply.map_err(fail)?;
+        // Quoted in errors below: an endpoint may echo the key in it.
+        let text = redact(&text);
         if !(200..300).contains(&status) {
             let snippet: String = text.chars().take(200).collect();
             return Err(fail(format!("HTTP {status}: {snippet}")));
