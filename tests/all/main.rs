@@ -40,6 +40,7 @@ mod rewoo_engine;
 mod rewoo_parse;
 mod sample_library;
 mod sandbox;
+mod secrets;
 mod sim;
 mod tool_tape;
 mod tools_cli;
