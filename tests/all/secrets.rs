@@ -6,7 +6,9 @@
 //! cassettes, eval folders, reports), everything it printed and every OTLP
 //! request it sent are searched for the key, raw, base64- and URL-encoded:
 //! none may hold it. The endpoints also record what they were sent, so the
-//! test fails if the key never left the program (a vacuous pass).
+//! test fails if the key never left the program (a vacuous pass). The file
+//! is long (over 600 lines): the server, the configs, the commands and the
+//! search are one test, read together.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
