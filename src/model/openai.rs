@@ -141,7 +141,7 @@ impl std::fmt::Debug for OpenAiModel {
             .field("url", &self.url)
             .field("model", &self.cfg.model)
             .field("api_key_env", &self.cfg.api_key_env)
-            .field("api_key", &self.api_key)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("timeout_ms", &self.cfg.timeout_ms)
             .field("max_retries", &self.cfg.max_retries)
             .field("native_tools", &self.cfg.native_tools)
