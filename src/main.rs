@@ -25,10 +25,13 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            let top = e.to_string();
+            // A cause from a library may quote what an endpoint sent back,
+            // a key in it: the last place to mask it before the terminal.
+            let said = |e: &dyn std::fmt::Display| switchyard::text::secret::redact(&e.to_string()).into_owned();
+            let top = said(&e);
             eprintln!("error: {top}");
             // Our errors usually quote their cause already.
-            for cause in e.chain().skip(1).map(|c| c.to_string()).filter(|c| !top.contains(c.as_str())) {
+            for cause in e.chain().skip(1).map(|c| said(&c)).filter(|c| !top.contains(c.as_str())) {
                 eprintln!("  caused by: {cause}");
             }
             ExitCode::FAILURE

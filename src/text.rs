@@ -2,8 +2,11 @@
 //! "São Paulo", "sao paulo" and "Sao-Paulo" compare equal everywhere; and
 //! an error with its causes on one line, for messages that name them all.
 
+pub mod secret;
+
 /// `e: its source: its source's source …`: transport errors hide the
-/// useful part (connection refused, DNS) in their causes.
+/// useful part (connection refused, DNS) in their causes. Redacted: a
+/// transport error may quote a URL or a body with a key in it.
 pub fn error_chain(e: &dyn std::error::Error) -> String {
     let mut msg = e.to_string();
     let mut cur = e.source();
@@ -12,7 +15,7 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
         msg.push_str(&s.to_string());
         cur = s.source();
     }
-    msg
+    secret::redact(&msg).into_owned()
 }
 
 /// Lower case, common Latin accents folded, punctuation turned into single

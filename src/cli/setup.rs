@@ -15,8 +15,39 @@ pub(super) fn init_logging(config: &Config) -> Option<tracing_appender::non_bloc
     std::fs::create_dir_all(&dir).ok()?;
     let (writer, guard) = tracing_appender::non_blocking(tracing_appender::rolling::never(dir, "switchyard.log"));
     let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHYARD_LOG").unwrap_or_else(|_| "info".into());
-    tracing_subscriber::fmt().with_writer(writer).with_ansi(false).with_env_filter(filter).try_init().ok()?;
+    tracing_subscriber::fmt()
+        .with_writer(Redacting(writer))
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init()
+        .ok()?;
     Some(guard)
+}
+
+/// Every log line with the registered secrets masked. Our own code masks
+/// what it quotes; this is for the libraries under it (rmcp logs a remote
+/// MCP server's error body, which may echo the Authorization header).
+struct Redacting<W>(W);
+
+impl<'a, W: tracing_subscriber::fmt::MakeWriter<'a>> tracing_subscriber::fmt::MakeWriter<'a> for Redacting<W> {
+    type Writer = Redacting<W::Writer>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        Redacting(self.0.make_writer())
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Redacting<W> {
+    /// The formatter writes a whole event at once, so a secret is never
+    /// split across two calls.
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write_all(&switchyard::text::secret::redact_bytes(buf))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 /// Seconds since the epoch: the names of the traces the workbench and forks write.

@@ -5,8 +5,10 @@
 //! crate's: local servers leave fields null or missing, send arguments as
 //! objects instead of strings, and often write a tool call as JSON in the
 //! content instead of `tool_calls` (see LOCAL-MODEL.md). The API key is read
-//! from an environment variable once, kept only for the Authorization header,
-//! and redacted from `Debug`. The file is long (over 600 lines) because
+//! from an environment variable once, kept as a `Secret` only for the
+//! Authorization header, and masked in whatever the endpoint sends back
+//! (`redacted`): a server may quote the header in an error body or a reply.
+//! The file is long (over 600 lines) because
 //! the lenient reader, the retry loop with its injected faults and their
 //! unit tests belong together.
 
@@ -22,6 +24,7 @@ use super::{
     tokens, wire_fault,
 };
 use crate::text::error_chain;
+use crate::text::secret::{Secret, redact, redact_bytes};
 
 /// How an `openai` model is reached. Holds the *name* of the variable with
 /// the key, never the key.
@@ -106,7 +109,7 @@ const MAX_JSON_CANDIDATES: usize = 64;
 
 pub struct OpenAiModel {
     cfg: OpenAiConfig,
-    api_key: Option<String>,
+    api_key: Option<Secret>,
     client: reqwest::Client,
     url: String,
     /// How response schemas go over the wire (a [`SchemaStyle`]): servers
@@ -163,11 +166,9 @@ impl OpenAiModel {
     pub fn new(cfg: OpenAiConfig) -> Result<Self, ModelError> {
         let api_key = match &cfg.api_key_env {
             None => None,
-            Some(var) => match std::env::var(var) {
-                Ok(v) if !v.trim().is_empty() => Some(v.trim().to_string()),
-                _ => {
-                    return Err(ModelError::MissingKey { model: cfg.name.clone(), var: var.clone() });
-                }
+            Some(var) => match Secret::from_env(var) {
+                Some(key) => Some(key),
+                None => return Err(ModelError::MissingKey { model: cfg.name.clone(), var: var.clone() }),
             },
         };
         let client = reqwest::Client::builder()
@@ -239,7 +240,7 @@ impl OpenAiModel {
             }
             let mut rb = self.client.post(&self.url).json(body);
             if let Some(key) = &self.api_key {
-                rb = rb.bearer_auth(key);
+                rb = rb.bearer_auth(key.expose());
             }
             let resp = rb.send().await?;
             let status = resp.status().as_u16();
@@ -284,6 +285,23 @@ fn injected_answer(fault: ModelFaultMode) -> Option<Attempt> {
         _ => return None,
     };
     Some(Attempt::Answered { status, retry_after, body: body.as_bytes().to_vec() })
+}
+
+/// The attempt with every registered secret masked in what the endpoint
+/// sent: from here on its body is quoted in errors and logs, parsed into
+/// the reply that traces, cassettes and spans keep, or both.
+fn redacted(attempt: Attempt) -> Attempt {
+    match attempt {
+        Attempt::Answered { status, retry_after, body } => {
+            let body = match redact_bytes(&body) {
+                std::borrow::Cow::Borrowed(_) => body,
+                std::borrow::Cow::Owned(masked) => masked,
+            };
+            Attempt::Answered { status, retry_after, body }
+        }
+        Attempt::Failed(msg) => Attempt::Failed(redact(&msg).into_owned()),
+        Attempt::TooLarge => Attempt::TooLarge,
+    }
 }
 
 enum Attempt {
@@ -351,7 +369,7 @@ impl OpenAiModel {
             // A timeout is not retried: a slow local model would only be slow
             // again, multiplying the wait; the caller decides.
             *attempts += 1;
-            let (failure, wait) = match self.attempt(&body, transport.take()).await? {
+            let (failure, wait) = match redacted(self.attempt(&body, transport.take()).await?) {
                 Attempt::Answered { status, body, .. } if (200..300).contains(&status) => {
                     return match spoil {
                         Some(f) => parse_reply(&wire_fault::spoil(&body, f), req),

@@ -151,6 +151,7 @@ impl SpanExporter for Watched {
 }
 
 fn exporter(settings: &OtelSettings) -> Result<Watched, OtelError> {
+    register_header_secrets();
     let mut inner = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_endpoint(settings.traces_url.clone())
@@ -162,6 +163,45 @@ fn exporter(settings: &OtelSettings) -> Result<Watched, OtelError> {
         .map_err(|e| OtelError::Endpoint { url: settings.traces_url.clone(), why: e.to_string() })?;
     inner.set_resource(&resource());
     Ok(Watched { inner, url: settings.traces_url.clone(), failure: Arc::new(Mutex::new(None)) })
+}
+
+/// The exporter reads a receiver's key from the environment itself
+/// (`OTEL_EXPORTER_OTLP_TRACES_HEADERS`, `OTEL_EXPORTER_OTLP_HEADERS`:
+/// `name=value,...`, values percent-encoded): each value, and its token
+/// after a scheme such as `Bearer `, is registered so that an export error
+/// quoting it is masked like any other key.
+fn register_header_secrets() {
+    use crate::text::secret::register;
+    for var in ["OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"] {
+        let Ok(list) = std::env::var(var) else { continue };
+        for (_, value) in list.split(',').filter_map(|pair| pair.split_once('=')) {
+            let value = percent_decode(value.trim());
+            register(&value);
+            if let Some((_, token)) = value.trim().rsplit_once(' ') {
+                register(token);
+            }
+        }
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Who sent the spans. `OTEL_RESOURCE_ATTRIBUTES` adds to it (e.g. a
@@ -257,4 +297,16 @@ pub fn export_trace(path: &Path, settings: &OtelSettings) -> Result<ExportSummar
     }
     let _ = exporter.inner.shutdown();
     Ok(ExportSummary { spans: all.len(), trace_id: ids.trace_hex(), url: settings.traces_url.clone(), torn: read.torn })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent_decode;
+
+    #[test]
+    fn header_values_are_percent_decoded() {
+        assert_eq!(percent_decode("Bearer%20sk-a%2Bb%2fc"), "Bearer sk-a+b/c");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz"), "%zz");
+    }
 }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::embed::{EmbedError, Embedder, normalise};
 use crate::text::error_chain;
+use crate::text::secret::{Secret, redact};
 
 /// Inputs per request: endpoints cap the batch (OpenAI at 2,048).
 const BATCH: usize = 256;
@@ -29,12 +30,24 @@ pub struct HttpEmbedder {
     cfg: HttpEmbedConfig,
     id: String,
     url: String,
-    key: Option<String>,
+    key: Option<Secret>,
     dim: usize,
     client: reqwest::Client,
     // The embedder is called from sync code that may itself run inside a
     // tokio runtime; requests run on a thread of their own, on this runtime.
-    runtime: tokio::runtime::Runtime,
+    // Always Some but in `drop`, which takes it out.
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for HttpEmbedder {
+    /// A session drops its retriever inside the engine's runtime, where
+    /// dropping another runtime the usual way (waiting for its blocking
+    /// threads) panics; no request is in flight by then, so nothing waits.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 impl std::fmt::Debug for HttpEmbedder {
@@ -52,9 +65,9 @@ impl HttpEmbedder {
         let fail = |reason: String| EmbedError::Endpoint { url: url.clone(), reason };
         let key = match &cfg.api_key_env {
             None => None,
-            Some(var) => match std::env::var(var) {
-                Ok(v) if !v.trim().is_empty() => Some(v.trim().to_owned()),
-                _ => return Err(fail(format!("the environment variable {var} (api_key_env) is not set"))),
+            Some(var) => match Secret::from_env(var) {
+                Some(key) => Some(key),
+                None => return Err(fail(format!("the environment variable {var} (api_key_env) is not set"))),
             },
         };
         let client = reqwest::Client::builder()
@@ -66,7 +79,8 @@ impl HttpEmbedder {
             .build()
             .map_err(|e| fail(format!("could not start the client runtime: {e}")))?;
         let id = format!("http:{}", cfg.model);
-        let mut embedder = HttpEmbedder { id, url, key, dim: cfg.dim.unwrap_or(0), client, runtime, cfg };
+        let mut embedder =
+            HttpEmbedder { id, url, key, dim: cfg.dim.unwrap_or(0), client, runtime: Some(runtime), cfg };
         let probe = embedder.request(&["dimension probe"])?;
         let got = probe.first().map_or(0, Vec::len);
         match embedder.cfg.dim {
@@ -83,11 +97,12 @@ impl HttpEmbedder {
         let body = json!({ "model": self.cfg.model, "input": texts });
         let mut req = self.client.post(&self.url).json(&body);
         if let Some(k) = &self.key {
-            req = req.bearer_auth(k);
+            req = req.bearer_auth(k.expose());
         }
         let reply: Result<(u16, String), String> = std::thread::scope(|s| {
             s.spawn(|| {
-                self.runtime.block_on(async {
+                let Some(runtime) = &self.runtime else { return Err("the client runtime is gone".to_string()) };
+                runtime.block_on(async {
                     let resp = req.send().await.map_err(|e| error_chain(&e))?;
                     let status = resp.status().as_u16();
                     let text = resp.text().await.map_err(|e| error_chain(&e))?;
@@ -98,6 +113,8 @@ impl HttpEmbedder {
             .unwrap_or_else(|_| Err("the request thread panicked".into()))
         });
         let (status, text) = reply.map_err(fail)?;
+        // Quoted in errors below: an endpoint may echo the key in it.
+        let text = redact(&text);
         if !(200..300).contains(&status) {
             let snippet: String = text.chars().take(200).collect();
             return Err(fail(format!("HTTP {status}: {snippet}")));

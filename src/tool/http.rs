@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::{HeaderValue, ToolError, ToolErrorKind, ToolResult};
+use crate::text::secret::{Secret, redact};
 
 /// How much of an error body is quoted back.
 const BODY_QUOTE: usize = 300;
@@ -110,10 +111,11 @@ pub(crate) fn build_headers(headers: &BTreeMap<String, HeaderValue>) -> Result<r
                 Hv::from_str(s).map_err(|_| failed(format!("header '{name}' has an invalid value")))?
             }
             HeaderValue::Env { env, prefix } => {
-                let secret = std::env::var(env).map_err(|_| {
+                // Registered, so an endpoint that quotes it back is masked.
+                let secret = std::env::var(env).map(Secret::new).map_err(|_| {
                     failed(format!("environment variable {env} is not set (needed for header '{name}')"))
                 })?;
-                let mut v = Hv::from_str(&format!("{prefix}{secret}")).map_err(|_| {
+                let mut v = Hv::from_str(&format!("{prefix}{}", secret.expose())).map_err(|_| {
                     failed(format!(
                         "header '{name}': environment variable {env} holds characters not allowed in a header"
                     ))
@@ -203,9 +205,12 @@ pub(crate) async fn run(
             ));
         }
         Ok(Err(e)) if e.is_timeout() => {
-            return Err(ToolError::new(ToolErrorKind::Timeout, format!("'{tool}' timed out: {e}")));
+            return Err(ToolError::new(
+                ToolErrorKind::Timeout,
+                format!("'{tool}' timed out: {}", redact(&e.to_string())),
+            ));
         }
-        Ok(Err(e)) => return Err(failed(format!("'{tool}': request failed: {e}"))),
+        Ok(Err(e)) => return Err(failed(format!("'{tool}': request failed: {}", redact(&e.to_string())))),
         Ok(Ok(None)) => return Err(too_much()),
         Ok(Ok(Some(r))) => r,
     };
@@ -216,7 +221,9 @@ pub(crate) async fn run(
 /// error quoting it for a status other than 2xx. Public so it can be
 /// fuzzed without a server.
 pub fn read_body(tool: &str, status: reqwest::StatusCode, body: &[u8]) -> ToolResult {
-    let text = String::from_utf8_lossy(body);
+    // The body is quoted in an error or becomes the result: an endpoint
+    // that echoes the request's key must not put it in either.
+    let text = redact(&String::from_utf8_lossy(body)).into_owned();
     if !status.is_success() {
         let quoted = truncate(&text, BODY_QUOTE);
         let sep = if quoted.is_empty() { "" } else { ": " };
@@ -226,7 +233,7 @@ pub fn read_body(tool: &str, status: reqwest::StatusCode, body: &[u8]) -> ToolRe
         // A 204 or an empty 200 still says the call went through.
         return Ok(serde_json::json!({ "status": status.as_u16() }));
     }
-    Ok(serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text.into_owned())))
+    Ok(serde_json::from_str(&text).unwrap_or(Value::String(text)))
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ mod rewoo_engine;
 mod rewoo_parse;
 mod sample_library;
 mod sandbox;
+mod secrets;
 mod sim;
 mod soak_bounds;
 mod tool_tape;

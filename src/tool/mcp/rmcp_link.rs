@@ -51,14 +51,20 @@ pub async fn connect(config: &McpServerConfig) -> Result<Arc<dyn McpLink>, LinkE
     }
 }
 
+/// What the server or the transport said, masked: a remote server may
+/// quote the request's headers (the key of `headers`) in an error body.
 fn broken(e: ServiceError) -> LinkError {
     match e {
-        ServiceError::McpError(e) => LinkError::Refused(format!("error {}: {}", e.code.0, e.message)),
+        ServiceError::McpError(e) => LinkError::Refused(said(format!("error {}: {}", e.code.0, e.message))),
         ServiceError::TransportClosed => LinkError::Broken("the connection closed".into()),
-        ServiceError::TransportSend(e) => LinkError::Broken(format!("could not send: {e}")),
+        ServiceError::TransportSend(e) => LinkError::Broken(said(format!("could not send: {e}"))),
         ServiceError::UnexpectedResponse => LinkError::Broken("answered something that is not the reply".into()),
-        other => LinkError::Refused(other.to_string()),
+        other => LinkError::Refused(said(other.to_string())),
     }
+}
+
+fn said(text: String) -> String {
+    crate::text::secret::redact(&text).into_owned()
 }
 
 async fn list(peer: &Peer<RoleClient>) -> Result<Vec<RemoteTool>, LinkError> {
@@ -85,7 +91,11 @@ pub fn call_output(result: rmcp::model::CallToolResult) -> CallOutput {
 
 async fn call(peer: &Peer<RoleClient>, name: &str, arguments: Map<String, Value>) -> Result<CallOutput, LinkError> {
     let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
-    Ok(call_output(peer.call_tool(params).await.map_err(broken)?))
+    let mut out = call_output(peer.call_tool(params).await.map_err(broken)?);
+    // The observation goes into the trace: a server that echoes a header
+    // key in its result must not put it there.
+    out.content.iter_mut().chain(out.structured.as_mut()).for_each(crate::text::secret::redact_value);
+    Ok(out)
 }
 
 async fn within<T>(limit: Duration, what: &str, f: impl Future<Output = Result<T, LinkError>>) -> Result<T, LinkError> {
@@ -179,7 +189,7 @@ impl StdioLink {
         let mut exited = exit.clone();
         let service = tokio::select! {
             s = within(limit, "initialize", async {
-                client_info().serve((stdout, stdin)).await.map_err(|e| LinkError::Start(format!("initialize failed: {e}")))
+                client_info().serve((stdout, stdin)).await.map_err(|e| LinkError::Start(said(format!("initialize failed: {e}"))))
             }) => s,
             _ = exited.wait_for(Option::is_some) => Err(LinkError::Start(exit.borrow().clone().unwrap_or_default())),
         };
@@ -292,7 +302,7 @@ impl HttpLink {
             StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(header_map(config)?),
         );
         let service = within(limit, "initialize", async {
-            client_info().serve(transport).await.map_err(|e| LinkError::Start(format!("initialize failed: {e}")))
+            client_info().serve(transport).await.map_err(|e| LinkError::Start(said(format!("initialize failed: {e}"))))
         })
         .await?;
         Ok(HttpLink { peer: service.peer().clone(), service: tokio::sync::Mutex::new(Some(service)) })
