@@ -53,48 +53,9 @@ pub struct Metrics {
 impl Metrics {
     /// Runs the user restarted are not attempts of their own and are left out.
     pub fn from_runs(label: impl Into<String>, runs: &[RunSummary]) -> Metrics {
-        let runs: Vec<RunSummary> =
-            runs.iter().filter(|r| r.outcome != crate::engine::event::RunOutcome::Restarted).cloned().collect();
-        let runs = runs.as_slice();
-        let n = runs.len().max(1) as f64;
-        let sum = |f: fn(&RunSummary) -> f64| mean(runs.iter().map(f));
-        let succeeded = runs.iter().filter(|r| r.success == Some(true)).count();
-        let judged = runs.iter().filter(|r| r.success.is_some()).count();
-        let answered = runs.iter().filter(|r| r.outcome == crate::engine::event::RunOutcome::Answered).count();
-        let within = RunSummary::within_budget;
-        let over = runs.iter().filter(|r| !within(r)).count();
-        let over_judged = |k: usize| (judged > 0).then(|| k as f64 / judged as f64);
-        let pbc = over_judged(runs.iter().filter(|r| r.success == Some(true) && within(r)).count());
-        let planned: Vec<&RunSummary> = runs.iter().filter(|r| r.planned_cost.is_some()).collect();
-        let answered_within =
-            runs.iter().filter(|r| r.outcome == crate::engine::event::RunOutcome::Answered && within(r)).count() as f64
-                / n;
-        Metrics {
-            pbc,
-            answered_within_budget: answered_within,
-            ac: sum(|r| r.cost),
-            pr: over_judged(succeeded),
-            rfbc: over as f64 / n,
-            planned_cost: mean(planned.iter().map(|r| r.planned_cost.unwrap_or(0.0))),
-            spent_cost: mean(planned.iter().map(|r| r.cost)),
-            planned_calls: mean(planned.iter().map(|r| r.planned_calls.unwrap_or(0) as f64)),
-            used_calls: mean(planned.iter().map(|r| r.tool_calls as f64)),
-            label: label.into(),
-            tasks: runs.len(),
-            succeeded,
-            judged,
-            success_rate: over_judged(succeeded),
-            answered_rate: answered as f64 / n,
-            avg_steps: sum(|r| r.steps as f64),
-            avg_prompt_tokens: sum(|r| r.usage.prompt_tokens as f64),
-            avg_completion_tokens: sum(|r| r.usage.completion_tokens as f64),
-            avg_cost: sum(|r| r.cost),
-            avg_tool_calls: sum(|r| r.tool_calls as f64),
-            avg_tokens_saved: sum(|r| r.tokens_saved as f64),
-            avg_reflections: sum(|r| r.reflections as f64),
-            path_pct: None,
-            prec_pct: None,
-        }
+        let mut totals = RunTotals::default();
+        runs.iter().for_each(|r| totals.add(r));
+        Metrics::from_totals(label, &totals)
     }
 
     /// Adds Path% and Prec% against each task's gold tools (`gold`: task id
