@@ -19,6 +19,7 @@ use crate::sim::{SimConfig, SimModel};
 use crate::strategy::atc::AtcConfig;
 use crate::strategy::rewoo::prompt::{Category, default_categories};
 use crate::tool::FileOptions;
+use crate::tool::limits::limit_bytes;
 use crate::tool::mcp::McpServerConfig;
 
 #[derive(thiserror::Error, Debug)]
@@ -76,15 +77,6 @@ fn default_max_tokens() -> u32 {
 }
 fn default_max_reply_mb() -> f64 {
     16.0
-}
-
-/// A size limit in MB as bytes, or why it is not one.
-pub fn limit_bytes(mb: f64) -> Result<u64, String> {
-    if mb.is_finite() && mb > 0.0 && mb <= 1024.0 * 1024.0 {
-        Ok(((mb * 1_048_576.0) as u64).max(1))
-    } else {
-        Err(format!("must be a size in MB above 0, got {mb}"))
-    }
 }
 
 fn default_timeout_ms() -> u64 {

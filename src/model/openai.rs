@@ -316,11 +316,6 @@ enum Attempt {
     TooLarge,
 }
 
-/// `16 MB`, or the bytes where the limit is not a whole number of MB.
-pub fn megabytes(bytes: u64) -> String {
-    if bytes % (1 << 20) == 0 { format!("{} MB", bytes >> 20) } else { format!("{bytes} bytes") }
-}
-
 #[async_trait]
 impl ChatModel for OpenAiModel {
     fn info(&self) -> ModelInfo {
@@ -401,7 +396,9 @@ impl OpenAiModel {
                 }
                 Attempt::Failed(msg) => (ModelError::Transport(msg), backoff(retry)),
                 Attempt::TooLarge => {
-                    return Err(ModelError::TooLarge { limit: megabytes(self.cfg.max_reply_bytes) });
+                    return Err(ModelError::TooLarge {
+                        limit: crate::tool::limits::megabytes(self.cfg.max_reply_bytes),
+                    });
                 }
             };
             if retry >= self.cfg.max_retries {

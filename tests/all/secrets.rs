@@ -544,38 +544,10 @@ fn no_command_fault_or_error_path_leaks_an_api_key() {
         .unwrap();
     let questions = setup.path("questions.jsonl");
     std::fs::write(&questions, "{\"question\":\"Look up the echo of alpha\",\"tool\":\"echo_http\"}\n").unwrap();
-    runs.run(
-        &setup,
-        &key,
-        &[
-            "--config",
-            &embedding,
-            "retrieval",
-            "eval",
-            "--tools",
-            &pool,
-            "--questions",
-            &questions,
-            "--embedder",
-            "http",
-        ],
-    );
-    runs.run(
-        &setup,
-        &key,
-        &[
-            "--config",
-            &unembedding,
-            "retrieval",
-            "eval",
-            "--tools",
-            &pool,
-            "--questions",
-            &questions,
-            "--embedder",
-            "http",
-        ],
-    );
+    for config in [&embedding, &unembedding] {
+        let args = ["--config", config, "retrieval", "eval", "--tools", &pool, "--questions", &questions];
+        runs.run(&setup, &key, &[&args[..], &["--embedder", "http"]].concat());
+    }
     runs.run(&setup, &key, &["--config", &good, "bench", "score", "--tasks", &tasks, &trace]);
 
     // The workbench, in a pseudo-terminal: a live session, then a replay.

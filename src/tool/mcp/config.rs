@@ -105,7 +105,8 @@ impl McpServerConfig {
 
     /// `max_message_mb` in bytes.
     pub fn max_message_bytes(&self) -> u64 {
-        ((self.max_message_mb * 1_048_576.0) as u64).max(1)
+        // `check` refused a limit that is no size; the default is one.
+        crate::tool::limits::limit_bytes(self.max_message_mb).unwrap_or(crate::tool::limits::DEFAULT_OUTPUT_CAP)
     }
 
     pub fn transport(&self) -> Transport<'_> {
@@ -140,9 +141,7 @@ impl McpServerConfig {
         if self.timeout_ms == 0 {
             return Err(("timeout_ms", "must be at least 1".into()));
         }
-        if !(self.max_message_mb.is_finite() && self.max_message_mb > 0.0) {
-            return Err(("max_message_mb", format!("must be a size in MB above 0, got {}", self.max_message_mb)));
-        }
+        crate::tool::limits::limit_bytes(self.max_message_mb).map_err(|why| ("max_message_mb", why))?;
         let bad_cost = |c: f64| !(c.is_finite() && c >= 0.0);
         if let Some(c) = self.cost.filter(|c| bad_cost(*c)) {
             return Err(("cost", format!("must be a number >= 0, got {c}")));
