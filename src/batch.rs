@@ -135,6 +135,7 @@ pub async fn run(b: Batch<'_>, mut on_done: impl FnMut(TaskRun) -> Result<(), Se
                 classifying = Some(next);
             }
             let mut opts = b.opts.clone();
+            opts.keep_learning = true;
             opts.schedule = b
                 .opts
                 .schedule
@@ -151,7 +152,6 @@ pub async fn run(b: Batch<'_>, mut on_done: impl FnMut(TaskRun) -> Result<(), Se
             )?;
             let index = next;
             let start_labels = committed.labels.is_empty();
-            let known = committed.experience.len();
             let learnt_from = committed.count;
             running.push(async move {
                 let started = Instant::now();
@@ -166,7 +166,7 @@ pub async fn run(b: Batch<'_>, mut on_done: impl FnMut(TaskRun) -> Result<(), Se
                 }
                 let learned = Learned {
                     scores: outcome.learnt_scores,
-                    usages: outcome.experience.get(known..).unwrap_or_default().to_vec(),
+                    usages: outcome.experience,
                     labels: if start_labels {
                         outcome.labels.into_iter().map(|(t, (c, _))| (t, c)).collect()
                     } else {

@@ -140,6 +140,8 @@ pub struct SessionOptions {
     pub fork: Option<crate::engine::fork::ForkPlan>,
     /// OpenTelemetry export, over the config's `[otel]`.
     pub otel: crate::otel::OtelConfig,
+    /// Hand back what the session learnt in its outcome (a concurrent eval).
+    pub keep_learning: bool,
 }
 
 /// Where BTP's experience comes from.
@@ -508,6 +510,7 @@ impl Shared {
         }
         setup.executor = self.executor.clone();
         setup.fork = opts.fork.clone();
+        setup.keep_learning = opts.keep_learning;
         let (engine, handle) = Engine::new(setup);
         if let Some(hub) = &self.mcp {
             let notifier = handle.notifier();

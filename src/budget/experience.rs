@@ -23,6 +23,19 @@ pub struct Experience {
     pub helpful: bool,
 }
 
+impl Experience {
+    /// The record as a file-backed store keeps it in memory.
+    fn without_payload(&self) -> Experience {
+        Experience {
+            query: self.query.clone(),
+            tool: self.tool.clone(),
+            args: Value::Null,
+            result: Value::Null,
+            helpful: self.helpful,
+        }
+    }
+}
+
 #[derive(thiserror::Error, Debug)]
 pub enum ExperienceError {
     #[error("{}: {source}", path.display())]
@@ -45,6 +58,11 @@ enum Tail {
 
 /// The store: JSON Lines in the data directory (`experience.jsonl`),
 /// appended after each run, flushed per write.
+///
+/// A file-backed store keeps in memory only what the estimates read (the
+/// query, the tool and the verdict): the arguments and results, which can
+/// be whole tool outputs, stay in the file, so a long session's memory does
+/// not grow with what its tools returned.
 #[derive(Debug)]
 pub struct ExperienceStore {
     records: Vec<Experience>,
@@ -83,7 +101,7 @@ impl ExperienceStore {
             }
             match serde_json::from_str::<Experience>(line) {
                 Ok(record) => {
-                    records.push(record);
+                    records.push(record.without_payload());
                     if !complete {
                         tail = Tail::MissingNewline;
                     }
@@ -102,6 +120,8 @@ impl ExperienceStore {
         Self { records, path: None, tail: Tail::Clean }
     }
 
+    /// The usages, oldest first (a file-backed store's without their
+    /// arguments and results: those are in the file).
     pub fn records(&self) -> &[Experience] {
         &self.records
     }
@@ -138,7 +158,7 @@ impl ExperienceStore {
             line.push('\n');
             file.write_all(line.as_bytes()).map_err(io_err)?;
             file.flush().map_err(io_err)?;
-            self.records.push(record.clone());
+            self.records.push(record.without_payload());
         }
         Ok(())
     }

@@ -78,6 +78,10 @@ pub struct EngineSetup {
     pub labels: Labels,
     /// Replay this recorded prefix first, then run live (time travel).
     pub fork: Option<ForkPlan>,
+    /// Hand back in the outcome what the session learnt (ToolNet's score
+    /// maps, BTP's new usages), for a concurrent eval that commits them in
+    /// task order. Off, a long session keeps none of it in memory.
+    pub keep_learning: bool,
 }
 
 impl EngineSetup {
@@ -105,8 +109,16 @@ impl EngineSetup {
             protocols: None,
             labels: Labels::new(),
             fork: None,
+            keep_learning: false,
         }
     }
+}
+
+/// What a session learnt, in order, for its outcome.
+#[derive(Default)]
+pub(super) struct Kept {
+    pub(super) scores: Vec<BTreeMap<String, i32>>,
+    pub(super) usages: Vec<crate::budget::experience::Experience>,
 }
 
 /// What a finished session hands back: the learnt graph (to save) and the
@@ -114,10 +126,12 @@ impl EngineSetup {
 pub struct SessionOutcome {
     pub graph: Option<ToolGraph>,
     pub state: SessionState,
-    /// Every tool usage the experience store holds at the end.
+    /// The tool usages this session added to the experience store, in
+    /// order (kept only with `EngineSetup::keep_learning`).
     pub experience: Vec<crate::budget::experience::Experience>,
     /// The score maps ToolNet learnt from, in order: applied with the same
-    /// α and β to another copy of the graph they give the same update.
+    /// α and β to another copy of the graph they give the same update
+    /// (kept only with `EngineSetup::keep_learning`).
     pub learnt_scores: Vec<BTreeMap<String, i32>>,
     /// The tool labels at the end.
     pub labels: Labels,
@@ -210,7 +224,8 @@ pub struct Engine {
     pub(super) next_call: u64,
     pub(super) tally: RunTally,
     pub(super) state: SessionState,
-    pub(super) learnt_scores: Vec<BTreeMap<String, i32>>,
+    /// What the session learnt, kept for the outcome (`keep_learning`).
+    pub(super) kept: Option<Kept>,
     /// A fork's prefix still being replayed.
     pub(super) fork: Option<Replaying>,
     /// Past the fork point: the user's replacement answer, until used.
@@ -286,7 +301,7 @@ impl Engine {
             next_call: 0,
             tally: RunTally::default(),
             state: SessionState::default(),
-            learnt_scores: Vec::new(),
+            kept: setup.keep_learning.then(Kept::default),
             fork: setup.fork.map(Replaying::new),
             forked: None,
             t_offset: 0,
@@ -415,7 +430,7 @@ impl Engine {
             store.sync()?;
         }
         self.emit(EventKind::SessionFinished { runs: self.state.totals.runs as u32, stopped: self.stop })?;
-        let experience = self.btp.as_ref().map(|b| b.experience.records().to_vec()).unwrap_or_default();
+        let kept = self.kept.unwrap_or_default();
         let faults = self
             .faults
             .remaining()
@@ -429,8 +444,8 @@ impl Engine {
         Ok(SessionOutcome {
             graph: self.graph,
             state: self.state,
-            experience,
-            learnt_scores: self.learnt_scores,
+            experience: kept.usages,
+            learnt_scores: kept.scores,
             labels: self.labels,
             faults,
             model_faults,

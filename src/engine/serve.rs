@@ -183,6 +183,9 @@ impl Host for Engine {
     fn record_usages(&mut self, usages: &[Experience]) -> Result<(), EngineError> {
         if let Some(b) = self.btp.as_mut() {
             b.experience.append(usages)?;
+            if let Some(k) = self.kept.as_mut() {
+                k.usages.extend_from_slice(usages);
+            }
         }
         Ok(())
     }
@@ -190,7 +193,9 @@ impl Host for Engine {
     fn learn(&mut self, scores: &BTreeMap<String, i32>) -> Result<(), EngineError> {
         let (alpha, beta) = (self.params.alpha, self.params.beta);
         if let Some(g) = self.graph.as_mut() {
-            self.learnt_scores.push(scores.clone());
+            if let Some(k) = self.kept.as_mut() {
+                k.scores.push(scores.clone());
+            }
             let update = g.apply_scores(scores, alpha, beta);
             Engine::emit(self, EventKind::GraphUpdated { update })?;
             self.save_graph()?;

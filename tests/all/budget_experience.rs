@@ -124,12 +124,15 @@ fn store_round_trip() {
     first.result = json!({"temp": 21.5, "sky": "clear"});
     store.append(&[first.clone(), usage(Q2, "b", false)]).unwrap();
     store.append(&[usage(Q3, "c", true)]).unwrap();
-    let expected = vec![first, usage(Q2, "b", false), usage(Q3, "c", true)];
+    // Memory keeps what the estimates read; the file keeps the whole usage.
+    let expected = vec![usage(Q1, "a", true), usage(Q2, "b", false), usage(Q3, "c", true)];
     assert_eq!(store.records(), expected.as_slice());
 
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(text.lines().count(), 3);
     assert!(text.ends_with('\n'));
+    let on_disk: Experience = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(on_disk, first, "the file keeps the arguments and the result");
     assert_eq!(ExperienceStore::open(&path).unwrap().records(), expected.as_slice());
 }
 
