@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
@@ -140,7 +140,9 @@ fn effective_timeout(spec: &ToolSpec, timeout: Duration) -> Duration {
 /// one session tape and the recorded tools' cassettes, loaded once.
 #[derive(Clone, Debug)]
 pub struct Executor {
-    http: reqwest::Client,
+    /// Built on the first HTTP call: building one reads the system's root
+    /// certificates, which a session without HTTP tools need not pay for.
+    http: Arc<OnceLock<reqwest::Client>>,
     /// The session's `--record-tools` or `--replay-tools` cassette.
     tape: Option<Arc<ToolTape>>,
     cassettes: Arc<Mutex<HashMap<PathBuf, Arc<ToolTape>>>>,
@@ -158,17 +160,22 @@ impl Default for Executor {
 
 impl Executor {
     pub fn new() -> Self {
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .unwrap_or_default();
         Executor {
-            http,
+            http: Arc::default(),
             tape: None,
             cassettes: Arc::default(),
             mcp: None,
             output_cap: super::limits::DEFAULT_OUTPUT_CAP,
         }
+    }
+
+    fn http_client(&self) -> &reqwest::Client {
+        self.http.get_or_init(|| {
+            reqwest::Client::builder()
+                .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .unwrap_or_default()
+        })
     }
 
     /// Every call that reaches a tool goes through `tape`: recorded to it,
@@ -299,7 +306,7 @@ impl Executor {
             }
             ExecutorSpec::Http { method, url, headers, query, .. } => {
                 let target = http::Target { method, url, headers, query };
-                http::run(&self.http, &spec.name, target, args, timeout, self.output_cap).await
+                http::run(self.http_client(), &spec.name, target, args, timeout, self.output_cap).await
             }
             ExecutorSpec::Recorded { cassette } => self.cassette(cassette)?.answer(&spec.name, args).await,
             ExecutorSpec::Mcp { server, tool, .. } => match &self.mcp {
