@@ -7,6 +7,7 @@ mod atc_cli;
 mod atc_engine;
 mod bench_apibank;
 mod bench_import;
+mod btp_plan_reference;
 mod budget_btp;
 mod budget_experience;
 mod budget_plan;
