@@ -27,6 +27,7 @@ mod fork;
 mod fuzz;
 mod graph;
 mod graph_store;
+mod graph_update_fold;
 mod layering;
 mod library_sources;
 mod manifest;
