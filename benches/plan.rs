@@ -1,5 +1,5 @@
 //! BTP planning (Algorithm 1): n = 1,000 tools with R = 10,000 and F̃ ≤ 10
-//! (the goal: median ≤ 20 ms), and the paper's n = 5, R = 20.
+//! (the goal: median ≤ 10 ms), and the paper's n = 5, R = 20.
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -14,6 +14,12 @@
 //! last item to the first, each item takes the fewest calls that keep the
 //! optimum, so ties go to the lower-index tool. Tools of value 0 (or less)
 //! never get calls: they add nothing and would only spend budget.
+//!
+//! Before the DP, calls that no optimal plan makes are dropped ([`reduce`]):
+//! with many tools most have a value per cost far below the few that fill
+//! the budget, and an LP bound proves it. Every optimal plan survives, and
+//! with it every choice the trace-back makes (see [`reduce`]), so this
+//! changes the speed, never the plan.
 
 use serde::{Deserialize, Serialize};
 
@@ -217,6 +223,10 @@ fn solve(active: &[Active], capacity: u64, f: &mut [u32]) {
         }
         return;
     }
+    let active = reduce(active, capacity);
+    if active.is_empty() {
+        return;
+    }
     // Every plan's cost is a multiple of the gcd, so dividing it out is exact.
     let g = active.iter().fold(0, |g, a| gcd(g, a.cost));
     let capacity = capacity / g;
@@ -256,6 +266,77 @@ fn solve(active: &[Active], capacity: u64, f: &mut [u32]) {
         2 => table_dp::<u16>(&items, capacity, f),
         _ => table_dp::<u32>(&items, capacity, f),
     }
+}
+
+/// Relative margin on the bounds of [`reduce`], far above the float error
+/// of summing a plan's values (about n·2⁻⁵³ relative) and far below the gap
+/// the bounds leave in practice (about 10⁻⁴ relative at n = 1,000).
+const BOUND_TOLERANCE: f64 = 1e-7;
+
+/// `active` with every call that no optimal plan makes dropped: an item's
+/// `max_calls` becomes the largest k whose bound still reaches a known
+/// plan's value, and items left with none go.
+///
+/// Forcing k calls of an item bounds a plan's value by U(k) = k·v + L(C −
+/// k·c), with L the LP relaxation over all items (fractional calls, best
+/// value per cost first); the greedy integer plan gives a lower bound G on
+/// the optimum. A plan with k calls where U(k) < G is not optimal, and as U
+/// is concave in k (U(0) = L(C) ≥ G) neither is any with more.
+///
+/// Why the DP's answer is unchanged, including its tie-breaking: the
+/// reduced instance keeps every optimal plan, so it has the same optimum and
+/// the same least optimal cost. Along the trace-back each state (i, j) lies
+/// on an optimal plan, and item i's candidate k there reaches the row's
+/// maximum only if some optimal plan takes k calls of i from that state;
+/// such a plan survives, so the fewest such k is the same in both. Float
+/// sums are monotone, so this holds for the DP's float values too, given a
+/// margin above rounding ([`BOUND_TOLERANCE`]).
+fn reduce(active: &[Active], capacity: u64) -> Vec<Active> {
+    let ratio = |a: &Active| a.value / a.cost as f64;
+    let mut order: Vec<&Active> = active.iter().collect();
+    order.sort_by(|a, b| ratio(b).total_cmp(&ratio(a)));
+    // Prefix sums over the ratio order: cost and value of the first i items
+    // taken whole.
+    let mut whole_cost = Vec::with_capacity(order.len() + 1);
+    let mut whole_value = Vec::with_capacity(order.len() + 1);
+    let (mut cost, mut value) = (0u128, 0.0f64);
+    whole_cost.push(cost);
+    whole_value.push(value);
+    for a in &order {
+        cost += u128::from(a.cost) * u128::from(a.max_calls);
+        value += a.value * f64::from(a.max_calls);
+        whole_cost.push(cost);
+        whole_value.push(value);
+    }
+    let lp = |room: u64| -> f64 {
+        // whole_cost[0] = 0 ≤ room, so at least one prefix fits.
+        let whole = whole_cost.partition_point(|&c| c <= u128::from(room)) - 1;
+        match order.get(whole) {
+            Some(a) => whole_value[whole] + (u128::from(room) - whole_cost[whole]) as f64 * ratio(a),
+            None => whole_value[whole],
+        }
+    };
+    let mut greedy = 0.0f64;
+    let mut room = capacity;
+    for a in &order {
+        let k = u64::from(a.max_calls).min(room / a.cost);
+        room -= k * a.cost;
+        greedy += k as f64 * a.value;
+    }
+    let bound = lp(capacity);
+    if !(bound.is_finite() && greedy.is_finite()) {
+        return active.to_vec();
+    }
+    let floor = greedy - BOUND_TOLERANCE * bound;
+    active
+        .iter()
+        .filter_map(|a| {
+            // Items are capped at capacity / cost, so k·c never exceeds it.
+            let worth = |k: u32| f64::from(k) * a.value + lp(capacity - u64::from(k) * a.cost) >= floor;
+            let max_calls = (1..=a.max_calls).take_while(|&k| worth(k)).last()?;
+            Some(Active { max_calls, ..*a })
+        })
+        .collect()
 }
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::GraphError;
 use super::ops::OpLog;
-use super::tool_graph::{END, Edge, Node, START, ToolGraph};
+use super::tool_graph::{END, Edge, Node, START, Scratch, ToolGraph};
 
 const FORMAT_VERSION: u32 = 1;
 const ROW_TOLERANCE: f64 = 1e-6;
@@ -212,8 +212,16 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         }
     }
 
-    let mut graph =
-        ToolGraph { graph, index, start, end, iteration, start_rescales: stored.start_rescales, log: OpLog::new(0) };
+    let mut graph = ToolGraph {
+        graph,
+        index,
+        start,
+        end,
+        iteration,
+        start_rescales: stored.start_rescales,
+        log: OpLog::new(0),
+        scratch: Scratch::default(),
+    };
     match stored.head {
         Some(head) => graph.log = OpLog::new(head),
         None => graph.restart_log(),

@@ -12,6 +12,7 @@ use petgraph::visit::EdgeRef;
 
 use super::error::GraphError;
 use super::ops::{Op, OpLog, StateHash};
+use super::update::RowEncoder;
 
 /// Name of the node every task starts from.
 pub const START: &str = "start";
@@ -61,6 +62,54 @@ pub struct ToolGraph {
     pub(super) start_rescales: Vec<(u32, f64)>,
     /// The edits since the graph was built or loaded, for its store.
     pub(super) log: OpLog,
+    /// Buffers an update reuses (see [`Scratch`]).
+    pub(super) scratch: Scratch,
+}
+
+/// What an update needs beyond the graph, kept between updates: `start`'s
+/// row is as long as the library, so building these afresh each task
+/// allocated (and hashed, and compared names) in proportion to it.
+#[derive(Default)]
+pub(super) struct Scratch {
+    /// Each node's place in name order, so an update's edges are sorted by
+    /// name without comparing strings. Nodes are only ever added, never
+    /// renamed or removed, so it is current while its length is the node
+    /// count.
+    pub(super) name_rank: Vec<u32>,
+    pub(super) encoder: RowEncoder,
+    /// (edge, f(s_target)) of the row being recomputed.
+    pub(super) factors: Vec<(EdgeIndex, f64)>,
+    /// (edge, old, new) of the row being recomputed.
+    pub(super) row_edges: Vec<(EdgeIndex, f64, f64)>,
+}
+
+impl Scratch {
+    /// Brings `name_rank` up to date with `graph`'s nodes.
+    pub(super) fn rank_names(&mut self, graph: &DiGraph<Node, Edge>) {
+        if self.name_rank.len() == graph.node_count() {
+            return;
+        }
+        let mut order: Vec<NodeIndex> = graph.node_indices().collect();
+        order.sort_by(|&a, &b| graph[a].name.cmp(&graph[b].name));
+        self.name_rank = vec![0; order.len()];
+        for (rank, ix) in order.into_iter().enumerate() {
+            // Node indices are u32 in petgraph's default graph.
+            self.name_rank[ix.index()] = rank as u32;
+        }
+    }
+}
+
+/// A cloned graph starts with empty buffers: they hold nothing of the state.
+impl Clone for Scratch {
+    fn clone(&self) -> Self {
+        Scratch::default()
+    }
+}
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Scratch")
+    }
 }
 
 impl ToolGraph {
@@ -79,7 +128,16 @@ impl ToolGraph {
                 index.insert(name.clone(), ix);
             }
         }
-        ToolGraph { graph, index, start, end, iteration: 0, start_rescales: Vec::new(), log: OpLog::new(0) }
+        ToolGraph {
+            graph,
+            index,
+            start,
+            end,
+            iteration: 0,
+            start_rescales: Vec::new(),
+            log: OpLog::new(0),
+            scratch: Scratch::default(),
+        }
     }
 
     /// Starts the op log at the current state, identified by a hash of all

@@ -22,8 +22,9 @@
 //! come from the retriever, but they are shown and ranked with their `start`
 //! weights, so a broken tool must lose weight there too. The price: `start`
 //! has an edge to every tool, so each update rewrites a row as long as the
-//! library (about 1 ms a run at 16,000 tools); the update records most of it
-//! as one shared weight (`update.rs`).
+//! library; the update records most of it as one shared weight
+//! (`update.rs`), but still lists every edge whose prior sets it apart (at
+//! 16,000 tools from the benchmark's trajectories, some 10,000 of them).
 
 use std::collections::BTreeMap;
 
@@ -34,7 +35,7 @@ use petgraph::visit::EdgeRef;
 use super::error::GraphError;
 use super::ops::Op;
 use super::tool_graph::{END, Edge, ToolGraph, is_reserved, push_point};
-use super::update::{CHANGE_EPSILON, GraphUpdate, RowChange, WeightChange, encode_row};
+use super::update::{CHANGE_EPSILON, GraphUpdate, RowChange, WeightChange};
 
 /// α is clamped to `[0, MAX_ALPHA]` so `f` stays positive and finite.
 const MAX_ALPHA: f64 = 1e3;
@@ -247,22 +248,21 @@ impl ToolGraph {
         let iteration = self.iteration;
         let mut changes = Changes::default();
         let mut touched = false;
-        let mut factors: Vec<(EdgeIndex, f64)> = Vec::new();
-        let mut row_edges: Vec<(EdgeIndex, f64, f64)> = Vec::new();
+        let mut scratch = std::mem::take(&mut self.scratch);
         for &row in rows {
-            factors.clear();
-            row_edges.clear();
+            scratch.factors.clear();
+            scratch.row_edges.clear();
             let mut total = 0.0;
             for e in self.graph.edges_directed(row, Direction::Outgoing) {
                 let f = score_factor(params.alpha, self.graph[e.target()].score);
                 total += f;
-                factors.push((e.id(), f));
+                scratch.factors.push((e.id(), f));
             }
             // Every tool row holds `end` (score 0, f = 1), so total >= 1.
             if !(total.is_finite() && total > 0.0) {
                 continue;
             }
-            for &(id, f) in &factors {
+            for &(id, f) in &scratch.factors {
                 let edge = &mut self.graph[id];
                 let new = params.beta * edge.prior + (1.0 - params.beta) * (f / total);
                 let old = edge.weight;
@@ -271,30 +271,43 @@ impl ToolGraph {
                 if (new - old).abs() > CHANGE_EPSILON {
                     push_point(&mut edge.history, iteration, new);
                 }
-                row_edges.push((id, old, new));
+                scratch.row_edges.push((id, old, new));
             }
-            let encoded = encode_row(&row_edges);
-            changes.weights.extend(encoded.listed);
-            if let Some(rest) = encoded.rest {
+            if let Some(rest) = scratch.encoder.encode(&scratch.row_edges, &mut changes.weights) {
                 changes.rows.push((row, rest));
             }
         }
+        self.scratch = scratch;
         (changes, touched)
     }
 
-    fn make_update(&self, scores: Vec<NodeIndex>, changes: Changes) -> GraphUpdate {
+    /// The update as the events carry it: nodes named, lists sorted by name.
+    fn make_update(&mut self, scores: Vec<NodeIndex>, changes: Changes) -> GraphUpdate {
+        self.scratch.rank_names(&self.graph);
+        let rank = |ix: NodeIndex| self.scratch.name_rank[ix.index()];
         let name = |ix: NodeIndex| self.graph[ix].name.clone();
         let mut scores: Vec<(String, f64)> = scores.into_iter().map(|ix| (name(ix), self.graph[ix].score)).collect();
         scores.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut weights: Vec<WeightChange> = changes
+        // Sorted by (from, to) name through their ranks; the sort is stable,
+        // as the one by names was.
+        let mut listed: Vec<(u64, NodeIndex, NodeIndex, EdgeIndex, f64)> = changes
             .weights
             .into_iter()
             .filter_map(|(id, old)| {
                 let (from, to) = self.graph.edge_endpoints(id)?;
-                Some(WeightChange { from: name(from), to: name(to), old, new: self.graph[id].weight })
+                Some((u64::from(rank(from)) << 32 | u64::from(rank(to)), from, to, id, old))
             })
             .collect();
-        weights.sort_by(|a, b| a.from.cmp(&b.from).then_with(|| a.to.cmp(&b.to)));
+        listed.sort_by_key(|&(key, ..)| key);
+        let weights: Vec<WeightChange> = listed
+            .into_iter()
+            .map(|(_, from, to, id, old)| WeightChange {
+                from: name(from),
+                to: name(to),
+                old,
+                new: self.graph[id].weight,
+            })
+            .collect();
         let mut rows: Vec<RowChange> =
             changes.rows.into_iter().map(|(row, rest)| RowChange { from: name(row), rest }).collect();
         rows.sort_by(|a, b| a.from.cmp(&b.from));

@@ -11,6 +11,7 @@
 //! update follows how many tools have been told apart, not the library's.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::{Deserialize, Serialize};
 
@@ -65,34 +66,68 @@ impl GraphUpdate {
     }
 }
 
-/// How one recomputed row goes into an update: the edges to list with their
-/// old weight, and the weight every other edge of the row now has, if the
-/// row is written that way.
-pub(super) struct RowEncoding<E> {
-    pub(super) listed: Vec<(E, f64)>,
-    pub(super) rest: Option<f64>,
+/// Encodes recomputed rows into an update, keeping its count map between
+/// rows and updates: `start`'s row is as long as the library and is
+/// encoded after every task.
+#[derive(Default)]
+pub(super) struct RowEncoder {
+    counts: HashMap<u64, usize, BuildHasherDefault<BitsHasher>>,
 }
 
-/// Encodes a row from its edges as (edge, old, new): the changed edges, or
-/// the commonest new weight and the edges that differ from it when that
-/// lists fewer (the row entry counts as one).
-pub(super) fn encode_row<E: Copy>(edges: &[(E, f64, f64)]) -> RowEncoding<E> {
-    let changed = || edges.iter().filter(|(_, old, new)| (new - old).abs() > CHANGE_EPSILON);
-    let n_changed = changed().count();
-    // With fewer than three changes no shared weight can list fewer.
-    if n_changed >= 3 {
-        let mut counts: HashMap<u64, usize> = HashMap::new();
-        for (_, _, new) in edges {
-            *counts.entry(new.to_bits()).or_default() += 1;
+impl RowEncoder {
+    /// Encodes a row from its edges as (edge, old, new): the changed edges,
+    /// or the commonest new weight and the edges that differ from it when
+    /// that lists fewer (the row entry counts as one). Appends the edges to
+    /// list, with their old weight, to `listed`; returns the shared weight
+    /// if the row is written that way.
+    pub(super) fn encode<E: Copy>(&mut self, edges: &[(E, f64, f64)], listed: &mut Vec<(E, f64)>) -> Option<f64> {
+        let changed = || edges.iter().filter(|(_, old, new)| (new - old).abs() > CHANGE_EPSILON);
+        let n_changed = changed().count();
+        // With fewer than three changes no shared weight can list fewer.
+        if n_changed >= 3 {
+            self.counts.clear();
+            for (_, _, new) in edges {
+                *self.counts.entry(new.to_bits()).or_default() += 1;
+            }
+            // The commonest weight; among equally common ones the smallest
+            // bits, so the choice does not depend on the map's order.
+            let (bits, count) = self
+                .counts
+                .iter()
+                .map(|(&b, &c)| (b, c))
+                .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+                .unwrap_or((0, 0));
+            if edges.len() - count + 1 < n_changed {
+                listed.extend(edges.iter().filter(|(_, _, new)| new.to_bits() != bits).map(|&(e, old, _)| (e, old)));
+                return Some(f64::from_bits(bits));
+            }
         }
-        // The commonest weight; among equally common ones the smallest bits,
-        // so the choice does not depend on the map's order.
-        let (bits, count) = counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0))).unwrap_or((0, 0));
-        if edges.len() - count + 1 < n_changed {
-            let listed =
-                edges.iter().filter(|(_, _, new)| new.to_bits() != bits).map(|&(e, old, _)| (e, old)).collect();
-            return RowEncoding { listed, rest: Some(f64::from_bits(bits)) };
+        listed.extend(changed().map(|&(e, old, _)| (e, old)));
+        None
+    }
+}
+
+/// A hasher for f64 bit patterns: the map is internal and its keys are not
+/// chosen by anyone, so SipHash's protection buys nothing here but costs
+/// most of an update's encoding. MurmurHash3's finaliser spreads the high
+/// bits (exponent, leading mantissa) into the low ones the table indexes by.
+#[derive(Default)]
+pub(super) struct BitsHasher(u64);
+
+impl Hasher for BitsHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(self.0 ^ u64::from(b));
         }
     }
-    RowEncoding { listed: changed().map(|&(e, old, _)| (e, old)).collect(), rest: None }
+
+    fn write_u64(&mut self, x: u64) {
+        let mut h = x ^ (x >> 33);
+        h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+        self.0 = h ^ (h >> 33);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
