@@ -272,6 +272,12 @@ fn frame(c: &mut Criterion) {
     let graph_area = area_of(Pane::Graph).unwrap();
     let mut group = c.benchmark_group("pane_160x48_16000_tools");
     group.sample_size(30);
+    // What every pane's figure includes: the terminal's own work on a frame.
+    group.bench_function("empty_frame", |b| {
+        b.iter(|| {
+            terminal.draw(|_| ()).unwrap();
+        })
+    });
     let mut bench_pane = |id: &str, app: &App, pane: Option<Pane>, area: Rect| {
         let ctx = PaneCtx { state: &app.state, view: &app.view, theme: &theme, focused: false, now_ms: app.now_ms };
         group.bench_function(id, |b| {
