@@ -1,49 +1,138 @@
-//! One full frame of the workbench at 160×48 over a 16,000-tool library
-//! (goal: median ≤ 5 ms), in the neighbourhood and whole-graph views.
+//! One full frame of the workbench at 160×48 over a 16,000-tool library late
+//! in a long session (goal: median ≤ 1 ms), in the neighbourhood and
+//! whole-graph views; then each pane alone in the room the frame gives it,
+//! so a regression shows where it is.
+//!
+//! The session is what ToolNet writes: a graph learnt from trajectories,
+//! then `RUNS` finished tasks, each ending in the evaluator's scores and the
+//! `GraphUpdated` they cause (`start`'s row as a shared weight plus the
+//! tools told apart), and a task under way whose agent stands on a tool
+//! with a long history.
+
+use std::collections::BTreeMap;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
 use serde_json::json;
 
-use switchyard::engine::event::{GraphSnapshot, Offered, StrategyKind, ToolBrief, ToolOutcome};
+use switchyard::engine::event::{GraphSnapshot, Offered, RoleModel, RunOutcome, StrategyKind, ToolBrief, ToolOutcome};
 use switchyard::engine::{Event, EventKind, Params};
-use switchyard::model::{Message, Role, Usage};
+use switchyard::graph::{START, ToolGraph};
+use switchyard::model::price::Price;
+use switchyard::model::{Message, ModelInfo, ModelKind, Role, Usage};
+use switchyard::retrieve::retriever::Scored;
 use switchyard::ui::app::{Action, App};
-use switchyard::ui::draw::draw;
-use switchyard::ui::{GraphMode, Theme};
+use switchyard::ui::draw::{draw, render_pane, status_area, wide_panes};
+use switchyard::ui::panes::status;
+use switchyard::ui::{GraphMode, Pane, PaneCtx, Theme};
 
 const TOOLS: usize = 16_000;
-const OUT_EDGES: usize = 10;
+/// Finished tasks before the one under way, each with its graph update.
+const RUNS: usize = 3_000;
+/// Tools the tasks keep coming back to: most scores fall on them.
+const POPULAR: usize = 400;
+const SIZE: (u16, u16) = (160, 48);
 
 fn ev(run: u32, step: u32, t: u64, kind: EventKind) -> Event {
     Event { v: 1, run, step, t, kind }
 }
 
-/// A session over 16,000 tools, a few steps into its third run.
-fn big_session() -> Vec<Event> {
-    let names: Vec<String> = (0..TOOLS).map(|i| format!("tool_{i:05}")).collect();
-    let mut edges = Vec::with_capacity(TOOLS * (OUT_EDGES + 2));
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    for (i, from) in names.iter().enumerate() {
-        let w = 1.0 / (OUT_EDGES + 2) as f64;
-        edges.push((from.clone(), from.clone(), w));
-        edges.push((from.clone(), "end".to_string(), w));
-        for _ in 0..OUT_EDGES {
-            let j = (next() as usize) % TOOLS;
-            if j != i {
-                edges.push((from.clone(), names[j].clone(), w));
-            }
+/// A graph from random 9-tool trajectories, one per tool (~8 observed
+/// successors per tool besides its self and end edges), as `graph_update`
+/// builds it.
+fn learnt_graph(names: &[String], rng: &mut ChaCha8Rng) -> ToolGraph {
+    let trajectories: Vec<Vec<String>> =
+        (0..names.len()).map(|_| (0..9).map(|_| names[rng.random_range(0..names.len())].clone()).collect()).collect();
+    ToolGraph::from_trajectories(names, &trajectories).unwrap_or_else(|e| panic!("bench graph: {e}"))
+}
+
+/// The whole graph as the session's first event carries it (as the conductor writes it).
+fn snapshot(g: &ToolGraph) -> GraphSnapshot {
+    let mut edges = Vec::new();
+    let mut scores = Vec::new();
+    let nodes: Vec<&str> = std::iter::once(START).chain(g.tools()).collect();
+    for node in nodes {
+        edges.extend(g.out_edges(node).into_iter().map(|(to, w)| (node.to_string(), to, w)));
+        if let Some(s) = g.score(node).filter(|s| *s != 0.0) {
+            scores.push((node.to_string(), s));
         }
-        edges.push(("start".to_string(), from.clone(), 1.0 / TOOLS as f64));
     }
-    let scores = names.iter().take(500).enumerate().map(|(i, n)| (n.clone(), (i % 7) as f64 - 3.0)).collect();
+    GraphSnapshot::new(g.iteration(), edges, scores)
+}
+
+/// A tool a task uses: mostly a popular one.
+fn pick(names: &[String], rng: &mut ChaCha8Rng) -> String {
+    let i = if rng.random_bool(0.8) { rng.random_range(0..POPULAR) } else { rng.random_range(0..names.len()) };
+    names[i].clone()
+}
+
+fn model_events(run: u32, step: u32, t: u64, call: u64, reply: &str) -> [Event; 2] {
+    [
+        ev(
+            run,
+            step,
+            t,
+            EventKind::ModelCall {
+                call,
+                role: Role::Actor,
+                model: "sim".into(),
+                simulated: true,
+                messages: vec![Message::system("You are the actor."), Message::user("Task: find it\n".repeat(20))],
+            },
+        ),
+        ev(
+            run,
+            step,
+            t,
+            EventKind::ModelReply {
+                call,
+                role: Role::Actor,
+                model: "sim".into(),
+                text: reply.into(),
+                tool_calls: vec![],
+                usage: Usage { prompt_tokens: 900, completion_tokens: 12 },
+                cost: 0.0009,
+                latency_ms: 3,
+                fault: None,
+            },
+        ),
+    ]
+}
+
+fn tool_events(run: u32, step: u32, t: u64, call: u64, tool: &str, done: bool) -> Vec<Event> {
+    let mut out =
+        vec![ev(run, step, t, EventKind::ToolCall { call, tool: tool.into(), args: json!({"q": "x"}), lane: None })];
+    if done {
+        out.push(ev(
+            run,
+            step,
+            t,
+            EventKind::ToolResult {
+                call,
+                tool: tool.into(),
+                outcome: ToolOutcome::Ok { value: json!({"result": "a".repeat(300)}) },
+                latency_ms: 2,
+                cost: 1.0,
+                fault: None,
+                filtered: false,
+                lane: None,
+                source: None,
+            },
+        ));
+    }
+    out
+}
+
+/// A session over 16,000 tools: `RUNS` finished tasks, each with its graph
+/// update, then a task two tools into its path with a third call in flight.
+fn long_session() -> Vec<Event> {
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    let names: Vec<String> = (0..TOOLS).map(|i| format!("tool_{i:05}")).collect();
+    let mut graph = learnt_graph(&names, &mut rng);
     let tools = names
         .iter()
         .map(|n| ToolBrief {
@@ -54,6 +143,11 @@ fn big_session() -> Vec<Event> {
             server: None,
         })
         .collect();
+    let model = |role, name: &str| RoleModel {
+        role,
+        model: ModelInfo { name: name.into(), kind: ModelKind::Sim, simulated: true },
+        price: Price { input_per_mtok: 0.5, output_per_mtok: 1.5 },
+    };
     let mut out = vec![ev(
         0,
         0,
@@ -63,19 +157,22 @@ fn big_session() -> Vec<Event> {
             strategy: StrategyKind::Toolnet,
             seed: 1,
             params: Params::default(),
-            models: vec![],
+            models: vec![model(Role::Actor, "sim"), model(Role::Evaluator, "sim")],
             tools,
             cost_unit: "credits".into(),
-            tasks: 3,
+            tasks: RUNS as u32 + 1,
             task_list: vec![],
             available_models: vec![],
             pace_ms: 0,
-            graph: Some(GraphSnapshot::new(2, edges, scores)),
+            graph: Some(snapshot(&graph)),
             experience: None,
         },
     )];
-    let mut t = 1;
-    for run in 1..=3u32 {
+    let mut t = 1u64;
+    let mut call = 1u64;
+    let params = Params::default();
+    for run in 1..=RUNS as u32 + 1 {
+        let last = run == RUNS as u32 + 1;
         out.push(ev(
             run,
             0,
@@ -85,83 +182,75 @@ fn big_session() -> Vec<Event> {
                 task: "find it".into(),
                 gold: None,
                 index: run,
-                total: 3,
+                total: RUNS as u32 + 1,
             },
         ));
-        for step in 1..=3u32 {
+        let hits: Vec<Scored> = (0..10)
+            .map(|k| Scored {
+                name: pick(&names, &mut rng),
+                score: 10.0 - k as f32,
+                lexical: 5.0,
+                dense: None,
+                head: None,
+            })
+            .collect();
+        out.push(ev(run, 0, t, EventKind::Retrieved { query: "find it".into(), source: "bm25".into(), hits }));
+        let path: Vec<String> = (0..3).map(|_| pick(&names, &mut rng)).collect();
+        let mut from = START.to_string();
+        for (step, tool) in path.iter().enumerate() {
+            let step = step as u32 + 1;
             t += 1;
-            let from = if step == 1 { "start".to_string() } else { names[step as usize].clone() };
-            let offered = (0..5)
-                .map(|k| Offered { name: names[k * 7].clone(), weight: Some(0.1), shown: Some("10".into()) })
+            let mut offered: Vec<Offered> = (0..4)
+                .map(|_| Offered { name: pick(&names, &mut rng), weight: Some(0.1), shown: Some("10".into()) })
                 .collect();
-            out.push(ev(run, step, t, EventKind::Candidates { from, offered }));
-            out.push(ev(
-                run,
-                step,
-                t,
-                EventKind::ModelCall {
-                    call: t,
-                    role: Role::Actor,
-                    model: "sim".into(),
-                    simulated: true,
-                    messages: vec![Message::system("You are the actor."), Message::user("Task: find it\n".repeat(20))],
-                },
-            ));
-            out.push(ev(
-                run,
-                step,
-                t,
-                EventKind::ModelReply {
-                    call: t,
-                    role: Role::Actor,
-                    model: "sim".into(),
-                    text: "{\"tool\": \"tool_00003\"}".into(),
-                    tool_calls: vec![],
-                    usage: Usage { prompt_tokens: 900, completion_tokens: 12 },
-                    cost: 0.0,
-                    latency_ms: 3,
-                    fault: None,
-                },
-            ));
-            out.push(ev(
-                run,
-                step,
-                t,
-                EventKind::ToolCall { call: t + 1, tool: names[3].clone(), args: json!({"q": "x"}), lane: None },
-            ));
-            if !(run == 3 && step == 3) {
-                out.push(ev(
-                    run,
-                    step,
-                    t,
-                    EventKind::ToolResult {
-                        call: t + 1,
-                        tool: names[3].clone(),
-                        outcome: ToolOutcome::Ok { value: json!({"result": "a".repeat(300)}) },
-                        latency_ms: 2,
-                        cost: 1.0,
-                        fault: None,
-                        filtered: false,
-                        lane: None,
-                        source: None,
-                    },
-                ));
-            }
-            t += 1;
+            offered.push(Offered { name: tool.clone(), weight: Some(0.2), shown: Some("20".into()) });
+            out.push(ev(run, step, t, EventKind::Candidates { from: from.clone(), offered }));
+            out.extend(model_events(run, step, t, call, &format!("{{\"tool\": \"{tool}\"}}")));
+            call += 1;
+            out.extend(tool_events(run, step, t, call, tool, !(last && step == 3)));
+            call += 1;
+            from = tool.clone();
         }
+        if last {
+            break;
+        }
+        t += 1;
+        out.push(ev(
+            run,
+            4,
+            t,
+            EventKind::RunFinished {
+                outcome: RunOutcome::Answered,
+                answer: Some("it".into()),
+                success: Some(rng.random_bool(0.7)),
+                cost: 3.0,
+                usage: Usage { prompt_tokens: 2700, completion_tokens: 36 },
+                steps: 3,
+                tool_calls: 3,
+            },
+        ));
+        let scores: BTreeMap<String, i32> = path.iter().map(|p| (p.clone(), rng.random_range(-3..=3))).collect();
+        let update = graph.apply_scores(&scores, params.alpha, params.beta);
+        out.push(ev(run, 4, t, EventKind::Evaluated { scores }));
+        out.push(ev(run, 4, t, EventKind::GraphUpdated { update }));
     }
     out
 }
 
-fn bench(c: &mut Criterion) {
+fn frame(c: &mut Criterion) {
     let theme = Theme::default();
+    let started = std::time::Instant::now();
+    let session = long_session();
+    let built = started.elapsed();
     let mut app = App::live();
-    for e in big_session() {
+    for e in session {
         app.update(Action::Engine(e));
     }
-    let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    eprintln!("session built in {built:?}, folded in {:?}", started.elapsed() - built);
+    let mut terminal = Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).unwrap();
     let mut group = c.benchmark_group("frame_160x48_16000_tools");
     group.sample_size(30);
+    app.view.graph_mode = GraphMode::Neighbourhood;
     group.bench_function("neighbourhood", |b| {
         b.iter(|| {
             terminal.draw(|f| draw(f, &app, &theme)).unwrap();
@@ -174,7 +263,52 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.finish();
+
+    // Each pane alone, in the room the full frame gives it.
+    let screen = Rect::new(0, 0, SIZE.0, SIZE.1);
+    let (main, status_rect) = status_area(screen);
+    let areas = wide_panes(main, &app);
+    let area_of = |pane: Pane| areas.iter().find(|(p, _)| *p == pane.placed(app.state.strategy)).map(|(_, r)| *r);
+    let graph_area = area_of(Pane::Graph).unwrap();
+    let mut group = c.benchmark_group("pane_160x48_16000_tools");
+    group.sample_size(30);
+    // What every pane's figure includes: the terminal's own work on a frame.
+    group.bench_function("empty_frame", |b| {
+        b.iter(|| {
+            terminal.draw(|_| ()).unwrap();
+        })
+    });
+    let mut bench_pane = |id: &str, app: &App, pane: Option<Pane>, area: Rect| {
+        let ctx = PaneCtx { state: &app.state, view: &app.view, theme: &theme, focused: false, now_ms: app.now_ms };
+        group.bench_function(id, |b| {
+            b.iter(|| {
+                terminal
+                    .draw(|f| match pane {
+                        Some(p) => render_pane(f, area, p, &ctx),
+                        None => status::render(f, area, &ctx),
+                    })
+                    .unwrap();
+            })
+        });
+    };
+    app.view.graph_mode = GraphMode::Neighbourhood;
+    bench_pane("graph_neighbourhood", &app, Some(Pane::Graph), graph_area);
+    app.view.graph_mode = GraphMode::Whole;
+    bench_pane("graph_whole_table", &app, Some(Pane::Graph), graph_area);
+    for (id, pane) in [
+        ("transcript", Pane::Transcript),
+        ("budget", Pane::Budget),
+        ("models", Pane::Models),
+        ("retrieval", Pane::Retrieval),
+        ("workers", Pane::Workers),
+    ] {
+        bench_pane(id, &app, Some(pane), area_of(pane).unwrap());
+    }
+    // atc's pane, where the graph would be: in a ToolNet session it has no program to show.
+    bench_pane("program", &app, Some(Pane::Program), graph_area);
+    bench_pane("status_line", &app, None, status_rect);
+    group.finish();
 }
 
-criterion_group!(benches, bench);
+criterion_group!(benches, frame);
 criterion_main!(benches);

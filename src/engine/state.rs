@@ -81,7 +81,14 @@ pub struct SessionState {
     pub forked_from: Option<super::event::ForkOrigin>,
     /// Approvals and breakpoints.
     pub debug: super::debug_view::DebugView,
+    /// [`SessionState::tool`]'s index of `tools`.
+    pub tool_order: ToolOrder,
 }
+
+/// Places in a session's `tools`, by the tool's name: [`SessionState::tool`]
+/// looks one up in a library of thousands without walking it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolOrder(Vec<u32>);
 
 /// A ranking as the retrieval view shows it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -97,6 +104,17 @@ impl SessionState {
             s.apply(e);
             s
         })
+    }
+
+    /// The library's tool named `name` (the first, should two share it).
+    pub fn tool(&self, name: &str) -> Option<&ToolBrief> {
+        let order = &self.tool_order.0;
+        if order.len() != self.tools.len() {
+            // Tools set by hand, not by the fold: no order to search.
+            return self.tools.iter().find(|t| t.name == name);
+        }
+        let at = order.partition_point(|i| self.tools[*i as usize].name.as_str() < name);
+        order.get(at).map(|i| &self.tools[*i as usize]).filter(|t| t.name == name)
     }
 
     pub fn apply(&mut self, ev: &Event) {
@@ -133,6 +151,9 @@ impl SessionState {
                 self.params = params.clone();
                 self.models = models.clone();
                 self.tools = tools.clone();
+                let mut order: Vec<u32> = (0..tools.len() as u32).collect();
+                order.sort_by(|a, b| tools[*a as usize].name.cmp(&tools[*b as usize].name));
+                self.tool_order = ToolOrder(order);
                 self.tool_servers = tools.iter().filter_map(|t| Some((t.name.clone(), t.server.clone()?))).collect();
                 self.cost_unit = cost_unit.clone();
                 self.total_tasks = *tasks;

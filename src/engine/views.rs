@@ -1,14 +1,20 @@
 //! What the fold of a session's events holds, piece by piece: the runs, the
 //! transcript's entries, the calls in flight, ReWOO's plan and lanes, the
 //! graph's weights. `state.rs` folds events into them.
+//!
+//! Long: these pieces are plain data read by every view, and the graph's
+//! index (who leads to a node, the tools by score) must change with the
+//! graph in the same `apply`, so they stay together.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::event::{EventKind, GraphSnapshot, Offered, RefuseReason, RewooStep, RunOutcome, ToolOutcome};
 use super::graph_history::History;
-use crate::graph::GraphUpdate;
+use crate::graph::{END, GraphUpdate, START};
 use crate::model::{Message, Role, Usage};
 use crate::tool::CallSource;
 use crate::tool::fault::{Fault, FaultMode};
@@ -413,6 +419,8 @@ impl RunTotals {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GraphView {
     pub iteration: u32,
+    /// The rows and the scores change only through the fold (`apply`):
+    /// the index below follows them there.
     pub out: BTreeMap<String, BTreeMap<String, f64>>,
     pub scores: BTreeMap<String, f64>,
     /// Every node's score and every edge's weight after each update that
@@ -424,6 +432,9 @@ pub struct GraphView {
     /// edges and edges to `end` aside): kept here so a view of a huge graph
     /// need not walk every edge.
     pub in_degree: BTreeMap<String, u32>,
+    /// What the views ask of a huge graph every frame, kept as the events
+    /// come: who leads to a node, and the tools by score.
+    index: NodeIndex,
 }
 
 impl GraphView {
@@ -436,6 +447,21 @@ impl GraphView {
         for (n, sc) in &s.scores {
             g.scores.insert(n.clone(), *sc);
         }
+        // The rows come in name order, so each node's predecessors do too.
+        for (from, row) in &g.out {
+            g.index.join(from, g.scores.get(from).copied().unwrap_or(0.0));
+            let f = g.index.id(from);
+            for to in row.keys() {
+                let t = g.index.id(to);
+                g.index.preds[t as usize].push(f);
+                if from == START {
+                    g.index.join(to, g.scores.get(to).copied().unwrap_or(0.0));
+                }
+            }
+        }
+        for (n, sc) in &g.scores {
+            g.index.join(n, *sc);
+        }
         g
     }
 
@@ -444,19 +470,37 @@ impl GraphView {
             self.iteration = u.iteration;
         }
         for (n, s) in &u.scores {
-            self.scores.insert(n.clone(), *s);
+            let old = self.scores.insert(n.clone(), *s);
+            self.index.rescore(n, old, *s);
         }
         for c in &u.weights {
-            let old = self.out.entry(c.from.clone()).or_default().insert(c.to.clone(), c.new).unwrap_or(0.0);
-            count_in(&mut self.in_degree, &c.from, &c.to, old, c.new);
+            let row = self.out.entry(c.from.clone()).or_default();
+            let old = row.insert(c.to.clone(), c.new);
+            count_in(&mut self.in_degree, &c.from, &c.to, old.unwrap_or(0.0), c.new);
+            let score = |n: &str| self.scores.get(n).copied().unwrap_or(0.0);
+            self.index.join(&c.from, score(&c.from));
+            if old.is_none() {
+                self.index.add_edge(&c.from, &c.to);
+                if c.from == START {
+                    self.index.join(&c.to, score(&c.to));
+                }
+            }
         }
         for r in &u.rows {
-            if let Some(row) = self.out.get_mut(&r.from) {
-                for (to, w) in row.iter_mut() {
-                    let new = u.weight_after(&r.from, to, *w);
-                    count_in(&mut self.in_degree, &r.from, to, *w, new);
-                    *w = new;
-                }
+            let Some(row) = self.out.get_mut(&r.from) else { continue };
+            // The update's listed edges of this row, sorted by `to` as the
+            // row is: a walk beside it, not a search per edge.
+            let lo = u.weights.partition_point(|c| c.from < r.from);
+            let hi = lo + u.weights[lo..].partition_point(|c| c.from == r.from);
+            let mut listed = u.weights[lo..hi].iter().peekable();
+            for (to, w) in row.iter_mut() {
+                while listed.next_if(|c| c.to < *to).is_some() {}
+                let new = match listed.next_if(|c| c.to == *to) {
+                    Some(c) => c.new,
+                    None => r.rest,
+                };
+                count_in(&mut self.in_degree, &r.from, to, *w, new);
+                *w = new;
             }
         }
         self.history.record(self.iteration, u);
@@ -482,15 +526,124 @@ impl GraphView {
         self.scores.get(node).copied().unwrap_or(0.0)
     }
 
-    /// Edges into `node`, as (from, weight).
+    /// Edges into `node`, as (from, weight), in the order of `from`'s name.
     pub fn predecessors(&self, node: &str) -> Vec<(&str, f64)> {
-        self.out.iter().filter_map(|(f, row)| row.get(node).map(|w| (f.as_str(), *w))).collect()
+        let Some(&id) = self.index.ids.get(node) else { return Vec::new() };
+        let names = &self.index.names;
+        let preds = &self.index.preds[id as usize];
+        preds.iter().filter_map(|f| Some((&*names[*f as usize], self.weight(&names[*f as usize], node)?))).collect()
+    }
+
+    /// The tool nodes (neither `start` nor `end`: those with a row, a score
+    /// or an edge from `start`) with their score, highest first, then by name.
+    pub fn by_score(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.index.ranked.iter().map(|(s, n)| (&**n, s.0))
+    }
+
+    /// How many tool nodes [`GraphView::by_score`] lists.
+    pub fn tool_count(&self) -> usize {
+        self.index.ranked.len()
+    }
+
+    /// Whether [`GraphView::by_score`] lists `node`.
+    pub fn is_tool(&self, node: &str) -> bool {
+        self.index.ids.get(node).is_some_and(|id| self.index.ranked_in[*id as usize])
+    }
+}
+
+/// A score in the ranked order: highest first, by `total_cmp`.
+#[derive(Clone, Copy, Debug)]
+struct Desc(f64);
+
+impl PartialEq for Desc {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Desc {}
+
+impl PartialOrd for Desc {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Desc {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.0.total_cmp(&self.0)
+    }
+}
+
+/// The graph's nodes under interned names: each node's predecessors, and
+/// the tool nodes ranked by score. Nodes and edges are never removed, so
+/// both change only where an update adds an edge or moves a score.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct NodeIndex {
+    ids: HashMap<Arc<str>, u32>,
+    names: Vec<Arc<str>>,
+    /// Per node, the nodes with an edge to it, in name order.
+    preds: Vec<Vec<u32>>,
+    /// Per node, whether it is in `ranked`.
+    ranked_in: Vec<bool>,
+    /// The tool nodes by (score, highest first; name).
+    ranked: BTreeSet<(Desc, Arc<str>)>,
+}
+
+impl NodeIndex {
+    fn id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        let name: Arc<str> = Arc::from(name);
+        self.names.push(Arc::clone(&name));
+        self.ids.insert(name, id);
+        self.preds.push(Vec::new());
+        self.ranked_in.push(false);
+        id
+    }
+
+    fn add_edge(&mut self, from: &str, to: &str) {
+        let (f, t) = (self.id(from), self.id(to));
+        let names = &self.names;
+        let preds = &mut self.preds[t as usize];
+        if let Err(at) = preds.binary_search_by(|p| (*names[*p as usize]).cmp(from)) {
+            preds.insert(at, f);
+        }
+    }
+
+    /// Makes `name` a ranked tool node (with `score`) unless it is one already.
+    fn join(&mut self, name: &str, score: f64) {
+        if name == START || name == END {
+            return;
+        }
+        let id = self.id(name) as usize;
+        if !self.ranked_in[id] {
+            self.ranked_in[id] = true;
+            self.ranked.insert((Desc(score), Arc::clone(&self.names[id])));
+        }
+    }
+
+    /// A node's score moved from `old` (None: it had none) to `new`.
+    fn rescore(&mut self, name: &str, old: Option<f64>, new: f64) {
+        if name == START || name == END {
+            return;
+        }
+        let id = self.id(name) as usize;
+        if self.ranked_in[id] {
+            let key = Arc::clone(&self.names[id]);
+            self.ranked.remove(&(Desc(old.unwrap_or(0.0)), Arc::clone(&key)));
+            self.ranked.insert((Desc(new), key));
+        } else {
+            self.join(name, new);
+        }
     }
 }
 
 /// Counts an edge's change of sign into `in_degree` (see [`GraphView`]).
 fn count_in(in_degree: &mut BTreeMap<String, u32>, from: &str, to: &str, old: f64, new: f64) {
-    if from == to || to == crate::graph::END || (old > 0.0) == (new > 0.0) {
+    if from == to || to == END || (old > 0.0) == (new > 0.0) {
         return;
     }
     let n = in_degree.entry(to.to_string()).or_default();

@@ -20,7 +20,7 @@ const STATUS_LINES: u16 = 2;
 pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     let area = frame.area();
     frame.render_widget(Block::default().style(theme.base()), area);
-    let [main, status] = Layout::vertical([Constraint::Min(1), Constraint::Length(STATUS_LINES)]).areas(area);
+    let (main, status) = status_area(area);
     let strategy = app.state.strategy;
     let focus = app.view.focus.placed(strategy);
     let ctx = |pane: Option<Pane>| PaneCtx {
@@ -33,23 +33,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     if let Some(z) = app.view.zoom.map(|z| z.placed(strategy)) {
         render_pane(frame, main, z, &PaneCtx { focused: true, ..ctx(Some(z)) });
     } else if area.width >= WIDE.0 && area.height >= WIDE.1 {
-        let [top, bottom] = Layout::vertical([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(main);
-        let [graph, transcript] =
-            Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(top);
-        let [budget, middle, workers] = Layout::horizontal([Constraint::Ratio(1, 3); 3]).areas(bottom);
-        // A few roles need few lines: the models share their column with
-        // the retrieval ranking, which lists the top K.
-        let roles = app.state.models.len().max(1) as u16;
-        let [models, retrieval] = Layout::vertical([Constraint::Length(roles + 4), Constraint::Min(5)]).areas(middle);
-        for (pane, rect) in [
-            // atc's program takes the graph's place (see `Pane::ATC`).
-            (Pane::Graph.placed(strategy), graph),
-            (Pane::Transcript, transcript),
-            (Pane::Budget, budget),
-            (Pane::Models, models),
-            (Pane::Retrieval, retrieval),
-            (Pane::Workers, workers),
-        ] {
+        for (pane, rect) in wide_panes(main, app) {
             render_pane(frame, rect, pane, &ctx(Some(pane)));
         }
     } else {
@@ -76,7 +60,36 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     }
 }
 
-fn render_pane(frame: &mut Frame, area: Rect, pane: Pane, ctx: &PaneCtx) {
+/// Where each pane goes on a wide terminal, in `main` (the screen above the
+/// status line, see [`status_area`]).
+pub fn wide_panes(main: Rect, app: &App) -> [(Pane, Rect); 6] {
+    let strategy = app.state.strategy;
+    let [top, bottom] = Layout::vertical([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(main);
+    let [graph, transcript] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(top);
+    let [budget, middle, workers] = Layout::horizontal([Constraint::Ratio(1, 3); 3]).areas(bottom);
+    // A few roles need few lines: the models share their column with
+    // the retrieval ranking, which lists the top K.
+    let roles = app.state.models.len().max(1) as u16;
+    let [models, retrieval] = Layout::vertical([Constraint::Length(roles + 4), Constraint::Min(5)]).areas(middle);
+    [
+        // atc's program takes the graph's place (see `Pane::ATC`).
+        (Pane::Graph.placed(strategy), graph),
+        (Pane::Transcript, transcript),
+        (Pane::Budget, budget),
+        (Pane::Models, models),
+        (Pane::Retrieval, retrieval),
+        (Pane::Workers, workers),
+    ]
+}
+
+/// The screen split into the panes' room and the status line's.
+pub fn status_area(area: Rect) -> (Rect, Rect) {
+    let [main, status] = Layout::vertical([Constraint::Min(1), Constraint::Length(STATUS_LINES)]).areas(area);
+    (main, status)
+}
+
+/// Draws one pane into `area` (the status line is `panes::status::render`).
+pub fn render_pane(frame: &mut Frame, area: Rect, pane: Pane, ctx: &PaneCtx) {
     match pane {
         Pane::Graph => panes::graph::render(frame, area, ctx),
         Pane::Transcript => panes::transcript::render(frame, area, ctx),

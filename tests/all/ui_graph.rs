@@ -432,3 +432,130 @@ fn a_shared_row_weight_reaches_every_unlisted_edge_and_its_history() {
     assert_eq!(g.in_degree.get("tool_0002"), Some(&0));
     assert_eq!(g.in_degree.get("tool_0003"), Some(&1));
 }
+
+/// A random session's graph: `n` tools, a snapshot of random edges and
+/// scores (few distinct values, so the ranked table has ties to break),
+/// then random updates (scores, listed weights, new edges, shared rows).
+fn random_graph_state(n: usize, edges: &[(usize, usize, u8)], updates: &[Vec<(usize, usize, u8)>]) -> SessionState {
+    use switchyard::graph::{GraphUpdate, RowChange, WeightChange};
+    let name = |i: usize| match i % (n + 2) {
+        0 => "start".to_string(),
+        1 => "end".to_string(),
+        k => format!("t{k:03}"),
+    };
+    let mut snapshot: Vec<(String, String, f64)> = (2..n + 2).map(|i| ("start".into(), name(i), 0.5)).collect();
+    snapshot.extend(edges.iter().map(|(f, t, w)| (name(*f), name(*t), f64::from(*w) / 4.0)));
+    snapshot.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    snapshot.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+    let scores: std::collections::BTreeMap<String, f64> =
+        edges.iter().map(|(f, _, w)| (name(*f), f64::from(*w % 3))).filter(|(n, _)| n.starts_with('t')).collect();
+    let mut state = SessionState::default();
+    let started = Event {
+        v: 1,
+        run: 0,
+        step: 0,
+        t: 0,
+        kind: EventKind::SessionStarted {
+            schema: 1,
+            strategy: StrategyKind::Toolnet,
+            seed: 1,
+            params: Params::default(),
+            models: vec![],
+            tools: vec![],
+            cost_unit: "call".into(),
+            tasks: 1,
+            task_list: vec![],
+            available_models: vec![],
+            pace_ms: 0,
+            graph: Some(GraphSnapshot::new(1, snapshot, scores.into_iter().collect())),
+            experience: None,
+        },
+    };
+    state.apply(&started);
+    for (k, changes) in updates.iter().enumerate() {
+        let mut weights: Vec<WeightChange> = changes
+            .iter()
+            .map(|(f, t, w)| WeightChange { from: name(*f), to: name(*t), old: 0.0, new: f64::from(*w) / 8.0 })
+            .collect();
+        weights.sort_by(|a, b| (&a.from, &a.to).cmp(&(&b.from, &b.to)));
+        weights.dedup_by(|a, b| a.from == b.from && a.to == b.to);
+        let mut rows: Vec<RowChange> = changes
+            .iter()
+            .filter(|(_, _, w)| w % 2 == 0)
+            .map(|(f, _, w)| RowChange { from: name(*f), rest: f64::from(*w) / 16.0 })
+            .collect();
+        rows.sort_by(|a, b| a.from.cmp(&b.from));
+        rows.dedup_by(|a, b| a.from == b.from);
+        let scores: BTreeSet<(String, u8)> = changes.iter().map(|(_, t, w)| (name(*t), w % 4)).collect();
+        let mut scores: Vec<(String, f64)> = scores.into_iter().map(|(n, s)| (n, f64::from(s))).collect();
+        scores.dedup_by(|a, b| a.0 == b.0);
+        let update = GraphUpdate { iteration: k as u32 + 2, scores, weights, rows };
+        state.apply(&Event { v: 2, run: 1, step: 0, t: 1, kind: EventKind::GraphUpdated { update } });
+    }
+    state
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// The fold's indexes say what a walk of the whole graph says: each
+    /// node's predecessors (in the same order), the tools by score, and the
+    /// ranked table's rows, whether the source row is short or `start`'s.
+    #[test]
+    fn the_graph_index_agrees_with_a_walk_of_the_graph(
+        n in 1usize..320,
+        edges in proptest::collection::vec((0usize..330, 0usize..330, 0u8..8), 0..300),
+        updates in proptest::collection::vec(proptest::collection::vec((0usize..330, 0usize..330, 0u8..8), 0..12), 0..12),
+    ) {
+        let state = random_graph_state(n, &edges, &updates);
+        let g = state.graph.as_ref().unwrap();
+        let mut nodes: BTreeSet<&str> = g.out.keys().map(String::as_str).collect();
+        nodes.extend(g.out.values().flat_map(|r| r.keys().map(String::as_str)));
+        nodes.extend(g.scores.keys().map(String::as_str));
+        nodes.insert("nowhere");
+        for node in &nodes {
+            let walk: Vec<(&str, f64)> =
+                g.out.iter().filter_map(|(f, row)| row.get(*node).map(|w| (f.as_str(), *w))).collect();
+            proptest::prop_assert_eq!(g.predecessors(node), walk, "into {}", node);
+        }
+        let mut tools: BTreeSet<&str> = g.out.keys().map(String::as_str).collect();
+        tools.extend(g.scores.keys().map(String::as_str));
+        tools.extend(g.out.get("start").into_iter().flat_map(|r| r.keys().map(String::as_str)));
+        tools.remove("start");
+        tools.remove("end");
+        let mut by_score: Vec<(&str, f64)> = tools.iter().map(|t| (*t, g.score(t))).collect();
+        by_score.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        proptest::prop_assert_eq!(g.by_score().collect::<Vec<_>>(), by_score.clone());
+        proptest::prop_assert_eq!(g.tool_count(), tools.len());
+
+        // The table's rows, drawn, against the same order with the source's weights.
+        if tools.len() > graph::MAX_DRAWN_NODES {
+            let focus = by_score.iter().map(|t| t.0).find(|t| g.out.get(*t).is_some_and(|r| r.keys().any(|k| k != t && k != "end")));
+            for (focus, source) in [("start", "start")].into_iter().chain(focus.map(|f| (f, f))) {
+                let mut want: Vec<(&str, f64, f64)> = by_score
+                    .iter()
+                    .map(|(t, s)| (*t, *s, g.weight(source, t).unwrap_or(-1.0)))
+                    .collect();
+                want.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(b.0)));
+                for offset in [0, 45] {
+                    let mut v = view(GraphMode::Whole, Some(focus));
+                    v.table_offset = offset;
+                    let text = common::buffer_text(&draw(&state, &v, 160, 48));
+                    let shown: Vec<String> = text
+                        .lines()
+                        .filter_map(|l| {
+                            let cells: Vec<&str> = l.trim_start_matches('│').split_whitespace().collect();
+                            (cells.len() > 2 && cells[0].parse::<usize>().is_ok() && cells[1].starts_with('t'))
+                                .then(|| cells[1].to_string())
+                        })
+                        .collect();
+                    let first = offset.min(want.len().saturating_sub(shown.len()));
+                    let expected: Vec<String> =
+                        want.iter().skip(first).take(shown.len()).map(|t| t.0.to_string()).collect();
+                    proptest::prop_assert!(!shown.is_empty());
+                    proptest::prop_assert_eq!(shown, expected, "focus {} offset {}", focus, offset);
+                }
+            }
+        }
+    }
+}

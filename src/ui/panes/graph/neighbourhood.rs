@@ -230,7 +230,7 @@ fn render_focus(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str) {
         let st = state.servers.get(server).map_or_else(|| "state unknown".to_string(), |(s, _)| s.to_string());
         lines.push(Line::from(Span::styled(format!("mcp server {server} ({st})"), theme.muted())));
     }
-    if let Some(t) = state.tools.iter().find(|t| t.name == focus) {
+    if let Some(t) = state.tool(focus) {
         lines.push(Line::from(Span::styled(t.description.clone(), theme.muted().add_modifier(Modifier::ITALIC))));
     }
     // Centre the box vertically; it needs its lines and two borders.

@@ -3,6 +3,7 @@
 //! drawing does not fit the space).
 
 use std::cell::RefCell;
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::rc::Rc;
@@ -17,7 +18,7 @@ use ratatui::widgets::canvas::{Canvas, Line as CanvasLine};
 
 use super::label::{display_name, fmt_weight, note};
 use super::node_state::{NodeState, node_state};
-use super::order::{tool_nodes, top_k};
+use super::order::tool_nodes;
 use crate::engine::state::GraphView;
 use crate::graph::{END, START};
 use crate::ui::PaneCtx;
@@ -183,14 +184,14 @@ pub(super) fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str) 
         note(frame, area, ctx.theme, "no graph: this strategy does not learn one");
         return;
     };
-    let tools = tool_nodes(g);
-    if tools.len() <= MAX_DRAWN_NODES && !tools.is_empty() {
+    // A graph small enough to draw is cheap to walk; a huge one is not.
+    if g.tool_count() <= MAX_DRAWN_NODES && !tool_nodes(g).is_empty() {
         let layout = cached_layout(g);
         if render_layered(frame, area, ctx, focus, g, &layout) {
             return;
         }
     }
-    render_table(frame, area, ctx, focus, g, &tools);
+    render_table(frame, area, ctx, focus, g);
 }
 
 /// Where a node's label sits on the screen.
@@ -388,16 +389,86 @@ fn render_legend(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
 }
 
 /// One row of the ranked table.
+#[derive(Clone, Copy)]
 struct Ranked<'a> {
     name: &'a str,
     score: f64,
     weight: Option<f64>,
 }
 
+/// The table's order: by score, then by weight from the source (tools it
+/// does not reach last), then by name.
+fn table_order(a: &Ranked, b: &Ranked) -> Ordering {
+    b.score
+        .total_cmp(&a.score)
+        .then_with(|| b.weight.unwrap_or(-1.0).total_cmp(&a.weight.unwrap_or(-1.0)))
+        .then_with(|| a.name.cmp(b.name))
+}
+
+/// A source row this short is merged in whole; a longer one (`start`'s) is
+/// read only for the tools of the scores the table reaches.
+const SHORT_ROW: usize = 256;
+
+/// The first `k` tools in [`table_order`]. The graph keeps its tools by
+/// score then name, which is that order but for the weights: they only
+/// reorder tools of equal score, so each run of equal scores is reordered
+/// on its own, and no run past the `k`th tool is read.
+fn ranked_rows<'a>(g: &'a GraphView, src_row: &'a BTreeMap<String, f64>, k: usize) -> Vec<Ranked<'a>> {
+    let mut out: Vec<Ranked> = Vec::with_capacity(k);
+    let short = src_row.len() <= SHORT_ROW;
+    // A short row's tools in the table's order, merged into each run.
+    let mut in_row: Vec<Ranked> = if short {
+        src_row
+            .iter()
+            .filter(|(t, _)| g.is_tool(t))
+            .map(|(t, w)| Ranked { name: t, score: g.score(t), weight: Some(*w) })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    in_row.sort_by(table_order);
+    let mut in_row = in_row.into_iter().peekable();
+    let mut tools = g.by_score().peekable();
+    let mut run: Vec<Ranked> = Vec::new();
+    while out.len() < k {
+        let Some(&(_, score)) = tools.peek() else { break };
+        let same = |s: f64| s.total_cmp(&score) == Ordering::Equal;
+        if short {
+            // The run's tools the row does not reach, by name, merged with
+            // those it does.
+            let mut rest = std::iter::from_fn(|| tools.next_if(|t| same(t.1)))
+                .filter(|(name, _)| !src_row.contains_key(*name))
+                .map(|(name, score)| Ranked { name, score, weight: None })
+                .peekable();
+            while out.len() < k {
+                let next = match (in_row.peek().filter(|r| same(r.score)), rest.peek()) {
+                    (Some(a), Some(b)) if table_order(a, b) == Ordering::Greater => rest.next(),
+                    (Some(_), _) => in_row.next(),
+                    (None, Some(_)) => rest.next(),
+                    (None, None) => break,
+                };
+                out.extend(next);
+            }
+            // What `k` left unread of the run is not shown.
+            rest.for_each(drop);
+        } else {
+            run.clear();
+            run.extend(std::iter::from_fn(|| tools.next_if(|t| same(t.1))).map(|(name, score)| Ranked {
+                name,
+                score,
+                weight: src_row.get(name).copied(),
+            }));
+            // The run is in name order: a stable sort by weight keeps it within equal weights.
+            run.sort_by(|a, b| b.weight.unwrap_or(-1.0).total_cmp(&a.weight.unwrap_or(-1.0)));
+            out.extend(run.iter().take(k - out.len()));
+        }
+    }
+    out
+}
+
 /// Tools ranked by score, then by weight from the source node, then by name;
-/// only the rows on screen are ordered (a partial sort), and only their
-/// in-degrees counted.
-fn render_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str, g: &GraphView, tools: &[&str]) {
+/// only the rows up to the screen's last are ordered (see `ranked_rows`).
+fn render_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str, g: &GraphView) {
     let theme = ctx.theme;
     let state = ctx.state;
     // The focus's own row when it leads to other tools; else start's, which
@@ -407,31 +478,11 @@ fn render_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str, g: &G
     let empty = BTreeMap::new();
     let src_row = g.out.get(source).unwrap_or(&empty);
 
-    // Scores and the source's row are sorted by name like `tools`: a merge, not lookups.
-    let mut scores = g.scores.iter().peekable();
-    let mut weights = src_row.iter().peekable();
-    let mut rows: Vec<Ranked> = Vec::with_capacity(tools.len());
-    for &name in tools {
-        while scores.peek().is_some_and(|(n, _)| n.as_str() < name) {
-            scores.next();
-        }
-        while weights.peek().is_some_and(|(n, _)| n.as_str() < name) {
-            weights.next();
-        }
-        let score = scores.peek().filter(|(n, _)| n.as_str() == name).map(|(_, s)| **s).unwrap_or(0.0);
-        let weight = weights.peek().filter(|(n, _)| n.as_str() == name).map(|(_, w)| **w);
-        rows.push(Ranked { name, score, weight });
-    }
-    let n = rows.len();
+    let n = g.tool_count();
     let footer_h = u16::from(area.height >= 4);
     let visible = (area.height.saturating_sub(1 + footer_h)) as usize;
     let offset = ctx.view.table_offset.min(n.saturating_sub(visible));
-    top_k(&mut rows, offset + visible, |a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| b.weight.unwrap_or(-1.0).total_cmp(&a.weight.unwrap_or(-1.0)))
-            .then_with(|| a.name.cmp(b.name))
-    });
+    let rows = ranked_rows(g, src_row, offset + visible);
     let shown: Vec<&Ranked> = rows.iter().skip(offset).take(visible).collect();
 
     let in_degree = |name: &str| g.in_degree.get(name).copied().unwrap_or(0);
