@@ -1,6 +1,9 @@
 //! The state of a session as a fold over its events:
 //! `state = events.fold(SessionState::default(), apply)`. The live view, the
 //! headless summary and a replayed trace all use this one function.
+//!
+//! Long: `apply` is one match over every event kind, and splitting it would
+//! scatter what a single event does to the state across files.
 
 use std::collections::{BTreeMap, VecDeque};
 
