@@ -4,6 +4,8 @@
 
 use serde_json::json;
 
+use crate::common;
+
 use switchyard::engine::event::{GraphSnapshot, RunOutcome, StrategyKind, ToolBrief, ToolOutcome};
 use switchyard::engine::graph_history::SERIES_CAP;
 use switchyard::engine::state::{RUN_WINDOW, RunSummary, SessionState};
@@ -11,6 +13,8 @@ use switchyard::engine::{Event, EventKind, Params};
 use switchyard::eval::report::Metrics;
 use switchyard::graph::{GraphUpdate, RowChange, WeightChange};
 use switchyard::model::Usage;
+use switchyard::ui::panes::budget;
+use switchyard::ui::{PaneCtx, Theme, ViewState};
 
 const RUNS: u32 = 20_000;
 const TOOLS: usize = 6;
@@ -144,6 +148,15 @@ fn twenty_thousand_runs_keep_a_window_and_bounded_history_and_count_every_run() 
     let calls: u64 = state.tool_spend.values().map(|s| s.calls).sum();
     assert_eq!(calls, u64::from(RUNS));
     assert_eq!(state.events, 1 + 5 * u64::from(RUNS));
+
+    // The budget pane counts every run, not the kept window.
+    let avg = every.iter().map(|r| r.cost).sum::<f64>() / f64::from(RUNS);
+    let theme = Theme::default();
+    let view = ViewState::default();
+    let ctx = PaneCtx { state: &state, view: &view, theme: &theme, focused: true, now_ms: state.t };
+    let screen = common::buffer_text(&common::render(100, 12, |f| budget::render(f, f.area(), &ctx)));
+    let want = format!("{RUNS} runs done, {avg:.2} a run on average");
+    assert!(screen.contains(&want), "wanted '{want}' in\n{screen}");
 
     // The graph's history: every series within its cap, and few series.
     let g = state.graph.as_ref().unwrap();

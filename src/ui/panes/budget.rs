@@ -64,12 +64,13 @@ fn unit_suffix(s: &SessionState) -> String {
 }
 
 fn session_line(s: &SessionState, unit: &str, th: &Theme) -> Line<'static> {
-    let runs = s.finished.len();
+    // The totals, not the window of kept runs: a long session keeps only the
+    // latest thousand, and the count must not stop there.
+    let runs = s.totals.attempts();
     let mut spans = vec![Span::styled(format!("session {}{unit}", fmt_cost(s.total_cost)), th.base())];
     if runs > 0 {
-        let done = total(s.finished.iter().map(|r| r.cost));
         spans.push(Span::styled(
-            format!(" · {runs} runs done, {} a run on average", fmt_cost(done / runs as f64)),
+            format!(" · {runs} runs done, {} a run on average", fmt_cost(s.totals.cost / runs as f64)),
             th.muted(),
         ));
     }
