@@ -192,12 +192,14 @@ pub fn make_plan(items: &[Item], remaining: f64, lambda: f64) -> BudgetPlan {
         }
     }
     let planned_cost = real_cost(&allowances);
-    let planned_value = allowances.iter().filter(|a| a.calls > 0).map(|a| f64::from(a.calls) * a.value).sum();
+    // Folded from +0.0: Rust's float `sum` starts from -0.0, and an empty
+    // plan's cost would be written and printed as -0.
+    let planned_value = allowances.iter().filter(|a| a.calls > 0).fold(0.0, |s, a| s + f64::from(a.calls) * a.value);
     BudgetPlan { allowances, remaining, planned_cost, planned_value, lambda }
 }
 
 fn real_cost(allowances: &[Allowance]) -> f64 {
-    allowances.iter().filter(|a| a.calls > 0).map(|a| f64::from(a.calls) * a.cost).sum()
+    allowances.iter().filter(|a| a.calls > 0).fold(0.0, |s, a| s + f64::from(a.calls) * a.cost)
 }
 
 /// An item that can take at least one call: cost in 1..=capacity, value > 0,

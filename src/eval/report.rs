@@ -377,7 +377,7 @@ impl MatrixRow {
             .iter()
             .filter(|s| s.role == role)
             .map(|s| s.prompt_tokens_per_task + s.completion_tokens_per_task)
-            .sum()
+            .fold(0.0, |a, x| a + x)
     }
 }
 

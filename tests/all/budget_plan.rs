@@ -301,3 +301,18 @@ fn huge_capacities_stay_feasible() {
     assert_eq!(f, vec![2, 0, 2, 0, 1]);
     assert!((best - 4.1).abs() < 1e-12);
 }
+
+/// A plan that allows no call costs +0 and is worth +0: Rust's float `sum`
+/// starts from -0.0, which the eval's rows once carried as `-0.0`.
+#[test]
+fn a_plan_with_no_call_costs_positive_zero() {
+    for (costs, remaining) in [(vec![30.0, 50.0], 20.0), (vec![], 20.0), (vec![5.0], 0.0)] {
+        let values = vec![0.5; costs.len()];
+        let max = vec![3; costs.len()];
+        let plan = make_plan(&items(&costs, &values, &max), remaining, 1.0);
+        assert!(plan.allowances.iter().all(|a| a.calls == 0));
+        assert!(plan.planned_cost == 0.0 && plan.planned_cost.is_sign_positive(), "{:?}", plan.planned_cost);
+        assert!(plan.planned_value.is_sign_positive());
+        assert_eq!(serde_json::to_string(&plan.planned_cost).unwrap(), "0.0");
+    }
+}
