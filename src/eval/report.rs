@@ -373,11 +373,12 @@ impl MatrixRow {
 
     /// Prompt plus completion tokens per task of one role (any model).
     pub fn role_tokens(&self, role: Role) -> f64 {
-        self.roles
-            .iter()
-            .filter(|s| s.role == role)
-            .map(|s| s.prompt_tokens_per_task + s.completion_tokens_per_task)
-            .fold(0.0, |a, x| a + x)
+        total(
+            self.roles
+                .iter()
+                .filter(|s| s.role == role)
+                .map(|s| s.prompt_tokens_per_task + s.completion_tokens_per_task),
+        )
     }
 }
 
