@@ -11,6 +11,19 @@
 //! scripts/langgraph-side-by-side.sh instead, "Calculate 2+2." eight times in
 //! a session: each a calculator call, then the answer (two steps; retrieval
 //! offers the calculator for this wording, not for "What is 2+2?").
+//!
+//! Each session gets the one retrieval index its library has, built once,
+//! as `session::prepare` gives every engine of a session (and every task of
+//! a concurrent eval) the same one.
+//!
+//! `engine_step_16000_tools` runs the 2+2 session over the generated
+//! 16,000-tool library of `support/library.rs`: react (retrieval over the
+//! whole library every task) and toolnet (also the graph's candidates, and
+//! after every task the update of `start`'s row, one edge per tool), in
+//! sessions of 64 tasks.
+
+#[path = "support/library.rs"]
+mod library;
 
 use std::sync::Arc;
 
@@ -22,6 +35,7 @@ use switchyard::engine::{Engine, EngineSetup, LogicalClock, Models, StrategyKind
 use switchyard::graph::GraphStore;
 use switchyard::model::price::Price;
 use switchyard::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Role, Usage};
+use switchyard::retrieve::Retriever;
 use switchyard::session;
 use switchyard::task::{Task, load_tasks};
 
@@ -63,9 +77,11 @@ fn bench(c: &mut Criterion) {
             ..Task::default()
         })
         .collect();
+    let retriever = Retriever::lexical(library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str())));
     let session_steps = |tasks: &[Task], models: Models, saved: bool| {
         let mut setup = EngineSetup::new(library.clone(), models, StrategyKind::Toolnet);
         setup.graph = Some(graph.clone());
+        setup.retriever = Some(retriever.clone());
         // The learnt graph saved after every task, as `run` does.
         setup.graph_store = saved.then(|| GraphStore::open(dir.path().join("graph.json")).unwrap().1);
         setup.clock = Arc::new(LogicalClock::default());
@@ -93,5 +109,46 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+fn at_16000_tools(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = Config::load(&library::write(dir.path(), 16_000)).unwrap();
+    let library = session::load_library(&cfg).unwrap();
+    assert_eq!(library.tools().len(), 16_000, "{} sample tools and the generated ones", library::SAMPLE_TOOLS);
+    let graph = session::build_graph(&cfg, &library).unwrap();
+    let retriever = Retriever::lexical(library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str())));
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let instant = Models::single(Arc::new(Instant), Price::default());
+    // A longer session than above: what a session does once (its first
+    // event lists 16,000 tools, and toolnet's carries the graph) is spread
+    // over 64 tasks, still far fewer than a session at this scale runs.
+    let tasks: Vec<Task> = (1..=64)
+        .map(|i| Task {
+            id: format!("add{i}"),
+            query: "Calculate 2+2.".into(),
+            answer: Some("4".into()),
+            tools: vec!["calculator".into()],
+            ..Task::default()
+        })
+        .collect();
+    let mut group = c.benchmark_group("engine_step_16000_tools");
+    group.sample_size(10);
+    for strategy in [StrategyKind::React, StrategyKind::Toolnet] {
+        let session_steps = || {
+            let mut setup = EngineSetup::new(library.clone(), instant.clone(), strategy);
+            setup.graph = (strategy == StrategyKind::Toolnet).then(|| graph.clone());
+            setup.retriever = Some(retriever.clone());
+            setup.clock = Arc::new(LogicalClock::default());
+            let (engine, _h) = Engine::new(setup);
+            let out = rt.block_on(engine.run(tasks.clone())).unwrap();
+            out.state.finished.iter().map(|r| r.steps as u64).sum::<u64>()
+        };
+        let steps = session_steps();
+        assert_eq!(steps, 2 * tasks.len() as u64, "{strategy:?}: each 2+2 task, a calculator call then the answer");
+        group.throughput(Throughput::Elements(steps));
+        group.bench_function(format!("{strategy:?}").to_lowercase(), |b| b.iter(session_steps));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, at_16000_tools);
 criterion_main!(benches);

@@ -55,8 +55,9 @@ pub struct Scored {
 
 struct Dense {
     embedder: Arc<dyn Embedder>,
-    raw: VectorIndex,
-    heads: Option<(Arc<dyn Reshape>, VectorIndex)>,
+    // Shared by the copies, as the lexical index is.
+    raw: Arc<VectorIndex>,
+    heads: Option<(Arc<dyn Reshape>, Arc<VectorIndex>)>,
     judge: Option<Arc<dyn ToolJudge>>,
     /// Query vectors already computed (BTP compares one query with every
     /// past one, again on every task).
@@ -83,7 +84,9 @@ const QUERY_CACHE: usize = 20_000;
 
 #[derive(Clone)]
 pub struct Retriever {
-    lexical: Bm25Index,
+    /// Shared: every engine of a session (one a task in a concurrent eval)
+    /// takes a copy, and the index is as large as the library.
+    lexical: Arc<Bm25Index>,
     dense: Option<Dense>,
     lexical_weight: f32,
 }
@@ -97,7 +100,7 @@ impl std::fmt::Debug for Retriever {
 impl Retriever {
     /// BM25 over `(name, text)` documents; needs nothing.
     pub fn lexical<'a>(docs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
-        Retriever { lexical: Bm25Index::new(docs), dense: None, lexical_weight: 1.0 }
+        Retriever { lexical: Arc::new(Bm25Index::new(docs)), dense: None, lexical_weight: 1.0 }
     }
 
     /// BM25 plus dense vectors of every document's `name: text`, taken from
@@ -111,14 +114,14 @@ impl Retriever {
         lexical_weight: f32,
     ) -> Result<Self, EmbedError> {
         let docs: Vec<(&str, &str)> = docs.into_iter().collect();
-        let lexical = Bm25Index::new(docs.iter().copied());
+        let lexical = Arc::new(Bm25Index::new(docs.iter().copied()));
         let texts: Vec<String> = docs.iter().map(|(n, t)| doc_text(n, t)).collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = cache.vectors(embedder.as_ref(), &refs)?;
         let dim = embedder.dim();
-        let raw = VectorIndex::from_rows(dim, vectors.iter().cloned());
+        let raw = Arc::new(VectorIndex::from_rows(dim, vectors.iter().cloned()));
         let heads = heads.map(|h| {
-            let index = VectorIndex::from_rows(dim, vectors.iter().map(|v| h.tool(v)));
+            let index = Arc::new(VectorIndex::from_rows(dim, vectors.iter().map(|v| h.tool(v))));
             (h, index)
         });
         Ok(Retriever {
