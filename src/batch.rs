@@ -146,7 +146,7 @@ pub async fn run(b: Batch<'_>, mut on_done: impl FnMut(TaskRun) -> Result<(), Se
             let prepared = shared.engine(
                 b.config,
                 &opts,
-                vec![b.tasks[next].clone()],
+                vec![b.tasks[next].clone()].into(),
                 committed.snapshot(),
                 task_seed(shared.seed, next),
             )?;

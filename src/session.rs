@@ -30,7 +30,7 @@ use crate::retrieve::settings::{load_heads, load_judge};
 use crate::retrieve::{EmbedError, EmbedderKind, Retriever};
 use crate::strategy::atc::Atc;
 use crate::strategy::rewoo::Rewoo;
-use crate::task::{Task, TaskError, load_tasks};
+use crate::task::{Task, TaskError, TaskList, load_tasks};
 use crate::tool::ToolLibrary;
 use crate::tool::exec::Executor;
 use crate::tool::manifest::ManifestError;
@@ -225,7 +225,8 @@ pub fn load_library(config: &Config) -> Result<Arc<ToolLibrary>, SetupError> {
     Ok(with_tools(load_tools(config)?, config)?.library)
 }
 
-pub fn load_task_list(config: &Config, source: &TaskSource, count: Option<usize>) -> Result<Vec<Task>, SetupError> {
+/// The tasks to run; `count` positions cycling through the source's when given.
+pub fn load_task_list(config: &Config, source: &TaskSource, count: Option<usize>) -> Result<TaskList, SetupError> {
     let tasks = match source {
         TaskSource::Configured => load_tasks(&config.tasks)?,
         TaskSource::File(p) => load_tasks(p)?,
@@ -239,10 +240,8 @@ pub fn load_task_list(config: &Config, source: &TaskSource, count: Option<usize>
     if tasks.is_empty() {
         return Err(SetupError::Invalid("the task list is empty".into()));
     }
-    Ok(match count {
-        Some(n) => tasks.iter().cycle().take(n).cloned().collect(),
-        None => tasks,
-    })
+    let len = count.unwrap_or(tasks.len());
+    Ok(TaskList::cycling(tasks, len))
 }
 
 pub fn graph_path(config: &Config) -> Result<PathBuf, SetupError> {
@@ -330,7 +329,7 @@ fn wrap_roles(live: &Models, by_name: &std::collections::BTreeMap<String, ModelS
 pub struct Prepared {
     pub engine: Engine,
     pub handle: EngineHandle,
-    pub tasks: Vec<Task>,
+    pub tasks: TaskList,
     /// The live OpenTelemetry export, when one is configured.
     pub otel: Option<crate::otel::LiveExport>,
 }
@@ -464,7 +463,7 @@ impl Shared {
         &self,
         config: &Config,
         opts: &SessionOptions,
-        tasks: Vec<Task>,
+        tasks: TaskList,
         learnt: Learnt,
         seed: u64,
     ) -> Result<Prepared, SetupError> {

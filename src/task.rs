@@ -1,9 +1,10 @@
 //! Task files: TOML (`[[task]]` tables) or JSON Lines (`.jsonl`, one object a
-//! line), and the comparison of an answer with a gold answer.
+//! line), the comparison of an answer with a gold answer, and a session's
+//! task list.
 
 mod judge;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -201,6 +202,72 @@ pub fn embedded_sample_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-tools")
 }
 
+/// A session's task list. `--count N` runs a file's tasks round and round
+/// until N have run; holding N copies made a long headless session's memory
+/// grow with N, so the list keeps one round and the positions edited since.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TaskList {
+    /// One round of the tasks: position i runs `cycle[i % cycle.len()]`.
+    cycle: Vec<Task>,
+    len: usize,
+    /// Positions whose task was edited: an edit belongs to that run alone.
+    edited: BTreeMap<usize, Task>,
+}
+
+impl TaskList {
+    /// `len` positions cycling through `tasks` (none when `tasks` is empty).
+    pub fn cycling(mut tasks: Vec<Task>, len: usize) -> Self {
+        let len = if tasks.is_empty() { 0 } else { len };
+        // A list shorter than one round keeps only what it runs.
+        tasks.truncate(len);
+        TaskList { cycle: tasks, len, edited: BTreeMap::new() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The task at position `i` (from 0).
+    pub fn get(&self, i: usize) -> Option<&Task> {
+        if i >= self.len {
+            return None;
+        }
+        self.edited.get(&i).or_else(|| self.cycle.get(i % self.cycle.len()))
+    }
+
+    /// One round of the tasks as they were given, edits aside: the whole
+    /// list when it does not wrap.
+    pub fn cycle(&self) -> &[Task] {
+        &self.cycle
+    }
+
+    /// Replaces the task at position `i`, for that position only; false
+    /// when there is none.
+    pub fn set(&mut self, i: usize, task: Task) -> bool {
+        if i >= self.len {
+            return false;
+        }
+        self.edited.insert(i, task);
+        true
+    }
+
+    /// Every position's task, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &Task> {
+        (0..self.len).filter_map(|i| self.get(i))
+    }
+}
+
+impl From<Vec<Task>> for TaskList {
+    fn from(tasks: Vec<Task>) -> Self {
+        let len = tasks.len();
+        TaskList::cycling(tasks, len)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,5 +357,42 @@ mod tests {
         assert!(back.contains("\"match\":\"round2\""), "{back}");
         assert!(!serde_json::to_string(&j[1]).unwrap().contains("match"));
         assert_eq!(serde_json::from_str::<Task>(&back).unwrap(), j[0]);
+    }
+}
+
+#[cfg(test)]
+mod task_list_tests {
+    use super::*;
+
+    fn task(id: &str) -> Task {
+        Task { id: id.into(), query: format!("query {id}"), ..Task::default() }
+    }
+
+    #[test]
+    fn positions_cycle_through_the_tasks() {
+        let list = TaskList::cycling(vec![task("a"), task("b"), task("c")], 7);
+        let ids: Vec<&str> = list.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "c", "a", "b", "c", "a"]);
+        assert_eq!(list.len(), 7);
+        assert_eq!(list.cycle().len(), 3);
+        assert!(list.get(7).is_none());
+    }
+
+    #[test]
+    fn a_short_list_keeps_only_what_it_runs() {
+        let list = TaskList::cycling(vec![task("a"), task("b"), task("c")], 2);
+        assert_eq!(list.cycle().len(), 2);
+        assert_eq!(list.iter().count(), 2);
+        assert!(TaskList::cycling(vec![], 5).is_empty());
+    }
+
+    #[test]
+    fn an_edit_changes_one_position_only() {
+        let mut list = TaskList::cycling(vec![task("a"), task("b")], 5);
+        assert!(list.set(2, task("edited")));
+        assert!(!list.set(5, task("past the end")));
+        let ids: Vec<&str> = list.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "edited", "b", "a"]);
+        assert_eq!(list.cycle()[0].id, "a");
     }
 }

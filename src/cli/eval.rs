@@ -18,6 +18,7 @@ use switchyard::eval::results::{
 };
 use switchyard::model::Role;
 use switchyard::session::{self, GraphSource, SessionOptions};
+use switchyard::task::Task;
 
 use super::args::Common;
 
@@ -79,7 +80,8 @@ struct Setting {
 pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
     let rt = runtime()?;
     let settings = if a.matrix.is_empty() { settings(config, &a, &rt)? } else { matrix_settings(config, &a, &rt)? };
-    let tasks = session::load_task_list(config, &settings[0].opts.tasks, a.common.count)?;
+    let tasks: Vec<Task> =
+        session::load_task_list(config, &settings[0].opts.tasks, a.common.count)?.iter().cloned().collect();
     let jobs = a.jobs.max(1);
     let out = out_dir(config, &a)?;
     let meta = EvalMeta {

@@ -27,7 +27,7 @@ use super::trace::TraceWriter;
 use crate::budget::btp::BtpSetup;
 use crate::graph::{GraphStore, ToolGraph};
 use crate::retrieve::Retriever;
-use crate::task::Task;
+use crate::task::{Task, TaskList};
 use crate::tool::ToolLibrary;
 use crate::tool::exec::Executor;
 use crate::tool::fault::FaultTable;
@@ -329,9 +329,9 @@ impl Engine {
 
     /// Runs the tasks one after another; returns when all are done (or, when
     /// lingering, when the user stops) or the user stopped the session.
-    pub async fn run(mut self, tasks: Vec<Task>) -> Result<SessionOutcome, EngineError> {
+    pub async fn run(mut self, tasks: impl Into<TaskList>) -> Result<SessionOutcome, EngineError> {
         self.params.validate()?;
-        let mut tasks = tasks;
+        let mut tasks: TaskList = tasks.into();
         let models = self
             .models
             .assignments()
@@ -359,7 +359,9 @@ impl Engine {
             tools,
             cost_unit: self.cost_unit.clone(),
             tasks: tasks.len() as u32,
-            task_list: tasks.iter().map(|t| TaskBrief { id: t.id.clone(), query: t.query.clone() }).collect(),
+            // One round when the list wraps (schema 3): the trace of a long
+            // `--count` session does not open with every position listed.
+            task_list: tasks.cycle().iter().map(|t| TaskBrief { id: t.id.clone(), query: t.query.clone() }).collect(),
             available_models: self.models.available().map(|s| s.model.info()).collect(),
             pace_ms: self.pace.as_millis() as u64,
             graph,
@@ -395,7 +397,7 @@ impl Engine {
                 } else if std::mem::take(&mut self.restart) {
                     i = tasks.len() - 1;
                     if let Some(text) = self.edited_text.take() {
-                        self.edit_task(&mut tasks[i], i, text)?;
+                        self.edit_task(&mut tasks, i, text)?;
                     }
                 }
                 continue;
@@ -412,10 +414,11 @@ impl Engine {
                 }
                 scheduled_up_to = n;
             }
-            self.run_task(&tasks[i], n, total).await?;
+            let Some(task) = tasks.get(i) else { break };
+            self.run_task(task, n, total).await?;
             if std::mem::take(&mut self.restart) {
                 if let Some(text) = self.edited_text.take() {
-                    self.edit_task(&mut tasks[i], i, text)?;
+                    self.edit_task(&mut tasks, i, text)?;
                 }
                 continue;
             }
@@ -498,10 +501,13 @@ impl Engine {
         })
     }
 
-    fn edit_task(&mut self, task: &mut Task, i: usize, text: String) -> Result<(), EngineError> {
-        task.query = text.clone();
-        // The gold answer was for the old text.
-        task.answer = None;
+    fn edit_task(&mut self, tasks: &mut TaskList, i: usize, text: String) -> Result<(), EngineError> {
+        if let Some(mut task) = tasks.get(i).cloned() {
+            task.query = text.clone();
+            // The gold answer was for the old text.
+            task.answer = None;
+            tasks.set(i, task);
+        }
         self.emit(EventKind::TaskEdited { index: i as u32 + 1, text })
     }
 

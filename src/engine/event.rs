@@ -20,7 +20,9 @@ use crate::tool::fault::{Fault, FaultMode};
 use crate::tool::{CallSource, ToolError};
 
 /// Bumped whenever an event's shape changes incompatibly.
-pub const SCHEMA_VERSION: u32 = 2;
+/// Version 3: `SessionStarted.task_list` is one round of a task list that
+/// wraps (`--count` past the file's length), `tasks` positions in all.
+pub const SCHEMA_VERSION: u32 = 3;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Event {
@@ -353,7 +355,9 @@ pub enum EventKind {
         tools: Vec<ToolBrief>,
         cost_unit: String,
         tasks: u32,
-        /// The task list, so a view can offer to pick one.
+        /// The task list, so a view can offer to pick one: position i
+        /// (from 0) runs `task_list[i % task_list.len()]`, as the list wraps
+        /// when `tasks` is longer.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         task_list: Vec<TaskBrief>,
         /// Models a role can be switched to, by name.

@@ -140,9 +140,11 @@ fn parse_event(path: &Path, line: usize, text: &str) -> Result<Event, TraceError
     let parse_error = |why: String| TraceError::Parse { path: path.to_path_buf(), line, why };
     let mut value: Value = serde_json::from_str(text).map_err(|e| parse_error(e.to_string()))?;
     let v = value.get("v").and_then(|v| v.as_u64()).unwrap_or(0) as u32;
+    // Version 2 listed every position of a wrapping task list, which
+    // version 3 reads as a cycle as long as the list: nothing to upgrade.
     if v == 1 {
         upgrade_v1(&mut value).map_err(parse_error)?;
-    } else if v != SCHEMA_VERSION {
+    } else if v != 2 && v != SCHEMA_VERSION {
         return Err(TraceError::Version { path: path.to_path_buf(), line, found: v });
     }
     serde_json::from_value(value).map_err(|e| parse_error(e.to_string()))

@@ -15,7 +15,7 @@ use crate::engine::fork::ForkPlan;
 use crate::engine::trace::{TraceWriter, read_trace};
 use crate::engine::{Control, Labels};
 use crate::model::Role;
-use crate::task::Task;
+use crate::task::{Task, TaskList};
 
 /// What the user asks of a fork.
 #[derive(Clone, Debug, Default)]
@@ -45,8 +45,9 @@ pub fn prepare_fork(config: &Config, req: &ForkRequest, opts: &SessionOptions) -
     }
     plan.controls = req.controls.clone();
     plan.pause = req.pause;
-    let EventKind::SessionStarted { strategy, seed, params, models, tools, task_list, graph, experience, .. } =
-        plan.session_started().kind.clone()
+    let EventKind::SessionStarted {
+        strategy, seed, params, models, tools, tasks, task_list, graph, experience, ..
+    } = plan.session_started().kind.clone()
     else {
         return Err(SetupError::Invalid(format!(
             "{}: the trace does not start with SessionStarted",
@@ -93,7 +94,7 @@ pub fn prepare_fork(config: &Config, req: &ForkRequest, opts: &SessionOptions) -
             )));
         }
     }
-    let tasks = fork_tasks(config, &opts, &task_list, &events)?;
+    let tasks = fork_tasks(config, &opts, &task_list, tasks as usize, &events)?;
     let graph = match (shared.graph(config, &SessionOptions { graph: GraphSource::Fresh, ..opts.clone() })?, graph) {
         (Some(mut g), Some(snap)) => {
             g.restore(snap.iteration, snap.edges(), &snap.scores).map_err(|e| {
@@ -138,20 +139,27 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// The recorded session's tasks: the task file's when it lists the same
-/// tasks (candidates and match modes come with it), else as the trace
-/// names them, with the gold answers its runs carried.
+/// The recorded session's tasks, `total` positions cycling through the
+/// `recorded` round: the task file's when it lists the same tasks
+/// (candidates and match modes come with it), else as the trace names them,
+/// with the gold answers its runs carried.
 fn fork_tasks(
     config: &Config,
     opts: &SessionOptions,
     recorded: &[TaskBrief],
+    total: usize,
     events: &[Event],
-) -> Result<Vec<Task>, SetupError> {
-    let same = |tasks: &[Task]| {
-        tasks.len() == recorded.len() && tasks.iter().zip(recorded).all(|(t, r)| t.id == r.id && t.query == r.query)
+) -> Result<TaskList, SetupError> {
+    // A version 2 trace listed every position, a version 3 one a round.
+    let same = |tasks: &TaskList| {
+        tasks.cycle().len() <= recorded.len()
+            && recorded
+                .iter()
+                .enumerate()
+                .all(|(i, r)| tasks.get(i).is_some_and(|t| t.id == r.id && t.query == r.query))
     };
     if !matches!(opts.tasks, TaskSource::Text(_))
-        && let Ok(tasks) = load_task_list(config, &opts.tasks, Some(recorded.len()))
+        && let Ok(tasks) = load_task_list(config, &opts.tasks, Some(total))
         && same(&tasks)
     {
         return Ok(tasks);
@@ -163,13 +171,14 @@ fn fork_tasks(
     }
     let mut tasks: Vec<Task> =
         recorded.iter().map(|b| Task { id: b.id.clone(), query: b.query.clone(), ..Task::default() }).collect();
+    let round = tasks.len().max(1);
     for e in events {
         if let EventKind::RunStarted { index, gold: Some(g), .. } = &e.kind
-            && let Some(t) = tasks.get_mut((*index as usize).saturating_sub(1))
+            && let Some(t) = tasks.get_mut((*index as usize).saturating_sub(1) % round)
             && t.answer.is_none()
         {
             t.answer = Some(g.clone());
         }
     }
-    Ok(tasks)
+    Ok(TaskList::cycling(tasks, total))
 }

@@ -488,7 +488,32 @@ fn a_version_1_trace_reads_with_its_graph_snapshot_upgraded() {
 
     let dir = tempfile::tempdir().unwrap();
     let future = dir.path().join("future.jsonl");
-    std::fs::write(&future, "{\"v\":3,\"run\":0,\"step\":0,\"t\":0,\"type\":\"Paused\"}\n").unwrap();
+    std::fs::write(&future, "{\"v\":4,\"run\":0,\"step\":0,\"t\":0,\"type\":\"Paused\"}\n").unwrap();
     let err = read_trace(&future).unwrap_err().to_string();
-    assert!(err.contains("trace schema version 3, this build reads versions 1 to 2"), "{err}");
+    assert!(err.contains("trace schema version 4, this build reads versions 1 to 3"), "{err}");
+}
+
+/// A version 2 trace (every position of the task list listed) reads as
+/// the same events as this build's record of the same session, and folds
+/// to the same state: `toolnet-v2.jsonl` is the golden `toolnet.jsonl` as
+/// version 2 wrote it.
+#[test]
+fn a_version_2_trace_reads_as_the_same_session() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let old = read_trace(&root.join("tests/fixtures/toolnet-v2.jsonl")).unwrap();
+    let now = read_trace(&root.join("tests/golden/toolnet.jsonl")).unwrap();
+    assert_eq!((old[0].v, now[0].v), (2, 3));
+    let kinds = |events: &[switchyard::engine::Event]| -> Vec<EventKind> {
+        let unversioned = |e: &switchyard::engine::Event| {
+            let mut k = e.kind.clone();
+            if let EventKind::SessionStarted { schema, .. } = &mut k {
+                *schema = 0;
+            }
+            k
+        };
+        events.iter().map(unversioned).collect()
+    };
+    assert_eq!(kinds(&old), kinds(&now));
+    let (a, b) = (SessionState::from_events(&old), SessionState::from_events(&now));
+    assert_eq!((a.task_list, a.total_tasks, a.finished), (b.task_list, b.total_tasks, b.finished));
 }

@@ -955,7 +955,10 @@ async fn campaign(first: u64, runs: u64) -> Figures {
     let library: Vec<String> =
         session::load_library(&config).expect("the sample library").names().map(str::to_string).collect();
     let library = Arc::new(library);
-    let all_tasks = session::load_task_list(&config, &session::TaskSource::Configured, None).expect("the sample tasks");
+    let all_tasks = session::load_task_list(&config, &session::TaskSource::Configured, None)
+        .expect("the sample tasks")
+        .cycle()
+        .to_vec();
     let mut figures = Figures::default();
     let mut set = tokio::task::JoinSet::new();
     let parallel = env_u64("SWITCHYARD_CAMPAIGN_JOBS").unwrap_or(4).max(1) as usize;
@@ -1004,7 +1007,7 @@ async fn a_seed_gives_the_same_run_twice() {
     // (on the logical clock) is the same run again.
     let config = Config::default();
     let library: Vec<String> = session::load_library(&config).unwrap().names().map(str::to_string).collect();
-    let tasks = session::load_task_list(&config, &session::TaskSource::Configured, None).unwrap();
+    let tasks = session::load_task_list(&config, &session::TaskSource::Configured, None).unwrap().cycle().to_vec();
     let a = shape(11, &tasks, &library);
     let b = shape(11, &tasks, &library);
     assert_eq!(format!("{a:?}"), format!("{b:?}"));

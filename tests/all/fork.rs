@@ -298,3 +298,47 @@ fn the_answer_at_the_cursor_can_be_replaced_and_bad_forks_say_why() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && e.contains("'abacus' is not in this config's library"), "{e}");
 }
+
+/// `--count` past the task file's length: the trace opens with one round of
+/// the tasks (schema 3), the positions past it run the round again, and a
+/// fork inside a later round goes on as the parent did.
+#[test]
+fn a_wrapping_task_list_is_traced_as_one_round_and_forks_past_it() {
+    let d = tempfile::tempdir().unwrap();
+    let tasks = d.path().join("two.toml");
+    std::fs::write(
+        &tasks,
+        "[[task]]\nid = \"add\"\nquery = \"Calculate 2+2.\"\nanswer = \"4\"\n\n\
+         [[task]]\nid = \"capital\"\nquery = \"What is the capital of 'France'?\"\nanswer = \"Paris\"\n",
+    )
+    .unwrap();
+    let parent = d.path().join("parent.jsonl");
+    let out = bin()
+        .arg("--data-dir")
+        .arg(d.path().join("data"))
+        .args(["run", "--strategy", "toolnet", "--tasks", s(&tasks), "--count", "5", "--seed", "5", "--logical-clock"])
+        .args(["--no-save", "--trace", s(&parent)])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let recorded = lines(&parent);
+    let first = &recorded[0];
+    assert_eq!((first["v"].as_u64(), first["schema"].as_u64()), (Some(3), Some(3)));
+    assert_eq!(first["tasks"], 5);
+    let listed: Vec<&str> = first["task_list"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(listed, ["add", "capital"], "one round, not five positions");
+    let ran: Vec<&str> =
+        recorded.iter().filter(|e| e["type"] == "RunStarted").map(|e| e["task_id"].as_str().unwrap()).collect();
+    assert_eq!(ran, ["add", "capital", "add", "capital", "add"]);
+
+    let fourth = recorded.iter().position(|e| e["type"] == "RunStarted" && e["index"] == 4).unwrap();
+    let at = fourth + 2;
+    let child = d.path().join("child.jsonl");
+    let out = fork(d.path(), &parent, at, &child, &["--tasks", s(&tasks)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let forked = lines(&child);
+    assert_eq!(&forked[..at], &recorded[..at]);
+    let rest: Vec<Value> = forked[at + 1..].iter().map(strip_t).collect();
+    let then: Vec<Value> = recorded[at..].iter().map(strip_t).collect();
+    assert_eq!(rest, then, "the live part of the fork differs from the parent's");
+}
