@@ -470,32 +470,32 @@ impl GraphView {
             self.iteration = u.iteration;
         }
         for (n, s) in &u.scores {
-            let old = self.scores.insert(n.clone(), *s);
+            let old = self.scores.insert(n.to_string(), *s);
             self.index.rescore(n, old, *s);
         }
         for c in &u.weights {
-            let row = self.out.entry(c.from.clone()).or_default();
-            let old = row.insert(c.to.clone(), c.new);
+            let row = self.out.entry(c.from.to_string()).or_default();
+            let old = row.insert(c.to.to_string(), c.new);
             count_in(&mut self.in_degree, &c.from, &c.to, old.unwrap_or(0.0), c.new);
             let score = |n: &str| self.scores.get(n).copied().unwrap_or(0.0);
             self.index.join(&c.from, score(&c.from));
             if old.is_none() {
                 self.index.add_edge(&c.from, &c.to);
-                if c.from == START {
+                if &*c.from == START {
                     self.index.join(&c.to, score(&c.to));
                 }
             }
         }
         for r in &u.rows {
-            let Some(row) = self.out.get_mut(&r.from) else { continue };
+            let Some(row) = self.out.get_mut(&*r.from) else { continue };
             // The update's listed edges of this row, sorted by `to` as the
             // row is: a walk beside it, not a search per edge.
             let lo = u.weights.partition_point(|c| c.from < r.from);
             let hi = lo + u.weights[lo..].partition_point(|c| c.from == r.from);
             let mut listed = u.weights[lo..hi].iter().peekable();
             for (to, w) in row.iter_mut() {
-                while listed.next_if(|c| c.to < *to).is_some() {}
-                let new = match listed.next_if(|c| c.to == *to) {
+                while listed.next_if(|c| &*c.to < to.as_str()).is_some() {}
+                let new = match listed.next_if(|c| &*c.to == to.as_str()) {
                     Some(c) => c.new,
                     None => r.rest,
                 };

@@ -92,7 +92,7 @@ fn to_stored(graph: &ToolGraph) -> StoredGraph {
         .node_indices()
         .map(|ix| {
             let n = &g[ix];
-            StoredNode { name: n.name.clone(), score: n.score, born: n.born, history: n.history.clone() }
+            StoredNode { name: n.name.to_string(), score: n.score, born: n.born, history: n.history.clone() }
         })
         .collect();
     let edges = g
@@ -100,8 +100,8 @@ fn to_stored(graph: &ToolGraph) -> StoredGraph {
         .map(|e| {
             let w = e.weight();
             StoredEdge {
-                from: g[e.source()].name.clone(),
-                to: g[e.target()].name.clone(),
+                from: g[e.source()].name.to_string(),
+                to: g[e.target()].name.to_string(),
                 prior: w.prior,
                 weight: w.weight,
                 born: w.born,
@@ -138,7 +138,8 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         }
         check_series(&what, &node.history, node.born, iteration, false)?;
         let name = node.name.clone();
-        let ix = graph.add_node(Node { name: node.name, score: node.score, born: node.born, history: node.history });
+        let ix =
+            graph.add_node(Node { name: node.name.into(), score: node.score, born: node.born, history: node.history });
         if index.insert(name, ix).is_some() {
             return Err(format!("{what} appears twice"));
         }

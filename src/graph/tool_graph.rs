@@ -5,6 +5,7 @@
 //! (`toolnet.rs`).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
@@ -21,7 +22,7 @@ pub const END: &str = "end";
 
 #[derive(Debug, Clone)]
 pub(super) struct Node {
-    pub(super) name: String,
+    pub(super) name: Arc<str>,
     pub(super) score: f64,
     /// Iteration at which the node joined (its score series starts there at 0).
     pub(super) born: u32,
@@ -117,7 +118,7 @@ impl ToolGraph {
     pub(super) fn with_nodes<'a>(tools: impl Iterator<Item = &'a String>) -> Self {
         let mut graph = DiGraph::new();
         let mut index = HashMap::new();
-        let node = |name: &str| Node { name: name.to_owned(), score: 0.0, born: 0, history: Vec::new() };
+        let node = |name: &str| Node { name: name.into(), score: 0.0, born: 0, history: Vec::new() };
         let start = graph.add_node(node(START));
         index.insert(START.to_owned(), start);
         let end = graph.add_node(node(END));
@@ -196,8 +197,7 @@ impl ToolGraph {
             return Ok(false);
         }
         let existing = self.tool_count();
-        let ix =
-            self.graph.add_node(Node { name: name.to_owned(), score: 0.0, born: self.iteration, history: Vec::new() });
+        let ix = self.graph.add_node(Node { name: name.into(), score: 0.0, born: self.iteration, history: Vec::new() });
         self.index.insert(name.to_owned(), ix);
         self.graph.add_edge(ix, ix, Edge::new(0.5, self.iteration));
         self.graph.add_edge(ix, self.end, Edge::new(0.5, self.iteration));
@@ -245,7 +245,7 @@ impl ToolGraph {
                     Direction::Outgoing => e.target(),
                     Direction::Incoming => e.source(),
                 };
-                (self.graph[other].name.clone(), e.weight().weight)
+                (self.graph[other].name.to_string(), e.weight().weight)
             })
             .collect();
         list.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
@@ -315,7 +315,7 @@ impl ToolGraph {
 
     /// Tool names in the order they joined the graph.
     pub fn tools(&self) -> impl Iterator<Item = &str> {
-        self.tool_indices().map(|ix| self.graph[ix].name.as_str())
+        self.tool_indices().map(|ix| &*self.graph[ix].name)
     }
 
     /// Number of `apply_scores` calls so far.

@@ -27,6 +27,7 @@
 //! 16,000 tools from the benchmark's trajectories, some 10,000 of them).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use petgraph::Direction;
 use petgraph::graph::{EdgeIndex, NodeIndex};
@@ -286,10 +287,10 @@ impl ToolGraph {
         self.scratch.rank_names(&self.graph);
         let rank = |ix: NodeIndex| self.scratch.name_rank[ix.index()];
         let name = |ix: NodeIndex| self.graph[ix].name.clone();
-        let mut scores: Vec<(String, f64)> = scores.into_iter().map(|ix| (name(ix), self.graph[ix].score)).collect();
+        let mut scores: Vec<(Arc<str>, f64)> = scores.into_iter().map(|ix| (name(ix), self.graph[ix].score)).collect();
         scores.sort_by(|a, b| a.0.cmp(&b.0));
-        // Sorted by (from, to) name through their ranks; the sort is stable,
-        // as the one by names was.
+        // Sorted by (from, to) name through their ranks; an edge's key is
+        // unique (no parallel edges), so an unstable sort gives the same order.
         let mut listed: Vec<(u64, NodeIndex, NodeIndex, EdgeIndex, f64)> = changes
             .weights
             .into_iter()
@@ -298,7 +299,7 @@ impl ToolGraph {
                 Some((u64::from(rank(from)) << 32 | u64::from(rank(to)), from, to, id, old))
             })
             .collect();
-        listed.sort_by_key(|&(key, ..)| key);
+        listed.sort_unstable_by_key(|&(key, ..)| key);
         let weights: Vec<WeightChange> = listed
             .into_iter()
             .map(|(_, from, to, id, old)| WeightChange {

@@ -12,17 +12,20 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 /// A weight change smaller than this is not reported.
 pub(super) const CHANGE_EPSILON: f64 = 1e-12;
 
-/// One edge whose weight changed in an update.
+/// One edge whose weight changed in an update. The names are the graph's
+/// own (`Arc<str>`, serialised as strings): `start`'s row lists thousands
+/// of edges per update, and a cloned `String` per name was most of its cost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WeightChange {
-    pub from: String,
-    pub to: String,
+    pub from: Arc<str>,
+    pub to: Arc<str>,
     pub old: f64,
     pub new: f64,
 }
@@ -31,7 +34,7 @@ pub struct WeightChange {
 /// `weights` aside.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RowChange {
-    pub from: String,
+    pub from: Arc<str>,
     pub rest: f64,
 }
 
@@ -41,7 +44,7 @@ pub struct GraphUpdate {
     /// The graph's iteration after the update.
     pub iteration: u32,
     /// Nodes whose score changed, with the new score, sorted by name.
-    pub scores: Vec<(String, f64)>,
+    pub scores: Vec<(Arc<str>, f64)>,
     /// Edges whose weight changed by more than 1e-12, and in a row of
     /// `rows` every edge that does not weigh its `rest` (changed or not),
     /// sorted by (from, to).
@@ -56,10 +59,10 @@ impl GraphUpdate {
     /// The weight of the edge `from -> to` after the update, given the one
     /// it had before: listed, its row's `rest`, or unchanged.
     pub fn weight_after(&self, from: &str, to: &str, before: f64) -> f64 {
-        if let Ok(i) = self.weights.binary_search_by(|c| (c.from.as_str(), c.to.as_str()).cmp(&(from, to))) {
+        if let Ok(i) = self.weights.binary_search_by(|c| (&*c.from, &*c.to).cmp(&(from, to))) {
             return self.weights[i].new;
         }
-        match self.rows.binary_search_by(|r| r.from.as_str().cmp(from)) {
+        match self.rows.binary_search_by(|r| (*r.from).cmp(from)) {
             Ok(i) => self.rows[i].rest,
             Err(_) => before,
         }

@@ -171,8 +171,8 @@ fn dynamic_update_hand_computed() {
     assert_rows_stochastic(&g);
 
     assert_eq!(update.iteration, 1);
-    assert_eq!(update.scores, vec![("a".to_owned(), 2.0), ("b".to_owned(), -2.0)]);
-    let changed: Vec<(&str, &str)> = update.weights.iter().map(|c| (c.from.as_str(), c.to.as_str())).collect();
+    assert_eq!(update.scores, vec![("a".into(), 2.0), ("b".into(), -2.0)]);
+    let changed: Vec<(&str, &str)> = update.weights.iter().map(|c| (&*c.from, &*c.to)).collect();
     assert_eq!(
         changed,
         [
@@ -212,7 +212,7 @@ fn deltas_are_clamped_and_non_tools_ignored() {
     assert_eq!(g.score(END), Some(0.0));
     assert_eq!(g.score("b"), Some(0.0));
     assert_eq!(g.score("ghost"), None);
-    assert_eq!(update.scores, vec![("a".to_owned(), -3.0), ("c".to_owned(), 3.0)]);
+    assert_eq!(update.scores, vec![("a".into(), -3.0), ("c".into(), 3.0)]);
     // Scores accumulate across runs.
     g.apply_scores(&deltas(&[("c", 2)]), 0.5, 0.5);
     assert_eq!(g.score("c"), Some(5.0));
@@ -235,8 +235,8 @@ fn set_score_recomputes_affected_rows_without_a_new_iteration() {
     assert_eq!(g.weight("b", END), Some(1.0));
     assert_eq!(update.iteration, 0);
     assert_eq!(g.iteration(), 0);
-    assert_eq!(update.scores, vec![("c".to_owned(), -1.0)]);
-    assert!(update.weights.iter().all(|c| c.from == "a" || c.from == "c" || c.from == START));
+    assert_eq!(update.scores, vec![("c".into(), -1.0)]);
+    assert!(update.weights.iter().all(|c| &*c.from == "a" || &*c.from == "c" || &*c.from == START));
     assert_rows_stochastic(&g);
 
     assert!(matches!(g.set_score(START, 1.0, 0.5, 0.5), Err(GraphError::NotATool { .. })));
@@ -255,7 +255,7 @@ fn recompute_all_uses_new_parameters_everywhere() {
     assert_close(w(&g, "b", "b"), 0.5);
     assert_close(w(&g, "b", END), 0.5);
     assert!(update.scores.is_empty());
-    assert!(update.weights.iter().any(|c| c.from == "b"));
+    assert!(update.weights.iter().any(|c| &*c.from == "b"));
     // Row start, β = 0, α = 1: f(0), f(0), f(-1) → w_start,a = 1 / (2 + e^-1) = 0.422319.
     assert_close(w(&g, START, "a"), 0.422_318_798);
     assert_rows_stochastic(&g);
@@ -531,7 +531,7 @@ fn a_large_start_row_is_written_as_a_shared_weight() {
         let update = g.apply_scores(&deltas(run), 0.5, 0.5);
         // Every start edge changed, but the untold tools share one weight:
         // the update lists the tools told apart by a prior or a score.
-        assert!(update.rows.iter().any(|r| r.from == START), "{:?}", update.rows);
+        assert!(update.rows.iter().any(|r| &*r.from == START), "{:?}", update.rows);
         assert!(update.weights.len() < 20, "{} weights listed", update.weights.len());
         assert!(update.weights.windows(2).all(|p| (&p[0].from, &p[0].to) < (&p[1].from, &p[1].to)));
         fold(&mut folded, &update);

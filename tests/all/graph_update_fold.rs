@@ -33,10 +33,10 @@ fn folding_each_update_over_the_weights_gives_the_graph() {
         let deltas: BTreeMap<String, i32> =
             (0..5).map(|_| (names[rng.random_range(0..names.len())].clone(), rng.random_range(-3..=3))).collect();
         let update = graph.apply_scores(&deltas, 0.5, 0.5);
-        let keys: Vec<(&str, &str)> = update.weights.iter().map(|c| (c.from.as_str(), c.to.as_str())).collect();
+        let keys: Vec<(&str, &str)> = update.weights.iter().map(|c| (&*c.from, &*c.to)).collect();
         assert!(keys.windows(2).all(|w| w[0] < w[1]), "step {step}: weights sorted by (from, to), once each");
         assert!(update.rows.windows(2).all(|w| w[0].from < w[1].from), "step {step}: rows sorted");
-        let mut scores: Vec<&str> = update.scores.iter().map(|(n, _)| n.as_str()).collect();
+        let mut scores: Vec<&str> = update.scores.iter().map(|(n, _)| &**n).collect();
         scores.dedup();
         assert!(scores.windows(2).all(|w| w[0] < w[1]), "step {step}: scores sorted");
         listed_any_row |= !update.rows.is_empty();

@@ -69,10 +69,10 @@ fn run_events(run: u32) -> Vec<Event> {
     let w = f64::from(run % 100) / 100.0;
     let update = GraphUpdate {
         iteration: run,
-        scores: vec![(used.clone(), f64::from(run % 7) - 3.0)],
+        scores: vec![(used.as_str().into(), f64::from(run % 7) - 3.0)],
         weights: vec![
-            WeightChange { from: "start".into(), to: used.clone(), old: 0.0, new: w },
-            WeightChange { from: used.clone(), to: next, old: 0.5, new: 1.0 - w },
+            WeightChange { from: "start".into(), to: used.as_str().into(), old: 0.0, new: w },
+            WeightChange { from: used.as_str().into(), to: next.into(), old: 0.5, new: 1.0 - w },
         ],
         rows: vec![RowChange { from: "start".into(), rest: (1.0 - w) / (TOOLS - 1) as f64 }],
     };

@@ -475,19 +475,25 @@ fn random_graph_state(n: usize, edges: &[(usize, usize, u8)], updates: &[Vec<(us
     for (k, changes) in updates.iter().enumerate() {
         let mut weights: Vec<WeightChange> = changes
             .iter()
-            .map(|(f, t, w)| WeightChange { from: name(*f), to: name(*t), old: 0.0, new: f64::from(*w) / 8.0 })
+            .map(|(f, t, w)| WeightChange {
+                from: name(*f).into(),
+                to: name(*t).into(),
+                old: 0.0,
+                new: f64::from(*w) / 8.0,
+            })
             .collect();
         weights.sort_by(|a, b| (&a.from, &a.to).cmp(&(&b.from, &b.to)));
         weights.dedup_by(|a, b| a.from == b.from && a.to == b.to);
         let mut rows: Vec<RowChange> = changes
             .iter()
             .filter(|(_, _, w)| w % 2 == 0)
-            .map(|(f, _, w)| RowChange { from: name(*f), rest: f64::from(*w) / 16.0 })
+            .map(|(f, _, w)| RowChange { from: name(*f).into(), rest: f64::from(*w) / 16.0 })
             .collect();
         rows.sort_by(|a, b| a.from.cmp(&b.from));
         rows.dedup_by(|a, b| a.from == b.from);
         let scores: BTreeSet<(String, u8)> = changes.iter().map(|(_, t, w)| (name(*t), w % 4)).collect();
-        let mut scores: Vec<(String, f64)> = scores.into_iter().map(|(n, s)| (n, f64::from(s))).collect();
+        let mut scores: Vec<(std::sync::Arc<str>, f64)> =
+            scores.into_iter().map(|(n, s)| (n.into(), f64::from(s))).collect();
         scores.dedup_by(|a, b| a.0 == b.0);
         let update = GraphUpdate { iteration: k as u32 + 2, scores, weights, rows };
         state.apply(&Event { v: 2, run: 1, step: 0, t: 1, kind: EventKind::GraphUpdated { update } });
