@@ -38,6 +38,7 @@ use switchyard::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelI
 use switchyard::retrieve::Retriever;
 use switchyard::session;
 use switchyard::task::{Task, load_tasks};
+use switchyard::tool::ToolLibrary;
 
 /// Calls the calculator once, then answers: the cheapest possible model.
 struct Instant;
@@ -59,6 +60,24 @@ impl ChatModel for Instant {
     }
 }
 
+/// `n` tasks of "Calculate 2+2.", the task of the side-by-side script.
+fn adds(n: usize) -> Vec<Task> {
+    (1..=n)
+        .map(|i| Task {
+            id: format!("add{i}"),
+            query: "Calculate 2+2.".into(),
+            answer: Some("4".into()),
+            tools: vec!["calculator".into()],
+            ..Task::default()
+        })
+        .collect()
+}
+
+/// The library's one retrieval index, as `session::prepare` builds it.
+fn bm25(library: &ToolLibrary) -> Retriever {
+    Retriever::lexical(library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str())))
+}
+
 fn bench(c: &mut Criterion) {
     let cfg = Config::default();
     let library = session::load_library(&cfg).unwrap();
@@ -68,16 +87,8 @@ fn bench(c: &mut Criterion) {
     let models_sim = cfg.build_models(42).unwrap();
 
     let dir = tempfile::tempdir().unwrap();
-    let two_plus_two: Vec<Task> = (1..=8)
-        .map(|i| Task {
-            id: format!("add{i}"),
-            query: "Calculate 2+2.".into(),
-            answer: Some("4".into()),
-            tools: vec!["calculator".into()],
-            ..Task::default()
-        })
-        .collect();
-    let retriever = Retriever::lexical(library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str())));
+    let two_plus_two = adds(8);
+    let retriever = bm25(&library);
     let session_steps = |tasks: &[Task], models: Models, saved: bool| {
         let mut setup = EngineSetup::new(library.clone(), models, StrategyKind::Toolnet);
         setup.graph = Some(graph.clone());
@@ -115,21 +126,13 @@ fn at_16000_tools(c: &mut Criterion) {
     let library = session::load_library(&cfg).unwrap();
     assert_eq!(library.tools().len(), 16_000, "{} sample tools and the generated ones", library::SAMPLE_TOOLS);
     let graph = session::build_graph(&cfg, &library).unwrap();
-    let retriever = Retriever::lexical(library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str())));
+    let retriever = bm25(&library);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let instant = Models::single(Arc::new(Instant), Price::default());
     // A longer session than above: what a session does once (its first
     // event lists 16,000 tools, and toolnet's carries the graph) is spread
     // over 64 tasks, still far fewer than a session at this scale runs.
-    let tasks: Vec<Task> = (1..=64)
-        .map(|i| Task {
-            id: format!("add{i}"),
-            query: "Calculate 2+2.".into(),
-            answer: Some("4".into()),
-            tools: vec!["calculator".into()],
-            ..Task::default()
-        })
-        .collect();
+    let tasks = adds(64);
     let mut group = c.benchmark_group("engine_step_16000_tools");
     group.sample_size(10);
     for strategy in [StrategyKind::React, StrategyKind::Toolnet] {
