@@ -96,10 +96,8 @@ pub async fn run(b: Batch<'_>, mut on_done: impl FnMut(TaskRun) -> Result<(), Se
     let (alpha, beta) = (shared.params.alpha, shared.params.beta);
     let experience = match &b.opts.experience {
         ExperienceSource::InMemory(records) => records.clone(),
-        ExperienceSource::DataDir => ExperienceStore::open(&session::experience_path(b.config)?)
-            .map_err(|e| SetupError::Invalid(format!("experience: {e}")))?
-            .records()
-            .to_vec(),
+        ExperienceSource::DataDir => ExperienceStore::read(&session::experience_path(b.config)?)
+            .map_err(|e| SetupError::Invalid(format!("experience: {e}")))?,
     };
     let mut committed =
         Committed { graph: shared.graph(b.config, b.opts)?, experience, labels: Labels::new(), count: 0 };

@@ -137,7 +137,7 @@ pub fn plan_run(
     sim: &dyn Fn(&str, &str) -> f64,
 ) -> PlannedRun {
     let names: Vec<String> = candidates.iter().map(|(n, _)| n.clone()).collect();
-    let estimates = estimate_with(query, &names, setup.experience.records(), tau, setup.defaults, sim);
+    let estimates = estimate_with(query, &names, setup.experience.tally(), tau, setup.defaults, sim);
     let items: Vec<Item> = candidates
         .iter()
         .zip(&estimates)

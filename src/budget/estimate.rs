@@ -2,11 +2,12 @@
 //! candidate tool for a new query, from past experience (DESIGN §3.2, the
 //! paper's equations 3 and 4).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::experience::Experience;
+use super::tally::Tally;
 use crate::retrieve::similarity;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -56,53 +57,44 @@ pub fn estimate(
     tau: f64,
     defaults: Defaults,
 ) -> Vec<Estimate> {
-    estimate_with(query, tools, experience, tau, defaults, &similarity)
+    estimate_with(query, tools, &experience.iter().collect(), tau, defaults, &similarity)
 }
 
-/// [`estimate`] with the query similarity `sim` given: the retriever's
-/// dense cosine when an embedder is loaded.
+/// [`estimate`] over counted usages, with the query similarity `sim` given:
+/// the retriever's dense cosine when an embedder is loaded.
+///
+/// The usages of t for one query q all weigh exp(sim(q_u, q)), so v's sums
+/// over U are sums over q of that weight times the usages (and the helpful
+/// ones) counted for q.
 pub fn estimate_with(
     query: &str,
     tools: &[String],
-    experience: &[Experience],
+    experience: &Tally,
     tau: f64,
     defaults: Defaults,
     sim: &dyn Fn(&str, &str) -> f64,
 ) -> Vec<Estimate> {
-    // Runs before every task over a store that may hold tens of thousands of
-    // usages: group once, and score each distinct past query once.
-    let mut by_tool: BTreeMap<&str, Vec<&Experience>> = tools.iter().map(|t| (t.as_str(), Vec::new())).collect();
-    for e in experience {
-        if let Some(uses) = by_tool.get_mut(e.tool.as_str()) {
-            uses.push(e);
-        }
-    }
+    // Each distinct past query is scored once, whatever the tools using it.
     let mut cache: HashMap<&str, f64> = HashMap::new();
     tools
         .iter()
         .map(|tool| {
-            let uses = &by_tool[tool.as_str()];
-            if uses.is_empty() {
+            let Some(per_query) = experience.of(tool).filter(|p| !p.is_empty()) else {
                 let freq = if defaults.value < tau { 0.0 } else { defaults.freq };
                 return Estimate { tool: tool.clone(), value: defaults.value, freq, uses: 0, defaulted: true };
-            }
-            let mut per_query: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
-            let (mut num, mut den) = (0.0, 0.0);
-            for u in uses {
-                let w = *cache.entry(u.query.as_str()).or_insert_with(|| sim(query, &u.query).exp());
-                num += if u.helpful { w } else { 0.0 };
-                den += w;
-                per_query.entry(u.query.as_str()).or_insert((w, 0)).1 += 1;
+            };
+            let (mut num, mut den, mut fden, mut uses) = (0.0, 0.0, 0.0, 0usize);
+            for (q, counts) in per_query {
+                let w = *cache.entry(q).or_insert_with(|| sim(query, q).exp());
+                num += w * f64::from(counts.helpful);
+                den += w * f64::from(counts.used);
+                fden += w;
+                uses += counts.used as usize;
             }
             let value = num / den;
-            let freq = if value < tau {
-                0.0
-            } else {
-                let (fnum, fden) =
-                    per_query.values().fold((0.0, 0.0), |(n, d), &(w, count)| (n + w * count as f64, d + w));
-                fnum / fden
-            };
-            Estimate { tool: tool.clone(), value, freq, uses: uses.len(), defaulted: false }
+            // Σ_q w·F(q,t) is v's denominator.
+            let freq = if value < tau { 0.0 } else { den / fden };
+            Estimate { tool: tool.clone(), value, freq, uses, defaulted: false }
         })
         .collect()
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::tally::Tally;
 use crate::tool::nothing_found::is_nothing_found;
 
 /// One past tool usage: U = (q, t, args, result, score ∈ {0,1}).
@@ -24,7 +25,7 @@ pub struct Experience {
 }
 
 impl Experience {
-    /// The record as a file-backed store keeps it in memory.
+    /// The record as a fork or a batch starts from it.
     fn without_payload(&self) -> Experience {
         Experience {
             query: self.query.clone(),
@@ -59,13 +60,14 @@ enum Tail {
 /// The store: JSON Lines in the data directory (`experience.jsonl`),
 /// appended after each run, flushed per write.
 ///
-/// A file-backed store keeps in memory only what the estimates read (the
-/// query, the tool and the verdict): the arguments and results, which can
-/// be whole tool outputs, stay in the file, so a long session's memory does
-/// not grow with what its tools returned.
+/// In memory it keeps only what the estimates read: the usages counted per
+/// tool and distinct query ([`Tally`]). The usages themselves, with their
+/// arguments and results (whole tool outputs), stay in the file, so a long
+/// session's memory grows neither with what its tools returned nor with how
+/// many times it ran the same tasks.
 #[derive(Debug)]
 pub struct ExperienceStore {
-    records: Vec<Experience>,
+    tally: Tally,
     path: Option<PathBuf>,
     tail: Tail,
 }
@@ -76,54 +78,37 @@ impl ExperienceStore {
     /// error naming `file:line`, except a last line without a newline, which
     /// is what a crash mid-write leaves and is dropped.
     pub fn open(path: &Path) -> Result<Self, ExperienceError> {
-        let io_err = |source| ExperienceError::Io { path: path.to_owned(), source };
-        let text = match File::open(path) {
-            Ok(mut f) => {
-                let mut text = String::new();
-                f.read_to_string(&mut text).map_err(io_err)?;
-                text
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(io_err(e)),
-        };
+        let mut tally = Tally::new();
+        let tail = parse(path, |record| tally.add(&record.query, &record.tool, record.helpful))?;
+        Ok(Self { tally, path: Some(path.to_owned()), tail })
+    }
+
+    /// The usages in the store at `path`, oldest first, without their
+    /// arguments and results (what forks and batches start from). Read as
+    /// [`ExperienceStore::open`] reads it.
+    pub fn read(path: &Path) -> Result<Vec<Experience>, ExperienceError> {
         let mut records = Vec::new();
-        let mut tail = Tail::Clean;
-        let mut offset = 0usize;
-        for (i, line) in text.split_inclusive('\n').enumerate() {
-            let start = offset;
-            offset += line.len();
-            let complete = line.ends_with('\n');
-            if line.trim().is_empty() {
-                if !complete {
-                    tail = Tail::Remnant(start as u64);
-                }
-                continue;
-            }
-            match serde_json::from_str::<Experience>(line) {
-                Ok(record) => {
-                    records.push(record.without_payload());
-                    if !complete {
-                        tail = Tail::MissingNewline;
-                    }
-                }
-                Err(_) if !complete => tail = Tail::Remnant(start as u64),
-                Err(e) => {
-                    return Err(ExperienceError::Parse { path: path.to_owned(), line: i + 1, why: e.to_string() });
-                }
-            }
-        }
-        Ok(Self { records, path: Some(path.to_owned()), tail })
+        parse(path, |record| records.push(record.without_payload()))?;
+        Ok(records)
     }
 
     /// A store that lives only in memory (tests, evaluation).
     pub fn in_memory(records: Vec<Experience>) -> Self {
-        Self { records, path: None, tail: Tail::Clean }
+        Self { tally: records.iter().collect(), path: None, tail: Tail::Clean }
     }
 
-    /// The usages, oldest first (a file-backed store's without their
-    /// arguments and results: those are in the file).
-    pub fn records(&self) -> &[Experience] {
-        &self.records
+    /// The usages, counted: what BTP's estimates read.
+    pub fn tally(&self) -> &Tally {
+        &self.tally
+    }
+
+    /// How many usages the store holds.
+    pub fn len(&self) -> usize {
+        self.tally.usages()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     pub fn path(&self) -> Option<&Path> {
@@ -135,7 +120,7 @@ impl ExperienceStore {
     /// written. Memory is only updated for lines that reached the file.
     pub fn append(&mut self, new: &[Experience]) -> Result<(), ExperienceError> {
         let Some(path) = self.path.clone() else {
-            self.records.extend_from_slice(new);
+            new.iter().for_each(|e| self.tally.add(&e.query, &e.tool, e.helpful));
             return Ok(());
         };
         if new.is_empty() {
@@ -158,9 +143,60 @@ impl ExperienceStore {
             line.push('\n');
             file.write_all(line.as_bytes()).map_err(io_err)?;
             file.flush().map_err(io_err)?;
-            self.records.push(record.without_payload());
+            self.tally.add(&record.query, &record.tool, record.helpful);
         }
         Ok(())
+    }
+}
+
+/// Reads the JSON Lines at `path`, giving each record to `each` in order,
+/// and says how the file ended.
+fn parse(path: &Path, mut each: impl FnMut(Experience)) -> Result<Tail, ExperienceError> {
+    let io_err = |source| ExperienceError::Io { path: path.to_owned(), source };
+    let text = match File::open(path) {
+        Ok(mut f) => {
+            let mut text = String::new();
+            f.read_to_string(&mut text).map_err(io_err)?;
+            text
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(io_err(e)),
+    };
+    let mut tail = Tail::Clean;
+    let mut offset = 0usize;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let start = offset;
+        offset += line.len();
+        let complete = line.ends_with('\n');
+        if line.trim().is_empty() {
+            if !complete {
+                tail = Tail::Remnant(start as u64);
+            }
+            continue;
+        }
+        match serde_json::from_str::<Experience>(line) {
+            Ok(record) => {
+                each(record);
+                if !complete {
+                    tail = Tail::MissingNewline;
+                }
+            }
+            Err(_) if !complete => tail = Tail::Remnant(start as u64),
+            Err(e) => {
+                return Err(ExperienceError::Parse { path: path.to_owned(), line: i + 1, why: e.to_string() });
+            }
+        }
+    }
+    Ok(tail)
+}
+
+impl<'a> FromIterator<&'a Experience> for Tally {
+    fn from_iter<I: IntoIterator<Item = &'a Experience>>(iter: I) -> Self {
+        let mut t = Tally::new();
+        for e in iter {
+            t.add(&e.query, &e.tool, e.helpful);
+        }
+        t
     }
 }
 

@@ -7,5 +7,6 @@ pub mod costs;
 pub mod estimate;
 pub mod experience;
 pub mod plan;
+pub mod tally;
 
 pub use costs::ToolCosts;

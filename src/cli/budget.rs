@@ -61,14 +61,14 @@ pub(super) fn experience_import(config: &Config, file: &std::path::Path) -> Resu
 
 pub(super) fn experience_show(config: &Config) -> Result<ExitCode> {
     let path = session::experience_path(config)?;
-    let store = switchyard::budget::experience::ExperienceStore::open(&path)?;
+    let records = switchyard::budget::experience::ExperienceStore::read(&path)?;
     let mut per_tool: std::collections::BTreeMap<&str, (usize, usize)> = Default::default();
-    for r in store.records() {
+    for r in &records {
         let e = per_tool.entry(r.tool.as_str()).or_default();
         e.0 += 1;
         e.1 += usize::from(r.helpful);
     }
-    println!("{}: {} usages", path.display(), store.records().len());
+    println!("{}: {} usages", path.display(), records.len());
     for (tool, (n, good)) in per_tool {
         println!("  {tool:<24} {n:>5} used {good:>5} helpful");
     }

@@ -60,7 +60,7 @@ impl Engine {
         // sim(q_u, q) is the retriever's: dense cosine with an embedder.
         // Past queries are embedded in batches, not one call each.
         if self.retriever.is_dense() {
-            let past: Vec<&str> = b.experience.records().iter().map(|e| e.query.as_str()).collect();
+            let past: Vec<&str> = b.experience.tally().queries().collect();
             self.retriever.warm_queries(&past);
         }
         let sim = |a: &str, b: &str| self.retriever.query_similarity(a, b).unwrap_or_else(|| similarity(a, b));
@@ -78,7 +78,7 @@ impl Engine {
     pub fn plan_only(&mut self, query: &str) -> Result<BudgetReport, EngineError> {
         let total = self.params.budget.ok_or(EngineError::NoBudget)?;
         let b = self.btp.as_ref().ok_or(EngineError::NoBtp)?;
-        let (lambda, experience, k) = (b.lambda, b.experience.records().len(), b.candidates);
+        let (lambda, experience, k) = (b.lambda, b.experience.len(), b.candidates);
         let candidates = self.retrieve_k(query, k)?;
         let strategy = self.strategy.take().ok_or(EngineError::Reentered)?;
         let p = self.compute_plan(query, &candidates, total, strategy.as_ref());

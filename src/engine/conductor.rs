@@ -369,7 +369,7 @@ impl Engine {
                 .btp
                 .as_ref()
                 .filter(|b| b.enforce && self.params.budget.is_some())
-                .map(|b| b.experience.records().len() as u64),
+                .map(|b| b.experience.len() as u64),
         })?;
         if self.gate == Gate::Closed {
             self.emit(EventKind::Paused)?;

@@ -106,10 +106,8 @@ pub fn prepare_fork(config: &Config, req: &ForkRequest, opts: &SessionOptions) -
     };
     // BTP's experience as the parent started from it (the store only
     // grows), read but not written; the prefix's runs add theirs again.
-    let mut records = ExperienceStore::open(&experience_path(config)?)
-        .map_err(|e| SetupError::Invalid(format!("experience: {e}")))?
-        .records()
-        .to_vec();
+    let mut records = ExperienceStore::read(&experience_path(config)?)
+        .map_err(|e| SetupError::Invalid(format!("experience: {e}")))?;
     if let Some(n) = experience {
         records.truncate(n as usize);
     }

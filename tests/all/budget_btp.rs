@@ -194,8 +194,8 @@ fn every_run_appends_its_judged_usages_to_the_experience_store() {
     };
     let out = rt.block_on(session::run(session::prepare(&cfg, &opts).unwrap())).unwrap();
     let calls: u32 = out.state.finished.iter().map(|r| r.tool_calls).sum();
-    let store = ExperienceStore::open(&dir.path().join("experience.jsonl")).unwrap();
-    assert_eq!(store.records().len() as u32, calls, "one usage per tool call");
-    assert!(store.records().iter().any(|u| u.tool == "geo_lookup" && !u.helpful), "nothing found is unhelpful");
-    assert!(store.records().iter().any(|u| u.helpful));
+    let records = ExperienceStore::read(&dir.path().join("experience.jsonl")).unwrap();
+    assert_eq!(records.len() as u32, calls, "one usage per tool call");
+    assert!(records.iter().any(|u| u.tool == "geo_lookup" && !u.helpful), "nothing found is unhelpful");
+    assert!(records.iter().any(|u| u.helpful));
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 use switchyard::budget::estimate::{Defaults, Estimate, estimate};
 use switchyard::budget::experience::{Experience, ExperienceError, ExperienceStore, import_trajectories, judge_rule};
+use switchyard::budget::tally::Tally;
 use switchyard::retrieve::similarity;
 
 const QU: &str = "weather paris";
@@ -115,7 +116,7 @@ fn store_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let path = store_path(&dir);
     let mut store = ExperienceStore::open(&path).unwrap();
-    assert!(store.records().is_empty());
+    assert!(store.is_empty());
     assert!(!path.exists(), "a missing store is created on the first append, not on open");
     assert_eq!(store.path(), Some(path.as_path()));
 
@@ -126,21 +127,22 @@ fn store_round_trip() {
     store.append(&[usage(Q3, "c", true)]).unwrap();
     // Memory keeps what the estimates read; the file keeps the whole usage.
     let expected = vec![usage(Q1, "a", true), usage(Q2, "b", false), usage(Q3, "c", true)];
-    assert_eq!(store.records(), expected.as_slice());
+    assert_eq!(store.tally(), &expected.iter().collect::<Tally>());
+    assert_eq!(store.len(), 3);
 
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(text.lines().count(), 3);
     assert!(text.ends_with('\n'));
     let on_disk: Experience = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(on_disk, first, "the file keeps the arguments and the result");
-    assert_eq!(ExperienceStore::open(&path).unwrap().records(), expected.as_slice());
+    assert_eq!(ExperienceStore::read(&path).unwrap(), expected.as_slice());
 }
 
 #[test]
 fn in_memory_store_has_no_file() {
     let mut store = ExperienceStore::in_memory(vec![usage(Q1, "a", true)]);
     store.append(&[usage(Q2, "b", false)]).unwrap();
-    assert_eq!(store.records(), &[usage(Q1, "a", true), usage(Q2, "b", false)]);
+    assert_eq!(store.tally(), &[usage(Q1, "a", true), usage(Q2, "b", false)].iter().collect::<Tally>());
     assert_eq!(store.path(), None);
 }
 
@@ -166,12 +168,12 @@ fn cut_last_line_is_dropped_and_overwritten() {
     let whole = line(&usage(Q1, "a", true));
     std::fs::write(&path, whole.clone() + "{\"query\": \"weather lon").unwrap();
     let mut store = ExperienceStore::open(&path).unwrap();
-    assert_eq!(store.records(), &[usage(Q1, "a", true)]);
+    assert_eq!(store.tally(), &[usage(Q1, "a", true)].iter().collect::<Tally>());
 
     // The next append must not glue its record onto the fragment.
     store.append(&[usage(Q3, "c", false)]).unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), whole + line(&usage(Q3, "c", false)).as_str());
-    assert_eq!(ExperienceStore::open(&path).unwrap().records(), &[usage(Q1, "a", true), usage(Q3, "c", false)]);
+    assert_eq!(ExperienceStore::read(&path).unwrap(), &[usage(Q1, "a", true), usage(Q3, "c", false)]);
 }
 
 #[test]
@@ -181,9 +183,9 @@ fn complete_last_record_without_newline_is_kept() {
     let first = line(&usage(Q1, "a", true));
     std::fs::write(&path, first.trim_end()).unwrap();
     let mut store = ExperienceStore::open(&path).unwrap();
-    assert_eq!(store.records(), &[usage(Q1, "a", true)]);
+    assert_eq!(store.tally(), &[usage(Q1, "a", true)].iter().collect::<Tally>());
     store.append(&[usage(Q2, "b", true)]).unwrap();
-    assert_eq!(ExperienceStore::open(&path).unwrap().records(), &[usage(Q1, "a", true), usage(Q2, "b", true)]);
+    assert_eq!(ExperienceStore::read(&path).unwrap(), &[usage(Q1, "a", true), usage(Q2, "b", true)]);
 }
 
 #[test]
@@ -191,7 +193,7 @@ fn record_without_args_or_result_reads_as_null() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("experience.jsonl");
     std::fs::write(&path, "{\"query\": \"q\", \"tool\": \"t\", \"helpful\": false}\n\n").unwrap();
-    assert_eq!(ExperienceStore::open(&path).unwrap().records(), &[usage("q", "t", false)]);
+    assert_eq!(ExperienceStore::read(&path).unwrap(), &[usage("q", "t", false)]);
 }
 
 #[test]
@@ -244,4 +246,51 @@ fn rule_judge() {
     assert!(judge_rule(&Ok(json!({"capital": "Rome", "population": 58_850_000}))));
     assert!(judge_rule(&Ok(json!("Rome"))));
     assert!(judge_rule(&Ok(json!(0))));
+}
+
+/// Equations 3 and 4 summed usage by usage, as the paper writes them.
+fn estimate_per_usage(query: &str, tool: &str, experience: &[Experience], tau: f64) -> Option<(f64, f64)> {
+    let uses: Vec<&Experience> = experience.iter().filter(|e| e.tool == tool).collect();
+    if uses.is_empty() {
+        return None;
+    }
+    let w = |q: &str| similarity(query, q).exp();
+    let num: f64 = uses.iter().filter(|u| u.helpful).map(|u| w(&u.query)).sum();
+    let den: f64 = uses.iter().map(|u| w(&u.query)).sum();
+    let value = num / den;
+    let mut distinct: Vec<&str> = uses.iter().map(|u| u.query.as_str()).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let f = |q: &str| uses.iter().filter(|u| u.query == q).count() as f64;
+    let freq = if value < tau {
+        0.0
+    } else {
+        distinct.iter().map(|q| w(q) * f(q)).sum::<f64>() / distinct.iter().map(|q| w(q)).sum::<f64>()
+    };
+    Some((value, freq))
+}
+
+proptest::proptest! {
+    /// Counting the usages per tool and query (what the store keeps in
+    /// memory) gives the estimates the per-usage sums give.
+    #[test]
+    fn counted_usages_estimate_as_the_usages_do(
+        usages in proptest::collection::vec((0usize..5, 0usize..3, proptest::bool::ANY), 0..60),
+        tau in 0.0f64..1.0,
+    ) {
+        let queries = ["weather paris", "weather london", "stock price", "paris stock", "london"];
+        let tools = ["a", "b", "c"];
+        let exp: Vec<Experience> = usages.iter().map(|&(q, t, h)| usage(queries[q], tools[t], h)).collect();
+        let est = estimate(QU, &names(&tools), &exp, tau, Defaults::default());
+        for (e, tool) in est.iter().zip(tools) {
+            match estimate_per_usage(QU, tool, &exp, tau) {
+                None => proptest::prop_assert!(e.defaulted && e.uses == 0),
+                Some((value, freq)) => {
+                    proptest::prop_assert!((e.value - value).abs() < 1e-9, "{tool}: v {} vs {value}", e.value);
+                    proptest::prop_assert!((e.freq - freq).abs() < 1e-9, "{tool}: F {} vs {freq}", e.freq);
+                    proptest::prop_assert_eq!(e.uses, exp.iter().filter(|u| u.tool == tool).count());
+                }
+            }
+        }
+    }
 }

@@ -99,7 +99,7 @@ fn load_stores(data: &Path) -> Result<Saved, String> {
         saved.iteration = Some(g.iteration());
     }
     saved.experience =
-        ExperienceStore::open(&data.join("experience.jsonl")).map_err(|e| format!("experience: {e}"))?.records().len();
+        ExperienceStore::open(&data.join("experience.jsonl")).map_err(|e| format!("experience: {e}"))?.len();
     let categories = data.join("categories.json");
     if categories.exists() {
         switchyard::engine::label_cache::load(&categories, "any").map_err(|e| format!("category cache: {e}"))?;
