@@ -6,9 +6,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::actor::{
-    self, ActorAction, ActorView, CandidateView, HistoryEntry, JudgeView, Observation, finish_candidate,
-};
+use super::actor::{self, ActorAction, CandidateLine, HistoryEntry, JudgeView, Observation};
 use crate::budget::btp::{self, RunBudget};
 use crate::engine::event::{EventKind, Offered, RefuseReason};
 use crate::engine::{CostShape, Halt, Host, Strategy};
@@ -33,29 +31,24 @@ pub fn cost_shape(host: &dyn Host, query: &str, candidates: &[String]) -> CostSh
 /// The tokens of the actor's first prompt over `candidates`, the measure of
 /// a model step that BTP prices.
 pub fn first_prompt_tokens(host: &dyn Host, query: &str, candidates: &[String]) -> u64 {
-    let views: Vec<CandidateView> = candidates
-        .iter()
-        .map(|n| candidate_view(host, &Offered { name: n.clone(), weight: None, shown: None }))
-        .chain(std::iter::once(finish_candidate(None)))
-        .collect();
-    let first = actor::render_actor(&ActorView {
-        task: query.to_string(),
-        history: Vec::new(),
-        candidates: views,
-        notes: Vec::new(),
-    });
-    crate::model::tokens::count_messages(&first)
+    let offered: Vec<Offered> =
+        candidates.iter().map(|n| Offered { name: n.clone(), weight: None, shown: None }).collect();
+    let lines: Vec<CandidateLine> =
+        offered.iter().map(|o| candidate_line(host, o)).chain(std::iter::once(CandidateLine::finish(None))).collect();
+    crate::model::tokens::count_messages(&actor::render_actor_prompt(query, &[], &lines, &[]))
 }
 
-fn candidate_view(host: &dyn Host, o: &Offered) -> CandidateView {
+/// The offered candidate as the prompt lists it: the library's tool, or
+/// `finish` for a name the library does not have.
+fn candidate_line<'a>(host: &'a dyn Host, o: &'a Offered) -> CandidateLine<'a> {
     match host.library().get(&o.name) {
-        Some(t) => CandidateView {
-            name: t.name.clone(),
-            weight: o.shown.clone(),
-            description: t.description.clone(),
-            parameters: t.parameters.clone(),
+        Some(t) => CandidateLine {
+            name: &t.name,
+            weight: o.shown.as_deref(),
+            description: &t.description,
+            parameters: &t.parameters,
         },
-        None => finish_candidate(o.shown.clone()),
+        None => CandidateLine::finish(o.shown.as_deref()),
     }
 }
 
@@ -114,14 +107,11 @@ pub async fn act(
             .map(|(name, w)| Offered { name: name.clone(), weight: *w, shown: w.and_then(|w| format.show(w)) })
             .collect();
         host.emit(EventKind::Candidates { from: node.clone(), offered: offered.clone() })?;
-        let view = ActorView {
-            task: task.query.clone(),
-            history: history.clone(),
-            candidates: offered.iter().map(|o| candidate_view(host, o)).collect(),
-            notes: std::mem::take(&mut notes),
-        };
+        let lines: Vec<CandidateLine> = offered.iter().map(|o| candidate_line(host, o)).collect();
+        let prompt = actor::render_actor_prompt(&task.query, history, &lines, &notes);
+        notes.clear();
         let names: Vec<String> = offered.iter().map(|o| o.name.clone()).collect();
-        let req = ChatRequest::constrained(Role::Actor, actor::render_actor(&view), actor::actor_schema(&names));
+        let req = ChatRequest::constrained(Role::Actor, prompt, actor::actor_schema(&names));
         let reply = host.model(req).await?;
         let action = match actor::parse_actor_reply(&reply) {
             Ok(a) => a,

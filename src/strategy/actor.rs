@@ -117,33 +117,97 @@ const JUDGE_SYSTEM: &str = "You judge tool results. Decide whether the result he
 Reply with one JSON object and nothing else: {\"helpful\": true} or {\"helpful\": false}";
 
 pub fn render_actor(view: &ActorView) -> Vec<Message> {
-    let mut u = format!("Task: {}\n\nHistory:\n", one_line(&view.task));
-    render_history(&mut u, &view.history);
-    if !view.notes.is_empty() {
+    let lines: Vec<CandidateLine> = view.candidates.iter().map(CandidateLine::from).collect();
+    render_actor_prompt(&view.task, &view.history, &lines, &view.notes)
+}
+
+/// A candidate as the actor's prompt lists it, borrowed from the library:
+/// the loop renders a prompt every step, and owning its candidates cost a
+/// copy of every offered tool's JSON schema each time.
+#[derive(Clone, Copy, Debug)]
+pub struct CandidateLine<'a> {
+    pub name: &'a str,
+    pub weight: Option<&'a str>,
+    pub description: &'a str,
+    pub parameters: &'a Value,
+}
+
+impl<'a> From<&'a CandidateView> for CandidateLine<'a> {
+    fn from(c: &'a CandidateView) -> Self {
+        CandidateLine {
+            name: &c.name,
+            weight: c.weight.as_deref(),
+            description: &c.description,
+            parameters: &c.parameters,
+        }
+    }
+}
+
+impl CandidateLine<'static> {
+    /// `finish`, listed with the tools (its parameters are not shown).
+    pub fn finish(weight: Option<&str>) -> CandidateLine<'_> {
+        CandidateLine { name: FINISH, weight, description: FINISH_DESCRIPTION, parameters: &Value::Null }
+    }
+}
+
+/// [`render_actor`] from borrowed parts: the same prompt, byte for byte.
+pub fn render_actor_prompt(
+    task: &str,
+    history: &[HistoryEntry],
+    candidates: &[CandidateLine],
+    notes: &[String],
+) -> Vec<Message> {
+    use std::fmt::Write as _;
+    let mut u = String::with_capacity(256 + 160 * candidates.len());
+    u.push_str("Task: ");
+    push_one_line(&mut u, task);
+    u.push_str("\n\nHistory:\n");
+    render_history(&mut u, history);
+    if !notes.is_empty() {
         u.push_str("\nNotes:\n");
-        for n in &view.notes {
-            u.push_str(&format!("- {}\n", one_line(n)));
+        for n in notes {
+            u.push_str("- ");
+            push_one_line(&mut u, n);
+            u.push('\n');
         }
     }
     u.push_str("\nCandidates:\n");
-    for c in &view.candidates {
-        match &c.weight {
-            Some(w) => u.push_str(&format!("- {} [weight {}]: {}\n", c.name, w, one_line(&c.description))),
-            None => u.push_str(&format!("- {}: {}\n", c.name, one_line(&c.description))),
+    for c in candidates {
+        u.push_str("- ");
+        u.push_str(c.name);
+        if let Some(w) = c.weight {
+            let _ = write!(u, " [weight {w}]");
         }
+        u.push_str(": ");
+        push_one_line(&mut u, c.description);
+        u.push('\n');
         if c.name != FINISH {
-            u.push_str(&format!("  parameters: {}\n", compact(&c.parameters)));
+            // Value's Display is its compact JSON, as `compact` writes it.
+            let _ = writeln!(u, "  parameters: {}", c.parameters);
         }
     }
     vec![Message::system(ACTOR_SYSTEM), Message::user(u)]
 }
+
+/// `s` on one line (as [`one_line`]), appended without a copy of its own.
+fn push_one_line(out: &mut String, s: &str) {
+    let mut rest = s;
+    while let Some(i) = rest.find(['\n', '\r']) {
+        out.push_str(&rest[..i]);
+        out.push(' ');
+        rest = &rest[i + 1..];
+    }
+    out.push_str(rest);
+}
+
+const FINISH_DESCRIPTION: &str = "answer the task with the results so far";
 
 /// The candidate a model names to answer, listed with the tools.
 pub fn finish_candidate(weight: Option<String>) -> CandidateView {
     CandidateView {
         name: FINISH.to_string(),
         weight,
-        description: "answer the task with the results so far".to_string(),
+        description: FINISH_DESCRIPTION.to_string(),
         parameters: json!({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}),
     }
 }
