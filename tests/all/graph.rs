@@ -564,3 +564,63 @@ proptest! {
         assert_same_weights(&folded, &graph);
     }
 }
+
+/// The weight series as the graph documents it, built from the outside:
+/// a point per iteration in which the weight moved, the series thinned to
+/// every second point (first and newest kept) past 64 points.
+fn reference_push(series: &mut Vec<(u32, f64)>, iteration: u32, value: f64) {
+    match series.last_mut() {
+        Some(last) if last.0 == iteration => last.1 = value,
+        _ => series.push((iteration, value)),
+    }
+    if series.len() > 64 {
+        let last = series.len() - 1;
+        let mut i = 0;
+        series.retain(|_| {
+            let keep = i == 0 || i == last || i % 2 == 0;
+            i += 1;
+            keep
+        });
+    }
+}
+
+#[test]
+fn long_sessions_keep_every_edge_series_through_saves_and_loads() {
+    // Enough updates that each of start's edges thins its series several
+    // times and the graph settles its spilled points many times over.
+    let tools: Vec<String> = (0..12).map(|i| format!("t{i:02}")).collect();
+    let mut g = ToolGraph::fully_connected(&tools);
+    let initial: BTreeMap<String, f64> = tools.iter().map(|t| (t.clone(), w(&g, START, t))).collect();
+    let mut reference: BTreeMap<String, Vec<(u32, f64)>> = tools.iter().map(|t| (t.clone(), Vec::new())).collect();
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("graph.json");
+    let mut seed = 7u64;
+    for run in 0..700u32 {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        let tool = &tools[(seed >> 33) as usize % tools.len()];
+        let delta = ((seed >> 40) % 7) as i32 - 3;
+        let before: BTreeMap<String, f64> = tools.iter().map(|t| (t.clone(), w(&g, START, t))).collect();
+        g.apply_scores(&BTreeMap::from([(tool.clone(), delta)]), 0.5, 0.5);
+        for t in &tools {
+            let now = w(&g, START, t);
+            if (now - before[t]).abs() > 1e-12 {
+                let series = reference.get_mut(t).unwrap_or_else(|| panic!("{t}"));
+                reference_push(series, g.iteration(), now);
+            }
+        }
+        if run % 101 == 0 || run == 699 {
+            for t in &tools {
+                let series = g.weight_series(START, t);
+                assert_eq!(series[0], (0, initial[t]), "{t}: the prior comes first");
+                assert_eq!(&series[1..], reference[t].as_slice(), "{t} at run {run}");
+            }
+            g.save(&path).unwrap_or_else(|e| panic!("{e}"));
+            let back = ToolGraph::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            for t in &tools {
+                assert_eq!(back.weight_series(START, t), g.weight_series(START, t), "{t} loaded at run {run}");
+            }
+            g = back;
+        }
+    }
+    assert!(reference.values().all(|r| r.len() <= 64 && r.len() >= 32), "every series was thinned");
+}
