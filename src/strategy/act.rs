@@ -31,24 +31,19 @@ pub fn cost_shape(host: &dyn Host, query: &str, candidates: &[String]) -> CostSh
 /// The tokens of the actor's first prompt over `candidates`, the measure of
 /// a model step that BTP prices.
 pub fn first_prompt_tokens(host: &dyn Host, query: &str, candidates: &[String]) -> u64 {
-    let offered: Vec<Offered> =
-        candidates.iter().map(|n| Offered { name: n.clone(), weight: None, shown: None }).collect();
     let lines: Vec<CandidateLine> =
-        offered.iter().map(|o| candidate_line(host, o)).chain(std::iter::once(CandidateLine::finish(None))).collect();
+        candidates.iter().map(|n| candidate_line(host, n, None)).chain([CandidateLine::finish(None)]).collect();
     crate::model::tokens::count_messages(&actor::render_actor_prompt(query, &[], &lines, &[]))
 }
 
-/// The offered candidate as the prompt lists it: the library's tool, or
-/// `finish` for a name the library does not have.
-fn candidate_line<'a>(host: &'a dyn Host, o: &'a Offered) -> CandidateLine<'a> {
-    match host.library().get(&o.name) {
-        Some(t) => CandidateLine {
-            name: &t.name,
-            weight: o.shown.as_deref(),
-            description: &t.description,
-            parameters: &t.parameters,
-        },
-        None => CandidateLine::finish(o.shown.as_deref()),
+/// A candidate as the prompt lists it, with its weight as shown: the
+/// library's tool, or `finish` for a name the library does not have.
+fn candidate_line<'a>(host: &'a dyn Host, name: &str, shown: Option<&'a str>) -> CandidateLine<'a> {
+    match host.library().get(name) {
+        Some(t) => {
+            CandidateLine { name: &t.name, weight: shown, description: &t.description, parameters: &t.parameters }
+        }
+        None => CandidateLine::finish(shown),
     }
 }
 
@@ -107,7 +102,8 @@ pub async fn act(
             .map(|(name, w)| Offered { name: name.clone(), weight: *w, shown: w.and_then(|w| format.show(w)) })
             .collect();
         host.emit(EventKind::Candidates { from: node.clone(), offered: offered.clone() })?;
-        let lines: Vec<CandidateLine> = offered.iter().map(|o| candidate_line(host, o)).collect();
+        let lines: Vec<CandidateLine> =
+            offered.iter().map(|o| candidate_line(host, &o.name, o.shown.as_deref())).collect();
         let prompt = actor::render_actor_prompt(&task.query, history, &lines, &notes);
         notes.clear();
         let names: Vec<String> = offered.iter().map(|o| o.name.clone()).collect();

@@ -143,9 +143,9 @@ impl<'a> From<&'a CandidateView> for CandidateLine<'a> {
     }
 }
 
-impl CandidateLine<'static> {
+impl<'a> CandidateLine<'a> {
     /// `finish`, listed with the tools (its parameters are not shown).
-    pub fn finish(weight: Option<&str>) -> CandidateLine<'_> {
+    pub fn finish(weight: Option<&'a str>) -> Self {
         CandidateLine { name: FINISH, weight, description: FINISH_DESCRIPTION, parameters: &Value::Null }
     }
 }
@@ -562,7 +562,9 @@ pub fn compact(v: &Value) -> String {
 }
 
 pub(crate) fn one_line(s: &str) -> String {
-    s.replace(['\n', '\r'], " ")
+    let mut out = String::with_capacity(s.len());
+    push_one_line(&mut out, s);
+    out
 }
 
 pub(crate) fn cut(s: &str) -> String {
