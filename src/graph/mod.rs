@@ -5,6 +5,7 @@
 //!
 //! - `tool_graph`: the data structure and its queries;
 //! - `toolnet`: the paper's construction and update rules;
+//! - `series`: the capped history of a score or a weight;
 //! - `update`: what one update changed, as the events carry it;
 //! - `ops`: every edit recorded as data, and the ids of the states;
 //! - `store`: durable state, [`GraphStore`]: a snapshot plus a journal;
@@ -18,6 +19,7 @@ mod error;
 mod format;
 mod journal;
 mod ops;
+mod series;
 mod snapshot;
 mod store;
 mod tool_graph;

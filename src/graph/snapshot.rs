@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::GraphError;
 use super::ops::OpLog;
+use super::series::Series;
 use super::tool_graph::{END, Edge, Node, START, Scratch, ToolGraph};
 
 const FORMAT_VERSION: u32 = 1;
@@ -92,7 +93,7 @@ fn to_stored(graph: &ToolGraph) -> StoredGraph {
         .node_indices()
         .map(|ix| {
             let n = &g[ix];
-            StoredNode { name: n.name.to_string(), score: n.score, born: n.born, history: n.history.clone() }
+            StoredNode { name: n.name.to_string(), score: n.score, born: n.born, history: n.history.points().to_vec() }
         })
         .collect();
     let edges = g
@@ -107,7 +108,7 @@ fn to_stored(graph: &ToolGraph) -> StoredGraph {
                 born: w.born,
                 initial: Some(w.initial),
                 rescales_before: w.rescales_before,
-                history: w.history.clone(),
+                history: w.history.points().to_vec(),
             }
         })
         .collect();
@@ -138,8 +139,12 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         }
         check_series(&what, &node.history, node.born, iteration, false)?;
         let name = node.name.clone();
-        let ix =
-            graph.add_node(Node { name: node.name.into(), score: node.score, born: node.born, history: node.history });
+        let ix = graph.add_node(Node {
+            name: node.name.into(),
+            score: node.score,
+            born: node.born,
+            history: Series::from_points(node.history),
+        });
         if index.insert(name, ix).is_some() {
             return Err(format!("{what} appears twice"));
         }
@@ -181,7 +186,7 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
                 born: edge.born,
                 initial,
                 rescales_before: edge.rescales_before,
-                history: edge.history,
+                history: Series::from_points(edge.history),
             },
         );
     }

@@ -13,6 +13,7 @@ use petgraph::visit::EdgeRef;
 
 use super::error::GraphError;
 use super::ops::{Op, OpLog, StateHash};
+use super::series::Series;
 use super::update::RowEncoder;
 
 /// Name of the node every task starts from.
@@ -27,7 +28,7 @@ pub(super) struct Node {
     /// Iteration at which the node joined (its score series starts there at 0).
     pub(super) born: u32,
     /// (iteration, score at the end of that iteration), one point per iteration.
-    pub(super) history: Vec<(u32, f64)>,
+    pub(super) history: Series,
 }
 
 #[derive(Debug, Clone)]
@@ -41,12 +42,12 @@ pub(super) struct Edge {
     /// Number of `start` rescales that happened before the edge existed, so
     /// a `start` edge's series applies only the later ones.
     pub(super) rescales_before: u32,
-    pub(super) history: Vec<(u32, f64)>,
+    pub(super) history: Series,
 }
 
 impl Edge {
     pub(super) fn new(prior: f64, born: u32) -> Self {
-        Edge { prior, weight: prior, born, initial: prior, rescales_before: 0, history: Vec::new() }
+        Edge { prior, weight: prior, born, initial: prior, rescales_before: 0, history: Series::default() }
     }
 }
 
@@ -78,10 +79,14 @@ pub(super) struct Scratch {
     /// count.
     pub(super) name_rank: Vec<u32>,
     pub(super) encoder: RowEncoder,
-    /// (edge, f(s_target)) of the row being recomputed.
-    pub(super) factors: Vec<(EdgeIndex, f64)>,
-    /// (edge, old, new) of the row being recomputed.
-    pub(super) row_edges: Vec<(EdgeIndex, f64, f64)>,
+    /// ((target, edge), f(s_target)) of the row being recomputed.
+    pub(super) factors: Vec<((NodeIndex, EdgeIndex), f64)>,
+    /// ((target, edge), old, new) of the row being recomputed.
+    pub(super) row_edges: Vec<((NodeIndex, EdgeIndex), f64, f64)>,
+    /// Per name rank, the place of that target among a long row's listed
+    /// edges (`u32::MAX` between uses): puts `start`'s thousands of listed
+    /// edges in name order in one pass instead of a sort.
+    pub(super) by_rank: Vec<u32>,
 }
 
 impl Scratch {
@@ -118,7 +123,7 @@ impl ToolGraph {
     pub(super) fn with_nodes<'a>(tools: impl Iterator<Item = &'a String>) -> Self {
         let mut graph = DiGraph::new();
         let mut index = HashMap::new();
-        let node = |name: &str| Node { name: name.into(), score: 0.0, born: 0, history: Vec::new() };
+        let node = |name: &str| Node { name: name.into(), score: 0.0, born: 0, history: Series::default() };
         let start = graph.add_node(node(START));
         index.insert(START.to_owned(), start);
         let end = graph.add_node(node(END));
@@ -169,7 +174,7 @@ impl ToolGraph {
             h.text(&node.name);
             h.float(node.score);
             h.word(u64::from(node.born));
-            series(&mut h, &node.history);
+            series(&mut h, node.history.points());
         }
         h.word(self.graph.edge_count() as u64);
         for e in self.graph.edge_references() {
@@ -181,7 +186,7 @@ impl ToolGraph {
             h.word(u64::from(edge.born));
             h.float(edge.initial);
             h.word(u64::from(edge.rescales_before));
-            series(&mut h, &edge.history);
+            series(&mut h, edge.history.points());
         }
         h.finish()
     }
@@ -197,7 +202,12 @@ impl ToolGraph {
             return Ok(false);
         }
         let existing = self.tool_count();
-        let ix = self.graph.add_node(Node { name: name.into(), score: 0.0, born: self.iteration, history: Vec::new() });
+        let ix = self.graph.add_node(Node {
+            name: name.into(),
+            score: 0.0,
+            born: self.iteration,
+            history: Series::default(),
+        });
         self.index.insert(name.to_owned(), ix);
         self.graph.add_edge(ix, ix, Edge::new(0.5, self.iteration));
         self.graph.add_edge(ix, self.end, Edge::new(0.5, self.iteration));
@@ -211,7 +221,7 @@ impl ToolGraph {
                 let edge = &mut self.graph[id];
                 edge.prior *= factor;
                 edge.weight *= factor;
-                push_point(&mut edge.history, iteration, edge.weight);
+                edge.history.push(iteration, edge.weight);
             }
             self.start_rescales.push((self.iteration, factor));
         }
@@ -332,7 +342,7 @@ impl ToolGraph {
             return Vec::new();
         };
         let node = &self.graph[ix];
-        std::iter::once((node.born, 0.0)).chain(node.history.iter().copied()).collect()
+        std::iter::once((node.born, 0.0)).chain(node.history.points().iter().copied()).collect()
     }
 
     /// The edge's weight per iteration: its prior when created (iteration 0
@@ -343,7 +353,7 @@ impl ToolGraph {
             return Vec::new();
         };
         let edge = &self.graph[id];
-        std::iter::once((edge.born, edge.initial)).chain(edge.history.iter().copied()).collect()
+        std::iter::once((edge.born, edge.initial)).chain(edge.history.points().iter().copied()).collect()
     }
 
     pub(super) fn tool_index(&self, name: &str) -> Option<NodeIndex> {
@@ -358,60 +368,4 @@ impl ToolGraph {
 
 pub(super) fn is_reserved(name: &str) -> bool {
     name == START || name == END
-}
-
-/// The most points a score or weight series keeps. `start` has an edge per
-/// tool and an update rewrites its whole row, so at 16,000 tools an uncapped
-/// history grew by hundreds of KB a task for the whole session.
-pub const HISTORY_CAP: usize = 64;
-
-/// Records `value` as the point of `iteration`, replacing an earlier point of
-/// the same iteration so a series has one point per iteration. A series at
-/// `HISTORY_CAP` drops every second point but the first and the newest:
-/// it keeps spanning the whole session, at half the resolution, and
-/// thinning stays amortised O(1) a point (deterministic, so a graph
-/// rebuilt from its journal thins the same).
-pub(super) fn push_point(series: &mut Vec<(u32, f64)>, iteration: u32, value: f64) {
-    match series.last_mut() {
-        Some(last) if last.0 == iteration => last.1 = value,
-        _ => series.push((iteration, value)),
-    }
-    if series.len() > HISTORY_CAP {
-        let last = series.len() - 1;
-        let mut i = 0;
-        series.retain(|_| {
-            let keep = i == 0 || i == last || i % 2 == 0;
-            i += 1;
-            keep
-        });
-    }
-}
-
-#[cfg(test)]
-mod history_tests {
-    use super::*;
-
-    #[test]
-    fn a_series_stays_within_its_cap_and_spans_the_session() {
-        let mut series = Vec::new();
-        for it in 1..=10_000u32 {
-            push_point(&mut series, it, f64::from(it));
-            assert!(series.len() <= HISTORY_CAP, "{} points at iteration {it}", series.len());
-        }
-        assert_eq!(series.first(), Some(&(1, 1.0)));
-        assert_eq!(series.last(), Some(&(10_000, 10_000.0)));
-        assert!(series.windows(2).all(|w| w[0].0 < w[1].0), "in order");
-        assert!(series.len() >= HISTORY_CAP / 2);
-    }
-
-    #[test]
-    fn below_the_cap_every_point_is_kept() {
-        let mut series = Vec::new();
-        for it in 1..=HISTORY_CAP as u32 {
-            push_point(&mut series, it, 0.5);
-            push_point(&mut series, it, 0.25);
-        }
-        assert_eq!(series.len(), HISTORY_CAP);
-        assert!(series.iter().all(|p| p.1 == 0.25));
-    }
 }

@@ -35,7 +35,7 @@ use petgraph::visit::EdgeRef;
 
 use super::error::GraphError;
 use super::ops::Op;
-use super::tool_graph::{END, Edge, ToolGraph, is_reserved, push_point};
+use super::tool_graph::{END, Edge, Scratch, ToolGraph, is_reserved};
 use super::update::{CHANGE_EPSILON, GraphUpdate, RowChange, WeightChange};
 
 /// α is clamped to `[0, MAX_ALPHA]` so `f` stays positive and finite.
@@ -221,7 +221,7 @@ impl ToolGraph {
         let mut scores = Vec::with_capacity(changed.len());
         for &ix in changed {
             let node = &mut self.graph[ix];
-            push_point(&mut node.history, iteration, node.score);
+            node.history.push(iteration, node.score);
             scores.push(ix);
         }
         scores.sort_unstable();
@@ -257,58 +257,81 @@ impl ToolGraph {
             for e in self.graph.edges_directed(row, Direction::Outgoing) {
                 let f = score_factor(params.alpha, self.graph[e.target()].score);
                 total += f;
-                scratch.factors.push((e.id(), f));
+                scratch.factors.push(((e.target(), e.id()), f));
             }
             // Every tool row holds `end` (score 0, f = 1), so total >= 1.
             if !(total.is_finite() && total > 0.0) {
                 continue;
             }
-            for &(id, f) in &scratch.factors {
-                let edge = &mut self.graph[id];
+            for &(key, f) in &scratch.factors {
+                let edge = &mut self.graph[key.1];
                 let new = params.beta * edge.prior + (1.0 - params.beta) * (f / total);
                 let old = edge.weight;
                 edge.weight = new;
                 touched |= new.to_bits() != old.to_bits();
                 if (new - old).abs() > CHANGE_EPSILON {
-                    push_point(&mut edge.history, iteration, new);
+                    edge.history.push(iteration, new);
                 }
-                scratch.row_edges.push((id, old, new));
+                scratch.row_edges.push((key, old, new));
             }
             if let Some(rest) = scratch.encoder.encode(&scratch.row_edges, &mut changes.weights) {
                 changes.rows.push((row, rest));
             }
+            changes.row_ends.push((row, changes.weights.len()));
         }
         self.scratch = scratch;
         (changes, touched)
     }
 
     /// The update as the events carry it: nodes named, lists sorted by name.
-    fn make_update(&mut self, scores: Vec<NodeIndex>, changes: Changes) -> GraphUpdate {
+    fn make_update(&mut self, scores: Vec<NodeIndex>, mut changes: Changes) -> GraphUpdate {
         self.scratch.rank_names(&self.graph);
-        let rank = |ix: NodeIndex| self.scratch.name_rank[ix.index()];
-        let name = |ix: NodeIndex| self.graph[ix].name.clone();
-        let mut scores: Vec<(Arc<str>, f64)> = scores.into_iter().map(|ix| (name(ix), self.graph[ix].score)).collect();
+        let Scratch { name_rank, by_rank, .. } = &mut self.scratch;
+        let graph = &self.graph;
+        let rank = |ix: NodeIndex| name_rank[ix.index()];
+        let name = |ix: NodeIndex| graph[ix].name.clone();
+        let mut scores: Vec<(Arc<str>, f64)> = scores.into_iter().map(|ix| (name(ix), graph[ix].score)).collect();
         scores.sort_by(|a, b| a.0.cmp(&b.0));
-        // Sorted by (from, to) name through their ranks; an edge's key is
-        // unique (no parallel edges), so an unstable sort gives the same order.
-        let mut listed: Vec<(u64, NodeIndex, NodeIndex, EdgeIndex, f64)> = changes
-            .weights
-            .into_iter()
-            .filter_map(|(id, old)| {
-                let (from, to) = self.graph.edge_endpoints(id)?;
-                Some((u64::from(rank(from)) << 32 | u64::from(rank(to)), from, to, id, old))
-            })
-            .collect();
-        listed.sort_unstable_by_key(|&(key, ..)| key);
-        let weights: Vec<WeightChange> = listed
-            .into_iter()
-            .map(|(_, from, to, id, old)| WeightChange {
-                from: name(from),
+
+        // Sorted by (from, to) name through their ranks: the rows by their
+        // `from`, then each row's edges by their `to` (a row has no
+        // parallel edges, so the order is total).
+        let mut segments = Vec::with_capacity(changes.row_ends.len());
+        let mut begin = 0;
+        for &(row, end) in &changes.row_ends {
+            if end > begin {
+                segments.push((rank(row), row, begin..end));
+            }
+            begin = end;
+        }
+        segments.sort_unstable_by_key(|s| s.0);
+        let mut weights = Vec::with_capacity(changes.weights.len());
+        for (_, row, range) in segments {
+            let from = name(row);
+            let listed = &mut changes.weights[range];
+            let change = |&((to, id), old): &((NodeIndex, EdgeIndex), f64)| WeightChange {
+                from: from.clone(),
                 to: name(to),
                 old,
-                new: self.graph[id].weight,
-            })
-            .collect();
+                new: graph[id].weight,
+            };
+            // A row listing a good part of the library (`start`'s) is put in
+            // order by placing each edge at its target's rank; a short one
+            // is sorted.
+            if listed.len() * 16 >= name_rank.len() {
+                by_rank.resize(name_rank.len(), u32::MAX);
+                for (i, &((to, _), _)) in listed.iter().enumerate() {
+                    by_rank[rank(to) as usize] = i as u32;
+                }
+                for slot in by_rank.iter_mut().filter(|slot| **slot != u32::MAX) {
+                    weights.push(change(&listed[*slot as usize]));
+                    *slot = u32::MAX;
+                }
+            } else {
+                listed.sort_unstable_by_key(|&((to, _), _)| rank(to));
+                weights.extend(listed.iter().map(change));
+            }
+        }
         let mut rows: Vec<RowChange> =
             changes.rows.into_iter().map(|(row, rest)| RowChange { from: name(row), rest }).collect();
         rows.sort_by(|a, b| a.from.cmp(&b.from));
@@ -319,8 +342,10 @@ impl ToolGraph {
 /// The recomputed rows' changes, before their nodes are named.
 #[derive(Default)]
 struct Changes {
-    /// Edges to list, with their old weight.
-    weights: Vec<(EdgeIndex, f64)>,
+    /// Edges to list, as ((target, edge), old weight), row after row.
+    weights: Vec<((NodeIndex, EdgeIndex), f64)>,
+    /// Each recomputed row, with the end of its edges in `weights`.
+    row_ends: Vec<(NodeIndex, usize)>,
     /// Rows written as a shared weight.
     rows: Vec<(NodeIndex, f64)>,
 }

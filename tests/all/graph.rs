@@ -541,6 +541,36 @@ fn a_large_start_row_is_written_as_a_shared_weight() {
     assert!(json.len() < 4000, "{} bytes", json.len());
 }
 
+/// `start`'s long listed row is put in name order by placing each edge at
+/// its target's rank, a short row by sorting: both must give the (from, to)
+/// order the readers' binary searches rely on, whatever order the tools
+/// joined in.
+#[test]
+fn long_and_short_listed_rows_come_out_in_name_order() {
+    // Names not in the order they join, so a node's index says nothing of
+    // its name's rank.
+    let tools: Vec<String> = (0..600).map(|i| format!("t{:03}", (i * 257) % 600)).collect();
+    // Trajectories of two tools set half of `start`'s priors apart, and
+    // give each tool row a few observed successors.
+    let trajectories: Vec<Vec<String>> =
+        (0..300).map(|i| vec![tools[(i * 7) % 600].clone(), tools[(i * 13 + 5) % 600].clone()]).collect();
+    let mut g = ToolGraph::from_trajectories(&tools, &trajectories).unwrap_or_else(|e| panic!("{e}"));
+    let mut folded = all_weights(&g);
+    for run in [&[("t001", 1), ("t299", -2)][..], &[("t450", 3)], &[("t007", -1), ("t100", 2), ("t555", 1)]] {
+        let update = g.apply_scores(&deltas(run), 0.5, 0.5);
+        let from_start = update.weights.iter().filter(|c| &*c.from == START).count();
+        assert!(from_start > 100, "start's row lists {from_start} edges");
+        assert!(update.weights.iter().any(|c| &*c.from != START), "a tool row is listed too");
+        assert!(
+            update.weights.windows(2).all(|p| (&p[0].from, &p[0].to) < (&p[1].from, &p[1].to)),
+            "weights out of (from, to) order"
+        );
+        assert!(update.rows.windows(2).all(|p| p[0].from < p[1].from));
+        fold(&mut folded, &update);
+        assert_same_weights(&folded, &g);
+    }
+}
+
 proptest! {
     #[test]
     fn folding_the_updates_reaches_the_graph(
