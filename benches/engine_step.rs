@@ -22,6 +22,9 @@
 //! after every task the update of `start`'s row, one edge per tool), in
 //! sessions of 64 tasks.
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 #[path = "support/library.rs"]
 mod library;
 

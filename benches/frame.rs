@@ -9,6 +9,9 @@
 //! tools told apart), and a task under way whose agent stands on a tool
 //! with a long history.
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 use std::collections::BTreeMap;
 
 use criterion::{Criterion, criterion_group, criterion_main};

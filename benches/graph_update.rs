@@ -3,6 +3,9 @@
 //! and saving the graph after it (`graph_save`), as the engine does after
 //! every task.
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -5,6 +5,9 @@
 //! sample trajectories, the models, the engine with its retrieval index).
 //! Memory and the trace's size are in `library_scale` (not criterion).
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 #[path = "support/library.rs"]
 mod library;
 

@@ -15,6 +15,9 @@
 //!
 //! Run: `cargo bench --bench library_scale`
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 #[path = "support/library.rs"]
 mod library;
 

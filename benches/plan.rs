@@ -1,6 +1,9 @@
 //! BTP planning (Algorithm 1): n = 1,000 tools with R = 10,000 and F̃ ≤ 10
 //! (the goal: median ≤ 10 ms), and the paper's n = 5, R = 20.
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 use std::hint::black_box;
 use std::time::Duration;
 

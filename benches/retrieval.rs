@@ -13,6 +13,9 @@
 //!
 //! Run: `cargo bench --bench retrieval`
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 

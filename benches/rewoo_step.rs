@@ -4,6 +4,9 @@
 //! calling them one after another, takes N x 200 ms. The planner and the
 //! solver answer at once, so the run's time is the step's.
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 use std::sync::Arc;
 use std::time::Duration;
 
