@@ -89,9 +89,20 @@ pub struct SessionState {
 }
 
 /// Places in a session's `tools`, by the tool's name: [`SessionState::tool`]
-/// looks one up in a library of thousands without walking it.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ToolOrder(Vec<u32>);
+/// looks one up in a library of thousands without walking it. Built on the
+/// first lookup, not by the fold: only the UI looks tools up, and sorting
+/// 16,000 names was a fifth of the engine's step at that size, in a fold of
+/// its own events that never asks.
+#[derive(Clone, Debug, Default)]
+pub struct ToolOrder(std::sync::OnceLock<Vec<u32>>);
+
+/// The order is derived from `tools`, which the states compare anyway:
+/// whether it has been built yet says nothing of the state.
+impl PartialEq for ToolOrder {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
 
 /// A ranking as the retrieval view shows it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -111,9 +122,17 @@ impl SessionState {
 
     /// The library's tool named `name` (the first, should two share it).
     pub fn tool(&self, name: &str) -> Option<&ToolBrief> {
-        let order = &self.tool_order.0;
+        let tools = &self.tools;
+        let order = self.tool_order.0.get_or_init(|| {
+            let mut order: Vec<u32> = (0..tools.len() as u32).collect();
+            // Ties broken as a stable sort would (the first of two tools
+            // sharing a name is found); unstable is cheaper at 16,000 tools.
+            order.sort_unstable_by(|&a, &b| tools[a as usize].name.cmp(&tools[b as usize].name).then(a.cmp(&b)));
+            order
+        });
         if order.len() != self.tools.len() {
-            // Tools set by hand, not by the fold: no order to search.
+            // Tools replaced by hand after the order was built: no order to
+            // search.
             return self.tools.iter().find(|t| t.name == name);
         }
         let at = order.partition_point(|i| self.tools[*i as usize].name.as_str() < name);
@@ -154,11 +173,7 @@ impl SessionState {
                 self.params = params.clone();
                 self.models = models.clone();
                 self.tools = tools.clone();
-                let mut order: Vec<u32> = (0..tools.len() as u32).collect();
-                // The index breaks ties as a stable sort would; unstable is
-                // cheaper at 16,000 tools, where this is most of the fold.
-                order.sort_unstable_by(|&a, &b| tools[a as usize].name.cmp(&tools[b as usize].name).then(a.cmp(&b)));
-                self.tool_order = ToolOrder(order);
+                self.tool_order = ToolOrder::default();
                 self.tool_servers = tools.iter().filter_map(|t| Some((t.name.clone(), t.server.clone()?))).collect();
                 self.cost_unit = cost_unit.clone();
                 self.total_tasks = *tasks;
@@ -608,5 +623,31 @@ fn lane_view(l: &LanePlan) -> LaneView {
         user_fault: false,
         result: None,
         source: None,
+    }
+}
+
+#[cfg(test)]
+mod tool_lookup_tests {
+    use super::*;
+
+    fn brief(name: &str, cost: f64) -> ToolBrief {
+        ToolBrief { name: name.into(), description: String::new(), category: None, cost, server: None }
+    }
+
+    #[test]
+    fn a_tool_is_found_by_name_and_the_first_of_two_sharing_one() {
+        let mut s = SessionState {
+            tools: vec![brief("b", 1.0), brief("a", 2.0), brief("c", 3.0), brief("a", 4.0)],
+            ..Default::default()
+        };
+        assert_eq!(s.tool("a").map(|t| t.cost), Some(2.0));
+        assert_eq!(s.tool("c").map(|t| t.cost), Some(3.0));
+        assert!(s.tool("d").is_none());
+        // Tools replaced after the first lookup are still found.
+        s.tools.push(brief("d", 5.0));
+        assert_eq!(s.tool("d").map(|t| t.cost), Some(5.0));
+        // Whether the order has been built does not make two states differ.
+        let fresh = SessionState { tools: s.tools.clone(), ..Default::default() };
+        assert!(fresh == s);
     }
 }
