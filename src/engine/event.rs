@@ -352,7 +352,9 @@ pub enum EventKind {
         seed: u64,
         params: Params,
         models: Vec<RoleModel>,
-        tools: Vec<ToolBrief>,
+        /// Shared with the session state's fold: at 16,000 tools a copy of
+        /// the briefs was a good part of folding a session's first event.
+        tools: std::sync::Arc<[ToolBrief]>,
         cost_unit: String,
         tasks: u32,
         /// The task list, so a view can offer to pick one: position i

@@ -39,7 +39,7 @@ pub struct SessionState {
     pub params: Params,
     pub cost_unit: String,
     pub models: Vec<RoleModel>,
-    pub tools: Vec<ToolBrief>,
+    pub tools: std::sync::Arc<[ToolBrief]>,
     pub total_tasks: u32,
     pub task_list: Vec<TaskBrief>,
     /// Models a role can be switched to.
@@ -637,14 +637,14 @@ mod tool_lookup_tests {
     #[test]
     fn a_tool_is_found_by_name_and_the_first_of_two_sharing_one() {
         let mut s = SessionState {
-            tools: vec![brief("b", 1.0), brief("a", 2.0), brief("c", 3.0), brief("a", 4.0)],
+            tools: vec![brief("b", 1.0), brief("a", 2.0), brief("c", 3.0), brief("a", 4.0)].into(),
             ..Default::default()
         };
         assert_eq!(s.tool("a").map(|t| t.cost), Some(2.0));
         assert_eq!(s.tool("c").map(|t| t.cost), Some(3.0));
         assert!(s.tool("d").is_none());
         // Tools replaced after the first lookup are still found.
-        s.tools.push(brief("d", 5.0));
+        s.tools = s.tools.iter().cloned().chain([brief("d", 5.0)]).collect();
         assert_eq!(s.tool("d").map(|t| t.cost), Some(5.0));
         // Whether the order has been built does not make two states differ.
         let fresh = SessionState { tools: s.tools.clone(), ..Default::default() };

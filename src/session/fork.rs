@@ -66,7 +66,7 @@ pub fn prepare_fork(config: &Config, req: &ForkRequest, opts: &SessionOptions) -
     shared.params = params;
     let where_ = req.parent.display();
     // The library must be the recorded one: same tools, same costs.
-    for t in &tools {
+    for t in tools.iter() {
         match shared.library.get(&t.name) {
             None => {
                 return Err(SetupError::Invalid(format!(

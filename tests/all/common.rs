@@ -245,7 +245,8 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                     tool("geo_lookup", "Country facts lookup: capital, population, currency", None),
                     tool("geo_lookup_mirror", "Country facts lookup (mirror): capital, population, currency", None),
                     tool("web_search", "Search the web for anything", Some("Information Retrieval")),
-                ],
+                ]
+                .into(),
                 cost_unit: "credits".into(),
                 tasks: 3,
                 task_list: vec![TaskBrief { id: "france-figures".into(), query: task.into() }],

@@ -77,13 +77,14 @@ fn server_states_fold_into_the_state_and_show_in_the_workbench() {
     let mut events = common::fixture("toolnet-fault.jsonl");
     // The fixture's library, with one tool of a server.
     if let EventKind::SessionStarted { tools, .. } = &mut events[0].kind {
-        tools.push(ToolBrief {
+        let time = ToolBrief {
             name: "get_time".into(),
             description: "The time".into(),
             category: None,
             cost: 1.0,
             server: Some("time".into()),
-        });
+        };
+        *tools = tools.iter().cloned().chain([time]).collect();
     }
     let run = events.iter().find(|e| matches!(e.kind, EventKind::RunStarted { .. })).unwrap().run;
     let cut = events.iter().position(|e| matches!(e.kind, EventKind::RunStarted { .. })).unwrap() + 1;

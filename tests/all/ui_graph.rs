@@ -77,7 +77,7 @@ fn whole_graph_is_layered_when_small() {
     snapshot_both("whole_layered", &state, &v);
     let buf = draw(&state, &v, 160, 48);
     let text = common::buffer_text(&buf);
-    for tool in &state.tools {
+    for tool in state.tools.iter() {
         assert!(text.contains(&tool.name), "{} missing from the drawing:\n{text}", tool.name);
     }
     assert!(!text.contains("of 17 tools"), "the sample library is drawn, not tabled");
@@ -232,7 +232,8 @@ fn session_with(tool: &str) -> SessionState {
             category: None,
             cost: 1.0,
             server: None,
-        }],
+        }]
+        .into(),
         current: Some(RunView::default()),
         ..Default::default()
     }
@@ -461,7 +462,7 @@ fn random_graph_state(n: usize, edges: &[(usize, usize, u8)], updates: &[Vec<(us
             seed: 1,
             params: Params::default(),
             models: vec![],
-            tools: vec![],
+            tools: Vec::new().into(),
             cost_unit: "call".into(),
             tasks: 1,
             task_list: vec![],

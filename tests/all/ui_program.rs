@@ -80,7 +80,8 @@ fn started() -> Vec<Event> {
                     tool("calculator", "Evaluate an arithmetic expression"),
                     tool("geo_lookup", "Country facts lookup: capital, population, currency"),
                     tool("city_stats", "Population and area of a city, by its id"),
-                ],
+                ]
+                .into(),
                 cost_unit: "credits".into(),
                 tasks: 2,
                 task_list: vec![TaskBrief { id: "france".into(), query: TASK.into() }],

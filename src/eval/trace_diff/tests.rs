@@ -21,7 +21,7 @@ fn start(alpha: f64) -> Event {
             seed: 7,
             params: Params { alpha, ..Params::default() },
             models: vec![],
-            tools: vec![],
+            tools: Vec::new().into(),
             cost_unit: "USD".into(),
             tasks: 1,
             task_list: vec![],
