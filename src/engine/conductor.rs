@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use super::clock::{Clock, SystemClock};
 use super::control::Control;
 use super::error::EngineError;
-use super::event::{self, Event, EventKind, GraphSnapshot, RoleModel, RunOutcome, TaskBrief, ToolBrief};
+use super::event::{self, Event, EventKind, GraphSnapshot, RoleModel, RunOutcome, TaskBrief};
 use super::fork::{ForkPlan, Forked, Replaying};
 use super::gate::Gate;
 use super::host::{Halt, Labels, Strategy};
@@ -337,18 +337,7 @@ impl Engine {
             .assignments()
             .map(|(role, slot)| RoleModel { role, model: slot.model.info(), price: slot.price })
             .collect();
-        let tools = self
-            .library
-            .tools()
-            .iter()
-            .map(|t| ToolBrief {
-                name: t.name.clone(),
-                description: t.description.clone(),
-                category: t.category.clone(),
-                cost: t.cost,
-                server: t.server().map(str::to_string),
-            })
-            .collect();
+        let tools = self.library.briefs();
         let graph = self.graph.as_ref().map(snapshot);
         self.emit(EventKind::SessionStarted {
             schema: event::SCHEMA_VERSION,

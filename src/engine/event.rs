@@ -98,17 +98,9 @@ pub struct RoleModel {
     pub price: Price,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolBrief {
-    pub name: String,
-    pub description: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub category: Option<String>,
-    pub cost: f64,
-    /// The MCP server the tool comes from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server: Option<String>,
-}
+/// Kept with the library, which builds the briefs once however many
+/// sessions it serves.
+pub use crate::tool::ToolBrief;
 
 /// The whole graph at one moment, so a trace is readable on its own. Each
 /// node is named once, in `nodes`; rows name nodes by their place there, and

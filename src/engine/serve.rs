@@ -43,10 +43,12 @@ impl Engine {
             hits: hits.clone(),
         })?;
         let mut names: Vec<String> = hits.into_iter().map(|h| h.name).collect();
-        let fill: Vec<&str> = if within {
-            self.candidates.iter().map(String::as_str).filter(|c| self.library.get(c).is_some()).collect()
+        // Walked lazily: the loop stops at k, and the library may hold
+        // 16,000 names.
+        let fill: Box<dyn Iterator<Item = &str>> = if within {
+            Box::new(self.candidates.iter().map(String::as_str).filter(|c| self.library.get(c).is_some()))
         } else {
-            self.library.names().collect()
+            Box::new(self.library.names())
         };
         for t in fill {
             if names.len() >= k {

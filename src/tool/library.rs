@@ -1,23 +1,56 @@
 //! The tools of a run, looked up by name.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use serde::{Deserialize, Serialize};
 
 use super::manifest_error::ManifestError;
 use super::spec::ToolSpec;
 
 /// All tools known to a run, by name, in load order.
+///
+/// Clones share one copy until one of them is changed: every engine of a
+/// session (and every task of a concurrent eval) gets a clone, and at the
+/// papers' scale a library holds 16,000 tools.
 #[derive(Clone, Debug, Default)]
 pub struct ToolLibrary {
+    inner: Arc<Inner>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Inner {
     tools: Vec<Arc<ToolSpec>>,
     by_name: HashMap<String, usize>,
+    /// What a session's first event says of each tool, built once per
+    /// library instead of once per session.
+    briefs: OnceLock<Arc<[ToolBrief]>>,
+}
+
+/// A tool as a trace tells it: what the workbench shows of a tool without
+/// its executor.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolBrief {
+    pub name: String,
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    pub cost: f64,
+    /// The MCP server the tool comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
 }
 
 impl ToolLibrary {
     /// Builds a library; refuses duplicate names.
     pub fn new(tools: Vec<ToolSpec>) -> Result<Self, ManifestError> {
-        let mut lib =
-            ToolLibrary { tools: Vec::with_capacity(tools.len()), by_name: HashMap::with_capacity(tools.len()) };
+        let mut lib = ToolLibrary {
+            inner: Arc::new(Inner {
+                tools: Vec::with_capacity(tools.len()),
+                by_name: HashMap::with_capacity(tools.len()),
+                briefs: OnceLock::new(),
+            }),
+        };
         for t in tools {
             lib.insert(t)?;
         }
@@ -25,35 +58,93 @@ impl ToolLibrary {
     }
 
     pub fn insert(&mut self, tool: ToolSpec) -> Result<(), ManifestError> {
-        if let Some(&i) = self.by_name.get(&tool.name) {
+        if let Some(&i) = self.inner.by_name.get(&tool.name) {
             return Err(ManifestError::Duplicate {
                 name: tool.name.clone(),
-                first: self.tools[i].source.clone().unwrap_or_default(),
+                first: self.inner.tools[i].source.clone().unwrap_or_default(),
                 second: tool.source.clone().unwrap_or_default(),
             });
         }
-        self.by_name.insert(tool.name.clone(), self.tools.len());
-        self.tools.push(Arc::new(tool));
+        let inner = Arc::make_mut(&mut self.inner);
+        inner.by_name.insert(tool.name.clone(), inner.tools.len());
+        inner.tools.push(Arc::new(tool));
+        inner.briefs = OnceLock::new();
         Ok(())
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<ToolSpec>> {
-        self.by_name.get(name).map(|&i| &self.tools[i])
+        self.inner.by_name.get(name).map(|&i| &self.inner.tools[i])
     }
 
     pub fn tools(&self) -> &[Arc<ToolSpec>] {
-        &self.tools
+        &self.inner.tools
     }
 
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.tools.iter().map(|t| t.name.as_str())
+        self.inner.tools.iter().map(|t| t.name.as_str())
     }
 
     pub fn len(&self) -> usize {
-        self.tools.len()
+        self.inner.tools.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.inner.tools.is_empty()
+    }
+
+    /// Every tool's brief, in load order; built on the first call and shared
+    /// by every clone made since.
+    pub fn briefs(&self) -> Arc<[ToolBrief]> {
+        self.inner
+            .briefs
+            .get_or_init(|| {
+                self.inner
+                    .tools
+                    .iter()
+                    .map(|t| ToolBrief {
+                        name: t.name.clone(),
+                        description: t.description.clone(),
+                        category: t.category.clone(),
+                        cost: t.cost,
+                        server: t.server().map(str::to_string),
+                    })
+                    .collect()
+            })
+            .clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::ExecutorSpec;
+
+    fn tool(name: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: format!("does {name}"),
+            category: None,
+            cost: 1.0,
+            parameters: serde_json::json!({"type": "object"}),
+            response: None,
+            executor: ExecutorSpec::Builtin { function: name.into() },
+            source: None,
+        }
+    }
+
+    #[test]
+    fn clones_share_the_briefs_until_one_of_them_changes() {
+        let mut a = ToolLibrary::new(vec![tool("echo"), tool("add")]).unwrap();
+        let b = a.clone();
+        let names = |l: &ToolLibrary| l.briefs().iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&a), ["echo", "add"]);
+        assert!(Arc::ptr_eq(&a.briefs(), &b.briefs()), "built once, shared by the clone");
+        a.insert(tool("sub")).unwrap();
+        assert_eq!(names(&a), ["echo", "add", "sub"], "a change rebuilds the briefs");
+        assert_eq!(names(&b), ["echo", "add"], "the clone keeps its tools");
+        assert!(b.get("sub").is_none());
+        assert_eq!(a.get("sub").map(|t| t.description.as_str()), Some("does sub"));
+        assert!(a.insert(tool("add")).is_err(), "duplicates are still refused");
+        assert_eq!(a.len(), 3);
     }
 }

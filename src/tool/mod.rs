@@ -29,7 +29,7 @@ pub use command::read_stdout as read_command_stdout;
 pub use error::{ToolError, ToolErrorKind, ToolResult};
 pub use file_options::FileOptions;
 pub use http::read_body as read_http_body;
-pub use library::ToolLibrary;
+pub use library::{ToolBrief, ToolLibrary};
 pub use openapi::operation_names;
 pub use source::CallSource;
 pub use spec::{ExecutorSpec, HeaderValue, ToolSpec};
