@@ -57,14 +57,13 @@ fn learnt_graph(names: &[String], rng: &mut ChaCha8Rng) -> ToolGraph {
 fn snapshot(g: &ToolGraph) -> GraphSnapshot {
     let mut edges = Vec::new();
     let mut scores = Vec::new();
-    let nodes: Vec<&str> = std::iter::once(START).chain(g.tools()).collect();
-    for node in nodes {
-        edges.extend(g.out_edges(node).into_iter().map(|(to, w)| (node.to_string(), to, w)));
+    for (node, row) in g.rows() {
+        edges.extend(row.into_iter().map(|(to, w)| (node, to, w)));
         if let Some(s) = g.score(node).filter(|s| *s != 0.0) {
             scores.push((node.to_string(), s));
         }
     }
-    GraphSnapshot::new(g.iteration(), edges, scores)
+    GraphSnapshot::from_edges(g.iteration(), edges, scores)
 }
 
 /// A tool a task uses: mostly a popular one.

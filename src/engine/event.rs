@@ -2,7 +2,7 @@
 //! these events, one JSON object a line; any view is a fold over them. The
 //! file is long because the protocol is one enum, kept whole in one place.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -140,27 +140,40 @@ impl GraphSnapshot {
         edges: impl IntoIterator<Item = (String, String, f64)>,
         scores: Vec<(String, f64)>,
     ) -> Self {
+        let edges: Vec<(String, String, f64)> = edges.into_iter().collect();
+        Self::from_edges(iteration, edges.iter().map(|(f, t, w)| (f.as_str(), t.as_str(), *w)), scores)
+    }
+
+    /// As [`GraphSnapshot::new`], from borrowed names: the engine's graph
+    /// lends its own.
+    pub fn from_edges<'a>(
+        iteration: u32,
+        edges: impl IntoIterator<Item = (&'a str, &'a str, f64)>,
+        scores: Vec<(String, f64)>,
+    ) -> Self {
         let mut nodes: Vec<String> = Vec::new();
-        let mut place: HashMap<String, u32> = HashMap::new();
-        let mut number = |name: String| -> u32 {
-            if let Some(&i) = place.get(&name) {
-                return i;
-            }
-            let i = nodes.len() as u32;
-            place.insert(name.clone(), i);
-            nodes.push(name);
-            i
+        let mut place: rustc_hash::FxHashMap<&'a str, u32> = Default::default();
+        // Per node number, its row's place in `rows` (usize::MAX: none yet).
+        let mut row_of: Vec<usize> = Vec::new();
+        let mut number = |name: &'a str| -> u32 {
+            *place.entry(name).or_insert_with(|| {
+                nodes.push(name.to_owned());
+                nodes.len() as u32 - 1
+            })
         };
         let mut rows: Vec<(u32, Vec<u32>, Vec<f64>)> = Vec::new();
-        let mut row_of: HashMap<u32, usize> = HashMap::new();
         for (from, to, w) in edges {
             let (from, to) = (number(from), number(to));
-            let row = *row_of.entry(from).or_insert_with(|| {
+            if row_of.len() <= from as usize {
+                row_of.resize(from as usize + 1, usize::MAX);
+            }
+            let row = &mut row_of[from as usize];
+            if *row == usize::MAX {
                 rows.push((from, Vec::new(), Vec::new()));
-                rows.len() - 1
-            });
-            rows[row].1.push(to);
-            rows[row].2.push(w);
+                *row = rows.len() - 1;
+            }
+            rows[*row].1.push(to);
+            rows[*row].2.push(w);
         }
         let rows = rows
             .into_iter()

@@ -15,7 +15,7 @@
 //! when an update does not list it. Memory is so bounded by the edges and
 //! nodes that ever changed on their own, not by the session's length.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::graph::GraphUpdate;
 

@@ -7,12 +7,14 @@
 //! graph in the same `apply`, so they stay together.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::event::{EventKind, GraphSnapshot, Offered, RefuseReason, RewooStep, RunOutcome, ToolOutcome};
+use super::event::{
+    EventKind, GraphSnapshot, Offered, RefuseReason, RewooStep, RowWeights, RunOutcome, SnapshotRow, ToolOutcome,
+};
 use super::graph_history::History;
 use crate::graph::{END, GraphUpdate, START};
 use crate::model::{Message, Role, Usage};
@@ -440,28 +442,55 @@ pub struct GraphView {
 impl GraphView {
     pub(super) fn from_snapshot(s: &GraphSnapshot) -> Self {
         let mut g = GraphView { iteration: s.iteration, ..Default::default() };
-        for (from, to, w) in s.edges() {
-            g.out.entry(from.to_string()).or_default().insert(to.to_string(), w);
-            count_in(&mut g.in_degree, from, to, 0.0, w);
+        let name = |i: u32| s.nodes.get(i as usize).map(String::as_str);
+        // A row at a time, put in name order first: `start`'s row holds
+        // every tool, and a map built from sorted entries costs a compare
+        // per entry where inserting them one by one costs a search each.
+        // The sort is stable, so of a target listed twice the later weight
+        // wins, as it would inserted in turn.
+        let mut sorted: Vec<(&str, f64)> = Vec::new();
+        for SnapshotRow(from, to, weights) in &s.rows {
+            let Some(from) = name(*from) else { continue };
+            sorted.clear();
+            sorted.extend(to.iter().enumerate().filter_map(|(k, &t)| {
+                let w = match weights {
+                    RowWeights::Same(w) => *w,
+                    RowWeights::Each(ws) => *ws.get(k)?,
+                };
+                Some((name(t)?, w))
+            }));
+            sorted.sort_by(|a, b| a.0.cmp(b.0));
+            for &(to, w) in &sorted {
+                count_in(&mut g.in_degree, from, to, 0.0, w);
+            }
+            let row = g.out.entry(from.to_string()).or_default();
+            if row.is_empty() {
+                *row = sorted.iter().map(|&(to, w)| (to.to_string(), w)).collect();
+            } else {
+                row.extend(sorted.iter().map(|&(to, w)| (to.to_string(), w)));
+            }
         }
         for (n, sc) in &s.scores {
             g.scores.insert(n.clone(), *sc);
         }
         // The rows come in name order, so each node's predecessors do too.
+        let score = |n: &str| g.scores.get(n).copied().unwrap_or(0.0);
+        let mut joined = Vec::new();
         for (from, row) in &g.out {
-            g.index.join(from, g.scores.get(from).copied().unwrap_or(0.0));
+            g.index.mark(from, score(from), &mut joined);
             let f = g.index.id(from);
             for to in row.keys() {
                 let t = g.index.id(to);
                 g.index.preds[t as usize].push(f);
                 if from == START {
-                    g.index.join(to, g.scores.get(to).copied().unwrap_or(0.0));
+                    g.index.mark(to, score(to), &mut joined);
                 }
             }
         }
         for (n, sc) in &g.scores {
-            g.index.join(n, *sc);
+            g.index.mark(n, *sc, &mut joined);
         }
+        g.index.ranked = joined.into_iter().collect();
         g
     }
 
@@ -473,16 +502,47 @@ impl GraphView {
             let old = self.scores.insert(n.to_string(), *s);
             self.index.rescore(n, old, *s);
         }
-        for c in &u.weights {
-            let row = self.out.entry(c.from.to_string()).or_default();
-            let old = row.insert(c.to.to_string(), c.new);
-            count_in(&mut self.in_degree, &c.from, &c.to, old.unwrap_or(0.0), c.new);
-            let score = |n: &str| self.scores.get(n).copied().unwrap_or(0.0);
-            self.index.join(&c.from, score(&c.from));
-            if old.is_none() {
-                self.index.add_edge(&c.from, &c.to);
-                if &*c.from == START {
-                    self.index.join(&c.to, score(&c.to));
+        // The listed edges come sorted by (from, to): a row at a time, each
+        // walked beside its listed edges (`start`'s lists thousands).
+        let mut rest = &u.weights[..];
+        while let Some(first) = rest.first() {
+            let from = first.from.clone();
+            // Counted, not searched for: a trace's update need not be sorted.
+            let n = rest.iter().take_while(|c| c.from == from).count();
+            let (listed, next) = rest.split_at(n);
+            rest = next;
+            let score = |scores: &BTreeMap<String, f64>, n: &str| scores.get(n).copied().unwrap_or(0.0);
+            self.index.join(&from, score(&self.scores, &from));
+            let row = match self.out.get_mut(&*from) {
+                Some(row) => row,
+                None => self.out.entry(from.to_string()).or_default(),
+            };
+            let mut added = Vec::new();
+            let mut pending = listed.iter().peekable();
+            for (to, w) in row.iter_mut() {
+                while let Some(c) = pending.next_if(|c| &*c.to <= to.as_str()) {
+                    if &*c.to == to.as_str() {
+                        let old = std::mem::replace(w, c.new);
+                        count_in(&mut self.in_degree, &from, to, old, c.new);
+                    } else {
+                        added.push(c);
+                    }
+                }
+                if pending.peek().is_none() {
+                    break;
+                }
+            }
+            added.extend(pending);
+            for c in added {
+                // A target listed twice (not from this engine) is an
+                // existing edge by the second time.
+                let old = row.insert(c.to.to_string(), c.new);
+                count_in(&mut self.in_degree, &from, &c.to, old.unwrap_or(0.0), c.new);
+                if old.is_none() {
+                    self.index.add_edge(&from, &c.to);
+                    if &*from == START {
+                        self.index.join(&c.to, score(&self.scores, &c.to));
+                    }
                 }
             }
         }
@@ -580,7 +640,7 @@ impl Ord for Desc {
 /// both change only where an update adds an edge or moves a score.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct NodeIndex {
-    ids: HashMap<Arc<str>, u32>,
+    ids: rustc_hash::FxHashMap<Arc<str>, u32>,
     names: Vec<Arc<str>>,
     /// Per node, the nodes with an edge to it, in name order.
     preds: Vec<Vec<u32>>,
@@ -615,13 +675,21 @@ impl NodeIndex {
 
     /// Makes `name` a ranked tool node (with `score`) unless it is one already.
     fn join(&mut self, name: &str, score: f64) {
+        let mut joined = Vec::new();
+        self.mark(name, score, &mut joined);
+        self.ranked.extend(joined);
+    }
+
+    /// As [`NodeIndex::join`], but leaves the entry for `ranked` in
+    /// `joined`: a snapshot's thousands of tools go in at once.
+    fn mark(&mut self, name: &str, score: f64, joined: &mut Vec<(Desc, Arc<str>)>) {
         if name == START || name == END {
             return;
         }
         let id = self.id(name) as usize;
         if !self.ranked_in[id] {
             self.ranked_in[id] = true;
-            self.ranked.insert((Desc(score), Arc::clone(&self.names[id])));
+            joined.push((Desc(score), Arc::clone(&self.names[id])));
         }
     }
 
@@ -646,7 +714,10 @@ fn count_in(in_degree: &mut BTreeMap<String, u32>, from: &str, to: &str, old: f6
     if from == to || to == END || (old > 0.0) == (new > 0.0) {
         return;
     }
-    let n = in_degree.entry(to.to_string()).or_default();
+    let n = match in_degree.get_mut(to) {
+        Some(n) => n,
+        None => in_degree.entry(to.to_string()).or_default(),
+    };
     if new > 0.0 {
         *n += 1;
     } else {
@@ -675,5 +746,76 @@ pub(super) fn spend_fault(faults: &mut Vec<ActiveFault>, tool: &str, mode: Fault
         if *l == 0 {
             faults.remove(i);
         }
+    }
+}
+
+#[cfg(test)]
+mod graph_view_tests {
+    use super::*;
+    use crate::graph::{GraphUpdate, WeightChange};
+
+    fn change(from: &str, to: &str, new: f64) -> WeightChange {
+        WeightChange { from: from.into(), to: to.into(), old: 0.0, new }
+    }
+
+    /// What the fold must reach, one edge after the other.
+    fn one_by_one(view: &GraphView, u: &GraphUpdate) -> BTreeMap<String, BTreeMap<String, f64>> {
+        let mut out = view.out.clone();
+        for c in &u.weights {
+            out.entry(c.from.to_string()).or_default().insert(c.to.to_string(), c.new);
+        }
+        out
+    }
+
+    #[test]
+    fn an_update_out_of_order_with_repeats_and_new_edges_folds_as_if_one_edge_at_a_time() {
+        let snapshot = GraphSnapshot::new(
+            0,
+            [("start", "b", 0.5), ("start", "d", 0.5), ("b", "d", 1.0), ("d", "end", 1.0)]
+                .map(|(f, t, w)| (f.to_string(), t.to_string(), w)),
+            vec![],
+        );
+        let mut view = GraphView::from_snapshot(&snapshot);
+        assert_eq!(view.predecessors("d"), [("b", 1.0), ("start", 0.5)]);
+        // As a hand-edited trace may hold it: rows interleaved, a target
+        // twice, targets out of order, edges and nodes the graph lacks.
+        let update = GraphUpdate {
+            iteration: 1,
+            scores: vec![("c".into(), 2.0)],
+            weights: vec![
+                change("start", "d", 0.0),
+                change("start", "a", 0.25),
+                change("b", "c", 0.5),
+                change("start", "d", 0.75),
+                change("start", "c", 0.125),
+                change("b", "d", 0.5),
+            ],
+            rows: vec![],
+        };
+        let expected = one_by_one(&view, &update);
+        view.apply(&update, true);
+        assert_eq!(view.out, expected);
+        assert_eq!(view.iteration, 1);
+        assert_eq!(view.predecessors("c"), [("b", 0.5), ("start", 0.125)]);
+        assert_eq!(view.predecessors("d"), [("b", 0.5), ("start", 0.75)]);
+        assert_eq!(view.by_score().map(|(n, _)| n).collect::<Vec<_>>(), ["c", "a", "b", "d"]);
+        // Positive edges into each node, self edges and `end` aside.
+        let in_degree: BTreeMap<String, u32> =
+            [("a", 1), ("b", 1), ("c", 2), ("d", 2)].map(|(n, k)| (n.to_string(), k)).into();
+        assert_eq!(view.in_degree, in_degree);
+        // The same update sorted, as the engine writes it, folds the same.
+        let mut again = GraphView::from_snapshot(&snapshot);
+        let mut sorted = update.clone();
+        sorted.weights.sort_by(|a, b| (&a.from, &a.to).cmp(&(&b.from, &b.to)));
+        sorted.weights.dedup_by(|later, earlier| {
+            let same = (&later.from, &later.to) == (&earlier.from, &earlier.to);
+            if same {
+                earlier.new = later.new;
+            }
+            same
+        });
+        again.apply(&sorted, true);
+        assert_eq!(again.out, view.out);
+        assert_eq!(again.in_degree, view.in_degree);
     }
 }
