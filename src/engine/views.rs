@@ -477,18 +477,18 @@ impl GraphView {
         let score = |n: &str| g.scores.get(n).copied().unwrap_or(0.0);
         let mut joined = Vec::new();
         for (from, row) in &g.out {
-            g.index.mark(from, score(from), &mut joined);
+            joined.extend(g.index.mark(from, score(from)));
             let f = g.index.id(from);
             for to in row.keys() {
                 let t = g.index.id(to);
                 g.index.preds[t as usize].push(f);
                 if from == START {
-                    g.index.mark(to, score(to), &mut joined);
+                    joined.extend(g.index.mark(to, score(to)));
                 }
             }
         }
         for (n, sc) in &g.scores {
-            g.index.mark(n, *sc, &mut joined);
+            joined.extend(g.index.mark(n, *sc));
         }
         g.index.ranked = joined.into_iter().collect();
         g
@@ -502,8 +502,9 @@ impl GraphView {
             let old = self.scores.insert(n.to_string(), *s);
             self.index.rescore(n, old, *s);
         }
-        // The listed edges come sorted by (from, to): a row at a time, each
-        // walked beside its listed edges (`start`'s lists thousands).
+        // A row at a time, walked beside its listed edges (`start`'s lists
+        // thousands). The engine sorts them by (from, to); an update read
+        // from a trace may not be, and folds as if applied one by one.
         let mut rest = &u.weights[..];
         while let Some(first) = rest.first() {
             let from = first.from.clone();
@@ -675,22 +676,24 @@ impl NodeIndex {
 
     /// Makes `name` a ranked tool node (with `score`) unless it is one already.
     fn join(&mut self, name: &str, score: f64) {
-        let mut joined = Vec::new();
-        self.mark(name, score, &mut joined);
-        self.ranked.extend(joined);
+        if let Some(entry) = self.mark(name, score) {
+            self.ranked.insert(entry);
+        }
     }
 
-    /// As [`NodeIndex::join`], but leaves the entry for `ranked` in
-    /// `joined`: a snapshot's thousands of tools go in at once.
-    fn mark(&mut self, name: &str, score: f64, joined: &mut Vec<(Desc, Arc<str>)>) {
+    /// As [`NodeIndex::join`], but returns the entry for `ranked` (None: a
+    /// ranked node already, or not a tool): a snapshot's thousands of tools
+    /// go in at once.
+    fn mark(&mut self, name: &str, score: f64) -> Option<(Desc, Arc<str>)> {
         if name == START || name == END {
-            return;
+            return None;
         }
         let id = self.id(name) as usize;
-        if !self.ranked_in[id] {
-            self.ranked_in[id] = true;
-            joined.push((Desc(score), Arc::clone(&self.names[id])));
+        if self.ranked_in[id] {
+            return None;
         }
+        self.ranked_in[id] = true;
+        Some((Desc(score), Arc::clone(&self.names[id])))
     }
 
     /// A node's score moved from `old` (None: it had none) to `new`.
