@@ -53,19 +53,6 @@ fn learnt_graph(names: &[String], rng: &mut ChaCha8Rng) -> ToolGraph {
     ToolGraph::from_trajectories(names, &trajectories).unwrap_or_else(|e| panic!("bench graph: {e}"))
 }
 
-/// The whole graph as the session's first event carries it (as the conductor writes it).
-fn snapshot(g: &ToolGraph) -> GraphSnapshot {
-    let mut edges = Vec::new();
-    let mut scores = Vec::new();
-    for (node, row) in g.rows() {
-        edges.extend(row.into_iter().map(|(to, w)| (node, to, w)));
-        if let Some(s) = g.score(node).filter(|s| *s != 0.0) {
-            scores.push((node.to_string(), s));
-        }
-    }
-    GraphSnapshot::from_edges(g.iteration(), edges, scores)
-}
-
 /// A tool a task uses: mostly a popular one.
 fn pick(names: &[String], rng: &mut ChaCha8Rng) -> String {
     let i = if rng.random_bool(0.8) { rng.random_range(0..POPULAR) } else { rng.random_range(0..names.len()) };
@@ -166,7 +153,7 @@ fn long_session() -> Vec<Event> {
             task_list: vec![],
             available_models: vec![],
             pace_ms: 0,
-            graph: Some(snapshot(&graph)),
+            graph: Some(GraphSnapshot::of(&graph)),
             experience: None,
         },
     )];

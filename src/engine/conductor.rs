@@ -338,7 +338,7 @@ impl Engine {
             .map(|(role, slot)| RoleModel { role, model: slot.model.info(), price: slot.price })
             .collect();
         let tools = self.library.briefs();
-        let graph = self.graph.as_ref().map(snapshot);
+        let graph = self.graph.as_ref().map(GraphSnapshot::of);
         self.emit(EventKind::SessionStarted {
             schema: event::SCHEMA_VERSION,
             strategy: self.kind,
@@ -529,17 +529,4 @@ impl Engine {
         self.sinks.retain(|s| s.send(event.clone()).is_ok());
         self.watch(&event)
     }
-}
-
-/// The whole graph as data, for the first event of a trace.
-fn snapshot(g: &ToolGraph) -> GraphSnapshot {
-    let mut edges = Vec::new();
-    let mut scores = Vec::new();
-    for (node, row) in g.rows() {
-        edges.extend(row.into_iter().map(|(to, w)| (node, to, w)));
-        if let Some(s) = g.score(node).filter(|s| *s != 0.0) {
-            scores.push((node.to_string(), s));
-        }
-    }
-    GraphSnapshot::from_edges(g.iteration(), edges, scores)
 }

@@ -12,7 +12,7 @@ pub use super::control::LaneAction;
 use super::debug::{ApprovalPolicy, Condition, ReviewKind};
 use super::params::{ParamChange, Params};
 pub use crate::budget::btp::BudgetRow;
-use crate::graph::GraphUpdate;
+use crate::graph::{GraphUpdate, ToolGraph};
 use crate::model::fault::{ModelFault, ModelFaultMode};
 use crate::model::price::Price;
 use crate::model::{Message, ModelInfo, Role, ToolCallRequest, Usage};
@@ -144,9 +144,23 @@ impl GraphSnapshot {
         Self::from_edges(iteration, edges.iter().map(|(f, t, w)| (f.as_str(), t.as_str(), *w)), scores)
     }
 
+    /// The whole of `g`: its rows, `start`'s first, each in the order of
+    /// [`ToolGraph::out_edges`], and the nodes with a non-zero score.
+    pub fn of(g: &ToolGraph) -> Self {
+        let mut edges = Vec::new();
+        let mut scores = Vec::new();
+        for (node, row) in g.rows() {
+            edges.extend(row.into_iter().map(|(to, w)| (node, to, w)));
+            if let Some(s) = g.score(node).filter(|s| *s != 0.0) {
+                scores.push((node.to_string(), s));
+            }
+        }
+        Self::from_edges(g.iteration(), edges, scores)
+    }
+
     /// As [`GraphSnapshot::new`], from borrowed names: the engine's graph
     /// lends its own.
-    pub fn from_edges<'a>(
+    fn from_edges<'a>(
         iteration: u32,
         edges: impl IntoIterator<Item = (&'a str, &'a str, f64)>,
         scores: Vec<(String, f64)>,
@@ -193,18 +207,23 @@ impl GraphSnapshot {
     /// Every edge as (from, to, weight), row by row; a place that names no
     /// node is skipped.
     pub fn edges(&self) -> impl Iterator<Item = (&str, &str, f64)> + '_ {
+        self.named_rows().flat_map(|(from, row)| row.map(move |(to, w)| (from, to, w)))
+    }
+
+    /// Each row as (from, its (to, weight) in the row's order); a place
+    /// that names no node is skipped.
+    pub fn named_rows(&self) -> impl Iterator<Item = (&str, impl Iterator<Item = (&str, f64)> + '_)> + '_ {
         let name = |i: u32| self.nodes.get(i as usize).map(String::as_str);
-        self.rows.iter().filter_map(move |SnapshotRow(from, to, weights)| Some((name(*from)?, to, weights))).flat_map(
-            move |(from, to, weights)| {
-                to.iter().enumerate().filter_map(move |(k, &t)| {
-                    let w = match weights {
-                        RowWeights::Same(w) => *w,
-                        RowWeights::Each(ws) => *ws.get(k)?,
-                    };
-                    Some((from, name(t)?, w))
-                })
-            },
-        )
+        self.rows.iter().filter_map(move |SnapshotRow(from, to, weights)| {
+            let row = to.iter().enumerate().filter_map(move |(k, &t)| {
+                let w = match weights {
+                    RowWeights::Same(w) => *w,
+                    RowWeights::Each(ws) => *ws.get(k)?,
+                };
+                Some((name(t)?, w))
+            });
+            Some((name(*from)?, row))
+        })
     }
 }
 

@@ -12,9 +12,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::event::{
-    EventKind, GraphSnapshot, Offered, RefuseReason, RewooStep, RowWeights, RunOutcome, SnapshotRow, ToolOutcome,
-};
+use super::event::{EventKind, GraphSnapshot, Offered, RefuseReason, RewooStep, RunOutcome, ToolOutcome};
 use super::graph_history::History;
 use crate::graph::{END, GraphUpdate, START};
 use crate::model::{Message, Role, Usage};
@@ -442,23 +440,15 @@ pub struct GraphView {
 impl GraphView {
     pub(super) fn from_snapshot(s: &GraphSnapshot) -> Self {
         let mut g = GraphView { iteration: s.iteration, ..Default::default() };
-        let name = |i: u32| s.nodes.get(i as usize).map(String::as_str);
         // A row at a time, put in name order first: `start`'s row holds
         // every tool, and a map built from sorted entries costs a compare
         // per entry where inserting them one by one costs a search each.
         // The sort is stable, so of a target listed twice the later weight
         // wins, as it would inserted in turn.
         let mut sorted: Vec<(&str, f64)> = Vec::new();
-        for SnapshotRow(from, to, weights) in &s.rows {
-            let Some(from) = name(*from) else { continue };
+        for (from, row) in s.named_rows() {
             sorted.clear();
-            sorted.extend(to.iter().enumerate().filter_map(|(k, &t)| {
-                let w = match weights {
-                    RowWeights::Same(w) => *w,
-                    RowWeights::Each(ws) => *ws.get(k)?,
-                };
-                Some((name(t)?, w))
-            }));
+            sorted.extend(row);
             sorted.sort_by(|a, b| a.0.cmp(b.0));
             for &(to, w) in &sorted {
                 count_in(&mut g.in_degree, from, to, 0.0, w);

@@ -93,7 +93,7 @@ impl ToolLibrary {
     }
 
     /// Every tool's brief, in load order; built on the first call and shared
-    /// by every clone made since.
+    /// by every clone of the library that has not been changed.
     pub fn briefs(&self) -> Arc<[ToolBrief]> {
         self.inner
             .briefs
