@@ -509,21 +509,36 @@ impl GraphView {
                 None => self.out.entry(from.to_string()).or_default(),
             };
             let mut added = Vec::new();
-            let mut pending = listed.iter().peekable();
-            for (to, w) in row.iter_mut() {
-                while let Some(c) = pending.next_if(|c| &*c.to <= to.as_str()) {
-                    if &*c.to == to.as_str() {
-                        let old = std::mem::replace(w, c.new);
-                        count_in(&mut self.in_degree, &from, to, old, c.new);
-                    } else {
-                        added.push(c);
+            if few_of(listed.len(), row.len()) {
+                // A few edges of a long row (`start`'s, where most tools
+                // share the row's `rest`): a search each, where a walk would
+                // compare names all along the row.
+                for c in listed {
+                    match row.get_mut(&*c.to) {
+                        Some(w) => {
+                            let old = std::mem::replace(w, c.new);
+                            count_in(&mut self.in_degree, &from, &c.to, old, c.new);
+                        }
+                        None => added.push(c),
                     }
                 }
-                if pending.peek().is_none() {
-                    break;
+            } else {
+                let mut pending = listed.iter().peekable();
+                for (to, w) in row.iter_mut() {
+                    while let Some(c) = pending.next_if(|c| &*c.to <= to.as_str()) {
+                        if &*c.to == to.as_str() {
+                            let old = std::mem::replace(w, c.new);
+                            count_in(&mut self.in_degree, &from, to, old, c.new);
+                        } else {
+                            added.push(c);
+                        }
+                    }
+                    if pending.peek().is_none() {
+                        break;
+                    }
                 }
+                added.extend(pending);
             }
-            added.extend(pending);
             for c in added {
                 // A target listed twice (not from this engine) is an
                 // existing edge by the second time.
@@ -543,15 +558,34 @@ impl GraphView {
             // row is: a walk beside it, not a search per edge.
             let lo = u.weights.partition_point(|c| c.from < r.from);
             let hi = lo + u.weights[lo..].partition_point(|c| c.from == r.from);
-            let mut listed = u.weights[lo..hi].iter().peekable();
-            for (to, w) in row.iter_mut() {
-                while listed.next_if(|c| &*c.to < to.as_str()).is_some() {}
-                let new = match listed.next_if(|c| &*c.to == to.as_str()) {
-                    Some(c) => c.new,
-                    None => r.rest,
-                };
-                count_in(&mut self.in_degree, &r.from, to, *w, new);
-                *w = new;
+            let listed = &u.weights[lo..hi];
+            if few_of(listed.len(), row.len()) {
+                // The whole row to `rest` without a name compared, then the
+                // few listed edges back by a search each. A count that goes
+                // old -> rest -> new ends where old -> new would.
+                for (to, w) in row.iter_mut() {
+                    count_in(&mut self.in_degree, &r.from, to, *w, r.rest);
+                    *w = r.rest;
+                }
+                for c in listed {
+                    if let Some(w) = row.get_mut(&*c.to) {
+                        count_in(&mut self.in_degree, &r.from, &c.to, *w, c.new);
+                        *w = c.new;
+                    }
+                }
+            } else {
+                let mut listed = listed.iter().peekable();
+                for (to, w) in row.iter_mut() {
+                    while listed.next_if(|c| &*c.to < to.as_str()).is_some() {}
+                    // Of a target listed twice, the later weight, as one
+                    // edge at a time would leave it.
+                    let mut new = r.rest;
+                    while let Some(c) = listed.next_if(|c| &*c.to == to.as_str()) {
+                        new = c.new;
+                    }
+                    count_in(&mut self.in_degree, &r.from, to, *w, new);
+                    *w = new;
+                }
             }
         }
         self.history.record(self.iteration, u);
@@ -702,6 +736,13 @@ impl NodeIndex {
     }
 }
 
+/// Whether `listed` edges of a row of `row` are few enough to be searched
+/// for one by one rather than met in a walk of the whole row (a search
+/// compares about log2(row) names, a walk one per edge of the row).
+fn few_of(listed: usize, row: usize) -> bool {
+    listed.saturating_mul(16) < row
+}
+
 /// Counts an edge's change of sign into `in_degree` (see [`GraphView`]).
 fn count_in(in_degree: &mut BTreeMap<String, u32>, from: &str, to: &str, old: f64, new: f64) {
     // The sign first: most changes keep it, and the names cost a compare
@@ -760,6 +801,72 @@ mod graph_view_tests {
             out.entry(c.from.to_string()).or_default().insert(c.to.to_string(), c.new);
         }
         out
+    }
+
+    /// Positive edges into each node, self edges and `end` aside, counted
+    /// afresh from the rows.
+    fn in_degree_of(out: &BTreeMap<String, BTreeMap<String, f64>>) -> BTreeMap<String, u32> {
+        let mut n = BTreeMap::new();
+        for (from, row) in out {
+            for (to, w) in row {
+                if *w > 0.0 && from != to && to != END {
+                    *n.entry(to.clone()).or_default() += 1;
+                }
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn a_shared_row_with_a_few_listed_edges_folds_as_if_one_edge_at_a_time() {
+        // 40 tools: the fold walks `start`'s row beside the listed edges;
+        // 400: it searches for each listed edge.
+        for n in [40, 400] {
+            shared_row_folds_as_if_one_edge_at_a_time(n);
+        }
+    }
+
+    fn shared_row_folds_as_if_one_edge_at_a_time(n: usize) {
+        let tools: Vec<String> = (0..n).map(|i| format!("t{i:03}")).collect();
+        let mut edges: Vec<(String, String, f64)> =
+            tools.iter().map(|t| ("start".to_string(), t.clone(), 1.0 / n as f64)).collect();
+        edges.extend(tools.iter().map(|t| (t.clone(), "end".to_string(), 1.0)));
+        edges.push(("t001".into(), "t007".into(), 0.5));
+        let snapshot = GraphSnapshot::new(0, edges, vec![]);
+        let mut view = GraphView::from_snapshot(&snapshot);
+        // `start`'s row written as a shared weight: a target twice (the
+        // later wins), one whose edge drops to 0, and a tool the graph lacks.
+        let update = GraphUpdate {
+            iteration: 1,
+            scores: vec![("t007".into(), -3.0)],
+            weights: vec![
+                change("start", "new", 0.05),
+                change("start", "t003", 0.1),
+                change("start", "t003", 0.12),
+                change("start", "t007", 0.0),
+            ],
+            rows: vec![crate::graph::RowChange { from: "start".into(), rest: 0.02 }],
+        };
+        let mut expected = view.out.clone();
+        for w in expected.get_mut("start").unwrap().values_mut() {
+            *w = 0.02;
+        }
+        for c in &update.weights {
+            expected.get_mut("start").unwrap().insert(c.to.to_string(), c.new);
+        }
+        view.apply(&update, true);
+        assert_eq!(view.out, expected, "{n} tools");
+        assert_eq!(view.weight("start", "t003"), Some(0.12));
+        assert_eq!(view.weight("start", "t020"), Some(0.02));
+        assert_eq!(view.in_degree, in_degree_of(&view.out), "{n} tools");
+        assert_eq!(view.in_degree.get("t007"), Some(&1), "only t001 still leads to t007");
+        assert_eq!(view.predecessors("new"), [("start", 0.05)]);
+        assert!(view.is_tool("new"));
+        assert_eq!(view.by_score().last(), Some(("t007", -3.0)));
+        // The history the charts read: listed edges their own weight, the
+        // others the row's.
+        assert_eq!(view.weight_changes("start", "t003").last(), Some(&(1, 0.12)));
+        assert_eq!(view.weight_changes("start", "t020").last(), Some(&(1, 0.02)));
     }
 
     #[test]
