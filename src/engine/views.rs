@@ -428,12 +428,8 @@ pub struct GraphView {
     /// `graph_history.rs`): [`GraphView::score_changes`] and
     /// [`GraphView::weight_changes`] read it.
     pub history: History,
-    /// How many other nodes lead to each node with a positive weight (self
-    /// edges and edges to `end` aside): kept here so a view of a huge graph
-    /// need not walk every edge.
-    pub in_degree: BTreeMap<String, u32>,
     /// What the views ask of a huge graph every frame, kept as the events
-    /// come: who leads to a node, and the tools by score.
+    /// come: who leads to a node, how many, and the tools by score.
     index: NodeIndex,
 }
 
@@ -450,9 +446,6 @@ impl GraphView {
             sorted.clear();
             sorted.extend(row);
             sorted.sort_by(|a, b| a.0.cmp(b.0));
-            for &(to, w) in &sorted {
-                count_in(&mut g.in_degree, from, to, 0.0, w);
-            }
             let row = g.out.entry(from.to_string()).or_default();
             if row.is_empty() {
                 *row = sorted.iter().map(|&(to, w)| (to.to_string(), w)).collect();
@@ -469,9 +462,12 @@ impl GraphView {
         for (from, row) in &g.out {
             joined.extend(g.index.mark(from, score(from)));
             let f = g.index.id(from);
-            for to in row.keys() {
+            for (to, &w) in row {
                 let t = g.index.id(to);
                 g.index.preds[t as usize].push(f);
+                if leads_to(from, to, w) {
+                    g.index.in_degree[t as usize] += 1;
+                }
                 if from == START {
                     joined.extend(g.index.mark(to, score(to)));
                 }
@@ -517,7 +513,7 @@ impl GraphView {
                     match row.get_mut(&*c.to) {
                         Some(w) => {
                             let old = std::mem::replace(w, c.new);
-                            count_in(&mut self.in_degree, &from, &c.to, old, c.new);
+                            count_in(&mut self.index, &from, &c.to, old, c.new);
                         }
                         None => added.push(c),
                     }
@@ -528,7 +524,7 @@ impl GraphView {
                     while let Some(c) = pending.next_if(|c| &*c.to <= to.as_str()) {
                         if &*c.to == to.as_str() {
                             let old = std::mem::replace(w, c.new);
-                            count_in(&mut self.in_degree, &from, to, old, c.new);
+                            count_in(&mut self.index, &from, to, old, c.new);
                         } else {
                             added.push(c);
                         }
@@ -543,7 +539,7 @@ impl GraphView {
                 // A target listed twice (not from this engine) is an
                 // existing edge by the second time.
                 let old = row.insert(c.to.to_string(), c.new);
-                count_in(&mut self.in_degree, &from, &c.to, old.unwrap_or(0.0), c.new);
+                count_in(&mut self.index, &from, &c.to, old.unwrap_or(0.0), c.new);
                 if old.is_none() {
                     self.index.add_edge(&from, &c.to);
                     if &*from == START {
@@ -564,12 +560,12 @@ impl GraphView {
                 // few listed edges back by a search each. A count that goes
                 // old -> rest -> new ends where old -> new would.
                 for (to, w) in row.iter_mut() {
-                    count_in(&mut self.in_degree, &r.from, to, *w, r.rest);
+                    count_in(&mut self.index, &r.from, to, *w, r.rest);
                     *w = r.rest;
                 }
                 for c in listed {
                     if let Some(w) = row.get_mut(&*c.to) {
-                        count_in(&mut self.in_degree, &r.from, &c.to, *w, c.new);
+                        count_in(&mut self.index, &r.from, &c.to, *w, c.new);
                         *w = c.new;
                     }
                 }
@@ -583,7 +579,7 @@ impl GraphView {
                     while let Some(c) = listed.next_if(|c| &*c.to == to.as_str()) {
                         new = c.new;
                     }
-                    count_in(&mut self.in_degree, &r.from, to, *w, new);
+                    count_in(&mut self.index, &r.from, to, *w, new);
                     *w = new;
                 }
             }
@@ -609,6 +605,13 @@ impl GraphView {
 
     pub fn score(&self, node: &str) -> f64 {
         self.scores.get(node).copied().unwrap_or(0.0)
+    }
+
+    /// How many other nodes lead to `node` with a positive weight (self
+    /// edges and edges to `end` aside): kept by the fold, so a view of a
+    /// huge graph need not walk every edge.
+    pub fn in_degree(&self, node: &str) -> u32 {
+        self.index.ids.get(node).map_or(0, |&id| self.index.in_degree[id as usize])
     }
 
     /// Edges into `node`, as (from, weight), in the order of `from`'s name.
@@ -669,6 +672,8 @@ struct NodeIndex {
     names: Vec<Arc<str>>,
     /// Per node, the nodes with an edge to it, in name order.
     preds: Vec<Vec<u32>>,
+    /// Per node, how many of `preds` lead to it (see [`GraphView::in_degree`]).
+    in_degree: Vec<u32>,
     /// Per node, whether it is in `ranked`.
     ranked_in: Vec<bool>,
     /// The tool nodes by (score, highest first; name).
@@ -685,6 +690,7 @@ impl NodeIndex {
         self.names.push(Arc::clone(&name));
         self.ids.insert(name, id);
         self.preds.push(Vec::new());
+        self.in_degree.push(0);
         self.ranked_in.push(false);
         id
     }
@@ -743,17 +749,21 @@ fn few_of(listed: usize, row: usize) -> bool {
     listed.saturating_mul(16) < row
 }
 
-/// Counts an edge's change of sign into `in_degree` (see [`GraphView`]).
-fn count_in(in_degree: &mut BTreeMap<String, u32>, from: &str, to: &str, old: f64, new: f64) {
+/// Whether an edge of weight `w` counts into its target's in-degree.
+fn leads_to(from: &str, to: &str, w: f64) -> bool {
+    w > 0.0 && from != to && to != END
+}
+
+/// Counts an edge's change of sign into the in-degrees (see
+/// [`GraphView::in_degree`]).
+fn count_in(index: &mut NodeIndex, from: &str, to: &str, old: f64, new: f64) {
     // The sign first: most changes keep it, and the names cost a compare
     // each (an update of `start`'s row passes thousands).
     if (old > 0.0) == (new > 0.0) || from == to || to == END {
         return;
     }
-    let n = match in_degree.get_mut(to) {
-        Some(n) => n,
-        None => in_degree.entry(to.to_string()).or_default(),
-    };
+    let t = index.id(to) as usize;
+    let n = &mut index.in_degree[t];
     if new > 0.0 {
         *n += 1;
     } else {
@@ -817,6 +827,13 @@ mod graph_view_tests {
         n
     }
 
+    /// The fold's in-degree of every node the rows name, those of 0 left out.
+    fn in_degrees(view: &GraphView) -> BTreeMap<String, u32> {
+        let nodes: BTreeSet<&String> =
+            view.out.iter().flat_map(|(f, row)| std::iter::once(f).chain(row.keys())).collect();
+        nodes.into_iter().map(|n| (n.clone(), view.in_degree(n))).filter(|(_, k)| *k > 0).collect()
+    }
+
     #[test]
     fn a_shared_row_with_a_few_listed_edges_folds_as_if_one_edge_at_a_time() {
         // 40 tools: the fold walks `start`'s row beside the listed edges;
@@ -858,8 +875,8 @@ mod graph_view_tests {
         assert_eq!(view.out, expected, "{n} tools");
         assert_eq!(view.weight("start", "t003"), Some(0.12));
         assert_eq!(view.weight("start", "t020"), Some(0.02));
-        assert_eq!(view.in_degree, in_degree_of(&view.out), "{n} tools");
-        assert_eq!(view.in_degree.get("t007"), Some(&1), "only t001 still leads to t007");
+        assert_eq!(in_degrees(&view), in_degree_of(&view.out), "{n} tools");
+        assert_eq!(view.in_degree("t007"), 1, "only t001 still leads to t007");
         assert_eq!(view.predecessors("new"), [("start", 0.05)]);
         assert!(view.is_tool("new"));
         assert_eq!(view.by_score().last(), Some(("t007", -3.0)));
@@ -904,7 +921,8 @@ mod graph_view_tests {
         // Positive edges into each node, self edges and `end` aside.
         let in_degree: BTreeMap<String, u32> =
             [("a", 1), ("b", 1), ("c", 2), ("d", 2)].map(|(n, k)| (n.to_string(), k)).into();
-        assert_eq!(view.in_degree, in_degree);
+        assert_eq!(in_degrees(&view), in_degree);
+        assert_eq!(in_degrees(&view), in_degree_of(&view.out));
         // The same update sorted, as the engine writes it, folds the same.
         let mut again = GraphView::from_snapshot(&snapshot);
         let mut sorted = update.clone();
@@ -918,6 +936,6 @@ mod graph_view_tests {
         });
         again.apply(&sorted, true);
         assert_eq!(again.out, view.out);
-        assert_eq!(again.in_degree, view.in_degree);
+        assert_eq!(in_degrees(&again), in_degrees(&view));
     }
 }

@@ -430,8 +430,8 @@ fn a_shared_row_weight_reaches_every_unlisted_edge_and_its_history() {
     assert_eq!(g.weight_changes("start", "tool_0003"), [(4, 0.2), (5, 1.0 / 3.0)]);
     assert!(g.weight_changes("tool_0003", "end").is_empty());
     // tool_0002 lost its only positive edge in.
-    assert_eq!(g.in_degree.get("tool_0002"), Some(&0));
-    assert_eq!(g.in_degree.get("tool_0003"), Some(&1));
+    assert_eq!(g.in_degree("tool_0002"), 0);
+    assert_eq!(g.in_degree("tool_0003"), 1);
 }
 
 /// A random session's graph: `n` tools, a snapshot of random edges and

@@ -485,8 +485,6 @@ fn render_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str, g: &G
     let rows = ranked_rows(g, src_row, offset + visible);
     let shown: Vec<&Ranked> = rows.iter().skip(offset).take(visible).collect();
 
-    let in_degree = |name: &str| g.in_degree.get(name).copied().unwrap_or(0);
-
     let w = area.width as usize;
     let rank_w = (offset + visible).max(1).to_string().len().max(1);
     let state_w = if w >= 70 { 16 } else { 2 };
@@ -518,7 +516,7 @@ fn render_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str, g: &G
                 " {:>8}",
                 r.weight.map(|x| fit(&fmt_weight(state, x), 8).into_owned()).unwrap_or_else(|| "–".into())
             )),
-            Span::styled(format!(" {:>5} ", in_degree(r.name)), theme.muted()),
+            Span::styled(format!(" {:>5} ", g.in_degree(r.name)), theme.muted()),
             Span::styled(fit_padded(&state_text, state_w), Style::default().fg(st.color(theme))),
         ];
         lines.push(Line::from(spans).style(row_style));
