@@ -122,7 +122,8 @@ pub(super) struct Kept {
 }
 
 /// What a finished session hands back: the learnt graph (to save) and the
-/// folded state (to summarise).
+/// folded state (to summarise; without the graph's view, which a fold of
+/// the events gives, see [`SessionState::without_graph`]).
 pub struct SessionOutcome {
     pub graph: Option<ToolGraph>,
     pub state: SessionState,
@@ -300,7 +301,7 @@ impl Engine {
             step: 0,
             next_call: 0,
             tally: RunTally::default(),
-            state: SessionState::default(),
+            state: SessionState::without_graph(),
             kept: setup.keep_learning.then(Kept::default),
             fork: setup.fork.map(Replaying::new),
             forked: None,

@@ -86,6 +86,19 @@ pub struct SessionState {
     pub debug: super::debug_view::DebugView,
     /// [`SessionState::tool`]'s index of `tools`.
     pub tool_order: ToolOrder,
+    /// Set by [`SessionState::without_graph`].
+    graph_left_out: LeftOut,
+}
+
+/// Whether a fold leaves the graph's view out. Two folds compare by what
+/// they hold: where one left a graph out, their `graph` fields differ.
+#[derive(Clone, Copy, Debug, Default)]
+struct LeftOut(bool);
+
+impl PartialEq for LeftOut {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// Places in a session's `tools`, by the tool's name: [`SessionState::tool`]
@@ -113,11 +126,25 @@ pub struct RetrievalView {
 }
 
 impl SessionState {
+    /// A fold that leaves the graph's view out (`graph` stays None): the
+    /// engine's own, which holds the graph itself and summarises from the
+    /// rest. At 16,000 tools the view (every edge by name, each score's
+    /// rank) was a third of the engine's step, built again by every view
+    /// that folds the same events.
+    pub fn without_graph() -> Self {
+        SessionState { graph_left_out: LeftOut(true), ..Default::default() }
+    }
+
     pub fn from_events<'a>(events: impl IntoIterator<Item = &'a Event>) -> Self {
-        events.into_iter().fold(SessionState::default(), |mut s, e| {
-            s.apply(e);
-            s
-        })
+        SessionState::default().fold(events)
+    }
+
+    /// This state with `events` folded in.
+    pub fn fold<'a>(mut self, events: impl IntoIterator<Item = &'a Event>) -> Self {
+        for e in events {
+            self.apply(e);
+        }
+        self
     }
 
     /// The library's tool named `name` (the first, should two share it).
@@ -177,7 +204,7 @@ impl SessionState {
                 self.tool_servers = tools.iter().filter_map(|t| Some((t.name.clone(), t.server.clone()?))).collect();
                 self.cost_unit = cost_unit.clone();
                 self.total_tasks = *tasks;
-                self.graph = graph.as_ref().map(GraphView::from_snapshot);
+                self.graph = graph.as_ref().filter(|_| !self.graph_left_out.0).map(GraphView::from_snapshot);
                 if self.mode == Mode::Idle {
                     self.mode = Mode::Running;
                 }

@@ -225,18 +225,12 @@ fn chart_shows_the_twin_overtaking() {
 }
 
 fn session_with(tool: &str) -> SessionState {
-    SessionState {
-        tools: vec![ToolBrief {
-            name: tool.into(),
-            description: String::new(),
-            category: None,
-            cost: 1.0,
-            server: None,
-        }]
-        .into(),
-        current: Some(RunView::default()),
-        ..Default::default()
-    }
+    let mut state = SessionState::default();
+    state.tools =
+        vec![ToolBrief { name: tool.into(), description: String::new(), category: None, cost: 1.0, server: None }]
+            .into();
+    state.current = Some(RunView::default());
+    state
 }
 
 fn call(tool: &str, ok: bool) -> FinishedCall {
@@ -376,7 +370,8 @@ proptest::proptest! {
         }
         let l = graph::layered_layout(&g);
         proptest::prop_assert!(l.nodes.iter().all(|p| p.layer < l.layers && (0.0..=1.0).contains(&p.x)));
-        let state = SessionState { graph: Some(g), ..Default::default() };
+        let mut state = SessionState::default();
+        state.graph = Some(g);
         for (w, h) in [(80, 24), (30, 8)] {
             draw(&state, &view(GraphMode::Whole, Some("t2")), w, h);
         }
