@@ -149,10 +149,10 @@ impl GraphSnapshot {
     pub fn of(g: &ToolGraph) -> Self {
         let mut edges = Vec::new();
         let mut scores = Vec::new();
-        for (node, row) in g.rows() {
+        for (node, score, row) in g.rows() {
             edges.extend(row.into_iter().map(|(to, w)| (node, to, w)));
-            if let Some(s) = g.score(node).filter(|s| *s != 0.0) {
-                scores.push((node.to_string(), s));
+            if score != 0.0 {
+                scores.push((node.to_string(), score));
             }
         }
         Self::from_edges(g.iteration(), edges, scores)

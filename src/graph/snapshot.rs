@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::error::GraphError;
 use super::ops::OpLog;
 use super::series::Series;
-use super::tool_graph::{END, Edge, Node, START, Scratch, ToolGraph};
+use super::tool_graph::{END, Edge, NameRank, Node, START, Scratch, ToolGraph};
 
 const FORMAT_VERSION: u32 = 1;
 const ROW_TOLERANCE: f64 = 1e-6;
@@ -227,6 +227,7 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         start_rescales: stored.start_rescales,
         log: OpLog::new(0),
         scratch: Scratch::default(),
+        name_rank: NameRank::default(),
     };
     match stored.head {
         Some(head) => graph.log = OpLog::new(head),

@@ -5,7 +5,7 @@
 //! (`toolnet.rs`).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
@@ -66,6 +66,23 @@ pub struct ToolGraph {
     pub(super) log: OpLog,
     /// Buffers an update reuses (see [`Scratch`]).
     pub(super) scratch: Scratch,
+    /// Each node's place in name order (see [`ToolGraph::name_rank`]).
+    pub(super) name_rank: NameRank,
+}
+
+/// Each node's place in name order, so rows and updates are put in name
+/// order without comparing strings. Built on first use and shared by the
+/// graph's clones (a session works on a clone of the graph, and at 16,000
+/// tools sorting the names was a good part of a session's first task);
+/// nodes are only ever added, never renamed or removed, and adding one
+/// starts a new one.
+#[derive(Clone, Default)]
+pub(super) struct NameRank(pub(super) Arc<OnceLock<Vec<u32>>>);
+
+impl std::fmt::Debug for NameRank {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NameRank")
+    }
 }
 
 /// What an update needs beyond the graph, kept between updates: `start`'s
@@ -73,11 +90,6 @@ pub struct ToolGraph {
 /// allocated (and hashed, and compared names) in proportion to it.
 #[derive(Default)]
 pub(super) struct Scratch {
-    /// Each node's place in name order, so an update's edges are sorted by
-    /// name without comparing strings. Nodes are only ever added, never
-    /// renamed or removed, so it is current while its length is the node
-    /// count.
-    pub(super) name_rank: Vec<u32>,
     pub(super) encoder: RowEncoder,
     /// ((target, edge), f(s_target)) of the row being recomputed.
     pub(super) factors: Vec<((NodeIndex, EdgeIndex), f64)>,
@@ -87,22 +99,6 @@ pub(super) struct Scratch {
     /// edges (`u32::MAX` between uses): puts `start`'s thousands of listed
     /// edges in name order in one pass instead of a sort.
     pub(super) by_rank: Vec<u32>,
-}
-
-impl Scratch {
-    /// Brings `name_rank` up to date with `graph`'s nodes.
-    pub(super) fn rank_names(&mut self, graph: &DiGraph<Node, Edge>) {
-        if self.name_rank.len() == graph.node_count() {
-            return;
-        }
-        let mut order: Vec<NodeIndex> = graph.node_indices().collect();
-        order.sort_by(|&a, &b| graph[a].name.cmp(&graph[b].name));
-        self.name_rank = vec![0; order.len()];
-        for (rank, ix) in order.into_iter().enumerate() {
-            // Node indices are u32 in petgraph's default graph.
-            self.name_rank[ix.index()] = rank as u32;
-        }
-    }
 }
 
 /// A cloned graph starts with empty buffers: they hold nothing of the state.
@@ -143,7 +139,23 @@ impl ToolGraph {
             start_rescales: Vec::new(),
             log: OpLog::new(0),
             scratch: Scratch::default(),
+            name_rank: NameRank::default(),
         }
+    }
+
+    /// Each node's place in name order, by node index.
+    pub(super) fn name_rank(&self) -> &[u32] {
+        self.name_rank.0.get_or_init(|| {
+            let graph = &self.graph;
+            let mut order: Vec<NodeIndex> = graph.node_indices().collect();
+            order.sort_unstable_by(|&a, &b| graph[a].name.cmp(&graph[b].name));
+            let mut rank = vec![0; order.len()];
+            for (place, ix) in order.into_iter().enumerate() {
+                // Node indices are u32 in petgraph's default graph.
+                rank[ix.index()] = place as u32;
+            }
+            rank
+        })
     }
 
     /// Starts the op log at the current state, identified by a hash of all
@@ -209,6 +221,7 @@ impl ToolGraph {
             history: Series::default(),
         });
         self.index.insert(name.to_owned(), ix);
+        self.name_rank = NameRank::default();
         self.graph.add_edge(ix, ix, Edge::new(0.5, self.iteration));
         self.graph.add_edge(ix, self.end, Edge::new(0.5, self.iteration));
 
@@ -251,7 +264,8 @@ impl ToolGraph {
     }
 
     fn neighbour_names(&self, ix: NodeIndex, direction: Direction) -> Vec<(&str, f64)> {
-        let mut list: Vec<(&str, f64)> = self
+        let rank = self.name_rank();
+        let mut list: Vec<(u32, &str, f64)> = self
             .graph
             .edges_directed(ix, direction)
             .map(|e| {
@@ -259,21 +273,24 @@ impl ToolGraph {
                     Direction::Outgoing => e.target(),
                     Direction::Incoming => e.source(),
                 };
-                (&*self.graph[other].name, e.weight().weight)
+                (rank[other.index()], &*self.graph[other].name, e.weight().weight)
             })
             .collect();
-        list.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-        list
+        // Heaviest first, then by name: by its rank, the same order without
+        // a string compared (`start`'s row is a library of ties).
+        list.sort_unstable_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+        list.into_iter().map(|(_, name, w)| (name, w)).collect()
     }
 
     /// Every row, `start`'s then the tools' in the order they joined, each
-    /// as (node, its out-edges as [`ToolGraph::out_edges`] orders them),
-    /// borrowing the graph's names: a snapshot of 16,000 tools walks
-    /// 48,000 edges.
-    pub fn rows(&self) -> impl Iterator<Item = (&str, Vec<(&str, f64)>)> + '_ {
-        std::iter::once(self.start)
-            .chain(self.tool_indices())
-            .map(|ix| (&*self.graph[ix].name, self.neighbour_names(ix, Direction::Outgoing)))
+    /// as (node, its score, its out-edges as [`ToolGraph::out_edges`]
+    /// orders them), borrowing the graph's names: a snapshot of 16,000
+    /// tools walks 48,000 edges.
+    pub fn rows(&self) -> impl Iterator<Item = (&str, f64, Vec<(&str, f64)>)> + '_ {
+        std::iter::once(self.start).chain(self.tool_indices()).map(|ix| {
+            let node = &self.graph[ix];
+            (&*node.name, node.score, self.neighbour_names(ix, Direction::Outgoing))
+        })
     }
 
     /// The current weight of the edge `from -> to`, if there is one.

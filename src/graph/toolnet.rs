@@ -35,7 +35,7 @@ use petgraph::visit::EdgeRef;
 
 use super::error::GraphError;
 use super::ops::Op;
-use super::tool_graph::{END, Edge, Scratch, ToolGraph, is_reserved};
+use super::tool_graph::{END, Edge, ToolGraph, is_reserved};
 use super::update::{CHANGE_EPSILON, GraphUpdate, RowChange, WeightChange};
 
 /// α is clamped to `[0, MAX_ALPHA]` so `f` stays positive and finite.
@@ -285,8 +285,9 @@ impl ToolGraph {
 
     /// The update as the events carry it: nodes named, lists sorted by name.
     fn make_update(&mut self, scores: Vec<NodeIndex>, mut changes: Changes) -> GraphUpdate {
-        self.scratch.rank_names(&self.graph);
-        let Scratch { name_rank, by_rank, .. } = &mut self.scratch;
+        self.name_rank();
+        let name_rank: &[u32] = self.name_rank.0.get().map_or(&[], Vec::as_slice);
+        let by_rank = &mut self.scratch.by_rank;
         let graph = &self.graph;
         let rank = |ix: NodeIndex| name_rank[ix.index()];
         let name = |ix: NodeIndex| graph[ix].name.clone();

@@ -113,6 +113,33 @@ fn out_edges_are_sorted_by_weight_then_name() {
     assert_eq!(into_b, ["a", "b", "start"]);
 }
 
+/// Whether `row` is heaviest first, then by name.
+fn in_order(row: &[(String, f64)]) -> bool {
+    row.windows(2).all(|p| p[0].1 > p[1].1 || (p[0].1 == p[1].1 && p[0].0 < p[1].0))
+}
+
+#[test]
+fn a_clone_that_gains_tools_orders_its_rows_by_its_own_names() {
+    let g = ToolGraph::fully_connected(&names(&["m", "c", "x"]));
+    // The name order is built here, and shared with the clone below.
+    assert_eq!(g.out_edges("start").into_iter().map(|(n, _)| n).collect::<Vec<_>>(), ["c", "m", "x"]);
+    let mut grown = g.clone();
+    for tool in ["a", "n", "zz"] {
+        assert!(grown.add_tool(tool).unwrap());
+    }
+    grown.apply_scores(&deltas(&[("n", 2), ("a", 2)]), 0.5, 0.0);
+    let start = grown.out_edges("start");
+    assert!(in_order(&start), "{start:?}");
+    let order: Vec<&str> = start.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(order, ["a", "n", "c", "m", "x", "zz"]);
+    for node in ["a", "m", "zz"] {
+        assert!(in_order(&grown.out_edges(node)), "{node}");
+        assert!(in_order(&grown.in_edges(node)), "{node}");
+    }
+    // The original keeps its own nodes and order.
+    assert_eq!(g.out_edges("start").into_iter().map(|(n, _)| n).collect::<Vec<_>>(), ["c", "m", "x"]);
+}
+
 #[test]
 fn fully_connected_has_equal_weights_per_row() {
     let g = ToolGraph::fully_connected(&names(&["a", "b", "c", "a"]));
