@@ -2,13 +2,14 @@
 //! scores, iteration, history) as one JSON document, written atomically, and
 //! checked for consistency when read back.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use petgraph::Direction;
 use petgraph::graph::DiGraph;
 use petgraph::visit::EdgeRef;
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::error::GraphError;
@@ -128,7 +129,7 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
     }
     let iteration = stored.iteration;
     let mut graph = DiGraph::with_capacity(stored.nodes.len(), stored.edges.len());
-    let mut index = HashMap::with_capacity(stored.nodes.len());
+    let mut index = FxHashMap::with_capacity_and_hasher(stored.nodes.len(), Default::default());
     for node in stored.nodes {
         let what = format!("node `{}`", node.name);
         if !node.score.is_finite() {

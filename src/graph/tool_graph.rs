@@ -4,12 +4,12 @@
 //! the UI ask of it. How weights are built and learnt is ToolNet's business
 //! (`toolnet.rs`).
 
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
+use rustc_hash::FxHashMap;
 
 use super::error::GraphError;
 use super::ops::{Op, OpLog, StateHash};
@@ -55,7 +55,9 @@ impl Edge {
 #[derive(Debug, Clone)]
 pub struct ToolGraph {
     pub(super) graph: DiGraph<Node, Edge>,
-    pub(super) index: HashMap<String, NodeIndex>,
+    /// Names are the library's, not chosen to collide, so FxHash rather
+    /// than SipHash: a session looks up every tool of the library once.
+    pub(super) index: FxHashMap<String, NodeIndex>,
     pub(super) start: NodeIndex,
     pub(super) end: NodeIndex,
     pub(super) iteration: u32,
@@ -118,7 +120,7 @@ impl ToolGraph {
     /// `start`, `end` and the tools (first occurrence of each name), no edges.
     pub(super) fn with_nodes<'a>(tools: impl Iterator<Item = &'a String>) -> Self {
         let mut graph = DiGraph::new();
-        let mut index = HashMap::new();
+        let mut index = FxHashMap::default();
         let node = |name: &str| Node { name: name.into(), score: 0.0, born: 0, history: Series::default() };
         let start = graph.add_node(node(START));
         index.insert(START.to_owned(), start);
