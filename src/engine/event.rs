@@ -141,7 +141,16 @@ impl GraphSnapshot {
         scores: Vec<(String, f64)>,
     ) -> Self {
         let edges: Vec<(String, String, f64)> = edges.into_iter().collect();
-        Self::from_edges(iteration, edges.iter().map(|(f, t, w)| (f.as_str(), t.as_str(), *w)), scores)
+        let mut keys: rustc_hash::FxHashMap<&str, usize> = Default::default();
+        let mut keyed = Vec::with_capacity(edges.len());
+        fn key<'s>(keys: &mut rustc_hash::FxHashMap<&'s str, usize>, name: &'s str) -> (usize, &'s str) {
+            let next = keys.len();
+            (*keys.entry(name).or_insert(next), name)
+        }
+        for (f, t, w) in &edges {
+            keyed.push((key(&mut keys, f), key(&mut keys, t), *w));
+        }
+        Self::from_keyed_edges(iteration, keyed, scores)
     }
 
     /// The whole of `g`: its rows, `start`'s first, each in the order of
@@ -150,30 +159,36 @@ impl GraphSnapshot {
         let mut edges = Vec::new();
         let mut scores = Vec::new();
         for (node, score, row) in g.rows() {
-            edges.extend(row.into_iter().map(|(to, w)| (node, to, w)));
+            edges.extend(row.into_iter().map(|(k, to, w)| (node, (k, to), w)));
             if score != 0.0 {
-                scores.push((node.to_string(), score));
+                scores.push((node.1.to_string(), score));
             }
         }
-        Self::from_edges(g.iteration(), edges, scores)
+        Self::from_keyed_edges(g.iteration(), edges, scores)
     }
 
-    /// As [`GraphSnapshot::new`], from borrowed names: the engine's graph
-    /// lends its own.
-    fn from_edges<'a>(
+    /// As [`GraphSnapshot::new`], from borrowed names, each with a key that
+    /// names one node and is small (the engine's graph lends its own names
+    /// and node numbers).
+    fn from_keyed_edges<'a>(
         iteration: u32,
-        edges: impl IntoIterator<Item = (&'a str, &'a str, f64)>,
+        edges: impl IntoIterator<Item = ((usize, &'a str), (usize, &'a str), f64)>,
         scores: Vec<(String, f64)>,
     ) -> Self {
         let mut nodes: Vec<String> = Vec::new();
-        let mut place: rustc_hash::FxHashMap<&'a str, u32> = Default::default();
+        // Per key, its node's place in `nodes` (u32::MAX: none yet).
+        let mut place: Vec<u32> = Vec::new();
         // Per node number, its row's place in `rows` (usize::MAX: none yet).
         let mut row_of: Vec<usize> = Vec::new();
-        let mut number = |name: &'a str| -> u32 {
-            *place.entry(name).or_insert_with(|| {
+        let mut number = |(key, name): (usize, &'a str)| -> u32 {
+            if place.len() <= key {
+                place.resize(key + 1, u32::MAX);
+            }
+            if place[key] == u32::MAX {
                 nodes.push(name.to_owned());
-                nodes.len() as u32 - 1
-            })
+                place[key] = nodes.len() as u32 - 1;
+            }
+            place[key]
         };
         let mut rows: Vec<(u32, Vec<u32>, Vec<f64>)> = Vec::new();
         for (from, to, w) in edges {

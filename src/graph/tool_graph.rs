@@ -51,6 +51,11 @@ impl Edge {
     }
 }
 
+/// A node as [`ToolGraph::rows`] gives it: (number, name).
+pub type NumberedNode<'a> = (usize, &'a str);
+/// A row as [`ToolGraph::rows`] gives it: (number, name, weight) per edge.
+pub type NumberedRow<'a> = Vec<(usize, &'a str, f64)>;
+
 /// ToolNet's weighted tool graph with scores and their history.
 #[derive(Debug, Clone)]
 pub struct ToolGraph {
@@ -266,8 +271,14 @@ impl ToolGraph {
     }
 
     fn neighbour_names(&self, ix: NodeIndex, direction: Direction) -> Vec<(&str, f64)> {
+        self.neighbour_list(ix, direction).into_iter().map(|(_, name, w)| (name, w)).collect()
+    }
+
+    /// As [`ToolGraph::out_edges`] and [`ToolGraph::in_edges`] order them,
+    /// each neighbour as (node number, name, weight).
+    fn neighbour_list(&self, ix: NodeIndex, direction: Direction) -> Vec<(usize, &str, f64)> {
         let rank = self.name_rank();
-        let mut list: Vec<(u32, &str, f64)> = self
+        let mut list: Vec<(u32, usize, &str, f64)> = self
             .graph
             .edges_directed(ix, direction)
             .map(|e| {
@@ -275,23 +286,25 @@ impl ToolGraph {
                     Direction::Outgoing => e.target(),
                     Direction::Incoming => e.source(),
                 };
-                (rank[other.index()], &*self.graph[other].name, e.weight().weight)
+                (rank[other.index()], other.index(), &*self.graph[other].name, e.weight().weight)
             })
             .collect();
         // Heaviest first, then by name: by its rank, the same order without
         // a string compared (`start`'s row is a library of ties).
-        list.sort_unstable_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
-        list.into_iter().map(|(_, name, w)| (name, w)).collect()
+        list.sort_unstable_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)));
+        list.into_iter().map(|(_, number, name, w)| (number, name, w)).collect()
     }
 
     /// Every row, `start`'s then the tools' in the order they joined, each
-    /// as (node, its score, its out-edges as [`ToolGraph::out_edges`]
-    /// orders them), borrowing the graph's names: a snapshot of 16,000
-    /// tools walks 48,000 edges.
-    pub fn rows(&self) -> impl Iterator<Item = (&str, f64, Vec<(&str, f64)>)> + '_ {
+    /// as ((node number, name), its score, its out-edges as
+    /// [`ToolGraph::out_edges`] orders them, as (number, name, weight)),
+    /// borrowing the graph's names. Numbers are dense (below the node
+    /// count) and name one node each: a snapshot of 16,000 tools walks
+    /// 48,000 edges, and numbers it without hashing a name.
+    pub fn rows(&self) -> impl Iterator<Item = (NumberedNode<'_>, f64, NumberedRow<'_>)> + '_ {
         std::iter::once(self.start).chain(self.tool_indices()).map(|ix| {
             let node = &self.graph[ix];
-            (&*node.name, node.score, self.neighbour_names(ix, Direction::Outgoing))
+            ((ix.index(), &*node.name), node.score, self.neighbour_list(ix, Direction::Outgoing))
         })
     }
 
