@@ -751,7 +751,13 @@ fn few_of(listed: usize, row: usize) -> bool {
 
 /// Whether an edge of weight `w` counts into its target's in-degree.
 fn leads_to(from: &str, to: &str, w: f64) -> bool {
-    w > 0.0 && from != to && to != END
+    w > 0.0 && counts_in(from, to)
+}
+
+/// Whether an edge counts into its target's in-degree when its weight is
+/// positive: self edges and edges to `end` never do.
+fn counts_in(from: &str, to: &str) -> bool {
+    from != to && to != END
 }
 
 /// Counts an edge's change of sign into the in-degrees (see
@@ -759,7 +765,7 @@ fn leads_to(from: &str, to: &str, w: f64) -> bool {
 fn count_in(index: &mut NodeIndex, from: &str, to: &str, old: f64, new: f64) {
     // The sign first: most changes keep it, and the names cost a compare
     // each (an update of `start`'s row passes thousands).
-    if (old > 0.0) == (new > 0.0) || from == to || to == END {
+    if (old > 0.0) == (new > 0.0) || !counts_in(from, to) {
         return;
     }
     let t = index.id(to) as usize;

@@ -73,7 +73,7 @@ pub struct ToolGraph {
     pub(super) log: OpLog,
     /// Buffers an update reuses (see [`Scratch`]).
     pub(super) scratch: Scratch,
-    /// Each node's place in name order (see [`ToolGraph::name_rank`]).
+    /// Each node's place in name order (see [`NameRank`]).
     pub(super) name_rank: NameRank,
 }
 
@@ -84,7 +84,25 @@ pub struct ToolGraph {
 /// nodes are only ever added, never renamed or removed, and adding one
 /// starts a new one.
 #[derive(Clone, Default)]
-pub(super) struct NameRank(pub(super) Arc<OnceLock<Vec<u32>>>);
+pub(super) struct NameRank(Arc<OnceLock<Vec<u32>>>);
+
+impl NameRank {
+    /// Each node of `graph` (the graph this belongs to) by its place in
+    /// name order, by node index. Takes the nodes apart from the graph so a
+    /// caller can hold this beside a mutable borrow of the graph's buffers.
+    pub(super) fn of(&self, graph: &DiGraph<Node, Edge>) -> &[u32] {
+        self.0.get_or_init(|| {
+            let mut order: Vec<NodeIndex> = graph.node_indices().collect();
+            order.sort_unstable_by(|&a, &b| graph[a].name.cmp(&graph[b].name));
+            let mut rank = vec![0; order.len()];
+            for (place, ix) in order.into_iter().enumerate() {
+                // Node indices are u32 in petgraph's default graph.
+                rank[ix.index()] = place as u32;
+            }
+            rank
+        })
+    }
+}
 
 impl std::fmt::Debug for NameRank {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -148,21 +166,6 @@ impl ToolGraph {
             scratch: Scratch::default(),
             name_rank: NameRank::default(),
         }
-    }
-
-    /// Each node's place in name order, by node index.
-    pub(super) fn name_rank(&self) -> &[u32] {
-        self.name_rank.0.get_or_init(|| {
-            let graph = &self.graph;
-            let mut order: Vec<NodeIndex> = graph.node_indices().collect();
-            order.sort_unstable_by(|&a, &b| graph[a].name.cmp(&graph[b].name));
-            let mut rank = vec![0; order.len()];
-            for (place, ix) in order.into_iter().enumerate() {
-                // Node indices are u32 in petgraph's default graph.
-                rank[ix.index()] = place as u32;
-            }
-            rank
-        })
     }
 
     /// Starts the op log at the current state, identified by a hash of all
@@ -277,7 +280,7 @@ impl ToolGraph {
     /// As [`ToolGraph::out_edges`] and [`ToolGraph::in_edges`] order them,
     /// each neighbour as (node number, name, weight).
     fn neighbour_list(&self, ix: NodeIndex, direction: Direction) -> Vec<(usize, &str, f64)> {
-        let rank = self.name_rank();
+        let rank = self.name_rank.of(&self.graph);
         let mut list: Vec<(u32, usize, &str, f64)> = self
             .graph
             .edges_directed(ix, direction)

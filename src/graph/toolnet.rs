@@ -285,8 +285,7 @@ impl ToolGraph {
 
     /// The update as the events carry it: nodes named, lists sorted by name.
     fn make_update(&mut self, scores: Vec<NodeIndex>, mut changes: Changes) -> GraphUpdate {
-        self.name_rank();
-        let name_rank: &[u32] = self.name_rank.0.get().map_or(&[], Vec::as_slice);
+        let name_rank = self.name_rank.of(&self.graph);
         let by_rank = &mut self.scratch.by_rank;
         let graph = &self.graph;
         let rank = |ix: NodeIndex| name_rank[ix.index()];
