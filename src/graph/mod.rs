@@ -4,8 +4,10 @@
 //! scores.
 //!
 //! - `tool_graph`: the data structure and its queries;
+//! - `elements`: its nodes and edges;
 //! - `toolnet`: the paper's construction and update rules;
 //! - `series`: the capped history of a score or a weight;
+//! - `row_history`: weight histories a row's edges share while they agree;
 //! - `update`: what one update changed, as the events carry it;
 //! - `ops`: every edit recorded as data, and the ids of the states;
 //! - `store`: durable state, [`GraphStore`]: a snapshot plus a journal;
@@ -15,10 +17,12 @@
 //! - `format`: how weights are shown to the model;
 //! - `error`: what can go wrong.
 
+mod elements;
 mod error;
 mod format;
 mod journal;
 mod ops;
+mod row_history;
 mod series;
 mod snapshot;
 mod store;

@@ -12,12 +12,18 @@ use petgraph::visit::EdgeRef;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
+use super::elements::{Edge, Node};
 use super::error::GraphError;
 use super::ops::OpLog;
+use super::row_history::RowHistories;
 use super::series::Series;
-use super::tool_graph::{END, Edge, NameRank, Node, START, Scratch, ToolGraph};
+use super::tool_graph::{END, NameRank, START, Scratch, ToolGraph};
 
-const FORMAT_VERSION: u32 = 1;
+/// Version 2 keeps the history a row's edges share once for the row
+/// (`row_histories`, and `follows_row` on its edges); version 1, where every
+/// edge has its own, is still read.
+const FORMAT_VERSION: u32 = 2;
+const FORMAT_VERSIONS_READ: [u32; 2] = [1, 2];
 const ROW_TOLERANCE: f64 = 1e-6;
 
 #[derive(Serialize, Deserialize)]
@@ -32,6 +38,15 @@ struct StoredGraph {
     /// file must extend; files from before it get the hash of their content.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     head: Option<u64>,
+    /// The series of rows whose edges follow them (see `row_history.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    row_histories: Vec<StoredRow>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredRow {
+    from: String,
+    history: Vec<(u32, f64)>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -57,12 +72,19 @@ struct StoredEdge {
     initial: Option<f64>,
     #[serde(default, skip_serializing_if = "is_zero")]
     rescales_before: u32,
+    /// The edge's history is its row's; `history` is then empty.
+    #[serde(default, skip_serializing_if = "is_false")]
+    follows_row: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     history: Vec<(u32, f64)>,
 }
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Writes the whole graph (nodes, edges with w⁰ and w, scores, iteration,
@@ -109,9 +131,15 @@ fn to_stored(graph: &ToolGraph) -> StoredGraph {
                 born: w.born,
                 initial: Some(w.initial),
                 rescales_before: w.rescales_before,
+                follows_row: w.follows_row,
                 history: w.history.points().to_vec(),
             }
         })
+        .collect();
+    let row_histories = g
+        .node_indices()
+        .filter(|&ix| !graph.row_histories.row(ix).is_empty())
+        .map(|ix| StoredRow { from: g[ix].name.to_string(), history: graph.row_histories.row(ix).to_vec() })
         .collect();
     StoredGraph {
         version: FORMAT_VERSION,
@@ -120,12 +148,13 @@ fn to_stored(graph: &ToolGraph) -> StoredGraph {
         edges,
         start_rescales: graph.start_rescales.clone(),
         head: Some(graph.head()),
+        row_histories,
     }
 }
 
 fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
-    if stored.version != FORMAT_VERSION {
-        return Err(format!("format version {} (this build reads {FORMAT_VERSION})", stored.version));
+    if !FORMAT_VERSIONS_READ.contains(&stored.version) {
+        return Err(format!("format version {} (this build reads {FORMAT_VERSIONS_READ:?})", stored.version));
     }
     let iteration = stored.iteration;
     let mut graph = DiGraph::with_capacity(stored.nodes.len(), stored.edges.len());
@@ -159,6 +188,22 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         }
     }
 
+    let mut row_histories = RowHistories::default();
+    // Each row's first point: an edge that follows a row cannot be younger.
+    let mut row_begins = FxHashMap::default();
+    for row in stored.row_histories {
+        let what = format!("the row history of `{}`", row.from);
+        let &from = index.get(&row.from).ok_or_else(|| format!("{what} is of an unknown node"))?;
+        check_series(&what, &row.history, graph[from].born, iteration, true)?;
+        if let Some(&(first, _)) = row.history.first() {
+            row_begins.insert(from, first);
+        }
+        if !row_histories.row(from).is_empty() {
+            return Err(format!("{what} appears twice"));
+        }
+        row_histories.set_row(from, row.history);
+    }
+
     let mut pairs = HashSet::with_capacity(stored.edges.len());
     for edge in stored.edges {
         let what = format!("edge {} -> {}", edge.from, edge.to);
@@ -175,10 +220,18 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
             check_weight(&what, label, w)?;
         }
         check_series(&what, &edge.history, edge.born, iteration, true)?;
+        if edge.follows_row {
+            if !edge.history.is_empty() {
+                return Err(format!("{what} follows its row's history but has one of its own"));
+            }
+            if row_begins.get(&from).is_some_and(|&first| first < edge.born) {
+                return Err(format!("{what} follows a row history older than the edge"));
+            }
+        }
         if edge.rescales_before as usize > stored.start_rescales.len() {
             return Err(format!("{what} refers to a start rescale that is not there"));
         }
-        graph.add_edge(
+        let id = graph.add_edge(
             from,
             to,
             Edge {
@@ -187,9 +240,13 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
                 born: edge.born,
                 initial,
                 rescales_before: edge.rescales_before,
+                follows_row: edge.follows_row,
                 history: Series::from_points(edge.history),
             },
         );
+        if !edge.follows_row {
+            row_histories.adopt(from, id);
+        }
     }
 
     for ix in graph.node_indices() {
@@ -226,6 +283,7 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         end,
         iteration,
         start_rescales: stored.start_rescales,
+        row_histories,
         log: OpLog::new(0),
         scratch: Scratch::default(),
         name_rank: NameRank::default(),

@@ -11,8 +11,10 @@ use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 use rustc_hash::FxHashMap;
 
+use super::elements::{Edge, Node};
 use super::error::GraphError;
 use super::ops::{Op, OpLog, StateHash};
+use super::row_history::RowHistories;
 use super::series::Series;
 use super::update::RowEncoder;
 
@@ -20,36 +22,6 @@ use super::update::RowEncoder;
 pub const START: &str = "start";
 /// Name of the node that answers/finishes a task.
 pub const END: &str = "end";
-
-#[derive(Debug, Clone)]
-pub(super) struct Node {
-    pub(super) name: Arc<str>,
-    pub(super) score: f64,
-    /// Iteration at which the node joined (its score series starts there at 0).
-    pub(super) born: u32,
-    /// (iteration, score at the end of that iteration), one point per iteration.
-    pub(super) history: Series,
-}
-
-#[derive(Debug, Clone)]
-pub(super) struct Edge {
-    /// w⁰, the static or uniform prior.
-    pub(super) prior: f64,
-    pub(super) weight: f64,
-    pub(super) born: u32,
-    /// The weight when the edge was created: the first point of its series.
-    pub(super) initial: f64,
-    /// Number of `start` rescales that happened before the edge existed, so
-    /// a `start` edge's series applies only the later ones.
-    pub(super) rescales_before: u32,
-    pub(super) history: Series,
-}
-
-impl Edge {
-    pub(super) fn new(prior: f64, born: u32) -> Self {
-        Edge { prior, weight: prior, born, initial: prior, rescales_before: 0, history: Series::default() }
-    }
-}
 
 /// A node as [`ToolGraph::rows`] gives it: (number, name).
 pub type NumberedNode<'a> = (usize, &'a str);
@@ -69,6 +41,8 @@ pub struct ToolGraph {
     /// (iteration, factor) of every rescale of the `start` row by `add_tool`;
     /// kept here rather than per edge, since each touches every `start` edge.
     pub(super) start_rescales: Vec<(u32, f64)>,
+    /// The weight histories rows keep for their edges.
+    pub(super) row_histories: RowHistories,
     /// The edits since the graph was built or loaded, for its store.
     pub(super) log: OpLog,
     /// Buffers an update reuses (see [`Scratch`]).
@@ -162,6 +136,7 @@ impl ToolGraph {
             end,
             iteration: 0,
             start_rescales: Vec::new(),
+            row_histories: RowHistories::default(),
             log: OpLog::new(0),
             scratch: Scratch::default(),
             name_rank: NameRank::default(),
@@ -208,7 +183,9 @@ impl ToolGraph {
             h.word(u64::from(edge.born));
             h.float(edge.initial);
             h.word(u64::from(edge.rescales_before));
-            series(&mut h, edge.history.points());
+            // As if every edge kept its own series: the state, not how it
+            // is held.
+            series(&mut h, self.row_histories.points(e.source(), edge));
         }
         h.finish()
     }
@@ -239,18 +216,21 @@ impl ToolGraph {
             let factor = existing as f64 / (existing + 1) as f64;
             let ids: Vec<EdgeIndex> =
                 self.graph.edges_directed(self.start, Direction::Outgoing).map(|e| e.id()).collect();
-            let iteration = self.iteration;
-            for id in ids {
+            for &id in &ids {
                 let edge = &mut self.graph[id];
                 edge.prior *= factor;
                 edge.weight *= factor;
-                edge.history.push(iteration, edge.weight);
             }
+            self.row_histories.record_rescale(&mut self.graph, self.start, self.iteration, &ids);
             self.start_rescales.push((self.iteration, factor));
         }
+        // `start`'s series may hold points from before this edge: it keeps
+        // its own. The new tool's row has none, so its edges follow it.
         let mut edge = Edge::new(1.0 / (existing + 1) as f64, self.iteration);
         edge.rescales_before = self.start_rescales.len() as u32;
-        self.graph.add_edge(self.start, ix, edge);
+        edge.follows_row = false;
+        let id = self.graph.add_edge(self.start, ix, edge);
+        self.row_histories.adopt(self.start, id);
         self.log.record(Op::AddTool { name: name.to_owned() });
         Ok(true)
     }
@@ -396,13 +376,15 @@ impl ToolGraph {
 
     /// The edge's weight per iteration: its prior when created (iteration 0
     /// for the initial graph), then one point per iteration in which it
-    /// changed.
+    /// changed, or in which an update wrote its row as one shared weight
+    /// (see `row_history.rs`).
     pub fn weight_series(&self, from: &str, to: &str) -> Vec<(u32, f64)> {
         let Some(id) = self.edge(from, to) else {
             return Vec::new();
         };
         let edge = &self.graph[id];
-        std::iter::once((edge.born, edge.initial)).chain(edge.history.points().iter().copied()).collect()
+        let points = self.row_histories.points(self.index[from], edge);
+        std::iter::once((edge.born, edge.initial)).chain(points.iter().copied()).collect()
     }
 
     pub(super) fn tool_index(&self, name: &str) -> Option<NodeIndex> {

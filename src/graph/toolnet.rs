@@ -33,10 +33,11 @@ use petgraph::Direction;
 use petgraph::graph::{EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 
+use super::elements::Edge;
 use super::error::GraphError;
 use super::ops::Op;
-use super::tool_graph::{END, Edge, ToolGraph, is_reserved};
-use super::update::{CHANGE_EPSILON, GraphUpdate, RowChange, WeightChange};
+use super::tool_graph::{END, ToolGraph, is_reserved};
+use super::update::{GraphUpdate, RowChange, WeightChange};
 
 /// α is clamped to `[0, MAX_ALPHA]` so `f` stays positive and finite.
 const MAX_ALPHA: f64 = 1e3;
@@ -269,12 +270,14 @@ impl ToolGraph {
                 let old = edge.weight;
                 edge.weight = new;
                 touched |= new.to_bits() != old.to_bits();
-                if (new - old).abs() > CHANGE_EPSILON {
-                    edge.history.push(iteration, new);
-                }
                 scratch.row_edges.push((key, old, new));
             }
-            if let Some(rest) = scratch.encoder.encode(&scratch.row_edges, &mut changes.weights) {
+            let begin = changes.weights.len();
+            let rest = scratch.encoder.encode(&scratch.row_edges, &mut changes.weights);
+            // The histories take what the update reports: per listed edge,
+            // and once for the edges that share the row's weight.
+            self.row_histories.record_update(&mut self.graph, row, iteration, &changes.weights[begin..], rest);
+            if let Some(rest) = rest {
                 changes.rows.push((row, rest));
             }
             changes.row_ends.push((row, changes.weights.len()));

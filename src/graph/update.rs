@@ -116,7 +116,7 @@ impl RowEncoder {
 /// (Boyer and Moore's vote, then a count): then it is the commonest, with
 /// no tie, found without hashing. In `start`'s row the tools no one has
 /// told apart are most of the row, so this is the usual case.
-fn majority(values: impl Iterator<Item = u64> + Clone) -> Option<(u64, usize)> {
+pub(super) fn majority(values: impl Iterator<Item = u64> + Clone) -> Option<(u64, usize)> {
     let (mut candidate, mut lead, mut len) = (0, 0usize, 0usize);
     for v in values.clone() {
         len += 1;

@@ -681,3 +681,151 @@ fn long_sessions_keep_every_edge_series_through_saves_and_loads() {
     }
     assert!(reference.values().all(|r| r.len() <= 64 && r.len() >= 32), "every series was thinned");
 }
+
+/// Each edge's weight series kept from the outside, a series per edge, by
+/// the rule the graph documents: after an update, a listed edge takes a
+/// point if it moved by more than 1e-12, and an edge of a row written as a
+/// shared weight and not listed takes the row's weight; a rescale of
+/// `start` gives each of its edges a point. The graph keeps one series for
+/// the edges that share their row's and must give the same.
+struct SeriesReference(BTreeMap<(String, String), Vec<(u32, f64)>>);
+
+impl SeriesReference {
+    fn new(g: &ToolGraph) -> Self {
+        SeriesReference(all_weights(g).into_keys().map(|k| (k, Vec::new())).collect())
+    }
+
+    fn update(&mut self, u: &GraphUpdate) {
+        for ((from, to), series) in self.0.iter_mut() {
+            let listed = u.weights.binary_search_by(|c| (&*c.from, &*c.to).cmp(&(from.as_str(), to.as_str())));
+            match listed {
+                Ok(i) => {
+                    let c = &u.weights[i];
+                    if (c.new - c.old).abs() > 1e-12 {
+                        reference_push(series, u.iteration, c.new);
+                    }
+                }
+                Err(_) => {
+                    if let Some(row) = u.rows.iter().find(|r| *r.from == **from) {
+                        reference_push(series, u.iteration, row.rest);
+                    }
+                }
+            }
+        }
+    }
+
+    fn add_tool(&mut self, g: &mut ToolGraph, name: &str) {
+        if g.add_tool(name).unwrap_or_else(|e| panic!("{e}")) {
+            for ((from, to), series) in self.0.iter_mut().filter(|((from, _), _)| from == START) {
+                reference_push(series, g.iteration(), w(g, from, to));
+            }
+            for key in all_weights(g).into_keys() {
+                self.0.entry(key).or_default();
+            }
+        }
+    }
+
+    fn assert_same(&self, g: &ToolGraph, when: &str) {
+        for ((from, to), series) in &self.0 {
+            let actual = g.weight_series(from, to);
+            assert_eq!(actual.get(1..), Some(series.as_slice()), "{from} -> {to} {when}");
+        }
+    }
+}
+
+/// Drives a graph through score updates, hand edits, α/β edits and new
+/// tools, checking every edge's series against the reference.
+fn series_session(mut g: ToolGraph, tools: &[String], runs: usize, mut seed: u64, save_every: Option<usize>) {
+    let mut reference = SeriesReference::new(&g);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("graph.json");
+    let mut next = move |m: u64| {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % m
+    };
+    let mut added = 0;
+    for run in 0..runs {
+        let (alpha, beta) = (0.25 * next(5) as f64, 0.25 * next(5) as f64);
+        match next(10) {
+            0 => {
+                let tool = &tools[next(tools.len() as u64) as usize];
+                let score = next(9) as f64 - 4.0;
+                reference.update(&g.set_score(tool, score, alpha, beta).unwrap_or_else(|e| panic!("{e}")));
+            }
+            1 => reference.update(&g.recompute_all(alpha, beta)),
+            2 => {
+                added += 1;
+                reference.add_tool(&mut g, &format!("new{added}"));
+            }
+            _ => {
+                let scored =
+                    (0..1 + next(3)).map(|_| (tools[next(tools.len() as u64) as usize].clone(), next(7) as i32 - 3));
+                reference.update(&g.apply_scores(&scored.collect(), alpha, beta));
+            }
+        }
+        reference.assert_same(&g, &format!("after run {run}"));
+        if save_every.is_some_and(|every| run % every == every - 1) {
+            g.save(&path).unwrap_or_else(|e| panic!("{e}"));
+            g = ToolGraph::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            reference.assert_same(&g, &format!("loaded after run {run}"));
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn every_edge_series_is_as_if_kept_per_edge(
+        n in 1usize..30,
+        full in any::<bool>(),
+        runs in 1usize..25,
+        seed in any::<u64>(),
+    ) {
+        let tools: Vec<String> = (0..n).map(|i| format!("t{i:02}")).collect();
+        let g = if full {
+            ToolGraph::fully_connected(&tools)
+        } else {
+            // A few trajectories set some priors of `start` and of the rows apart.
+            let trajectories: Vec<Vec<String>> =
+                (0..n / 3).map(|i| vec![tools[i].clone(), tools[(i * 7 + 1) % n].clone()]).collect();
+            ToolGraph::from_trajectories(&tools, &trajectories).unwrap_or_else(|e| panic!("{e}"))
+        };
+        series_session(g, &tools, runs, seed, Some(7));
+    }
+}
+
+/// Long enough that every series is thinned several times over, with tools
+/// joining (each rescaling `start`) and the graph saved and loaded between.
+#[test]
+fn a_long_session_keeps_every_edge_series_as_if_kept_per_edge() {
+    let tools: Vec<String> = (0..150).map(|i| format!("t{i:03}")).collect();
+    let trajectories: Vec<Vec<String>> = (0..20).map(|i| vec![tools[i * 3].clone(), tools[i * 5].clone()]).collect();
+    let g = ToolGraph::from_trajectories(&tools, &trajectories).unwrap_or_else(|e| panic!("{e}"));
+    series_session(g, &tools, 400, 11, Some(97));
+}
+
+/// A row's edges that move together keep one series between them, in
+/// memory and in the saved file: at 2,000 tools, 150 updates scoring a few
+/// tools write a file a few points per edge larger, not 2,000 series.
+#[test]
+fn start_edges_that_move_together_are_saved_as_one_series() {
+    let tools: Vec<String> = (0..2000).map(|i| format!("t{i:04}")).collect();
+    // No trajectories: each tool leads to itself and to `end`, `start` to all.
+    let mut g = ToolGraph::from_trajectories(&tools, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("graph.json");
+    g.save(&path).unwrap_or_else(|e| panic!("{e}"));
+    let before = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    for i in 0..150 {
+        g.apply_scores(&deltas(&[(tools[i % 5].as_str(), 1), ("t1999", -1)]), 0.5, 0.5);
+    }
+    g.save(&path).unwrap_or_else(|e| panic!("{e}"));
+    let after = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    // 64 points of about 30 bytes for `start`'s shared series and for each
+    // of the six edges told apart, and their tool rows.
+    assert!(after - before < 100_000, "{before} -> {after} bytes");
+    let back = ToolGraph::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    for t in ["t0000", "t0003", "t0500", "t1999"] {
+        assert_eq!(back.weight_series(START, t), g.weight_series(START, t), "{t}");
+        assert!(back.weight_series(START, t).len() > 32, "{t}: a series thinned, not lost");
+    }
+}

@@ -1,0 +1,49 @@
+//! The graph's nodes and edges as the graph holds them: score or weight,
+//! and the history of each.
+
+use std::sync::Arc;
+
+use super::series::Series;
+
+#[derive(Debug, Clone)]
+pub(super) struct Node {
+    pub(super) name: Arc<str>,
+    pub(super) score: f64,
+    /// Iteration at which the node joined (its score series starts there at 0).
+    pub(super) born: u32,
+    /// (iteration, score at the end of that iteration), one point per iteration.
+    pub(super) history: Series,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Edge {
+    /// w⁰, the static or uniform prior.
+    pub(super) prior: f64,
+    pub(super) weight: f64,
+    pub(super) born: u32,
+    /// The weight when the edge was created: the first point of its series.
+    pub(super) initial: f64,
+    /// Number of `start` rescales that happened before the edge existed, so
+    /// a `start` edge's series applies only the later ones.
+    pub(super) rescales_before: u32,
+    /// Whether the edge's history is its row's (see `row_history.rs`);
+    /// if not, it is `history`.
+    pub(super) follows_row: bool,
+    pub(super) history: Series,
+}
+
+impl Edge {
+    /// An edge that follows its row's history: one its row has had since
+    /// before any update.
+    pub(super) fn new(prior: f64, born: u32) -> Self {
+        Edge {
+            prior,
+            weight: prior,
+            born,
+            initial: prior,
+            rescales_before: 0,
+            follows_row: true,
+            history: Series::default(),
+        }
+    }
+}
