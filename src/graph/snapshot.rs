@@ -327,6 +327,8 @@ fn check_series(what: &str, series: &[(u32, f64)], born: u32, iteration: u32, we
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     #[test]
@@ -350,6 +352,52 @@ mod tests {
         stored.edges[0].to = "ghost".to_owned();
         let err = from_stored(stored).err().unwrap_or_default();
         assert!(err.contains("unknown node"), "{err}");
+    }
+
+    /// A graph whose `start` row was written as a shared weight, so its
+    /// edges follow the row's series.
+    fn learnt() -> ToolGraph {
+        let tools: Vec<String> = (0..8).map(|i| format!("t{i}")).collect();
+        let mut g = ToolGraph::fully_connected(&tools);
+        for i in 0..5 {
+            g.apply_scores(&BTreeMap::from([(tools[i].clone(), 1)]), 0.5, 0.5);
+        }
+        g
+    }
+
+    #[test]
+    fn a_version_1_file_with_a_series_per_edge_reads_as_the_same_graph() {
+        let g = learnt();
+        let mut stored = to_stored(&g);
+        assert!(stored.edges.iter().any(|e| e.follows_row), "the test needs a following edge");
+        // As version 1 wrote it: every edge with its own series.
+        let rows: BTreeMap<String, Vec<(u32, f64)>> =
+            stored.row_histories.drain(..).map(|r| (r.from, r.history)).collect();
+        for e in stored.edges.iter_mut().filter(|e| e.follows_row) {
+            e.history = rows.get(&e.from).cloned().unwrap_or_default();
+            e.follows_row = false;
+        }
+        stored.version = 1;
+        let json = serde_json::to_string(&stored).unwrap_or_default();
+        assert!(!json.contains("follows_row") && !json.contains("row_histories"));
+        let back = from_stored(serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+        for from in std::iter::once(START).chain(g.tools()) {
+            for (to, _) in g.out_edges(from) {
+                assert_eq!(back.weight_series(from, &to), g.weight_series(from, &to), "{from} -> {to}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_following_edge_with_a_series_of_its_own_is_rejected() {
+        let mut stored = to_stored(&learnt());
+        let edge = stored.edges.iter_mut().find(|e| e.follows_row);
+        if let Some(edge) = edge {
+            edge.history = vec![(1, 0.1)];
+        }
+        let err = from_stored(stored).err().unwrap_or_default();
+        assert!(err.contains("follows its row's history but has one of its own"), "{err}");
     }
 
     #[test]
