@@ -359,8 +359,8 @@ mod tests {
     fn learnt() -> ToolGraph {
         let tools: Vec<String> = (0..8).map(|i| format!("t{i}")).collect();
         let mut g = ToolGraph::fully_connected(&tools);
-        for i in 0..5 {
-            g.apply_scores(&BTreeMap::from([(tools[i].clone(), 1)]), 0.5, 0.5);
+        for tool in &tools[..5] {
+            g.apply_scores(&BTreeMap::from([(tool.clone(), 1)]), 0.5, 0.5);
         }
         g
     }

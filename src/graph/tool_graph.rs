@@ -87,23 +87,56 @@ impl std::fmt::Debug for NameRank {
 /// What an update needs beyond the graph, kept between updates: `start`'s
 /// row is as long as the library, so building these afresh each task
 /// allocated (and hashed, and compared names) in proportion to it.
-#[derive(Default)]
 pub(super) struct Scratch {
     pub(super) encoder: RowEncoder,
     /// ((target, edge), f(s_target)) of the row being recomputed.
-    pub(super) factors: Vec<((NodeIndex, EdgeIndex), f64)>,
+    pub(super) row_factors: Vec<((NodeIndex, EdgeIndex), f64)>,
     /// ((target, edge), old, new) of the row being recomputed.
     pub(super) row_edges: Vec<((NodeIndex, EdgeIndex), f64, f64)>,
     /// Per name rank, the place of that target among a long row's listed
     /// edges (`u32::MAX` between uses): puts `start`'s thousands of listed
     /// edges in name order in one pass instead of a sort.
     pub(super) by_rank: Vec<u32>,
+    /// Per node index, f(score) at `factors_alpha`, NaN where not known
+    /// (f is positive and finite): a row's Σ f(s_k) then reads one dense
+    /// array instead of a node per target, and `start`'s row has a target
+    /// per tool. A score written must forget its node's entry
+    /// ([`Scratch::forget_factor`]).
+    pub(super) factors: Vec<f64>,
+    pub(super) factors_alpha: f64,
+    /// `start`'s out-edges as (target, edge), in the graph's order, or
+    /// empty until needed: walking them through the graph's edge lists
+    /// reads an edge apiece. Adding an edge to `start` must clear it.
+    pub(super) start_edges: Vec<(NodeIndex, EdgeIndex)>,
 }
 
-/// A cloned graph starts with empty buffers: they hold nothing of the state.
+impl Scratch {
+    pub(super) fn forget_factor(&mut self, ix: NodeIndex) {
+        if let Some(f) = self.factors.get_mut(ix.index()) {
+            *f = f64::NAN;
+        }
+    }
+}
+
+/// A cloned graph starts with empty buffers: they hold nothing of the
+/// state that cannot be rebuilt from it.
 impl Clone for Scratch {
     fn clone(&self) -> Self {
         Scratch::default()
+    }
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch {
+            encoder: RowEncoder::default(),
+            row_factors: Vec::new(),
+            row_edges: Vec::new(),
+            by_rank: Vec::new(),
+            factors: Vec::new(),
+            factors_alpha: f64::NAN,
+            start_edges: Vec::new(),
+        }
     }
 }
 
@@ -226,6 +259,7 @@ impl ToolGraph {
         }
         // `start`'s series may hold points from before this edge: it keeps
         // its own. The new tool's row has none, so its edges follow it.
+        self.scratch.start_edges.clear();
         let mut edge = Edge::new(1.0 / (existing + 1) as f64, self.iteration);
         edge.rescales_before = self.start_rescales.len() as u32;
         edge.follows_row = false;
@@ -330,6 +364,7 @@ impl ToolGraph {
         for ix in self.graph.node_indices().collect::<Vec<_>>() {
             self.graph[ix].score = 0.0;
         }
+        self.scratch.factors.clear();
         for (name, score) in scores {
             let &ix = self.index.get(name).ok_or_else(|| GraphError::NotATool { name: name.clone() })?;
             self.graph[ix].score = *score;

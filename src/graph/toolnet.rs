@@ -173,6 +173,7 @@ impl ToolGraph {
             let delta = delta.clamp(-3, 3);
             if delta != 0 {
                 self.graph[ix].score += f64::from(delta);
+                self.scratch.forget_factor(ix);
                 changed.push(ix);
                 applied.insert(name.clone(), delta);
             }
@@ -201,6 +202,7 @@ impl ToolGraph {
             return Ok(self.make_update(Vec::new(), weights));
         }
         self.graph[ix].score = score;
+        self.scratch.forget_factor(ix);
         let update = self.update_after_scores(&[ix], params);
         self.log.record(Op::SetScore { tool: tool.to_owned(), score, alpha, beta });
         Ok(update)
@@ -251,27 +253,52 @@ impl ToolGraph {
         let mut changes = Changes::default();
         let mut touched = false;
         let mut scratch = std::mem::take(&mut self.scratch);
-        for &row in rows {
+        let node_count = self.graph.node_count();
+        if scratch.factors_alpha.to_bits() != params.alpha.to_bits() || scratch.factors.len() != node_count {
             scratch.factors.clear();
+            scratch.factors.resize(node_count, f64::NAN);
+            scratch.factors_alpha = params.alpha;
+        }
+        for &row in rows {
+            scratch.row_factors.clear();
             scratch.row_edges.clear();
-            let mut total = 0.0;
-            for e in self.graph.edges_directed(row, Direction::Outgoing) {
-                let f = score_factor(params.alpha, self.graph[e.target()].score);
-                total += f;
-                scratch.factors.push(((e.target(), e.id()), f));
+            if row == self.start && scratch.start_edges.is_empty() {
+                let edges = self.graph.edges_directed(row, Direction::Outgoing);
+                scratch.start_edges.extend(edges.map(|e| (e.target(), e.id())));
             }
+            let factors = &mut scratch.factors;
+            let graph = &self.graph;
+            let mut factor = |(to, id): (NodeIndex, EdgeIndex)| {
+                let f = &mut factors[to.index()];
+                if f.is_nan() {
+                    *f = score_factor(params.alpha, graph[to].score);
+                }
+                ((to, id), *f)
+            };
+            // Extended from a slice's iterator, whose length is known: no
+            // check of the capacity per edge.
+            if row == self.start {
+                scratch.row_factors.extend(scratch.start_edges.iter().map(|&e| factor(e)));
+            } else {
+                let edges = self.graph.edges_directed(row, Direction::Outgoing);
+                scratch.row_factors.extend(edges.map(|e| factor((e.target(), e.id()))));
+            }
+            // Summed apart, in the row's order: accumulated inside the loop
+            // above, the total lived on the stack, a store and a load per
+            // edge on the chain of additions.
+            let total = scratch.row_factors.iter().fold(0.0, |total, &(_, f)| total + f);
             // Every tool row holds `end` (score 0, f = 1), so total >= 1.
             if !(total.is_finite() && total > 0.0) {
                 continue;
             }
-            for &(key, f) in &scratch.factors {
-                let edge = &mut self.graph[key.1];
+            let graph = &mut self.graph;
+            scratch.row_edges.extend(scratch.row_factors.iter().map(|&(key, f)| {
+                let edge = &mut graph[key.1];
                 let new = params.beta * edge.prior + (1.0 - params.beta) * (f / total);
-                let old = edge.weight;
-                edge.weight = new;
-                touched |= new.to_bits() != old.to_bits();
-                scratch.row_edges.push((key, old, new));
-            }
+                let old = std::mem::replace(&mut edge.weight, new);
+                (key, old, new)
+            }));
+            touched = touched || scratch.row_edges.iter().any(|&(_, old, new)| new.to_bits() != old.to_bits());
             let begin = changes.weights.len();
             let rest = scratch.encoder.encode(&scratch.row_edges, &mut changes.weights);
             // The histories take what the update reports: per listed edge,

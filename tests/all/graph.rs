@@ -829,3 +829,48 @@ fn start_edges_that_move_together_are_saved_as_one_series() {
         assert!(back.weight_series(START, t).len() > 32, "{t}: a series thinned, not lost");
     }
 }
+
+proptest! {
+    /// A graph keeps buffers between updates (each tool's f(s) among them);
+    /// a clone starts without. Whatever edits came before, an update must
+    /// give the same bits either way.
+    #[test]
+    fn a_graph_that_kept_its_buffers_updates_as_a_fresh_clone_does(
+        n in 1usize..20,
+        full in any::<bool>(),
+        ops in prop::collection::vec((0u8..6, 0usize..20, -4i32..5, 0u8..4, 0u8..5), 1..30),
+    ) {
+        let tools: Vec<String> = (0..n).map(|i| format!("t{i:02}")).collect();
+        let mut g = if full {
+            ToolGraph::fully_connected(&tools)
+        } else {
+            ToolGraph::from_trajectories(&tools, &[]).unwrap_or_else(|e| panic!("{e}"))
+        };
+        for (kind, i, d, a, b) in ops {
+            let (alpha, beta) = (f64::from(a) * 0.5, f64::from(b) * 0.25);
+            let tool = tools[i % n].clone();
+            let mut fresh = g.clone();
+            let edit = |g: &mut ToolGraph| match kind {
+                0 | 1 => Some(g.apply_scores(&deltas(&[(tool.as_str(), d)]), alpha, beta)),
+                2 => g.set_score(&tool, f64::from(d) * 0.7, alpha, beta).ok(),
+                3 => Some(g.recompute_all(alpha, beta)),
+                4 => {
+                    g.add_tool(&format!("new{i}")).unwrap_or_else(|e| panic!("{e}"));
+                    None
+                }
+                _ => {
+                    // As a trace puts a graph back: its weights, new scores.
+                    let weights = all_weights(g);
+                    let edges = weights.iter().map(|((f, t), w)| (f.as_str(), t.as_str(), *w));
+                    let scores: Vec<(String, f64)> =
+                        g.tools().map(|t| (t.to_owned(), if *t == tool { f64::from(d) } else { 0.5 })).collect();
+                    g.restore(g.iteration(), edges.collect::<Vec<_>>(), &scores).unwrap_or_else(|e| panic!("{e}"));
+                    None
+                }
+            };
+            let (kept, anew) = (edit(&mut g), edit(&mut fresh));
+            prop_assert_eq!(kept, anew);
+            prop_assert_eq!(all_weights(&g), all_weights(&fresh));
+        }
+    }
+}
