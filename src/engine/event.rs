@@ -3,6 +3,7 @@
 //! file is long because the protocol is one enum, kept whole in one place.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -111,7 +112,8 @@ pub use crate::tool::ToolBrief;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GraphSnapshot {
     pub iteration: u32,
-    pub nodes: Vec<String>,
+    /// The graph's own names, shared rather than copied (16,000 of them).
+    pub nodes: Vec<Arc<str>>,
     /// Each node's out-edges, a row per node that has any.
     pub rows: Vec<SnapshotRow>,
     /// Nodes with a non-zero score.
@@ -154,28 +156,55 @@ impl GraphSnapshot {
     }
 
     /// The whole of `g`: its rows, `start`'s first, each in the order of
-    /// [`ToolGraph::out_edges`], and the nodes with a non-zero score.
+    /// [`ToolGraph::out_edges`], and the nodes with a non-zero score; as
+    /// [`GraphSnapshot::new`] numbers and orders them. Built row by row, as
+    /// the graph gives them: at 16,000 tools, gathering the 48,000 edges
+    /// first and then sorting them into rows cost an allocation per row
+    /// and a copy of every name.
     pub fn of(g: &ToolGraph) -> Self {
-        let mut edges = Vec::new();
-        let mut scores = Vec::new();
-        for (node, score, row) in g.rows() {
-            edges.extend(row.into_iter().map(|(k, to, w)| (node, (k, to), w)));
-            if score != 0.0 {
-                scores.push((node.1.to_string(), score));
+        let node_count = g.tool_count() + 2;
+        let mut nodes: Vec<Arc<str>> = Vec::with_capacity(node_count);
+        // Per node number, its place in `nodes` (u32::MAX: none yet).
+        let mut place = vec![u32::MAX; node_count];
+        let mut number = |key: usize, name: &Arc<str>| -> u32 {
+            if place.len() <= key {
+                place.resize(key + 1, u32::MAX);
             }
+            if place[key] == u32::MAX {
+                nodes.push(name.clone());
+                place[key] = nodes.len() as u32 - 1;
+            }
+            place[key]
+        };
+        let mut rows = Vec::with_capacity(node_count);
+        let mut scores = Vec::new();
+        for ((key, name), score, row) in g.rows() {
+            if score != 0.0 {
+                scores.push((name.to_string(), score));
+            }
+            let Some(&(_, _, first)) = row.first() else {
+                continue;
+            };
+            let from = number(key, name);
+            let targets = row.iter().map(|&(key, name, _)| number(key, name)).collect();
+            let weights = if row.iter().all(|e| e.2.to_bits() == first.to_bits()) {
+                RowWeights::Same(first)
+            } else {
+                RowWeights::Each(row.iter().map(|e| e.2).collect())
+            };
+            rows.push(SnapshotRow(from, targets, weights));
         }
-        Self::from_keyed_edges(g.iteration(), edges, scores)
+        GraphSnapshot { iteration: g.iteration(), nodes, rows, scores }
     }
 
     /// As [`GraphSnapshot::new`], from borrowed names, each with a key that
-    /// names one node and is small (the engine's graph lends its own names
-    /// and node numbers).
+    /// names one node and is small.
     fn from_keyed_edges<'a>(
         iteration: u32,
         edges: impl IntoIterator<Item = ((usize, &'a str), (usize, &'a str), f64)>,
         scores: Vec<(String, f64)>,
     ) -> Self {
-        let mut nodes: Vec<String> = Vec::new();
+        let mut nodes: Vec<Arc<str>> = Vec::new();
         // Per key, its node's place in `nodes` (u32::MAX: none yet).
         let mut place: Vec<u32> = Vec::new();
         // Per node number, its row's place in `rows` (usize::MAX: none yet).
@@ -185,7 +214,7 @@ impl GraphSnapshot {
                 place.resize(key + 1, u32::MAX);
             }
             if place[key] == u32::MAX {
-                nodes.push(name.to_owned());
+                nodes.push(name.into());
                 place[key] = nodes.len() as u32 - 1;
             }
             place[key]
@@ -228,7 +257,7 @@ impl GraphSnapshot {
     /// Each row as (from, its (to, weight) in the row's order); a place
     /// that names no node is skipped.
     pub fn named_rows(&self) -> impl Iterator<Item = (&str, impl Iterator<Item = (&str, f64)> + '_)> + '_ {
-        let name = |i: u32| self.nodes.get(i as usize).map(String::as_str);
+        let name = |i: u32| self.nodes.get(i as usize).map(|n| &**n);
         self.rows.iter().filter_map(move |SnapshotRow(from, to, weights)| {
             let row = to.iter().enumerate().filter_map(move |(k, &t)| {
                 let w = match weights {

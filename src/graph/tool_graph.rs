@@ -24,9 +24,9 @@ pub const START: &str = "start";
 pub const END: &str = "end";
 
 /// A node as [`ToolGraph::rows`] gives it: (number, name).
-pub type NumberedNode<'a> = (usize, &'a str);
+pub type NumberedNode<'a> = (usize, &'a Arc<str>);
 /// A row as [`ToolGraph::rows`] gives it: (number, name, weight) per edge.
-pub type NumberedRow<'a> = Vec<(usize, &'a str, f64)>;
+pub type NumberedRow<'a> = Vec<(usize, &'a Arc<str>, f64)>;
 
 /// ToolNet's weighted tool graph with scores and their history.
 #[derive(Debug, Clone)]
@@ -288,14 +288,14 @@ impl ToolGraph {
     }
 
     fn neighbour_names(&self, ix: NodeIndex, direction: Direction) -> Vec<(&str, f64)> {
-        self.neighbour_list(ix, direction).into_iter().map(|(_, name, w)| (name, w)).collect()
+        self.neighbour_list(ix, direction).into_iter().map(|(_, name, w)| (&**name, w)).collect()
     }
 
     /// As [`ToolGraph::out_edges`] and [`ToolGraph::in_edges`] order them,
     /// each neighbour as (node number, name, weight).
-    fn neighbour_list(&self, ix: NodeIndex, direction: Direction) -> Vec<(usize, &str, f64)> {
+    fn neighbour_list(&self, ix: NodeIndex, direction: Direction) -> Vec<(usize, &Arc<str>, f64)> {
         let rank = self.name_rank.of(&self.graph);
-        let mut list: Vec<(u32, usize, &str, f64)> = self
+        let mut list: Vec<(u32, usize, &Arc<str>, f64)> = self
             .graph
             .edges_directed(ix, direction)
             .map(|e| {
@@ -303,7 +303,7 @@ impl ToolGraph {
                     Direction::Outgoing => e.target(),
                     Direction::Incoming => e.source(),
                 };
-                (rank[other.index()], other.index(), &*self.graph[other].name, e.weight().weight)
+                (rank[other.index()], other.index(), &self.graph[other].name, e.weight().weight)
             })
             .collect();
         // Heaviest first, then by name: by its rank, the same order without
@@ -321,7 +321,7 @@ impl ToolGraph {
     pub fn rows(&self) -> impl Iterator<Item = (NumberedNode<'_>, f64, NumberedRow<'_>)> + '_ {
         std::iter::once(self.start).chain(self.tool_indices()).map(|ix| {
             let node = &self.graph[ix];
-            ((ix.index(), &*node.name), node.score, self.neighbour_list(ix, Direction::Outgoing))
+            ((ix.index(), &node.name), node.score, self.neighbour_list(ix, Direction::Outgoing))
         })
     }
 

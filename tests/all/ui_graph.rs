@@ -401,6 +401,37 @@ fn a_snapshot_names_each_node_once_and_gives_a_uniform_row_one_weight() {
     assert_eq!(got, want);
 }
 
+proptest::proptest! {
+    /// The engine's snapshot of its graph, built row by row from the graph,
+    /// is the snapshot of the graph's edges (rows in the graph's order,
+    /// each in `out_edges` order), numbered and named alike.
+    #[test]
+    fn a_snapshot_of_a_graph_is_the_snapshot_of_its_edges(
+        n in 1usize..12,
+        runs in proptest::collection::vec((0usize..12, -3i32..4), 0..6),
+        added in 0usize..3,
+    ) {
+        use switchyard::graph::{START, ToolGraph};
+        let tools: Vec<String> = (0..n).map(|i| format!("t{:02}", (i * 7) % 12)).collect();
+        let trajectories = vec![vec![tools[0].clone(), tools[n - 1].clone()]];
+        let mut g = ToolGraph::from_trajectories(&tools, &trajectories).unwrap();
+        for (i, d) in runs {
+            g.apply_scores(&[(tools[i % n].clone(), d)].into_iter().collect(), 0.5, 0.5);
+        }
+        for i in 0..added {
+            g.add_tool(&format!("new{i}")).unwrap();
+        }
+        let froms: Vec<String> = std::iter::once(START.to_owned()).chain(g.tools().map(str::to_owned)).collect();
+        let edges: Vec<(String, String, f64)> =
+            froms.iter().flat_map(|f| g.out_edges(f).into_iter().map(move |(t, w)| (f.clone(), t, w))).collect();
+        let scores: Vec<(String, f64)> = froms
+            .iter()
+            .filter_map(|f| g.score(f).filter(|&s| s != 0.0).map(|s| (f.clone(), s)))
+            .collect();
+        proptest::prop_assert_eq!(GraphSnapshot::of(&g), GraphSnapshot::new(g.iteration(), edges, scores));
+    }
+}
+
 #[test]
 fn a_shared_row_weight_reaches_every_unlisted_edge_and_its_history() {
     use switchyard::graph::{GraphUpdate, RowChange, WeightChange};
