@@ -278,7 +278,7 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
 
     let mut graph = ToolGraph {
         graph,
-        index,
+        index: std::sync::Arc::new(index),
         start,
         end,
         iteration,

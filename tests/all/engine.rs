@@ -245,6 +245,35 @@ async fn toolnet_evaluates_and_updates_the_graph_and_score_edits_recompute_rows(
     assert!(g.weight("start", "geo_lookup").unwrap() > g.weight("start", "web_search").unwrap());
 }
 
+/// A graph saved before the library gained a tool takes it in when a
+/// session starts; one holding the library's tools in another order keeps
+/// them as they are.
+#[tokio::test]
+async fn a_session_brings_its_graph_up_to_the_library() {
+    use switchyard::graph::ToolGraph;
+    let names: Vec<String> = small_library().names().map(str::to_owned).collect();
+    assert!(names.len() > 2, "{names:?}");
+    let run = |graph: ToolGraph| async move {
+        let model = Scripted::new(&[&finish("Tokyo")], r#"{"scores": {}}"#);
+        let mut s = setup(model, StrategyKind::Toolnet);
+        s.graph = Some(graph);
+        let (engine, _handle) = Engine::new(s);
+        engine.run(vec![task("What is the capital of 'Japan'?", "Tokyo")]).await.unwrap().graph.unwrap()
+    };
+
+    let missing = names.last().unwrap().clone();
+    let older = ToolGraph::fully_connected(&names[..names.len() - 1]);
+    assert!(!older.contains(&missing));
+    let g = run(older).await;
+    assert!(g.contains(&missing), "{missing} joined");
+    assert_eq!(g.tools().collect::<Vec<_>>(), names, "the new tool last");
+    assert!(g.weight("start", &missing).is_some_and(|w| w > 0.0));
+
+    let reversed: Vec<String> = names.iter().rev().cloned().collect();
+    let g = run(ToolGraph::fully_connected(&reversed)).await;
+    assert_eq!(g.tools().collect::<Vec<_>>(), reversed, "nothing added, nothing moved");
+}
+
 #[tokio::test]
 async fn stop_ends_the_session_and_keeps_what_was_recorded() {
     let dir = tempfile::tempdir().unwrap();

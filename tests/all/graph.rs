@@ -136,8 +136,16 @@ fn a_clone_that_gains_tools_orders_its_rows_by_its_own_names() {
         assert!(in_order(&grown.out_edges(node)), "{node}");
         assert!(in_order(&grown.in_edges(node)), "{node}");
     }
-    // The original keeps its own nodes and order.
+    // The original keeps its own nodes and order, and knows none of the
+    // clone's new names.
     assert_eq!(g.out_edges("start").into_iter().map(|(n, _)| n).collect::<Vec<_>>(), ["c", "m", "x"]);
+    assert!(!g.contains("a") && g.score("n").is_none() && g.weight("start", "zz").is_none());
+    assert!(grown.contains("a") && g.contains("m") && grown.contains("m"));
+    // Nor does a clone of it made before: each is on its own.
+    let twin = g.clone();
+    let mut other = g.clone();
+    assert!(other.add_tool("a").unwrap(), "a is new to this clone");
+    assert!(!twin.contains("a"));
 }
 
 #[test]
