@@ -120,6 +120,32 @@ pub struct GraphSnapshot {
     pub scores: Vec<(String, f64)>,
 }
 
+/// Numbers a snapshot's nodes in the order they first appear, each given
+/// by a small key that names one node.
+struct Numbering {
+    nodes: Vec<Arc<str>>,
+    /// Per key, its node's place in `nodes` (u32::MAX: none yet).
+    place: Vec<u32>,
+}
+
+impl Numbering {
+    fn with_capacity(keys: usize) -> Self {
+        Numbering { nodes: Vec::with_capacity(keys), place: vec![u32::MAX; keys] }
+    }
+
+    /// The node's number; `name` is asked for when the node is new.
+    fn number(&mut self, key: usize, name: impl FnOnce() -> Arc<str>) -> u32 {
+        if self.place.len() <= key {
+            self.place.resize(key + 1, u32::MAX);
+        }
+        if self.place[key] == u32::MAX {
+            self.nodes.push(name());
+            self.place[key] = self.nodes.len() as u32 - 1;
+        }
+        self.place[key]
+    }
+}
+
 /// One node's out-edges: (from, targets, their weights), nodes by their
 /// place in [`GraphSnapshot::nodes`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -163,19 +189,8 @@ impl GraphSnapshot {
     /// and a copy of every name.
     pub fn of(g: &ToolGraph) -> Self {
         let node_count = g.tool_count() + 2;
-        let mut nodes: Vec<Arc<str>> = Vec::with_capacity(node_count);
-        // Per node number, its place in `nodes` (u32::MAX: none yet).
-        let mut place = vec![u32::MAX; node_count];
-        let mut number = |key: usize, name: &Arc<str>| -> u32 {
-            if place.len() <= key {
-                place.resize(key + 1, u32::MAX);
-            }
-            if place[key] == u32::MAX {
-                nodes.push(name.clone());
-                place[key] = nodes.len() as u32 - 1;
-            }
-            place[key]
-        };
+        let mut numbering = Numbering::with_capacity(node_count);
+        let mut number = |key: usize, name: &Arc<str>| numbering.number(key, || name.clone());
         let mut rows = Vec::with_capacity(node_count);
         let mut scores = Vec::new();
         for ((key, name), score, row) in g.rows() {
@@ -194,7 +209,7 @@ impl GraphSnapshot {
             };
             rows.push(SnapshotRow(from, targets, weights));
         }
-        GraphSnapshot { iteration: g.iteration(), nodes, rows, scores }
+        GraphSnapshot { iteration: g.iteration(), nodes: numbering.nodes, rows, scores }
     }
 
     /// As [`GraphSnapshot::new`], from borrowed names, each with a key that
@@ -204,21 +219,10 @@ impl GraphSnapshot {
         edges: impl IntoIterator<Item = ((usize, &'a str), (usize, &'a str), f64)>,
         scores: Vec<(String, f64)>,
     ) -> Self {
-        let mut nodes: Vec<Arc<str>> = Vec::new();
-        // Per key, its node's place in `nodes` (u32::MAX: none yet).
-        let mut place: Vec<u32> = Vec::new();
+        let mut numbering = Numbering::with_capacity(0);
         // Per node number, its row's place in `rows` (usize::MAX: none yet).
         let mut row_of: Vec<usize> = Vec::new();
-        let mut number = |(key, name): (usize, &'a str)| -> u32 {
-            if place.len() <= key {
-                place.resize(key + 1, u32::MAX);
-            }
-            if place[key] == u32::MAX {
-                nodes.push(name.into());
-                place[key] = nodes.len() as u32 - 1;
-            }
-            place[key]
-        };
+        let mut number = |(key, name): (usize, &'a str)| numbering.number(key, || name.into());
         let mut rows: Vec<(u32, Vec<u32>, Vec<f64>)> = Vec::new();
         for (from, to, w) in edges {
             let (from, to) = (number(from), number(to));
@@ -245,7 +249,7 @@ impl GraphSnapshot {
                 SnapshotRow(from, to, weights)
             })
             .collect();
-        GraphSnapshot { iteration, nodes, rows, scores }
+        GraphSnapshot { iteration, nodes: numbering.nodes, rows, scores }
     }
 
     /// Every edge as (from, to, weight), row by row; a place that names no
