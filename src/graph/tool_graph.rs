@@ -16,7 +16,7 @@ use super::error::GraphError;
 use super::ops::{Op, OpLog, StateHash};
 use super::row_history::RowHistories;
 use super::series::Series;
-use super::update::RowEncoder;
+use super::update::{RowEncoder, majority};
 
 /// Name of the node every task starts from.
 pub const START: &str = "start";
@@ -297,6 +297,9 @@ impl ToolGraph {
     /// As [`ToolGraph::out_edges`] and [`ToolGraph::in_edges`] order them,
     /// each neighbour as (node number, name, weight).
     fn neighbour_list(&self, ix: NodeIndex, direction: Direction) -> Vec<(usize, &Arc<str>, f64)> {
+        fn named<'a>(&(_, number, name, w): &(u32, usize, &'a Arc<str>, f64)) -> (usize, &'a Arc<str>, f64) {
+            (number, name, w)
+        }
         let rank = self.name_rank.of(&self.graph);
         let mut list: Vec<(u32, usize, &Arc<str>, f64)> = self
             .graph
@@ -311,8 +314,37 @@ impl ToolGraph {
             .collect();
         // Heaviest first, then by name: by its rank, the same order without
         // a string compared (`start`'s row is a library of ties).
-        list.sort_unstable_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)));
-        list.into_iter().map(|(_, number, name, w)| (number, name, w)).collect()
+        let order = |a: &(u32, usize, &Arc<str>, f64), b: &(u32, usize, &Arc<str>, f64)| {
+            b.3.total_cmp(&a.3).then(a.0.cmp(&b.0))
+        };
+        let shared = (list.len() * 16 >= rank.len() && list.len() > 64)
+            .then(|| majority(list.iter().map(|e| e.3.to_bits())))
+            .flatten();
+        let Some((bits, _)) = shared else {
+            list.sort_unstable_by(order);
+            return list.iter().map(named).collect();
+        };
+        // A long row whose edges mostly weigh the same (`start`'s, of a
+        // whole library): those are put in order by placing each at its
+        // rank, and only the others are sorted, then merged around them.
+        // Equal under `total_cmp` is equal bits, so the order is the sort's.
+        let shared = f64::from_bits(bits);
+        let mut at_rank = vec![u32::MAX; rank.len()];
+        let mut others = Vec::new();
+        for (i, e) in list.iter().enumerate() {
+            if e.3.to_bits() == bits {
+                at_rank[e.0 as usize] = i as u32;
+            } else {
+                others.push(*e);
+            }
+        }
+        others.sort_unstable_by(order);
+        let heavier = others.partition_point(|e| e.3.total_cmp(&shared).is_gt());
+        let mut out = Vec::with_capacity(list.len());
+        out.extend(others[..heavier].iter().map(named));
+        out.extend(at_rank.iter().filter(|&&i| i != u32::MAX).map(|&i| named(&list[i as usize])));
+        out.extend(others[heavier..].iter().map(named));
+        out
     }
 
     /// Every row, `start`'s then the tools' in the order they joined, each

@@ -606,6 +606,25 @@ fn long_and_short_listed_rows_come_out_in_name_order() {
     }
 }
 
+/// A long row whose edges mostly share a weight is ordered by placing
+/// those at their name's rank and merging the others around them: some
+/// heavier and some lighter than the shared weight, and names that do not
+/// join in name order, must still come out heaviest first, then by name.
+#[test]
+fn a_long_row_of_mostly_one_weight_is_heaviest_first_then_by_name() {
+    let tools: Vec<String> = (0..600).map(|i| format!("t{:03}", (i * 257) % 600)).collect();
+    let trajectories = [names(&["t010", "t020"]), names(&["t400"])];
+    let mut g = ToolGraph::from_trajectories(&tools, &trajectories).unwrap_or_else(|e| panic!("{e}"));
+    g.apply_scores(&deltas(&[("t599", 3), ("t001", 1), ("t300", -2), ("t002", -1)]), 0.5, 0.5);
+    let start = g.out_edges(START);
+    assert_eq!(start.len(), 600);
+    assert!(in_order(&start), "{:?}", &start[..8]);
+    let shared = start[300].1;
+    let heavier = start.iter().filter(|e| e.1 > shared).count();
+    let lighter = start.iter().filter(|e| e.1 < shared).count();
+    assert!(heavier >= 3 && lighter >= 2, "{heavier} heavier, {lighter} lighter than the shared weight");
+}
+
 proptest! {
     #[test]
     fn folding_the_updates_reaches_the_graph(
