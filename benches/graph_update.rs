@@ -1,7 +1,8 @@
 //! ToolNet's dynamic update after one task: `apply_scores` with ~5 tool
 //! scores on libraries of 4,000 and 16,000 tools, ~10 out-edges per tool;
 //! and saving the graph after it (`graph_save`), as the engine does after
-//! every task.
+//! every task. `graph_update/session_snapshot` is the graph as a session's
+//! first event carries it (`GraphSnapshot::of`), once per session.
 
 #[path = "support/allocator.rs"]
 mod allocator;
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use switchyard::engine::event::GraphSnapshot;
 use switchyard::graph::{GraphStore, ToolGraph};
 
 /// A static graph from random trajectories: 9-tool trajectories, one per
@@ -50,6 +52,15 @@ fn graph_update(c: &mut Criterion) {
         let runs = runs(&names, &mut rng);
         let edges: usize = base.tools().map(|t| base.out_edges(t).len()).sum();
         eprintln!("{tools} tools: {:.1} out-edges per tool", edges as f64 / tools as f64);
+        group.bench_with_input(BenchmarkId::new("session_snapshot", tools), &tools, |b, _| {
+            b.iter(|| black_box(GraphSnapshot::of(&base)));
+        });
+        // Without trajectories, as `engine_step`'s generated library: most
+        // of `start`'s row weighs the same.
+        let untrained = ToolGraph::from_trajectories(&names, &[]).unwrap_or_else(|e| panic!("bench graph: {e}"));
+        group.bench_with_input(BenchmarkId::new("session_snapshot_untrained", tools), &tools, |b, _| {
+            b.iter(|| black_box(GraphSnapshot::of(&untrained)));
+        });
         group.bench_with_input(BenchmarkId::new("apply_scores", tools), &tools, |b, _| {
             // A fresh graph per sample keeps the history (which grows
             // with every update) from piling up across the whole run.
