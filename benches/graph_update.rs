@@ -56,8 +56,13 @@ fn graph_update(c: &mut Criterion) {
             b.iter(|| black_box(GraphSnapshot::of(&base)));
         });
         // Without trajectories, as `engine_step`'s generated library: most
-        // of `start`'s row weighs the same.
-        let untrained = ToolGraph::from_trajectories(&names, &[]).unwrap_or_else(|e| panic!("bench graph: {e}"));
+        // of `start`'s row weighs the same. The tools join in no order of
+        // their names, as a real library's do.
+        let mut shuffled = names.clone();
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, rng.random_range(0..=i));
+        }
+        let untrained = ToolGraph::from_trajectories(&shuffled, &[]).unwrap_or_else(|e| panic!("bench graph: {e}"));
         group.bench_with_input(BenchmarkId::new("session_snapshot_untrained", tools), &tools, |b, _| {
             b.iter(|| black_box(GraphSnapshot::of(&untrained)));
         });

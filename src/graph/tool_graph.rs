@@ -317,7 +317,11 @@ impl ToolGraph {
         let order = |a: &(u32, usize, &Arc<str>, f64), b: &(u32, usize, &Arc<str>, f64)| {
             b.3.total_cmp(&a.3).then(a.0.cmp(&b.0))
         };
-        let shared = (list.len() * 16 >= rank.len() && list.len() > 64)
+        // A row already in order, or in reverse (names that joined in name
+        // order), the sort puts right in one pass; so does it a short row.
+        let monotone =
+            || list.is_sorted_by(|a, b| order(a, b).is_le()) || list.is_sorted_by(|a, b| order(a, b).is_ge());
+        let shared = (list.len() * 16 >= rank.len() && list.len() > 64 && !monotone())
             .then(|| majority(list.iter().map(|e| e.3.to_bits())))
             .flatten();
         let Some((bits, _)) = shared else {
