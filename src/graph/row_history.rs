@@ -20,14 +20,17 @@
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use rustc_hash::FxHashMap;
 
-use super::elements::{Edge, Node};
+use super::elements::{Edge, EdgeHistory, Node};
 use super::series::Series;
 use super::update::{CHANGE_EPSILON, majority};
 
-/// Per row that has one: the series its following edges share, and its
-/// edges that keep their own.
+/// Every edge's history, by edge index, and per row that has one the
+/// series its following edges share and its edges that keep their own.
 #[derive(Debug, Clone, Default)]
-pub(super) struct RowHistories(FxHashMap<NodeIndex, RowHistory>);
+pub(super) struct RowHistories {
+    rows: FxHashMap<NodeIndex, RowHistory>,
+    edges: Vec<EdgeHistory>,
+}
 
 #[derive(Debug, Clone, Default)]
 struct RowHistory {
@@ -36,38 +39,47 @@ struct RowHistory {
 }
 
 impl RowHistories {
-    /// The history of `edge`, an edge of row `from`.
-    pub(super) fn points<'a>(&'a self, from: NodeIndex, edge: &'a Edge) -> &'a [(u32, f64)] {
-        if edge.follows_row {
-            self.0.get(&from).map(|r| r.series.points()).unwrap_or_default()
-        } else {
-            edge.history.points()
-        }
+    /// Takes the history of the edge the graph just added as `id`: edges
+    /// are only ever added, so their indices are this list's.
+    pub(super) fn add_edge(&mut self, id: EdgeIndex, edge: EdgeHistory) {
+        debug_assert_eq!(id.index(), self.edges.len(), "edge histories out of step with the graph");
+        self.edges.push(edge);
+    }
+
+    /// What edge `id`'s series needs besides its weight.
+    pub(super) fn edge(&self, id: EdgeIndex) -> &EdgeHistory {
+        &self.edges[id.index()]
+    }
+
+    /// The history of edge `id`, an edge of row `from`.
+    pub(super) fn points(&self, from: NodeIndex, id: EdgeIndex) -> &[(u32, f64)] {
+        let edge = &self.edges[id.index()];
+        if edge.follows_row { self.row(from) } else { edge.history.points() }
     }
 
     /// The series shared by row `from`'s following edges.
     pub(super) fn row(&self, from: NodeIndex) -> &[(u32, f64)] {
-        self.0.get(&from).map(|r| r.series.points()).unwrap_or_default()
+        self.rows.get(&from).map(|r| r.series.points()).unwrap_or_default()
     }
 
     /// Sets row `from`'s shared series (as a store read it).
     pub(super) fn set_row(&mut self, from: NodeIndex, points: Vec<(u32, f64)>) {
-        self.0.entry(from).or_default().series = Series::from_points(points);
+        self.rows.entry(from).or_default().series = Series::from_points(points);
     }
 
     /// Notes that `id`, an edge of row `from` that does not follow it, keeps
     /// its own series.
     pub(super) fn adopt(&mut self, from: NodeIndex, id: EdgeIndex) {
-        self.0.entry(from).or_default().own.push(id);
+        self.rows.entry(from).or_default().own.push(id);
     }
 
     /// Records an update of row `from` at `iteration`: `listed` is what the
-    /// update lists of the row as ((target, edge), old weight), its edges
-    /// hold their new weights, and `rest` is the row's shared weight if the
-    /// update wrote it as one.
+    /// update lists of the row as ((target, edge), old weight), the graph's
+    /// edges hold their new weights, and `rest` is the row's shared weight
+    /// if the update wrote it as one.
     pub(super) fn record_update(
         &mut self,
-        graph: &mut DiGraph<Node, Edge>,
+        graph: &DiGraph<Node, Edge>,
         from: NodeIndex,
         iteration: u32,
         listed: &[((NodeIndex, EdgeIndex), f64)],
@@ -76,20 +88,20 @@ impl RowHistories {
         if listed.is_empty() && rest.is_none() {
             return;
         }
-        let row = self.0.entry(from).or_default();
+        let row = self.rows.entry(from).or_default();
         for &((_, id), old) in listed {
-            let edge = &mut graph[id];
+            let edge = &mut self.edges[id.index()];
             row.detach(id, edge);
-            if (edge.weight - old).abs() > CHANGE_EPSILON {
-                edge.history.push(iteration, edge.weight);
+            let weight = graph[id].weight;
+            if (weight - old).abs() > CHANGE_EPSILON {
+                edge.history.push(iteration, weight);
             }
         }
         if let Some(rest) = rest {
             // An own edge at `rest` was not listed: it takes the row's point.
             for &id in &row.own {
-                let edge = &mut graph[id];
-                if edge.weight.to_bits() == rest.to_bits() {
-                    edge.history.push(iteration, rest);
+                if graph[id].weight.to_bits() == rest.to_bits() {
+                    self.edges[id.index()].history.push(iteration, rest);
                 }
             }
             row.series.push(iteration, rest);
@@ -101,23 +113,24 @@ impl RowHistories {
     /// most of them agree; the others leave the row.
     pub(super) fn record_rescale(
         &mut self,
-        graph: &mut DiGraph<Node, Edge>,
+        graph: &DiGraph<Node, Edge>,
         from: NodeIndex,
         iteration: u32,
         edges: &[EdgeIndex],
     ) {
-        let row = self.0.entry(from).or_default();
-        let following = || edges.iter().filter(|&&id| graph[id].follows_row).map(|&id| graph[id].weight.to_bits());
+        let row = self.rows.entry(from).or_default();
+        let histories = &mut self.edges;
+        let following =
+            || edges.iter().filter(|&&id| histories[id.index()].follows_row).map(|&id| graph[id].weight.to_bits());
         let shared = majority(following()).map(|(bits, _)| bits);
         for &id in edges {
-            let edge = &mut graph[id];
-            if edge.follows_row && Some(edge.weight.to_bits()) != shared {
+            let edge = &mut histories[id.index()];
+            if edge.follows_row && Some(graph[id].weight.to_bits()) != shared {
                 row.detach(id, edge);
             }
         }
         for &id in &row.own {
-            let edge = &mut graph[id];
-            edge.history.push(iteration, edge.weight);
+            histories[id.index()].history.push(iteration, graph[id].weight);
         }
         if let Some(bits) = shared {
             row.series.push(iteration, f64::from_bits(bits));
@@ -128,7 +141,7 @@ impl RowHistories {
 impl RowHistory {
     /// Lets a following edge keep its own series from now on, begun with
     /// the row's.
-    fn detach(&mut self, id: EdgeIndex, edge: &mut Edge) {
+    fn detach(&mut self, id: EdgeIndex, edge: &mut EdgeHistory) {
         if edge.follows_row {
             edge.follows_row = false;
             edge.history = self.series.clone();

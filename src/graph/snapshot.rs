@@ -12,7 +12,7 @@ use petgraph::visit::EdgeRef;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::elements::{Edge, Node};
+use super::elements::{Edge, EdgeHistory, Node};
 use super::error::GraphError;
 use super::ops::OpLog;
 use super::row_history::RowHistories;
@@ -122,17 +122,17 @@ fn to_stored(graph: &ToolGraph) -> StoredGraph {
     let edges = g
         .edge_references()
         .map(|e| {
-            let w = e.weight();
+            let (w, life) = (e.weight(), graph.row_histories.edge(e.id()));
             StoredEdge {
                 from: g[e.source()].name.to_string(),
                 to: g[e.target()].name.to_string(),
                 prior: w.prior,
                 weight: w.weight,
-                born: w.born,
-                initial: Some(w.initial),
-                rescales_before: w.rescales_before,
-                follows_row: w.follows_row,
-                history: w.history.points().to_vec(),
+                born: life.born,
+                initial: Some(life.initial),
+                rescales_before: life.rescales_before,
+                follows_row: life.follows_row,
+                history: life.history.points().to_vec(),
             }
         })
         .collect();
@@ -231,12 +231,10 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         if edge.rescales_before as usize > stored.start_rescales.len() {
             return Err(format!("{what} refers to a start rescale that is not there"));
         }
-        let id = graph.add_edge(
-            from,
-            to,
-            Edge {
-                prior: edge.prior,
-                weight: edge.weight,
+        let id = graph.add_edge(from, to, Edge { prior: edge.prior, weight: edge.weight });
+        row_histories.add_edge(
+            id,
+            EdgeHistory {
                 born: edge.born,
                 initial,
                 rescales_before: edge.rescales_before,

@@ -11,7 +11,7 @@ use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 use rustc_hash::FxHashMap;
 
-use super::elements::{Edge, Node};
+use super::elements::{Edge, EdgeHistory, Node};
 use super::error::GraphError;
 use super::ops::{Op, OpLog, StateHash};
 use super::row_history::RowHistories;
@@ -44,7 +44,7 @@ pub struct ToolGraph {
     /// (iteration, factor) of every rescale of the `start` row by `add_tool`;
     /// kept here rather than per edge, since each touches every `start` edge.
     pub(super) start_rescales: Vec<(u32, f64)>,
-    /// The weight histories rows keep for their edges.
+    /// Every edge's history, and those rows keep for their edges.
     pub(super) row_histories: RowHistories,
     /// The edits since the graph was built or loaded, for its store.
     pub(super) log: OpLog,
@@ -211,17 +211,17 @@ impl ToolGraph {
         }
         h.word(self.graph.edge_count() as u64);
         for e in self.graph.edge_references() {
-            let edge = e.weight();
+            let (edge, life) = (e.weight(), self.row_histories.edge(e.id()));
             h.word(e.source().index() as u64);
             h.word(e.target().index() as u64);
             h.float(edge.prior);
             h.float(edge.weight);
-            h.word(u64::from(edge.born));
-            h.float(edge.initial);
-            h.word(u64::from(edge.rescales_before));
+            h.word(u64::from(life.born));
+            h.float(life.initial);
+            h.word(u64::from(life.rescales_before));
             // As if every edge kept its own series: the state, not how it
             // is held.
-            series(&mut h, self.row_histories.points(e.source(), edge));
+            series(&mut h, self.row_histories.points(e.source(), e.id()));
         }
         h.finish()
     }
@@ -245,8 +245,8 @@ impl ToolGraph {
         });
         Arc::make_mut(&mut self.index).insert(name.to_owned(), ix);
         self.name_rank = NameRank::default();
-        self.graph.add_edge(ix, ix, Edge::new(0.5, self.iteration));
-        self.graph.add_edge(ix, self.end, Edge::new(0.5, self.iteration));
+        self.add_edge(ix, ix, 0.5, EdgeHistory::new(0.5, self.iteration));
+        self.add_edge(ix, self.end, 0.5, EdgeHistory::new(0.5, self.iteration));
 
         if existing > 0 {
             let factor = existing as f64 / (existing + 1) as f64;
@@ -257,19 +257,28 @@ impl ToolGraph {
                 edge.prior *= factor;
                 edge.weight *= factor;
             }
-            self.row_histories.record_rescale(&mut self.graph, self.start, self.iteration, &ids);
+            self.row_histories.record_rescale(&self.graph, self.start, self.iteration, &ids);
             self.start_rescales.push((self.iteration, factor));
         }
         // `start`'s series may hold points from before this edge: it keeps
         // its own. The new tool's row has none, so its edges follow it.
         self.scratch.start_edges.clear();
-        let mut edge = Edge::new(1.0 / (existing + 1) as f64, self.iteration);
-        edge.rescales_before = self.start_rescales.len() as u32;
-        edge.follows_row = false;
-        let id = self.graph.add_edge(self.start, ix, edge);
+        let prior = 1.0 / (existing + 1) as f64;
+        let mut life = EdgeHistory::new(prior, self.iteration);
+        life.rescales_before = self.start_rescales.len() as u32;
+        life.follows_row = false;
+        let id = self.add_edge(self.start, ix, prior, life);
         self.row_histories.adopt(self.start, id);
         self.log.record(Op::AddTool { name: name.to_owned() });
         Ok(true)
+    }
+
+    /// Adds the edge `from -> to` with its prior as its weight, and its
+    /// history.
+    pub(super) fn add_edge(&mut self, from: NodeIndex, to: NodeIndex, prior: f64, life: EdgeHistory) -> EdgeIndex {
+        let id = self.graph.add_edge(from, to, Edge::new(prior));
+        self.row_histories.add_edge(id, life);
+        id
     }
 
     /// Out-neighbours with their weights, heaviest first, then by name.
@@ -456,9 +465,9 @@ impl ToolGraph {
         let Some(id) = self.edge(from, to) else {
             return Vec::new();
         };
-        let edge = &self.graph[id];
-        let points = self.row_histories.points(self.index[from], edge);
-        std::iter::once((edge.born, edge.initial)).chain(points.iter().copied()).collect()
+        let life = self.row_histories.edge(id);
+        let points = self.row_histories.points(self.index[from], id);
+        std::iter::once((life.born, life.initial)).chain(points.iter().copied()).collect()
     }
 
     pub(super) fn tool_index(&self, name: &str) -> Option<NodeIndex> {

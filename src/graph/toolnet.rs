@@ -33,7 +33,7 @@ use petgraph::Direction;
 use petgraph::graph::{EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 
-use super::elements::Edge;
+use super::elements::EdgeHistory;
 use super::error::GraphError;
 use super::ops::Op;
 use super::tool_graph::{END, ToolGraph, is_reserved};
@@ -80,12 +80,13 @@ impl ToolGraph {
         for &from in &ids {
             let w = 1.0 / (n + 1) as f64;
             for &to in &ids {
-                graph.graph.add_edge(from, to, Edge::new(w, 0));
+                graph.add_edge(from, to, w, EdgeHistory::new(w, 0));
             }
-            graph.graph.add_edge(from, graph.end, Edge::new(w, 0));
+            graph.add_edge(from, graph.end, w, EdgeHistory::new(w, 0));
         }
         for &to in &ids {
-            graph.graph.add_edge(graph.start, to, Edge::new(1.0 / n as f64, 0));
+            let w = 1.0 / n as f64;
+            graph.add_edge(graph.start, to, w, EdgeHistory::new(w, 0));
         }
         graph.restart_log();
         graph
@@ -138,7 +139,7 @@ impl ToolGraph {
             let degree = row.len();
             for (&to, &count) in row.iter() {
                 let w = if total > 0 { count as f64 / total as f64 } else { 1.0 / degree as f64 };
-                graph.graph.add_edge(from, to, Edge::new(w, 0));
+                graph.add_edge(from, to, w, EdgeHistory::new(w, 0));
             }
         }
         let start_total = totals[graph.start.index()];
@@ -149,7 +150,7 @@ impl ToolGraph {
             } else {
                 1.0 / ids.len() as f64
             };
-            graph.graph.add_edge(graph.start, to, Edge::new(w, 0));
+            graph.add_edge(graph.start, to, w, EdgeHistory::new(w, 0));
         }
         graph.restart_log();
         Ok(graph)
@@ -303,7 +304,7 @@ impl ToolGraph {
             let rest = scratch.encoder.encode(&scratch.row_edges, &mut changes.weights);
             // The histories take what the update reports: per listed edge,
             // and once for the edges that share the row's weight.
-            self.row_histories.record_update(&mut self.graph, row, iteration, &changes.weights[begin..], rest);
+            self.row_histories.record_update(&self.graph, row, iteration, &changes.weights[begin..], rest);
             if let Some(rest) = rest {
                 changes.rows.push((row, rest));
             }
