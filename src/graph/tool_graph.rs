@@ -326,8 +326,9 @@ impl ToolGraph {
         let order = |a: &(u32, usize, &Arc<str>, f64), b: &(u32, usize, &Arc<str>, f64)| {
             b.3.total_cmp(&a.3).then(a.0.cmp(&b.0))
         };
-        // A row already in order, or in reverse (names that joined in name
-        // order), the sort puts right in one pass; so does it a short row.
+        // The sort handles a row already in order, or in reverse order
+        // (tools that joined in name order), in one pass, and a short row
+        // costs it little: both go to it.
         let monotone =
             || list.is_sorted_by(|a, b| order(a, b).is_le()) || list.is_sorted_by(|a, b| order(a, b).is_ge());
         let shared = (list.len() * 16 >= rank.len() && list.len() > 64 && !monotone())
