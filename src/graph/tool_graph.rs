@@ -245,8 +245,8 @@ impl ToolGraph {
         });
         Arc::make_mut(&mut self.index).insert(name.to_owned(), ix);
         self.name_rank = NameRank::default();
-        self.add_edge(ix, ix, 0.5, EdgeHistory::new(0.5, self.iteration));
-        self.add_edge(ix, self.end, 0.5, EdgeHistory::new(0.5, self.iteration));
+        self.add_edge(ix, ix, EdgeHistory::new(0.5, self.iteration));
+        self.add_edge(ix, self.end, EdgeHistory::new(0.5, self.iteration));
 
         if existing > 0 {
             let factor = existing as f64 / (existing + 1) as f64;
@@ -263,20 +263,19 @@ impl ToolGraph {
         // `start`'s series may hold points from before this edge: it keeps
         // its own. The new tool's row has none, so its edges follow it.
         self.scratch.start_edges.clear();
-        let prior = 1.0 / (existing + 1) as f64;
-        let mut life = EdgeHistory::new(prior, self.iteration);
+        let mut life = EdgeHistory::new(1.0 / (existing + 1) as f64, self.iteration);
         life.rescales_before = self.start_rescales.len() as u32;
         life.follows_row = false;
-        let id = self.add_edge(self.start, ix, prior, life);
+        let id = self.add_edge(self.start, ix, life);
         self.row_histories.adopt(self.start, id);
         self.log.record(Op::AddTool { name: name.to_owned() });
         Ok(true)
     }
 
-    /// Adds the edge `from -> to` with its prior as its weight, and its
-    /// history.
-    pub(super) fn add_edge(&mut self, from: NodeIndex, to: NodeIndex, prior: f64, life: EdgeHistory) -> EdgeIndex {
-        let id = self.graph.add_edge(from, to, Edge::new(prior));
+    /// Adds the edge `from -> to` with its history; its first weight is
+    /// its prior and its weight.
+    pub(super) fn add_edge(&mut self, from: NodeIndex, to: NodeIndex, life: EdgeHistory) -> EdgeIndex {
+        let id = self.graph.add_edge(from, to, Edge::new(life.initial));
         self.row_histories.add_edge(id, life);
         id
     }

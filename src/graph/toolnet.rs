@@ -80,13 +80,12 @@ impl ToolGraph {
         for &from in &ids {
             let w = 1.0 / (n + 1) as f64;
             for &to in &ids {
-                graph.add_edge(from, to, w, EdgeHistory::new(w, 0));
+                graph.add_edge(from, to, EdgeHistory::new(w, 0));
             }
-            graph.add_edge(from, graph.end, w, EdgeHistory::new(w, 0));
+            graph.add_edge(from, graph.end, EdgeHistory::new(w, 0));
         }
         for &to in &ids {
-            let w = 1.0 / n as f64;
-            graph.add_edge(graph.start, to, w, EdgeHistory::new(w, 0));
+            graph.add_edge(graph.start, to, EdgeHistory::new(1.0 / n as f64, 0));
         }
         graph.restart_log();
         graph
@@ -139,7 +138,7 @@ impl ToolGraph {
             let degree = row.len();
             for (&to, &count) in row.iter() {
                 let w = if total > 0 { count as f64 / total as f64 } else { 1.0 / degree as f64 };
-                graph.add_edge(from, to, w, EdgeHistory::new(w, 0));
+                graph.add_edge(from, to, EdgeHistory::new(w, 0));
             }
         }
         let start_total = totals[graph.start.index()];
@@ -150,7 +149,7 @@ impl ToolGraph {
             } else {
                 1.0 / ids.len() as f64
             };
-            graph.add_edge(graph.start, to, w, EdgeHistory::new(w, 0));
+            graph.add_edge(graph.start, to, EdgeHistory::new(w, 0));
         }
         graph.restart_log();
         Ok(graph)
