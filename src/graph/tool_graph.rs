@@ -92,21 +92,23 @@ impl std::fmt::Debug for NameRank {
 /// allocated (and hashed, and compared names) in proportion to it.
 pub(super) struct Scratch {
     pub(super) encoder: RowEncoder,
-    /// ((target, edge), f(s_target)) of the row being recomputed.
-    pub(super) row_factors: Vec<((NodeIndex, EdgeIndex), f64)>,
+    /// (target, edge) of the row being recomputed, unless it is `start`'s.
+    pub(super) row_targets: Vec<(NodeIndex, EdgeIndex)>,
     /// ((target, edge), old, new) of the row being recomputed.
     pub(super) row_edges: Vec<((NodeIndex, EdgeIndex), f64, f64)>,
     /// Per name rank, the place of that target among a long row's listed
     /// edges (`u32::MAX` between uses): puts `start`'s thousands of listed
     /// edges in name order in one pass instead of a sort.
     pub(super) by_rank: Vec<u32>,
-    /// Per node index, f(score) at `factors_alpha`, NaN where not known
-    /// (f is positive and finite): a row's Σ f(s_k) then reads one dense
-    /// array instead of a node per target, and `start`'s row has a target
-    /// per tool. A score written must forget its node's entry
-    /// ([`Scratch::forget_factor`]).
+    /// Per node index, f(score) at `factors_alpha`, but for the nodes in
+    /// `stale_factors`: a row's Σ f(s_k) then reads one dense array instead
+    /// of a node per target, and `start`'s row has a target per tool. A
+    /// score written must make its node's entry stale
+    /// ([`Scratch::forget_factor`]); an array not as long as the graph is
+    /// made anew.
     pub(super) factors: Vec<f64>,
     pub(super) factors_alpha: f64,
+    pub(super) stale_factors: Vec<NodeIndex>,
     /// `start`'s out-edges as (target, edge), in the graph's order, or
     /// empty until needed: walking them through the graph's edge lists
     /// reads an edge apiece. Adding an edge to `start` must clear it.
@@ -115,9 +117,7 @@ pub(super) struct Scratch {
 
 impl Scratch {
     pub(super) fn forget_factor(&mut self, ix: NodeIndex) {
-        if let Some(f) = self.factors.get_mut(ix.index()) {
-            *f = f64::NAN;
-        }
+        self.stale_factors.push(ix);
     }
 }
 
@@ -133,11 +133,12 @@ impl Default for Scratch {
     fn default() -> Self {
         Scratch {
             encoder: RowEncoder::default(),
-            row_factors: Vec::new(),
+            row_targets: Vec::new(),
             row_edges: Vec::new(),
             by_rank: Vec::new(),
             factors: Vec::new(),
             factors_alpha: f64::NAN,
+            stale_factors: Vec::new(),
             start_edges: Vec::new(),
         }
     }

@@ -256,47 +256,46 @@ impl ToolGraph {
         let node_count = self.graph.node_count();
         if scratch.factors_alpha.to_bits() != params.alpha.to_bits() || scratch.factors.len() != node_count {
             scratch.factors.clear();
-            scratch.factors.resize(node_count, f64::NAN);
+            scratch.factors.extend(self.graph.node_weights().map(|n| score_factor(params.alpha, n.score)));
             scratch.factors_alpha = params.alpha;
+            scratch.stale_factors.clear();
+        }
+        for ix in scratch.stale_factors.drain(..) {
+            scratch.factors[ix.index()] = score_factor(params.alpha, self.graph[ix].score);
         }
         for &row in rows {
-            scratch.row_factors.clear();
             scratch.row_edges.clear();
-            if row == self.start && scratch.start_edges.is_empty() {
-                let edges = self.graph.edges_directed(row, Direction::Outgoing);
-                scratch.start_edges.extend(edges.map(|e| (e.target(), e.id())));
-            }
-            let factors = &mut scratch.factors;
-            let graph = &self.graph;
-            let mut factor = |(to, id): (NodeIndex, EdgeIndex)| {
-                let f = &mut factors[to.index()];
-                if f.is_nan() {
-                    *f = score_factor(params.alpha, graph[to].score);
+            // The row's (target, edge)s: `start`'s kept, another's read
+            // from the graph.
+            let targets = if row == self.start {
+                if scratch.start_edges.is_empty() {
+                    let edges = self.graph.edges_directed(row, Direction::Outgoing);
+                    scratch.start_edges.extend(edges.map(|e| (e.target(), e.id())));
                 }
-                ((to, id), *f)
-            };
-            // Extended from a slice's iterator, whose length is known: no
-            // check of the capacity per edge.
-            if row == self.start {
-                scratch.row_factors.extend(scratch.start_edges.iter().map(|&e| factor(e)));
+                &scratch.start_edges
             } else {
+                scratch.row_targets.clear();
                 let edges = self.graph.edges_directed(row, Direction::Outgoing);
-                scratch.row_factors.extend(edges.map(|e| factor((e.target(), e.id()))));
-            }
-            // Summed apart, in the row's order: accumulated inside the loop
-            // above, the total lived on the stack, a store and a load per
-            // edge on the chain of additions.
-            let total = scratch.row_factors.iter().fold(0.0, |total, &(_, f)| total + f);
+                scratch.row_targets.extend(edges.map(|e| (e.target(), e.id())));
+                &scratch.row_targets
+            };
+            let factors = &scratch.factors;
+            // Summed apart from the writes below, in the row's order, with
+            // no push in the loop: otherwise the total lived on the stack,
+            // a store and a load per edge on the chain of additions.
+            let total = targets.iter().fold(0.0, |total, &(to, _)| total + factors[to.index()]);
             // Every tool row holds `end` (score 0, f = 1), so total >= 1.
             if !(total.is_finite() && total > 0.0) {
                 continue;
             }
             let graph = &mut self.graph;
-            scratch.row_edges.extend(scratch.row_factors.iter().map(|&(key, f)| {
-                let edge = &mut graph[key.1];
-                let new = params.beta * edge.prior + (1.0 - params.beta) * (f / total);
+            // Extended from a slice's iterator, whose length is known: no
+            // check of the capacity per edge.
+            scratch.row_edges.extend(targets.iter().map(|&(to, id)| {
+                let edge = &mut graph[id];
+                let new = params.beta * edge.prior + (1.0 - params.beta) * (factors[to.index()] / total);
                 let old = std::mem::replace(&mut edge.weight, new);
-                (key, old, new)
+                ((to, id), old, new)
             }));
             touched = touched || scratch.row_edges.iter().any(|&(_, old, new)| new.to_bits() != old.to_bits());
             let begin = changes.weights.len();
