@@ -8,6 +8,7 @@
 //! - `toolnet`: the paper's construction and update rules;
 //! - `series`: the capped history of a score or a weight;
 //! - `row_history`: weight histories a row's edges share while they agree;
+//! - `start_row`: `start`'s edges and the running sums of their f(s);
 //! - `update`: what one update changed, as the events carry it;
 //! - `ops`: every edit recorded as data, and the ids of the states;
 //! - `store`: durable state, [`GraphStore`]: a snapshot plus a journal;
@@ -25,6 +26,7 @@ mod ops;
 mod row_history;
 mod series;
 mod snapshot;
+mod start_row;
 mod store;
 mod tool_graph;
 mod toolnet;

@@ -16,6 +16,7 @@ use super::error::GraphError;
 use super::ops::{Op, OpLog, StateHash};
 use super::row_history::RowHistories;
 use super::series::Series;
+use super::start_row::StartRow;
 use super::update::{RowEncoder, majority};
 
 /// Name of the node every task starts from.
@@ -109,10 +110,10 @@ pub(super) struct Scratch {
     pub(super) factors: Vec<f64>,
     pub(super) factors_alpha: f64,
     pub(super) stale_factors: Vec<NodeIndex>,
-    /// `start`'s out-edges as (target, edge), in the graph's order, or
-    /// empty until needed: walking them through the graph's edge lists
-    /// reads an edge apiece. Adding an edge to `start` must clear it.
-    pub(super) start_edges: Vec<(NodeIndex, EdgeIndex)>,
+    /// `start`'s out-edges and their running sums (see `start_row.rs`):
+    /// walking them through the graph's edge lists reads an edge apiece.
+    /// Adding an edge to `start` must clear it.
+    pub(super) start_row: StartRow,
 }
 
 impl Scratch {
@@ -139,7 +140,7 @@ impl Default for Scratch {
             factors: Vec::new(),
             factors_alpha: f64::NAN,
             stale_factors: Vec::new(),
-            start_edges: Vec::new(),
+            start_row: StartRow::default(),
         }
     }
 }
@@ -263,7 +264,7 @@ impl ToolGraph {
         }
         // `start`'s series may hold points from before this edge: it keeps
         // its own. The new tool's row has none, so its edges follow it.
-        self.scratch.start_edges.clear();
+        self.scratch.start_row.clear();
         let mut life = EdgeHistory::new(1.0 / (existing + 1) as f64, self.iteration);
         life.rescales_before = self.start_rescales.len() as u32;
         life.follows_row = false;

@@ -259,31 +259,34 @@ impl ToolGraph {
             scratch.factors.extend(self.graph.node_weights().map(|n| score_factor(params.alpha, n.score)));
             scratch.factors_alpha = params.alpha;
             scratch.stale_factors.clear();
+            scratch.start_row.all_changed();
         }
         for ix in scratch.stale_factors.drain(..) {
             scratch.factors[ix.index()] = score_factor(params.alpha, self.graph[ix].score);
+            scratch.start_row.factor_changed(ix);
         }
         for &row in rows {
             scratch.row_edges.clear();
             // The row's (target, edge)s: `start`'s kept, another's read
             // from the graph.
-            let targets = if row == self.start {
-                if scratch.start_edges.is_empty() {
-                    let edges = self.graph.edges_directed(row, Direction::Outgoing);
-                    scratch.start_edges.extend(edges.map(|e| (e.target(), e.id())));
-                }
-                &scratch.start_edges
+            let factors = &scratch.factors;
+            let graph = &self.graph;
+            let (targets, total) = if row == self.start {
+                let edges = || graph.edges_directed(row, Direction::Outgoing).map(|e| (e.target(), e.id())).collect();
+                scratch.start_row.keep(node_count, edges);
+                let total = scratch.start_row.total(factors);
+                (scratch.start_row.edges(), total)
             } else {
                 scratch.row_targets.clear();
-                let edges = self.graph.edges_directed(row, Direction::Outgoing);
+                let edges = graph.edges_directed(row, Direction::Outgoing);
                 scratch.row_targets.extend(edges.map(|e| (e.target(), e.id())));
-                &scratch.row_targets
+                // Summed apart from the writes below, in the row's order,
+                // with no push in the loop: otherwise the total lived on the
+                // stack, a store and a load per edge on the chain of
+                // additions.
+                let total = scratch.row_targets.iter().fold(0.0, |total, &(to, _)| total + factors[to.index()]);
+                (&scratch.row_targets[..], total)
             };
-            let factors = &scratch.factors;
-            // Summed apart from the writes below, in the row's order, with
-            // no push in the loop: otherwise the total lived on the stack,
-            // a store and a load per edge on the chain of additions.
-            let total = targets.iter().fold(0.0, |total, &(to, _)| total + factors[to.index()]);
             // Every tool row holds `end` (score 0, f = 1), so total >= 1.
             if !(total.is_finite() && total > 0.0) {
                 continue;
