@@ -269,7 +269,9 @@ impl ToolGraph {
             scratch.row_edges.clear();
             // The row's (target, edge)s: `start`'s kept, another's read
             // from the graph.
-            let factors = &scratch.factors;
+            // A slice, not the Vec: read through a reference to the Vec,
+            // its pointer and length were loaded again at every edge.
+            let factors = scratch.factors.as_slice();
             let graph = &self.graph;
             let (targets, total) = if row == self.start {
                 let edges = || graph.edges_directed(row, Direction::Outgoing).map(|e| (e.target(), e.id())).collect();
@@ -292,11 +294,12 @@ impl ToolGraph {
                 continue;
             }
             let graph = &mut self.graph;
+            let (beta, learnt) = (params.beta, 1.0 - params.beta);
             // Extended from a slice's iterator, whose length is known: no
             // check of the capacity per edge.
-            scratch.row_edges.extend(targets.iter().map(|&(to, id)| {
+            scratch.row_edges.extend(targets.iter().map(move |&(to, id)| {
                 let edge = &mut graph[id];
-                let new = params.beta * edge.prior + (1.0 - params.beta) * (factors[to.index()] / total);
+                let new = beta * edge.prior + learnt * (factors[to.index()] / total);
                 let old = std::mem::replace(&mut edge.weight, new);
                 ((to, id), old, new)
             }));
