@@ -109,6 +109,8 @@ pub(super) struct Scratch {
     /// made anew.
     pub(super) factors: Vec<f64>,
     pub(super) factors_alpha: f64,
+    /// Nodes whose score was written since `factors` was last brought up
+    /// to date.
     pub(super) stale_factors: Vec<NodeIndex>,
     /// `start`'s out-edges and their running sums (see `start_row.rs`):
     /// walking them through the graph's edge lists reads an edge apiece.

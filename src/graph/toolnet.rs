@@ -267,12 +267,12 @@ impl ToolGraph {
         }
         for &row in rows {
             scratch.row_edges.clear();
-            // The row's (target, edge)s: `start`'s kept, another's read
-            // from the graph.
             // A slice, not the Vec: read through a reference to the Vec,
             // its pointer and length were loaded again at every edge.
             let factors = scratch.factors.as_slice();
             let graph = &self.graph;
+            // The row's (target, edge)s and Σ f(s): `start`'s kept with
+            // their running sums, another's read from the graph.
             let (targets, total) = if row == self.start {
                 let edges = || graph.edges_directed(row, Direction::Outgoing).map(|e| (e.target(), e.id())).collect();
                 scratch.start_row.keep(node_count, edges);
