@@ -193,12 +193,12 @@ impl GraphSnapshot {
         let mut number = |key: usize, name: &Arc<str>| numbering.number(key, || name.clone());
         let mut rows = Vec::with_capacity(node_count);
         let mut scores = Vec::new();
-        for ((key, name), score, row) in g.rows() {
+        g.for_each_row(|(key, name), score, row| {
             if score != 0.0 {
                 scores.push((name.to_string(), score));
             }
             let Some(&(_, _, first)) = row.first() else {
-                continue;
+                return;
             };
             let from = number(key, name);
             let targets = row.iter().map(|&(key, name, _)| number(key, name)).collect();
@@ -208,7 +208,7 @@ impl GraphSnapshot {
                 RowWeights::Each(row.iter().map(|e| e.2).collect())
             };
             rows.push(SnapshotRow(from, targets, weights));
-        }
+        });
         GraphSnapshot { iteration: g.iteration(), nodes: numbering.nodes, rows, scores }
     }
 

@@ -24,10 +24,10 @@ pub const START: &str = "start";
 /// Name of the node that answers/finishes a task.
 pub const END: &str = "end";
 
-/// A node as [`ToolGraph::rows`] gives it: (number, name).
+/// A node as [`ToolGraph::for_each_row`] gives it: (number, name).
 pub type NumberedNode<'a> = (usize, &'a Arc<str>);
-/// A row as [`ToolGraph::rows`] gives it: (number, name, weight) per edge.
-pub type NumberedRow<'a> = Vec<(usize, &'a Arc<str>, f64)>;
+/// A row's edge as [`ToolGraph::for_each_row`] gives it: (number, name, weight).
+pub type NumberedEdge<'a> = (usize, &'a Arc<str>, f64);
 
 /// ToolNet's weighted tool graph with scores and their history.
 #[derive(Debug, Clone)]
@@ -308,22 +308,34 @@ impl ToolGraph {
 
     /// As [`ToolGraph::out_edges`] and [`ToolGraph::in_edges`] order them,
     /// each neighbour as (node number, name, weight).
-    fn neighbour_list(&self, ix: NodeIndex, direction: Direction) -> Vec<(usize, &Arc<str>, f64)> {
+    fn neighbour_list(&self, ix: NodeIndex, direction: Direction) -> Vec<NumberedEdge<'_>> {
+        let mut out = Vec::new();
+        self.neighbour_list_into(ix, direction, &mut Vec::new(), &mut out);
+        out
+    }
+
+    /// As `neighbour_list`, into `out`, with `list` to work in: a walk over
+    /// every row keeps both, not two allocations per row.
+    fn neighbour_list_into<'a>(
+        &'a self,
+        ix: NodeIndex,
+        direction: Direction,
+        list: &mut Vec<(u32, usize, &'a Arc<str>, f64)>,
+        out: &mut Vec<NumberedEdge<'a>>,
+    ) {
         fn named<'a>(&(_, number, name, w): &(u32, usize, &'a Arc<str>, f64)) -> (usize, &'a Arc<str>, f64) {
             (number, name, w)
         }
         let rank = self.name_rank.of(&self.graph);
-        let mut list: Vec<(u32, usize, &Arc<str>, f64)> = self
-            .graph
-            .edges_directed(ix, direction)
-            .map(|e| {
-                let other = match direction {
-                    Direction::Outgoing => e.target(),
-                    Direction::Incoming => e.source(),
-                };
-                (rank[other.index()], other.index(), &self.graph[other].name, e.weight().weight)
-            })
-            .collect();
+        list.clear();
+        out.clear();
+        list.extend(self.graph.edges_directed(ix, direction).map(|e| {
+            let other = match direction {
+                Direction::Outgoing => e.target(),
+                Direction::Incoming => e.source(),
+            };
+            (rank[other.index()], other.index(), &self.graph[other].name, e.weight().weight)
+        }));
         // Heaviest first, then by name: by its rank, the same order without
         // a string compared (`start`'s row is a library of ties).
         let order = |a: &(u32, usize, &Arc<str>, f64), b: &(u32, usize, &Arc<str>, f64)| {
@@ -338,8 +350,17 @@ impl ToolGraph {
             .then(|| majority(list.iter().map(|e| e.3.to_bits())))
             .flatten();
         let Some((bits, _)) = shared else {
-            list.sort_unstable_by(order);
-            return list.iter().map(named).collect();
+            // A tool's row is often two edges (itself and `end`): ordered
+            // here, not through the sort's call.
+            if let [a, b] = &mut list[..] {
+                if order(a, b).is_gt() {
+                    std::mem::swap(a, b);
+                }
+            } else {
+                list.sort_unstable_by(order);
+            }
+            out.extend(list.iter().map(named));
+            return;
         };
         // A long row whose edges mostly weigh the same (`start`'s, of a
         // whole library): those are put in order by placing each at its
@@ -357,24 +378,27 @@ impl ToolGraph {
         }
         others.sort_unstable_by(order);
         let heavier = others.partition_point(|e| e.3.total_cmp(&shared).is_gt());
-        let mut out = Vec::with_capacity(list.len());
+        out.reserve(list.len());
         out.extend(others[..heavier].iter().map(named));
         out.extend(at_rank.iter().filter(|&&i| i != u32::MAX).map(|&i| named(&list[i as usize])));
         out.extend(others[heavier..].iter().map(named));
-        out
     }
 
-    /// Every row, `start`'s then the tools' in the order they joined, each
-    /// as ((node number, name), its score, its out-edges as
+    /// Visits every row, `start`'s then the tools' in the order they
+    /// joined, each as ((node number, name), its score, its out-edges as
     /// [`ToolGraph::out_edges`] orders them, as (number, name, weight)),
     /// borrowing the graph's names. Numbers are dense (below the node
     /// count) and name one node each: a snapshot of 16,000 tools walks
-    /// 48,000 edges, and numbers it without hashing a name.
-    pub fn rows(&self) -> impl Iterator<Item = (NumberedNode<'_>, f64, NumberedRow<'_>)> + '_ {
-        std::iter::once(self.start).chain(self.tool_indices()).map(|ix| {
+    /// 48,000 edges, and numbers it without hashing a name. The rows are
+    /// lent one at a time, from buffers the walk keeps: at 16,000 rows,
+    /// a list allocated per row was a good part of a snapshot's cost.
+    pub fn for_each_row<'a>(&'a self, mut visit: impl FnMut(NumberedNode<'a>, f64, &[NumberedEdge<'a>])) {
+        let (mut list, mut out) = (Vec::new(), Vec::new());
+        for ix in std::iter::once(self.start).chain(self.tool_indices()) {
             let node = &self.graph[ix];
-            ((ix.index(), &node.name), node.score, self.neighbour_list(ix, Direction::Outgoing))
-        })
+            self.neighbour_list_into(ix, Direction::Outgoing, &mut list, &mut out);
+            visit((ix.index(), &node.name), node.score, &out);
+        }
     }
 
     /// The current weight of the edge `from -> to`, if there is one.
