@@ -251,13 +251,17 @@ pub fn graph_path(config: &Config) -> Result<PathBuf, SetupError> {
 /// ToolNet's static graph from the configured trajectories (uniform without).
 pub fn build_graph(config: &Config, library: &ToolLibrary) -> Result<ToolGraph, SetupError> {
     let names: Vec<String> = library.names().map(str::to_string).collect();
-    match &config.trajectories {
+    let mut graph = match &config.trajectories {
         Some(p) => {
             let trajectories: Vec<Vec<String>> = read_trajectories(p)?.into_iter().map(|t| t.tools).collect();
-            Ok(ToolGraph::from_trajectories(&names, &trajectories)?)
+            ToolGraph::from_trajectories(&names, &trajectories)?
         }
-        None => Ok(ToolGraph::fully_connected(&names)),
-    }
+        None => ToolGraph::fully_connected(&names),
+    };
+    // Known to hold the library's tools, so no engine of a session built
+    // from it compares their names again.
+    graph.take_tools(library.generation(), library.names());
+    Ok(graph)
 }
 
 pub fn load_graph(config: &Config, library: &ToolLibrary, source: GraphSource) -> Result<ToolGraph, SetupError> {

@@ -252,17 +252,8 @@ impl Engine {
                 ToolGraph::fully_connected(&setup.library.names().map(str::to_string).collect::<Vec<_>>())
             });
             // A tool added to the library since the graph was saved joins it
-            // with a uniform prior. A graph built from this library holds
-            // its tools in the library's order: that is checked by comparing
-            // names in turn, cheaper than looking up 16,000 of them.
-            if !g.tools().eq(setup.library.names()) {
-                for name in setup.library.names() {
-                    if !g.contains(name) {
-                        // Names come from a validated library, so this cannot clash.
-                        let _ = g.add_tool(name);
-                    }
-                }
-            }
+            // with a uniform prior.
+            g.take_tools(setup.library.generation(), setup.library.names());
         }
         let engine = Engine {
             library: setup.library,

@@ -285,6 +285,7 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         log: OpLog::new(0),
         scratch: Scratch::default(),
         name_rank: NameRank::default(),
+        tools_of: None,
     };
     match stored.head {
         Some(head) => graph.log = OpLog::new(head),

@@ -53,6 +53,9 @@ pub struct ToolGraph {
     pub(super) scratch: Scratch,
     /// Each node's place in name order (see [`NameRank`]).
     pub(super) name_rank: NameRank,
+    /// The library contents (a [`ToolGraph::take_tools`] generation) whose
+    /// every tool this graph is known to hold; None once it gains a tool.
+    pub(super) tools_of: Option<u64>,
 }
 
 /// Each node's place in name order, so rows and updates are put in name
@@ -180,6 +183,7 @@ impl ToolGraph {
             log: OpLog::new(0),
             scratch: Scratch::default(),
             name_rank: NameRank::default(),
+            tools_of: None,
         }
     }
 
@@ -230,6 +234,27 @@ impl ToolGraph {
         h.finish()
     }
 
+    /// Adds every name of a library the graph lacks, as `add_tool` does.
+    /// `generation` names the library's contents (a value no other
+    /// contents have): a graph that took them once, and its clones, skip
+    /// the check, where each session of a 16,000-tool library compared
+    /// 16,000 names.
+    pub fn take_tools<'a>(&mut self, generation: u64, names: impl Iterator<Item = &'a str> + Clone) {
+        if self.tools_of == Some(generation) {
+            return;
+        }
+        // A graph built from the library holds its tools in the library's
+        // order: that is checked by comparing names in turn, cheaper than
+        // looking up every one.
+        if !self.tools().eq(names.clone()) {
+            for name in names {
+                // A reserved name was refused by the library already.
+                let _ = self.add_tool(name);
+            }
+        }
+        self.tools_of = Some(generation);
+    }
+
     /// Adds a tool the library gained: self and `end` edges with a uniform
     /// prior, an edge from `start`, whose row is rescaled to sum to 1.
     /// Returns false if the tool was already there.
@@ -249,6 +274,7 @@ impl ToolGraph {
         });
         Arc::make_mut(&mut self.index).insert(name.to_owned(), ix);
         self.name_rank = NameRank::default();
+        self.tools_of = None;
         self.add_edge(ix, ix, EdgeHistory::new(0.5, self.iteration));
         self.add_edge(ix, self.end, EdgeHistory::new(0.5, self.iteration));
 

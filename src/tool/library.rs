@@ -1,6 +1,7 @@
 //! The tools of a run, looked up by name.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
@@ -25,6 +26,8 @@ struct Inner {
     /// What a session's first event says of each tool, built once per
     /// library instead of once per session.
     briefs: OnceLock<Arc<[ToolBrief]>>,
+    /// Names these contents: a new value at every change.
+    generation: u64,
 }
 
 /// A tool as a trace tells it: what the workbench shows of a tool without
@@ -49,6 +52,7 @@ impl ToolLibrary {
                 tools: Vec::with_capacity(tools.len()),
                 by_name: HashMap::with_capacity(tools.len()),
                 briefs: OnceLock::new(),
+                generation: next_generation(),
             }),
         };
         for t in tools {
@@ -69,7 +73,15 @@ impl ToolLibrary {
         inner.by_name.insert(tool.name.clone(), inner.tools.len());
         inner.tools.push(Arc::new(tool));
         inner.briefs = OnceLock::new();
+        inner.generation = next_generation();
         Ok(())
+    }
+
+    /// A value that names the library's contents: its clones share it, and
+    /// no other contents in this process have it (see
+    /// [`crate::graph::ToolGraph::take_tools`]).
+    pub fn generation(&self) -> u64 {
+        self.inner.generation
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<ToolSpec>> {
@@ -80,7 +92,7 @@ impl ToolLibrary {
         &self.inner.tools
     }
 
-    pub fn names(&self) -> impl Iterator<Item = &str> {
+    pub fn names(&self) -> impl Iterator<Item = &str> + Clone {
         self.inner.tools.iter().map(|t| t.name.as_str())
     }
 
@@ -112,6 +124,13 @@ impl ToolLibrary {
             })
             .clone()
     }
+}
+
+/// A generation no library of this process has had; 0 is the empty
+/// library's, [`ToolLibrary::default`].
+fn next_generation() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 #[cfg(test)]
@@ -146,5 +165,17 @@ mod tests {
         assert_eq!(a.get("sub").map(|t| t.description.as_str()), Some("does sub"));
         assert!(a.insert(tool("add")).is_err(), "duplicates are still refused");
         assert_eq!(a.len(), 3);
+    }
+
+    #[test]
+    fn a_generation_names_the_contents_and_its_clones() {
+        let mut a = ToolLibrary::new(vec![tool("echo")]).unwrap();
+        let b = a.clone();
+        assert_eq!(a.generation(), b.generation(), "a clone holds the same tools");
+        let same_tools = ToolLibrary::new(vec![tool("echo")]).unwrap();
+        assert_ne!(same_tools.generation(), a.generation(), "built apart: not taken for the same");
+        a.insert(tool("add")).unwrap();
+        assert_ne!(a.generation(), b.generation(), "a change makes other contents");
+        assert_ne!(ToolLibrary::default().generation(), a.generation());
     }
 }

@@ -274,6 +274,31 @@ async fn a_session_brings_its_graph_up_to_the_library() {
     assert_eq!(g.tools().collect::<Vec<_>>(), reversed, "nothing added, nothing moved");
 }
 
+/// A graph built for a library is known to hold its tools, and its clones
+/// skip the check; a library that gained a tool since is other contents,
+/// and the session still takes the tool in.
+#[tokio::test]
+async fn a_graph_built_for_a_library_takes_in_a_tool_the_library_gained_since() {
+    let before = small_library();
+    // The sample trajectories name tools this library lacks.
+    let config = switchyard::config::Config { trajectories: None, ..Default::default() };
+    let graph = switchyard::session::build_graph(&config, &before).unwrap();
+    let mut after = (*before).clone();
+    after
+        .insert(common::builtin("calculator_two", "calculator", "Evaluate an expression, again", "expression"))
+        .unwrap();
+    assert_ne!(after.generation(), before.generation());
+    assert!(!graph.contains("calculator_two"));
+    let model = Scripted::new(&[&finish("Tokyo")], r#"{"scores": {}}"#);
+    let mut s = setup(model, StrategyKind::Toolnet);
+    s.library = Arc::new(after);
+    s.graph = Some(graph.clone());
+    let (engine, _handle) = Engine::new(s);
+    let g = engine.run(vec![task("What is the capital of 'Japan'?", "Tokyo")]).await.unwrap().graph.unwrap();
+    assert!(g.contains("calculator_two"), "the tool the library gained joined");
+    assert_eq!(g.tool_count(), graph.tool_count() + 1);
+}
+
 #[tokio::test]
 async fn stop_ends_the_session_and_keeps_what_was_recorded() {
     let dir = tempfile::tempdir().unwrap();
