@@ -248,7 +248,8 @@ impl ToolGraph {
         // looking up every one.
         if !self.tools().eq(names.clone()) {
             for name in names {
-                // A reserved name was refused by the library already.
+                // Reserved names are refused where tools are read (manifests,
+                // specs); one that got past them is skipped, as before.
                 let _ = self.add_tool(name);
             }
         }
