@@ -24,12 +24,14 @@ pub(super) struct Node {
 pub(super) struct Edge {
     /// w⁰, the static or uniform prior.
     pub(super) prior: f64,
-    pub(super) weight: f64,
+    /// The weight as last written into the edge: for `start`'s edges,
+    /// not the weight while the row's law holds (see `start_law.rs`).
+    pub(super) held: f64,
 }
 
 impl Edge {
     pub(super) fn new(prior: f64) -> Self {
-        Edge { prior, weight: prior }
+        Edge { prior, held: prior }
     }
 }
 

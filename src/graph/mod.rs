@@ -9,6 +9,8 @@
 //! - `series`: the capped history of a score or a weight;
 //! - `row_history`: weight histories a row's edges share while they agree;
 //! - `start_row`: `start`'s edges and the running sums of their f(s);
+//! - `start_law`: `start`'s weights held as the rule of its last update;
+//! - `start_classes`: `start`'s edges grouped by what that rule reads;
 //! - `update`: what one update changed, as the events carry it;
 //! - `ops`: every edit recorded as data, and the ids of the states;
 //! - `store`: durable state, [`GraphStore`]: a snapshot plus a journal;
@@ -26,6 +28,8 @@ mod ops;
 mod row_history;
 mod series;
 mod snapshot;
+mod start_classes;
+mod start_law;
 mod start_row;
 mod store;
 mod tool_graph;

@@ -17,11 +17,12 @@
 //! update did not list in a shared row gets the row's point (as the
 //! workbench's history does, `engine/graph_history.rs`).
 
-use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
+use petgraph::graph::{EdgeIndex, NodeIndex};
 use rustc_hash::FxHashMap;
 
-use super::elements::{Edge, EdgeHistory, Node};
+use super::elements::EdgeHistory;
 use super::series::Series;
+use super::start_law::Weights;
 use super::update::{CHANGE_EPSILON, majority};
 
 /// Every edge's history, by edge index, and per row that has one the
@@ -79,7 +80,7 @@ impl RowHistories {
     /// if the update wrote it as one.
     pub(super) fn record_update(
         &mut self,
-        graph: &DiGraph<Node, Edge>,
+        weights: Weights,
         from: NodeIndex,
         iteration: u32,
         listed: &[((NodeIndex, EdgeIndex), f64)],
@@ -92,7 +93,7 @@ impl RowHistories {
         for &((_, id), old) in listed {
             let edge = &mut self.edges[id.index()];
             row.detach(id, edge);
-            let weight = graph[id].weight;
+            let weight = weights.of(id);
             if (weight - old).abs() > CHANGE_EPSILON {
                 edge.history.push(iteration, weight);
             }
@@ -100,7 +101,7 @@ impl RowHistories {
         if let Some(rest) = rest {
             // An own edge at `rest` was not listed: it takes the row's point.
             for &id in &row.own {
-                if graph[id].weight.to_bits() == rest.to_bits() {
+                if weights.of(id).to_bits() == rest.to_bits() {
                     self.edges[id.index()].history.push(iteration, rest);
                 }
             }
@@ -111,26 +112,20 @@ impl RowHistories {
     /// Records that `edges`, row `from`'s, were rescaled at `iteration`:
     /// each takes a point at its new weight. Following edges share one if
     /// most of them agree; the others leave the row.
-    pub(super) fn record_rescale(
-        &mut self,
-        graph: &DiGraph<Node, Edge>,
-        from: NodeIndex,
-        iteration: u32,
-        edges: &[EdgeIndex],
-    ) {
+    pub(super) fn record_rescale(&mut self, weights: Weights, from: NodeIndex, iteration: u32, edges: &[EdgeIndex]) {
         let row = self.rows.entry(from).or_default();
         let histories = &mut self.edges;
         let following =
-            || edges.iter().filter(|&&id| histories[id.index()].follows_row).map(|&id| graph[id].weight.to_bits());
+            || edges.iter().filter(|&&id| histories[id.index()].follows_row).map(|&id| weights.of(id).to_bits());
         let shared = majority(following()).map(|(bits, _)| bits);
         for &id in edges {
             let edge = &mut histories[id.index()];
-            if edge.follows_row && Some(graph[id].weight.to_bits()) != shared {
+            if edge.follows_row && Some(weights.of(id).to_bits()) != shared {
                 row.detach(id, edge);
             }
         }
         for &id in &row.own {
-            histories[id.index()].history.push(iteration, graph[id].weight);
+            histories[id.index()].history.push(iteration, weights.of(id));
         }
         if let Some(bits) = shared {
             row.series.push(iteration, f64::from_bits(bits));

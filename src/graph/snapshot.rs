@@ -123,11 +123,12 @@ fn to_stored(graph: &ToolGraph) -> StoredGraph {
         .edge_references()
         .map(|e| {
             let (w, life) = (e.weight(), graph.row_histories.edge(e.id()));
+            let weight = graph.weights().at(e.source(), e.target(), w);
             StoredEdge {
                 from: g[e.source()].name.to_string(),
                 to: g[e.target()].name.to_string(),
                 prior: w.prior,
-                weight: w.weight,
+                weight,
                 born: life.born,
                 initial: Some(life.initial),
                 rescales_before: life.rescales_before,
@@ -231,7 +232,7 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         if edge.rescales_before as usize > stored.start_rescales.len() {
             return Err(format!("{what} refers to a start rescale that is not there"));
         }
-        let id = graph.add_edge(from, to, Edge { prior: edge.prior, weight: edge.weight });
+        let id = graph.add_edge(from, to, Edge { prior: edge.prior, held: edge.weight });
         row_histories.add_edge(
             id,
             EdgeHistory {
@@ -262,7 +263,7 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         let (mut prior, mut weight, mut any) = (0.0, 0.0, false);
         for e in graph.edges_directed(ix, Direction::Outgoing) {
             prior += e.weight().prior;
-            weight += e.weight().weight;
+            weight += e.weight().held;
             any = true;
         }
         if any {
@@ -285,6 +286,7 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         log: OpLog::new(0),
         scratch: Scratch::default(),
         name_rank: NameRank::default(),
+        start_law: None,
         tools_of: None,
     };
     match stored.head {

@@ -46,6 +46,11 @@ impl StartRow {
         }
     }
 
+    /// The place of the edge to `ix` in the row, if it is kept and leads there.
+    pub(super) fn place(&self, ix: NodeIndex) -> Option<usize> {
+        self.place.get(ix.index()).filter(|&&p| p != u32::MAX).map(|&p| p as usize)
+    }
+
     /// Node `ix`'s f(s) changed.
     pub(super) fn factor_changed(&mut self, ix: NodeIndex) {
         if let Some(&place) = self.place.get(ix.index()) {

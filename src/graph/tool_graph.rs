@@ -16,6 +16,8 @@ use super::error::GraphError;
 use super::ops::{Op, OpLog, StateHash};
 use super::row_history::RowHistories;
 use super::series::Series;
+use super::start_classes::StartClasses;
+use super::start_law::{StartLaw, Weights};
 use super::start_row::StartRow;
 use super::update::{RowEncoder, majority};
 
@@ -53,6 +55,9 @@ pub struct ToolGraph {
     pub(super) scratch: Scratch,
     /// Each node's place in name order (see [`NameRank`]).
     pub(super) name_rank: NameRank,
+    /// `start`'s weights as the rule of its last update, while they follow
+    /// it (see `start_law.rs`); its edges' own weights are stale meanwhile.
+    pub(super) start_law: Option<StartLaw>,
     /// The library contents (a [`ToolGraph::take_tools`] generation) whose
     /// every tool this graph is known to hold; None once it gains a tool.
     pub(super) tools_of: Option<u64>,
@@ -119,6 +124,10 @@ pub(super) struct Scratch {
     /// walking them through the graph's edge lists reads an edge apiece.
     /// Adding an edge to `start` must clear it.
     pub(super) start_row: StartRow,
+    /// The nodes whose factor the update in progress read again.
+    pub(super) refactored: Vec<NodeIndex>,
+    /// `start`'s edges by what their weight depends on under its law.
+    pub(super) start_classes: StartClasses,
 }
 
 impl Scratch {
@@ -146,6 +155,8 @@ impl Default for Scratch {
             factors_alpha: f64::NAN,
             stale_factors: Vec::new(),
             start_row: StartRow::default(),
+            refactored: Vec::new(),
+            start_classes: StartClasses::default(),
         }
     }
 }
@@ -183,6 +194,7 @@ impl ToolGraph {
             log: OpLog::new(0),
             scratch: Scratch::default(),
             name_rank: NameRank::default(),
+            start_law: None,
             tools_of: None,
         }
     }
@@ -218,12 +230,13 @@ impl ToolGraph {
             series(&mut h, node.history.points());
         }
         h.word(self.graph.edge_count() as u64);
+        let weights = self.weights();
         for e in self.graph.edge_references() {
             let (edge, life) = (e.weight(), self.row_histories.edge(e.id()));
             h.word(e.source().index() as u64);
             h.word(e.target().index() as u64);
             h.float(edge.prior);
-            h.float(edge.weight);
+            h.float(weights.at(e.source(), e.target(), edge));
             h.word(u64::from(life.born));
             h.float(life.initial);
             h.word(u64::from(life.rescales_before));
@@ -279,6 +292,8 @@ impl ToolGraph {
         self.add_edge(ix, ix, EdgeHistory::new(0.5, self.iteration));
         self.add_edge(ix, self.end, EdgeHistory::new(0.5, self.iteration));
 
+        // The rescale does not follow the law, nor does the new edge.
+        self.write_out_start_law();
         if existing > 0 {
             let factor = existing as f64 / (existing + 1) as f64;
             let ids: Vec<EdgeIndex> =
@@ -286,14 +301,16 @@ impl ToolGraph {
             for &id in &ids {
                 let edge = &mut self.graph[id];
                 edge.prior *= factor;
-                edge.weight *= factor;
+                edge.held *= factor;
             }
-            self.row_histories.record_rescale(&self.graph, self.start, self.iteration, &ids);
+            let weights = Weights { graph: &self.graph, start: self.start, law: None };
+            self.row_histories.record_rescale(weights, self.start, self.iteration, &ids);
             self.start_rescales.push((self.iteration, factor));
         }
         // `start`'s series may hold points from before this edge: it keeps
         // its own. The new tool's row has none, so its edges follow it.
         self.scratch.start_row.clear();
+        self.scratch.start_classes.clear();
         let mut life = EdgeHistory::new(1.0 / (existing + 1) as f64, self.iteration);
         life.rescales_before = self.start_rescales.len() as u32;
         life.follows_row = false;
@@ -301,6 +318,26 @@ impl ToolGraph {
         self.row_histories.adopt(self.start, id);
         self.log.record(Op::AddTool { name: name.to_owned() });
         Ok(true)
+    }
+
+    /// The graph's weights as they are read (see `start_law.rs`).
+    pub(super) fn weights(&self) -> Weights<'_> {
+        Weights { graph: &self.graph, start: self.start, law: self.start_law.as_ref() }
+    }
+
+    /// Writes `start`'s weights into its edges and drops its law, before
+    /// an edit the law does not describe.
+    pub(super) fn write_out_start_law(&mut self) {
+        if let Some(law) = self.start_law.take() {
+            let ids: Vec<EdgeIndex> =
+                self.graph.edges_directed(self.start, Direction::Outgoing).map(|e| e.id()).collect();
+            for id in ids {
+                let to = self.graph.raw_edges()[id.index()].target();
+                let edge = &mut self.graph[id];
+                edge.held = law.weight(edge.prior, to);
+            }
+            self.scratch.start_classes.clear();
+        }
     }
 
     /// Adds the edge `from -> to` with its history; its first weight is
@@ -354,6 +391,7 @@ impl ToolGraph {
             (number, name, w)
         }
         let rank = self.name_rank.of(&self.graph);
+        let weights = self.weights();
         list.clear();
         out.clear();
         list.extend(self.graph.edges_directed(ix, direction).map(|e| {
@@ -361,7 +399,8 @@ impl ToolGraph {
                 Direction::Outgoing => e.target(),
                 Direction::Incoming => e.source(),
             };
-            (rank[other.index()], other.index(), &self.graph[other].name, e.weight().weight)
+            let weight = weights.at(e.source(), e.target(), e.weight());
+            (rank[other.index()], other.index(), &self.graph[other].name, weight)
         }));
         // Heaviest first, then by name: by its rank, the same order without
         // a string compared (`start`'s row is a library of ties).
@@ -430,7 +469,7 @@ impl ToolGraph {
 
     /// The current weight of the edge `from -> to`, if there is one.
     pub fn weight(&self, from: &str, to: &str) -> Option<f64> {
-        self.edge(from, to).map(|id| self.graph[id].weight)
+        self.edge(from, to).map(|id| self.weights().of(id))
     }
 
     /// The prior w⁰ of the edge `from -> to`, if there is one.
@@ -460,9 +499,10 @@ impl ToolGraph {
         edges: impl IntoIterator<Item = (&'a str, &'a str, f64)>,
         scores: &[(String, f64)],
     ) -> Result<(), GraphError> {
+        self.write_out_start_law();
         for (from, to, w) in edges {
             let id = self.edge(from, to).ok_or_else(|| GraphError::NotATool { name: format!("{from} -> {to}") })?;
-            self.graph[id].weight = w;
+            self.graph[id].held = w;
         }
         for ix in self.graph.node_indices().collect::<Vec<_>>() {
             self.graph[ix].score = 0.0;

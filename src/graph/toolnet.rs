@@ -21,10 +21,12 @@
 //! learns like every other (DESIGN §3.1: every edge): the first candidates
 //! come from the retriever, but they are shown and ranked with their `start`
 //! weights, so a broken tool must lose weight there too. The price: `start`
-//! has an edge to every tool, so each update rewrites a row as long as the
-//! library; the update records most of it as one shared weight
-//! (`update.rs`), but still lists every edge whose prior sets it apart (at
-//! 16,000 tools from the benchmark's trajectories, some 10,000 of them).
+//! has an edge to every tool, so each update changes a row as long as the
+//! library. The row is held as the update's rule (`start_law.rs`) and
+//! reported group by group (`start_classes.rs`); the update records most
+//! of it as one shared weight (`update.rs`), but still lists every edge
+//! whose prior sets it apart (at 16,000 tools from the benchmark's
+//! trajectories, some 10,000 of them).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -36,7 +38,8 @@ use petgraph::visit::EdgeRef;
 use super::elements::EdgeHistory;
 use super::error::GraphError;
 use super::ops::Op;
-use super::tool_graph::{END, ToolGraph, is_reserved};
+use super::start_law::{Rule, StartLaw, Weights};
+use super::tool_graph::{END, Scratch, ToolGraph, is_reserved};
 use super::update::{GraphUpdate, RowChange, WeightChange};
 
 /// α is clamped to `[0, MAX_ALPHA]` so `f` stays positive and finite.
@@ -254,53 +257,49 @@ impl ToolGraph {
         let mut touched = false;
         let mut scratch = std::mem::take(&mut self.scratch);
         let node_count = self.graph.node_count();
+        let mut refactored = Refactored::Some;
         if scratch.factors_alpha.to_bits() != params.alpha.to_bits() || scratch.factors.len() != node_count {
             scratch.factors.clear();
             scratch.factors.extend(self.graph.node_weights().map(|n| score_factor(params.alpha, n.score)));
             scratch.factors_alpha = params.alpha;
             scratch.stale_factors.clear();
             scratch.start_row.all_changed();
+            refactored = Refactored::All;
         }
+        scratch.refactored.clear();
         for ix in scratch.stale_factors.drain(..) {
             scratch.factors[ix.index()] = score_factor(params.alpha, self.graph[ix].score);
             scratch.start_row.factor_changed(ix);
+            scratch.refactored.push(ix);
         }
         for &row in rows {
+            if row == self.start {
+                touched |= self.recompute_start(&mut scratch, params, refactored, &mut changes);
+                continue;
+            }
             scratch.row_edges.clear();
             // A slice, not the Vec: read through a reference to the Vec,
             // its pointer and length were loaded again at every edge.
             let factors = scratch.factors.as_slice();
-            let graph = &self.graph;
-            // The row's (target, edge)s and Σ f(s): `start`'s kept with
-            // their running sums, another's read from the graph.
-            let (targets, total) = if row == self.start {
-                let edges = || graph.edges_directed(row, Direction::Outgoing).map(|e| (e.target(), e.id())).collect();
-                scratch.start_row.keep(node_count, edges);
-                let total = scratch.start_row.total(factors);
-                (scratch.start_row.edges(), total)
-            } else {
-                scratch.row_targets.clear();
-                let edges = graph.edges_directed(row, Direction::Outgoing);
-                scratch.row_targets.extend(edges.map(|e| (e.target(), e.id())));
-                // Summed apart from the writes below, in the row's order,
-                // with no push in the loop: otherwise the total lived on the
-                // stack, a store and a load per edge on the chain of
-                // additions.
-                let total = scratch.row_targets.iter().fold(0.0, |total, &(to, _)| total + factors[to.index()]);
-                (&scratch.row_targets[..], total)
-            };
+            scratch.row_targets.clear();
+            let edges = self.graph.edges_directed(row, Direction::Outgoing);
+            scratch.row_targets.extend(edges.map(|e| (e.target(), e.id())));
+            // Summed apart from the writes below, in the row's order, with
+            // no push in the loop: otherwise the total lived on the stack,
+            // a store and a load per edge on the chain of additions.
+            let total = scratch.row_targets.iter().fold(0.0, |total, &(to, _)| total + factors[to.index()]);
             // Every tool row holds `end` (score 0, f = 1), so total >= 1.
             if !(total.is_finite() && total > 0.0) {
                 continue;
             }
             let graph = &mut self.graph;
-            let (beta, learnt) = (params.beta, 1.0 - params.beta);
+            let beta = params.beta;
             // Extended from a slice's iterator, whose length is known: no
             // check of the capacity per edge.
-            scratch.row_edges.extend(targets.iter().map(move |&(to, id)| {
+            scratch.row_edges.extend(scratch.row_targets.iter().map(move |&(to, id)| {
                 let edge = &mut graph[id];
-                let new = beta * edge.prior + learnt * (factors[to.index()] / total);
-                let old = std::mem::replace(&mut edge.weight, new);
+                let new = learnt_weight(beta, edge.prior, factors[to.index()], total);
+                let old = std::mem::replace(&mut edge.held, new);
                 ((to, id), old, new)
             }));
             touched = touched || scratch.row_edges.iter().any(|&(_, old, new)| new.to_bits() != old.to_bits());
@@ -308,7 +307,8 @@ impl ToolGraph {
             let rest = scratch.encoder.encode(&scratch.row_edges, &mut changes.weights);
             // The histories take what the update reports: per listed edge,
             // and once for the edges that share the row's weight.
-            self.row_histories.record_update(&self.graph, row, iteration, &changes.weights[begin..], rest);
+            let weights = Weights { graph: &self.graph, start: self.start, law: self.start_law.as_ref() };
+            self.row_histories.record_update(weights, row, iteration, &changes.weights[begin..], rest);
             if let Some(rest) = rest {
                 changes.rows.push((row, rest));
             }
@@ -318,11 +318,81 @@ impl ToolGraph {
         (changes, touched)
     }
 
+    /// Updates `start`'s row (see `start_law.rs`): as a new law, reported
+    /// group by group when the old law holds with the same α, else edge by
+    /// edge. Returns whether any weight changed.
+    fn recompute_start(
+        &mut self,
+        scratch: &mut Scratch,
+        params: Params,
+        refactored: Refactored,
+        changes: &mut Changes,
+    ) -> bool {
+        let node_count = self.graph.node_count();
+        let graph = &self.graph;
+        let start = self.start;
+        let edges = || graph.edges_directed(start, Direction::Outgoing).map(|e| (e.target(), e.id())).collect();
+        scratch.start_row.keep(node_count, edges);
+        let total = scratch.start_row.total(&scratch.factors);
+        if !(total.is_finite() && total > 0.0) {
+            return false;
+        }
+        let new = Rule { beta: params.beta, total };
+        let row = scratch.start_row.edges();
+        let begin = changes.weights.len();
+        let (rest, touched) = match &mut self.start_law {
+            Some(law)
+                if refactored == Refactored::Some
+                    && law.alpha.to_bits() == params.alpha.to_bits()
+                    && law.factors.len() == node_count =>
+            {
+                let classes = &mut scratch.start_classes;
+                if !classes.is_built(row.len()) || classes.is_sparse() {
+                    let factors = &law.factors;
+                    classes.build(row.iter().map(|&(to, id)| (graph[id].prior, factors[to.index()])));
+                }
+                let old = law.rule;
+                for &ix in &scratch.refactored {
+                    let factor = scratch.factors[ix.index()];
+                    if let Some(place) = scratch.start_row.place(ix) {
+                        classes.move_to(place, factor, old);
+                    }
+                    law.factors[ix.index()] = factor;
+                }
+                law.rule = new;
+                classes.encode(old, new, row, &mut changes.weights)
+            }
+            law => {
+                let factors = scratch.factors.as_slice();
+                scratch.row_edges.clear();
+                let held = law.as_ref();
+                scratch.row_edges.extend(row.iter().map(|&(to, id)| {
+                    let edge = &graph[id];
+                    let old = held.map_or(edge.held, |law| law.weight(edge.prior, to));
+                    ((to, id), old, new.weight(edge.prior, factors[to.index()]))
+                }));
+                let touched = scratch.row_edges.iter().any(|&(_, old, new)| new.to_bits() != old.to_bits());
+                let rest = scratch.encoder.encode(&scratch.row_edges, &mut changes.weights);
+                *law = Some(StartLaw { rule: new, alpha: params.alpha, factors: scratch.factors.clone() });
+                scratch.start_classes.clear();
+                (rest, touched)
+            }
+        };
+        let weights = Weights { graph: &self.graph, start, law: self.start_law.as_ref() };
+        self.row_histories.record_update(weights, start, self.iteration, &changes.weights[begin..], rest);
+        if let Some(rest) = rest {
+            changes.rows.push((start, rest));
+        }
+        changes.row_ends.push((start, changes.weights.len()));
+        touched
+    }
+
     /// The update as the events carry it: nodes named, lists sorted by name.
     fn make_update(&mut self, scores: Vec<NodeIndex>, mut changes: Changes) -> GraphUpdate {
         let name_rank = self.name_rank.of(&self.graph);
         let by_rank = &mut self.scratch.by_rank;
         let graph = &self.graph;
+        let now = Weights { graph, start: self.start, law: self.start_law.as_ref() };
         let rank = |ix: NodeIndex| name_rank[ix.index()];
         let name = |ix: NodeIndex| graph[ix].name.clone();
         let mut scores: Vec<(Arc<str>, f64)> = scores.into_iter().map(|ix| (name(ix), graph[ix].score)).collect();
@@ -348,7 +418,7 @@ impl ToolGraph {
                 from: from.clone(),
                 to: name(to),
                 old,
-                new: graph[id].weight,
+                new: now.of(id),
             };
             // A row listing a good part of the library (`start`'s) is put in
             // order by placing each edge at its target's rank; a short one
@@ -371,6 +441,26 @@ impl ToolGraph {
             changes.rows.into_iter().map(|(row, rest)| RowChange { from: name(row), rest }).collect();
         rows.sort_by(|a, b| a.from.cmp(&b.from));
         GraphUpdate { iteration: self.iteration, scores, weights, rows }
+    }
+}
+
+/// Which factors an update read again: those of the scores written since
+/// the last, or all of them (α changed, or the buffers were new).
+#[derive(Clone, Copy, PartialEq)]
+enum Refactored {
+    Some,
+    All,
+}
+
+/// w = β·w⁰ + (1 − β)·f(s) / Σf, as every update writes a weight.
+fn learnt_weight(beta: f64, prior: f64, factor: f64, total: f64) -> f64 {
+    beta * prior + (1.0 - beta) * (factor / total)
+}
+
+impl Rule {
+    /// The weight of an edge with that prior to a tool of that factor.
+    pub(super) fn weight(self, prior: f64, factor: f64) -> f64 {
+        learnt_weight(self.beta, prior, factor, self.total)
     }
 }
 
