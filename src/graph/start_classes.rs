@@ -313,6 +313,25 @@ mod tests {
     }
 
     #[test]
+    fn a_row_left_as_it_was_is_then_updated_as_edge_by_edge() {
+        // With α = 1000 a negative score makes f(s) 0: every tool below 0
+        // leaves Σf at 0 and the row is not updated; the next update must
+        // read the factors of both scorings.
+        let names: Vec<String> = (0..5).map(|i| format!("t{i}")).collect();
+        let mut held = ToolGraph::fully_connected(&names);
+        let mut written = held.clone();
+        let all: BTreeMap<String, i32> = names.iter().map(|n| (n.clone(), -2)).collect();
+        let one = BTreeMap::from([("t2".to_owned(), 3)]);
+        for deltas in [BTreeMap::from([("t0".to_owned(), 1)]), all, one] {
+            written.write_out_start_law();
+            let (a, b) = (held.apply_scores(&deltas, 1000.0, 0.5), written.apply_scores(&deltas, 1000.0, 0.5));
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+            assert_eq!(state(&held), state(&written));
+        }
+        assert!(held.weight(START, "t2").unwrap() > 0.5, "t2 alone has a factor above 0");
+    }
+
+    #[test]
     fn updates_under_one_alpha_are_made_group_by_group() {
         let names: Vec<String> = (0..40).map(|i| format!("t{i}")).collect();
         let mut graph = ToolGraph::fully_connected(&names);

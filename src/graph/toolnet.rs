@@ -335,6 +335,9 @@ impl ToolGraph {
         scratch.start_row.keep(node_count, edges);
         let total = scratch.start_row.total(&scratch.factors);
         if !(total.is_finite() && total > 0.0) {
+            // The weights stay, but the law's factors no longer match the
+            // scores the next update starts from: it must go edge by edge.
+            self.write_out_start_law();
             return false;
         }
         let new = Rule { beta: params.beta, total };
