@@ -391,17 +391,29 @@ impl ToolGraph {
             (number, name, w)
         }
         let rank = self.name_rank.of(&self.graph);
-        let weights = self.weights();
         list.clear();
         out.clear();
-        list.extend(self.graph.edges_directed(ix, direction).map(|e| {
-            let other = match direction {
-                Direction::Outgoing => e.target(),
-                Direction::Incoming => e.source(),
-            };
-            let weight = weights.at(e.source(), e.target(), e.weight());
-            (rank[other.index()], other.index(), &self.graph[other].name, weight)
-        }));
+        let edges = self.graph.edges_directed(ix, direction);
+        match (direction, &self.start_law) {
+            // Out of `start` under its law, or a row whose weights are its
+            // edges' own: decided once for the row, not per edge.
+            (Direction::Outgoing, Some(law)) if ix == self.start => list.extend(edges.map(|e| {
+                let to = e.target();
+                (rank[to.index()], to.index(), &self.graph[to].name, law.weight(e.weight().prior, to))
+            })),
+            (Direction::Outgoing, _) => list.extend(edges.map(|e| {
+                let to = e.target();
+                (rank[to.index()], to.index(), &self.graph[to].name, e.weight().held)
+            })),
+            (Direction::Incoming, _) => {
+                let weights = self.weights();
+                list.extend(edges.map(|e| {
+                    let from = e.source();
+                    let weight = weights.at(from, e.target(), e.weight());
+                    (rank[from.index()], from.index(), &self.graph[from].name, weight)
+                }))
+            }
+        }
         // Heaviest first, then by name: by its rank, the same order without
         // a string compared (`start`'s row is a library of ties).
         let order = |a: &(u32, usize, &Arc<str>, f64), b: &(u32, usize, &Arc<str>, f64)| {
