@@ -25,18 +25,32 @@ portfile="$root/$name.llama-server.port"
 log="$root/$name.llama-server.log"
 say() { echo "llama-server: $*" >&2; }
 
+# The same pinned source and portable flags as local-model.sh's server; the
+# key (version and flags) is recorded beside the binary and a mismatch rebuilds.
+version=0.3.36
+here=$(cd "$(dirname "$0")" && pwd)
+cmake_args() { echo "${SWITCHYARD_LLAMA_CMAKE_ARGS:-$(cat "$here/local-model/cmake-args")}"; }
+key() { echo "llama-cpp-python==$version CMAKE_ARGS=$(cmake_args)"; }
+
 build() {
-  [ -x "$bin" ] && return
+  [ -x "$bin" ] && [ "$(cat "$src/switchyard.key" 2>/dev/null)" = "$(key)" ] && return
+  command -v cmake >/dev/null 2>&1 || {
+    say "installing cmake (apt)"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake >/dev/null
+  }
   mkdir -p "$root/sdist"
-  say "fetching llama-cpp-python's source distribution (it vendors llama.cpp)"
-  python3 -m pip download -q --no-deps --no-binary :all: -d "$root/sdist" llama-cpp-python
-  local tarball; tarball=$(ls "$root"/sdist/llama_cpp_python-*.tar.gz | tail -1)
+  say "fetching llama-cpp-python $version's source distribution (it vendors llama.cpp)"
+  # --no-binary for this package only: its dependencies' wheels are not built.
+  python3 -m pip download -q --no-deps --no-binary llama-cpp-python -d "$root/sdist" "llama-cpp-python==$version"
+  local tarball="$root/sdist/llama_cpp_python-$version.tar.gz"
   rm -rf "$root/sdist/x" && mkdir -p "$root/sdist/x" && tar xzf "$tarball" -C "$root/sdist/x"
-  rm -rf "$src" && mv "$root"/sdist/x/llama_cpp_python-*/vendor/llama.cpp "$src"
-  say "building llama-server (about 15 minutes cold on 2 cores)"
+  rm -rf "$src" && mv "$root/sdist/x/llama_cpp_python-$version/vendor/llama.cpp" "$src"
+  say "building llama-server (about 15 minutes cold on 2 cores; flags: $(cmake_args))"
+  # shellcheck disable=SC2046
   cmake -S "$src" -B "$src/build" -DLLAMA_BUILD_SERVER=ON -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
-    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
+    -DCMAKE_BUILD_TYPE=Release $(cmake_args) >/dev/null
   cmake --build "$src/build" --target llama-server -j "$(nproc)" >/dev/null
+  key > "$src/switchyard.key"
 }
 
 running() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }

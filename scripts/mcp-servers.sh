@@ -68,7 +68,12 @@ conformance_js="$mods/conformance/dist/index.js"
 
 say() { echo "mcp-servers: $*" >&2; }
 
-digest() { sha256sum "$@" | sha256sum | cut -d' ' -f1; }
+# The key of an install: the pinned files' contents (not their paths, which
+# differ from clone to clone) and the Python the venv is made with.
+digest() {
+  { cat "$@"; python3 -c 'import sys, platform; print(sys.version.split()[0], platform.machine())'; } \
+    | sha256sum | cut -d' ' -f1
+}
 
 apt_install() {
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then

@@ -44,7 +44,12 @@ log="$root/phoenix.log"
 
 say() { echo "otel-receiver: $*" >&2; }
 
-digest() { sha256sum "$@" | sha256sum | cut -d' ' -f1; }
+# The key of an install: the pinned files' contents (not their paths, which
+# differ from clone to clone) and the Python the venv is made with.
+digest() {
+  { cat "$@"; python3 -c 'import sys, platform; print(sys.version.split()[0], platform.machine())'; } \
+    | sha256sum | cut -d' ' -f1
+}
 
 need_python() {
   if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
