@@ -7,7 +7,7 @@
 # - LangGraph: scripts/langgraph_react.py, a ReAct graph (StateGraph: an agent
 #   node, a ToolNode with the calculator, tools_condition's edge to tools or
 #   END), run for about S seconds (5) after a warm-up, the median of 5
-#   batches. langgraph is pip-installed, when missing, into a virtualenv in
+#   batches. langgraph is pip-installed, pinned, when missing, into a virtualenv in
 #   $SWITCHYARD_DATA_DIR/langgraph/venv (default: the platform's data
 #   directory, ~/.local/share/switchyard).
 # - Switchyard: `cargo bench --bench engine_step` on `instant_model_2plus2`
@@ -38,12 +38,15 @@ target=${CARGO_TARGET_DIR:-$here/target}
 say() { echo "langgraph-side-by-side: $*" >&2; }
 
 command -v python3 >/dev/null || { say "needs python3"; exit 2; }
-if ! "$venv/bin/python" -c 'import langgraph.graph, langgraph.prebuilt' 2>/dev/null; then
-  say "installing langgraph into $venv"
+# Keyed like the other installs: the pinned file's contents and the Python.
+want=$({ cat "$here/scripts/langgraph/requirements.txt"; python3 -c 'import sys, platform; print(sys.version.split()[0], platform.machine())'; } | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$venv.ok" 2>/dev/null)" != "$want" ] || ! "$venv/bin/python" -c 'import langgraph.graph, langgraph.prebuilt' 2>/dev/null; then
+  say "installing langgraph into $venv (pinned by scripts/langgraph/requirements.txt)"
+  rm -rf "$venv" "$venv.ok"
   mkdir -p "$(dirname "$venv")"
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --upgrade pip
-  "$venv/bin/pip" install --quiet langgraph
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/scripts/langgraph/requirements.txt"
+  echo "$want" > "$venv.ok"
 fi
 say "langgraph $("$venv/bin/python" -c 'from importlib.metadata import version; print(version("langgraph"))')"
 
