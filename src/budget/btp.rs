@@ -1,4 +1,4 @@
-//! BTP inside a run (DESIGN §3.2, Algorithms 1 and 2): the plan made before
+//! BTP inside a run (BTP §2.2–2.4, Algorithms 1 and 2): the plan made before
 //! the first call, the allowances it gives each tool, the blacklist, and
 //! whether a call still fits the budget. The engine applies them; the
 //! formulas are here.

@@ -1,6 +1,6 @@
 //! Expected value v(q_u, t) and frequency constraint F̃(q_u, t) of each
-//! candidate tool for a new query, from past experience (DESIGN §3.2, the
-//! paper's equations 3 and 4).
+//! candidate tool for a new query, from past experience (BTP §2.2,
+//! equations 3 and 4; docs/src/papers/btp.md).
 
 use std::collections::HashMap;
 

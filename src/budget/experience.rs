@@ -1,6 +1,6 @@
-//! Past tool usages, the experience BTP's estimates are drawn from
-//! (DESIGN §3.2): a JSON Lines store in the data directory, an importer for
-//! recorded trajectories, and the rule-based helpfulness judge.
+//! Past tool usages, the experience BTP's estimates are drawn from (BTP §2.2,
+//! docs/src/papers/btp.md): a JSON Lines store in the data directory, an
+//! importer for recorded trajectories, and the rule-based helpfulness judge.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -241,9 +241,9 @@ pub fn import_trajectories(path: &Path) -> Result<Vec<Experience>, ExperienceErr
     Ok(out)
 }
 
-/// The default, rule-based helpfulness judge (DESIGN §3.2): an error, an
-/// empty or null result, a "nothing found" result, or garbage (a string with
-/// no letter or digit) is unhelpful; anything else is helpful.
+/// The default, rule-based helpfulness judge (BTP §2.4, the blacklist): an
+/// error, an empty or null result, a "nothing found" result, or garbage (a
+/// string with no letter or digit) is unhelpful; anything else is helpful.
 pub fn judge_rule(result: &Result<Value, String>) -> bool {
     match result {
         Err(_) => false,

@@ -1,6 +1,6 @@
-//! BTP, budget-constrained tool learning with planning (DESIGN §3.2): the
-//! costs, the experience the estimates come from, the expected value and
-//! frequency of each tool, and the knapsack plan.
+//! BTP, budget-constrained tool learning with planning
+//! (docs/src/papers/btp.md): the costs, the experience the estimates come from,
+//! the expected value and frequency of each tool, and the knapsack plan.
 
 pub mod btp;
 pub mod costs;

@@ -1,4 +1,4 @@
-//! The tool-usage plan (BTP Algorithm 1, DESIGN §3.2): a bounded knapsack
+//! The tool-usage plan (BTP §2.2, Algorithm 1): a bounded knapsack
 //! over the candidate tools, maximising Σ f_i·v_i subject to Σ f_i·c_i ≤ R
 //! and f_i ≤ ⌊F̃_i⌋, solved exactly by dynamic programming with trace-back.
 //!

@@ -1,5 +1,5 @@
 //! Past usages counted per tool and per distinct query: all that BTP's
-//! estimates (DESIGN §3.2, equations 3 and 4) read from experience.
+//! estimates (BTP §2.2, equations 3 and 4) read from experience.
 //!
 //! Both sums of the estimates run over usages, but every usage of one tool
 //! for one query weighs the same exp(sim(q_u, q)): counting them loses

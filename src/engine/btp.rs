@@ -1,5 +1,5 @@
-//! BTP applied by the engine (DESIGN §3.2): the plan made before a run's
-//! first call (Algorithm 1, `PlanMade`) and each call spent against it
+//! BTP applied by the engine (docs/src/papers/btp.md): the plan made before a
+//! run's first call (Algorithm 1, `PlanMade`) and each call spent against it
 //! (Algorithm 2, `BudgetSpent`). The formulas are in `budget/`.
 
 use super::conductor::Engine;

@@ -1,6 +1,7 @@
-//! Everything that happens in a session, as data (DESIGN §6). The trace is
-//! these events, one JSON object a line; any view is a fold over them. The
-//! file is long because the protocol is one enum, kept whole in one place.
+//! Everything that happens in a session, as data (docs/src/how-a-run-works.md).
+//! The trace is these events, one JSON object a line; any view is a fold over
+//! them. The file is long because the protocol is one enum, kept whole in one
+//! place.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -44,9 +45,9 @@ pub struct Event {
 pub enum StrategyKind {
     React,
     Toolnet,
-    /// Planner, concurrent workers, solver (DESIGN §3.5).
+    /// Planner, concurrent workers, solver (docs/src/papers/rewoo.md).
     Rewoo,
-    /// The planner writes the tool chain as one program (DESIGN §3.4).
+    /// The planner writes the tool chain as one program (docs/src/papers/atc.md).
     Atc,
 }
 

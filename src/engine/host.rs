@@ -39,7 +39,7 @@ impl From<super::EngineError> for Halt {
     }
 }
 
-/// BTP's cost model of a strategy (DESIGN §3.2): what one tool call costs in
+/// BTP's cost model of a strategy (BTP §2.1): what one tool call costs in
 /// model time besides the tool, the fixed cost c_s, and what must be kept
 /// back for a model call still to come after the last tool.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -1,6 +1,7 @@
-//! A step of concurrent calls (ReWOO's multi-calling, DESIGN §3.5): each
-//! call is a lane with its own gate, its own faults and timeout; the user
-//! can hold, release, run or fail one lane while its siblings run on.
+//! A step of concurrent calls (the rewoo strategy's multi-calling,
+//! docs/src/papers/rewoo.md): each call is a lane with its own gate, its own
+//! faults and timeout; the user can hold, release, run or fail one lane while
+//! its siblings run on.
 //!
 //! The lanes are futures polled together in the engine's task, next to the
 //! control channel, so every event is still emitted in order by the engine.

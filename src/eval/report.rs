@@ -26,7 +26,7 @@ pub struct Metrics {
     pub avg_tool_calls: f64,
     /// rewoo: tokens the null filtering kept from the solver.
     pub avg_tokens_saved: f64,
-    /// BTP (DESIGN §3.2): pass rate within the budget, average cost, pass
+    /// BTP (§3.1 of the paper): pass rate within the budget, average cost, pass
     /// rate ignoring it, rate of runs that went over it. The pass rates are
     /// over the judged tasks (None when none was judged).
     pub pbc: Option<f64>,

@@ -1,5 +1,5 @@
-//! How candidate weights are shown to the model (DESIGN §3.1; the paper found
-//! `integer` and `x10` best).
+//! How candidate weights are shown to the model (ToolNet §4.2.3 found
+//! `integer` and `x10` best; docs/src/papers/toolnet.md).
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,7 +1,7 @@
-//! ToolNet's tool graph (DESIGN §3.1): a weighted directed graph over the
-//! library with `start` and `end` nodes, built statically from trajectories
-//! (2-gram counts) or fully connected, and updated online from evaluator
-//! scores.
+//! ToolNet's tool graph (ToolNet §3, docs/src/papers/toolnet.md): a weighted
+//! directed graph over the library with `start` and `end` nodes, built
+//! statically from trajectories (2-gram counts) or fully connected, and updated
+//! online from evaluator scores.
 //!
 //! - `tool_graph`: the data structure and its queries;
 //! - `elements`: its nodes and edges;

@@ -1,8 +1,7 @@
 //! ToolNet's construction and learning rules, as in Liu et al., "ToolNet:
 //! Connecting Large Language Models with Massive Tools via Tool Graph"
-//! (arXiv:2403.00839, 2024), the tool-graph construction of its method
-//! section: "static construction" and "dynamic construction". DESIGN §3.1
-//! restates them for this project:
+//! (arXiv:2403.00839, 2024), §3.2 "Static Construction" and §3.3 "Dynamic
+//! Construction"; docs/src/papers/toolnet.md restates them for this project:
 //!
 //! - static, a 2-gram model over successful trajectories read as
 //!   `[start, t_1, ..., t_s, end]`:
@@ -18,7 +17,7 @@
 //! else a row would not sum to 1.
 //!
 //! A score change of j changes the rows that lead to j, and `start`'s row
-//! learns like every other (DESIGN §3.1: every edge): the first candidates
+//! learns like every other (§3.3 updates every edge): the first candidates
 //! come from the retriever, but they are shown and ranked with their `start`
 //! weights, so a broken tool must lose weight there too. The price: `start`
 //! has an edge to every tool, so each update changes a row as long as the

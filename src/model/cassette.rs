@@ -1,5 +1,5 @@
 //! Record and replay of model calls, so a run with a paid model can be
-//! debugged again for free (DESIGN §4).
+//! debugged again for free (docs/src/models.md).
 //!
 //! A cassette is JSON Lines, one call a line:
 //! `{"key": <hex sha256>, "request": .., "response": .., "model": ..}`.

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use fault::ModelFaultMode;
 
-/// What a model is used for in a run (DESIGN §2).
+/// What a model is used for in a run (docs/src/models.md).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {

@@ -4,8 +4,8 @@
 //! The reply is parsed with our own lenient wire types rather than a client
 //! crate's: local servers leave fields null or missing, send arguments as
 //! objects instead of strings, and often write a tool call as JSON in the
-//! content instead of `tool_calls` (see LOCAL-MODEL.md). The API key is read
-//! from an environment variable once, kept as a `Secret` only for the
+//! content instead of `tool_calls` (see docs/src/models.md). The API key is
+//! read from an environment variable once, kept as a `Secret` only for the
 //! Authorization header, and masked in whatever the endpoint sends back
 //! (`redacted`): a server may quote the header in an error body or a reply.
 //! The file is long (over 600 lines) because

@@ -1,6 +1,6 @@
-//! ATC's programs (DESIGN §3.4): the sandbox that runs a model's program
-//! with the tools as its only functions, what a failure is attributed to,
-//! tool protocols as the prompt shows them, and response schemas inferred
+//! ATC's programs (docs/src/papers/atc.md): the sandbox that runs a model's
+//! program with the tools as its only functions, what a failure is attributed
+//! to, tool protocols as the prompt shows them, and response schemas inferred
 //! from what tools return (probing).
 
 pub mod attribute;

@@ -1,4 +1,5 @@
-//! CoTools' trainable parts (seed 002, §3.1–3.2), and only its formulas:
+//! CoTools' trainable parts (CoTools §3.1–3.2, docs/src/papers/cotools.md), and
+//! only its formulas:
 //!
 //! ```text
 //! MLP(h)  = W_down((σ(W_gate h)) ⊙ W_up h)           σ = SiLU

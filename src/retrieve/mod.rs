@@ -1,8 +1,9 @@
-//! Retrieval of tools for a task (DESIGN §3.3). The built-in retriever is
-//! lexical (BM25) and needs no download; its tokenizer and query similarity
-//! are shared with the simulated model and budget planning. Dense embedders
-//! (MiniLM in process, or an OpenAI-compatible endpoint) add cosine scores,
-//! and CoTools' trained heads reshape those vectors for tool selection.
+//! Retrieval of tools for a task (CoTools §3.2, docs/src/papers/cotools.md).
+//! The built-in retriever is lexical (BM25) and needs no download; its
+//! tokenizer and query similarity are shared with the simulated model and
+//! budget planning. Dense embedders (MiniLM in process, or an OpenAI-compatible
+//! endpoint) add cosine scores, and CoTools' trained heads reshape those
+//! vectors for tool selection.
 
 pub mod blend;
 pub mod bm25;

@@ -1,6 +1,6 @@
-//! The rewoo tool classifier (DESIGN §3.5): files every tool under one of
-//! the categories shown, by the words of the categories' names and of the
-//! tool.
+//! The rewoo tool classifier (docs/src/papers/rewoo.md): files every tool under
+//! one of the categories shown, by the words of the categories' names and of
+//! the tool.
 
 use std::collections::BTreeMap;
 

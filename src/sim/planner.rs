@@ -1,6 +1,6 @@
-//! The rewoo planner (DESIGN §3.5): a plan of up to four steps, each a call
-//! of the tool the actor would choose first plus its siblings of the same
-//! category, later steps citing the evidence of earlier ones.
+//! The rewoo planner (docs/src/papers/rewoo.md): a plan of up to four steps,
+//! each a call of the tool the actor would choose first plus its siblings of
+//! the same category, later steps citing the evidence of earlier ones.
 
 use std::collections::HashSet;
 

@@ -1,5 +1,5 @@
-//! The rewoo solver (DESIGN §3.5): the answer from the evidence of the
-//! last step that has usable evidence.
+//! The rewoo solver (docs/src/papers/rewoo.md): the answer from the evidence of
+//! the last step that has usable evidence.
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;

@@ -2,7 +2,8 @@
 //! situation is rendered into messages, and how replies are read back.
 //!
 //! Every role's prompt has a parser too, because the simulated model must read
-//! the same text a real model is shown (DESIGN §4), never a side channel.
+//! the same text a real model is shown (docs/src/models.md), never a side
+//! channel.
 
 use std::collections::BTreeMap;
 

@@ -1,8 +1,8 @@
-//! ToolNet (DESIGN §3.1): the actor walks the tool graph. It is offered the
-//! top-K retrieved tools at the start, ranked by their weight from `start`,
-//! then the out-neighbours of the last tool that helped, each with its edge
-//! weight. After each task an evaluator scores every tool used and the graph
-//! learns (the formulas: `graph/toolnet.rs`).
+//! ToolNet (docs/src/papers/toolnet.md): the actor walks the tool graph. It is
+//! offered the top-K retrieved tools at the start, ranked by their weight from
+//! `start`, then the out-neighbours of the last tool that helped, each with its
+//! edge weight. After each task an evaluator scores every tool used and the
+//! graph learns (the formulas: `graph/toolnet.rs`).
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,5 @@
 //! Experience store, trajectory import, rule judge, and the v / F̃ estimates
-//! of DESIGN §3.2 checked against hand-computed numbers.
+//! of BTP §2.2 (equations 3 and 4) checked against hand-computed numbers.
 
 use std::path::Path;
 

@@ -1,4 +1,4 @@
-//! ATC (DESIGN §3.4, seed 003): the planner writes the whole tool chain as
+//! ATC (docs/src/papers/atc.md): the planner writes the whole tool chain as
 //! one program from the tools' protocols; the program runs sandboxed, its
 //! tool calls going through the engine; on a runtime error the failure is
 //! attributed to a tool and the planner rewrites the program with that

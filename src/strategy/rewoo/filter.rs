@@ -1,5 +1,5 @@
-//! The worker's null filtering (seed 004): a result that is an error or
-//! says nothing was found reaches the solver as `null`, so it costs no
+//! The worker's null filtering (docs/src/papers/rewoo.md): a result that is an
+//! error or says nothing was found reaches the solver as `null`, so it costs no
 //! tokens downstream; what that saved is counted.
 
 use crate::model::tokens;

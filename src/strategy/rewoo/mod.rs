@@ -1,6 +1,6 @@
-//! ReWOO (DESIGN §3.5): the classifier labels the library once, a planner
-//! writes the whole plan, workers run each step's calls concurrently (the
-//! engine's lanes), and a solver answers from the evidence.
+//! ReWOO (docs/src/papers/rewoo.md): the classifier labels the library once, a
+//! planner writes the whole plan, workers run each step's calls concurrently
+//! (the engine's lanes), and a solver answers from the evidence.
 
 pub mod args;
 pub mod classify;

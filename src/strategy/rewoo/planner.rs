@@ -82,8 +82,9 @@ pub async fn write_plan(
     }
 }
 
-/// A step calls several tools together only when they share a category
-/// (seed 004's multi-calling): otherwise the plan goes back for a retry.
+/// A step calls several tools together only when they share a category (the
+/// concurrent-calls paper's multi-calling): otherwise the plan goes back for a
+/// retry.
 fn check_categories(host: &dyn Host, plan: RewooPlan) -> Result<RewooPlan, String> {
     let labels = host.labels();
     for step in &plan.steps {

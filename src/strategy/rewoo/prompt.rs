@@ -18,7 +18,7 @@ pub struct Category {
     pub description: String,
 }
 
-/// The paper's two categories (seed 004, Figure 1).
+/// The paper's two categories (the concurrent-calls paper, Figure 1).
 pub fn default_categories() -> Vec<Category> {
     vec![
         Category {

@@ -1,10 +1,10 @@
 //! The budget pane: what the session has spent, per tool and per model role,
 //! against the budget B.
 //!
-//! B is BTP's allowance per task (DESIGN §3.2), so the bar measures the
-//! current run's cost against it; the session total is shown beside it.
-//! When the run has a BTP plan the pane shows the plan against what was
-//! used of it instead: c_s, planned, spent and what is left of B, and a row
+//! B is BTP's allowance per task (BTP §2.1, docs/src/papers/btp.md), so the bar
+//! measures the current run's cost against it; the session total is shown
+//! beside it. When the run has a BTP plan the pane shows the plan against what
+//! was used of it instead: c_s, planned, spent and what is left of B, and a row
 //! per planned tool with its state.
 
 use crate::eval::figures::total;
