@@ -12,7 +12,7 @@
 #   directory, ~/.local/share/switchyard).
 # - Switchyard: `cargo bench --bench engine_step` on `instant_model_2plus2`
 #   (the same task, eight times in a session) and `instant_model` (the smoke
-#   tasks, the README's figure), short warm-up and measurement; criterion's
+#   tasks, the figure on docs/src/performance.md), short warm-up and measurement; criterion's
 #   median per iteration over the steps of an iteration (its Throughput),
 #   from $CARGO_TARGET_DIR/criterion (default: target/).
 # A step is one model call plus the tool call it asks for, if any, as the
