@@ -10,6 +10,7 @@ pub mod draw;
 mod format;
 pub mod panes;
 mod review;
+pub mod svg;
 pub mod symbols;
 pub mod term;
 mod text;

@@ -78,6 +78,47 @@ const DIALOG: &[Row] = &[
     ("Ctrl+S / F5", "in the program editor: run it (Enter is a new line there)"),
 ];
 
+/// The rows the help shows in live mode or in a replay.
+fn mode_rows(replay: bool) -> impl Iterator<Item = &'static Row> {
+    let (first, last) = if replay { (REPLAY, &[][..]) } else { (LIVE, DIALOG) };
+    first.iter().chain(VIEW).chain(last)
+}
+
+/// The sections shown in live mode or in a replay, in order, each named by
+/// its heading without the parenthesis (`"Lanes of a running plan step"`).
+fn sections(replay: bool) -> Vec<&'static str> {
+    let name = |heading: &'static str| heading.split(" (").next().unwrap_or(heading);
+    mode_rows(replay).filter(|(key, _)| key.is_empty()).map(|(_, heading)| name(heading)).collect()
+}
+
+/// The help's rows as Markdown, for the book's key table: an intro line
+/// saying which sections live mode and a replay show, then one table per
+/// section heading, in the order live mode's help lists them (the replay's
+/// own section after live mode's, before the shared ones).
+pub fn keys_markdown() -> String {
+    let list = |names: Vec<&str>| {
+        let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+        match quoted.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    };
+    let mut out = format!(
+        "In live mode the help (`?`) lists the sections {}; in a replay it lists {}.\n",
+        list(sections(false)),
+        list(sections(true)),
+    );
+    let cell = |s: &str| s.replace('|', "\\|");
+    for row in LIVE.iter().chain(REPLAY).chain(VIEW).chain(DIALOG) {
+        match row {
+            ("", heading) => out.push_str(&format!("\n## {heading}\n\n| key | what it does |\n|---|---|\n")),
+            (key, what) => out.push_str(&format!("| `{}` | {} |\n", cell(key), cell(what))),
+        }
+    }
+    out
+}
+
 #[derive(Clone, Debug)]
 pub struct HelpDialog {
     replay: bool,
@@ -92,8 +133,7 @@ impl HelpDialog {
     }
 
     fn rows(&self) -> impl Iterator<Item = &'static Row> {
-        let (first, last) = if self.replay { (REPLAY, &[][..]) } else { (LIVE, DIALOG) };
-        first.iter().chain(VIEW).chain(last)
+        mode_rows(self.replay)
     }
 
     /// Rows the popup wants: every key, the hint row and the border.

@@ -28,7 +28,7 @@ pub use approval::{ApprovalDialog, describe as describe_debug};
 pub use breaks::BreakpointsDialog;
 pub use category::{CategoryDialog, source_word};
 pub use fault::FaultDialog;
-pub use help::HelpDialog;
+pub use help::{HelpDialog, keys_markdown};
 pub use model::ModelDialog;
 pub use outcome::Outcome;
 pub use params::ParamsDialog;
