@@ -1,6 +1,6 @@
 //! The crate's module layering, checked by reading the source text of `src/`.
 //!
-//! Three rules, each violation printed on its own line:
+//! Two rules, each violation printed on its own line:
 //!
 //! - `layer:` every top-level module of `src/` sits in a layer of [`LAYERS`],
 //!   and a file may only import modules of its own layer or lower
@@ -13,9 +13,6 @@
 //!   Re-exports (`pub use child::Item;`) are followed to the file that
 //!   defines the item. `mod x;` is not a reference; `#[cfg(test)]` items,
 //!   comments and string literals are ignored.
-//! - `size:` a file of more than [`MAX_LINES`] lines says why at its top: a
-//!   comment in its first [`REASON_WITHIN`] lines with the word "long" or
-//!   "lines".
 //!
 //! Run it with `cargo test --test layering`. The checker itself (lexer, `use`
 //! parser, path resolver, cycle finder) is tested on small inline trees in
@@ -42,10 +39,6 @@ const LAYERS: &[(u32, &[&str])] = &[
     (6, &["ui", "cli"]),
 ];
 
-/// A file longer than this says why in its first `REASON_WITHIN` lines.
-const MAX_LINES: usize = 600;
-const REASON_WITHIN: usize = 15;
-
 /// Crate roots, exempt from the layer rule.
 const EXEMPT: &[&str] = &["lib.rs", "main.rs"];
 
@@ -60,7 +53,6 @@ fn layering() {
 
     let mut violations = checker.layer_violations(LAYERS);
     violations.extend(checker.cycle_violations());
-    violations.extend(checker.size_violations(MAX_LINES, REASON_WITHIN));
     for v in &violations {
         eprintln!("{v}");
     }
@@ -503,7 +495,6 @@ enum Root {
 }
 
 struct File {
-    text: String,
     parsed: Parsed,
     /// Module path from its crate root: `engine/mod.rs` → `[engine]`.
     module: Vec<String>,
@@ -545,25 +536,19 @@ impl Checker {
     /// `files`: path relative to `src/` → text. `lib_name`: the library's
     /// crate name, as the binary's modules spell it (`switchyard::…`).
     fn new(texts: BTreeMap<String, String>, lib_name: &str) -> Self {
-        let parsed: BTreeMap<String, (String, Parsed)> = texts
-            .into_iter()
-            .map(|(key, text)| {
-                let p = parse(&text);
-                (key, (text, p))
-            })
-            .collect();
-        let mods = |root: &str| parsed.get(root).map(|(_, p)| p.mods.clone()).unwrap_or_default();
+        let parsed: BTreeMap<String, Parsed> = texts.into_iter().map(|(key, text)| (key, parse(&text))).collect();
+        let mods = |root: &str| parsed.get(root).map(|p| p.mods.clone()).unwrap_or_default();
         let (lib_mods, bin_mods) = (mods("lib.rs"), mods("main.rs"));
         let files = parsed
             .into_iter()
-            .map(|(key, (text, parsed))| {
+            .map(|(key, parsed)| {
                 let module = module_of(&key);
                 let root = match module.first() {
                     None if key == "main.rs" => Root::Bin,
                     Some(top) if bin_mods.contains(top) && !lib_mods.contains(top) => Root::Bin,
                     _ => Root::Lib,
                 };
-                (key, File { text, parsed, module, root })
+                (key, File { parsed, module, root })
             })
             .collect();
         Checker { lib_name: lib_name.to_string(), files }
@@ -792,17 +777,6 @@ impl Checker {
         }
         out
     }
-
-    fn size_violations(&self, max: usize, within: usize) -> Vec<String> {
-        let mut out = Vec::new();
-        for (key, f) in &self.files {
-            let n = f.text.lines().count();
-            if n > max && !has_reason(&f.text, within) {
-                out.push(format!("size: src/{key} has {n} lines and no reason at its top"));
-            }
-        }
-        out
-    }
 }
 
 /// `engine/mod.rs` → `[engine]`, `model/sim/rewoo.rs` → `[model, sim,
@@ -818,22 +792,6 @@ fn module_of(key: &str) -> Vec<String> {
         *last = last.trim_end_matches(".rs").to_string();
     }
     segs
-}
-
-/// Whether one of the first `within` lines holds a comment with the word
-/// "long" or "lines".
-fn has_reason(text: &str, within: usize) -> bool {
-    text.lines().take(within).any(|line| {
-        let t = line.trim_start();
-        let comment = match line.find("//").or_else(|| line.find("/*")) {
-            Some(p) => &line[p..],
-            None if t.starts_with('*') => t,
-            None => return false,
-        };
-        comment
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|w| w.eq_ignore_ascii_case("long") || w.eq_ignore_ascii_case("lines"))
-    })
 }
 
 // ---------------------------------------------------------------------------
@@ -1159,16 +1117,14 @@ fn f<'a>(s: &'a str) -> char {
     }
 
     #[test]
-    fn layers_cycles_and_sizes_are_reported() {
-        let long = "fn f() {}\n".repeat(30);
+    fn layers_and_cycles_are_reported() {
         let c = tree(&[
             ("lib.rs", "pub mod low; pub mod high; pub mod stray;"),
             ("low.rs", "use crate::high::H;\npub struct L;"),
             ("high.rs", "pub struct H(crate::low::L);"),
             ("stray.rs", "// This file belongs here; it is not overlong.\n"),
-            ("big.rs", &format!("//! Long because it must be.\n{long}")),
         ]);
-        let layers: &[(u32, &[&str])] = &[(0, &["low"]), (1, &["high", "big"])];
+        let layers: &[(u32, &[&str])] = &[(0, &["low"]), (1, &["high"])];
         assert_eq!(
             c.layer_violations(layers),
             vec![
@@ -1180,9 +1136,6 @@ fn f<'a>(s: &'a str) -> char {
             c.cycle_violations(),
             vec!["cycle: src/high.rs <-> src/low.rs (high.rs:1 crate::low::L, low.rs:1 use crate::high::H)"]
         );
-        assert_eq!(c.size_violations(20, 15), Vec::<String>::new());
-        let c = tree(&[("stray.rs", &format!("// This file belongs here.\n{long}"))]);
-        assert_eq!(c.size_violations(20, 15), vec!["size: src/stray.rs has 31 lines and no reason at its top"]);
     }
 
     #[test]
