@@ -12,7 +12,7 @@ use switchyard::batch::{self, Batch, TaskRun};
 use switchyard::config::Config;
 use switchyard::engine::event::RunOutcome;
 use switchyard::engine::{ParamChange, StrategyKind};
-use switchyard::eval::report::{MatrixRow, Metrics, matrix_table, table};
+use switchyard::eval::metrics::{MatrixRow, Metrics, matrix_table, table};
 use switchyard::eval::results::{
     EvalMeta, Learned, META, RESULTS, RoleUse, RowWriter, Sweep, TaskRow, by_setting, read_rows,
 };
@@ -185,7 +185,7 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
     } else {
         print!("{}", table(&metrics, &unit));
         if budgeted {
-            print!("{}", switchyard::eval::report::budget_table(&metrics, &unit));
+            print!("{}", switchyard::eval::metrics::budget_table(&metrics, &unit));
         }
     }
     let written = super::report::write_report(&out)?;

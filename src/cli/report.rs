@@ -18,7 +18,7 @@ use color_eyre::eyre::{Result, WrapErr};
 use switchyard::eval::compare::{compare as compare_rows, describe};
 use switchyard::eval::fault_figure::{FAULT_FIGURE, FaultFigure, fault_figure};
 use switchyard::eval::markdown;
-use switchyard::eval::report::{budget_table, table};
+use switchyard::eval::metrics::{budget_table, table};
 use switchyard::eval::summary::{self, Summary};
 
 use super::plots;

@@ -7,7 +7,7 @@ use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
 use switchyard::engine::state::SessionState;
-use switchyard::eval::report::{Metrics, table};
+use switchyard::eval::metrics::{Metrics, table};
 use switchyard::session;
 
 use super::args::{GraphTapeArgs, SessionArgs};
@@ -49,7 +49,7 @@ pub(super) fn report(state: &SessionState, json: bool, trace: Option<&std::path:
         print_session(state);
         print!("{}", table(std::slice::from_ref(&metrics), &state.cost_unit));
         if state.totals.budgeted || state.params.budget.is_some() {
-            print!("{}", switchyard::eval::report::budget_table(std::slice::from_ref(&metrics), &state.cost_unit));
+            print!("{}", switchyard::eval::metrics::budget_table(std::slice::from_ref(&metrics), &state.cost_unit));
         }
         for ((role, model), acc) in &state.accounts {
             println!(

@@ -26,7 +26,7 @@ mod approval;
 mod breakpoints;
 mod calls;
 mod conductor;
-mod controls;
+mod decision_point;
 mod error;
 mod gate;
 mod lanes;

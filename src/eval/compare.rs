@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::report::Metrics;
+use super::metrics::Metrics;
 use super::results::{TaskRow, by_setting};
 use crate::engine::event::RunOutcome;
 

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::metrics::{MatrixRow, Metrics};
 use super::numeric;
 pub use super::numeric::NumericScores;
-use super::report::{MatrixRow, Metrics};
 use super::results::{self, EvalMeta, ResultsError, Sweep, TaskRow};
 use crate::engine::event::RunOutcome;
 use crate::model::Role;

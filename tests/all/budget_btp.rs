@@ -15,7 +15,7 @@ use switchyard::config::Config;
 use switchyard::engine::btp::BtpSetup;
 use switchyard::engine::event::RefuseReason;
 use switchyard::engine::{Engine, EngineSetup, EventKind, LogicalClock, Models, StrategyKind};
-use switchyard::eval::report::Metrics;
+use switchyard::eval::metrics::Metrics;
 use switchyard::model::price::Price;
 use switchyard::session::{self, ExperienceSource, GraphSource, SessionOptions, ToolCosts};
 use switchyard::task::Task;

@@ -8,7 +8,7 @@ use switchyard::config::Config;
 use switchyard::engine::event::EventKind;
 use switchyard::engine::trace::read_trace;
 use switchyard::engine::{Control, ParamChange, Scheduled, StrategyKind};
-use switchyard::eval::report::Metrics;
+use switchyard::eval::metrics::Metrics;
 use switchyard::session::{self, GraphSource, SessionOptions, Tape};
 use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
 

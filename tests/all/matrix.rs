@@ -8,7 +8,7 @@ use switchyard::config::{Config, ConfigError, ModelConfig};
 use switchyard::engine::StrategyKind;
 use switchyard::engine::event::EventKind;
 use switchyard::engine::trace::read_trace;
-use switchyard::eval::report::{MatrixRow, matrix_table};
+use switchyard::eval::metrics::{MatrixRow, matrix_table};
 use switchyard::model::Role;
 use switchyard::session::{self, GraphSource, SessionOptions, TaskSource};
 use switchyard::strategy::rewoo::prompt::{Category, default_categories};

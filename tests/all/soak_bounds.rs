@@ -10,7 +10,7 @@ use switchyard::engine::event::{GraphSnapshot, RunOutcome, StrategyKind, ToolBri
 use switchyard::engine::graph_history::SERIES_CAP;
 use switchyard::engine::state::{RUN_WINDOW, RunSummary, SessionState};
 use switchyard::engine::{Event, EventKind, Params};
-use switchyard::eval::report::Metrics;
+use switchyard::eval::metrics::Metrics;
 use switchyard::graph::{GraphUpdate, RowChange, WeightChange};
 use switchyard::model::Usage;
 use switchyard::ui::panes::budget;

@@ -7,7 +7,7 @@ use clap::Subcommand;
 use color_eyre::eyre::Result;
 
 use switchyard::engine::state::SessionState;
-use switchyard::eval::report::{Metrics, table};
+use switchyard::eval::metrics::{Metrics, table};
 
 use super::summary::{print_session, run_json};
 
