@@ -6,7 +6,7 @@ use clap::Args;
 use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
-use switchyard::engine::state::SessionState;
+use switchyard::engine::fold::SessionState;
 use switchyard::eval::metrics::{Metrics, table};
 use switchyard::session;
 

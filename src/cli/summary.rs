@@ -1,7 +1,7 @@
 //! The summary of a session's runs, as text or JSON, that `run` and `trace show` both print.
 
 use switchyard::engine::event::RunOutcome;
-use switchyard::engine::state::{RunSummary, SessionState};
+use switchyard::engine::fold::{RunSummary, SessionState};
 
 pub(super) fn run_json(r: &RunSummary) -> serde_json::Value {
     serde_json::json!({

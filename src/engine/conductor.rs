@@ -16,12 +16,12 @@ use super::clock::{Clock, SystemClock};
 use super::control::Control;
 use super::error::EngineError;
 use super::event::{self, Event, EventKind, GraphSnapshot, RoleModel, RunOutcome, TaskBrief};
+use super::fold::SessionState;
 use super::fork::{ForkPlan, Forked, Replaying};
 use super::gate::Gate;
 use super::host::{Halt, Labels, Strategy};
 use super::models::Models;
 use super::params::Params;
-use super::state::SessionState;
 use super::tally::{Latency, RunTally};
 use super::trace::TraceWriter;
 use crate::budget::btp::BtpSetup;
@@ -138,8 +138,8 @@ pub struct SessionOutcome {
     pub labels: Labels,
     /// The tool and model faults in force at the end, as the engine's own
     /// tables hold them: what a fold of the trace must agree with.
-    pub faults: Vec<super::state::ActiveFault>,
-    pub model_faults: Vec<super::state::ActiveModelFault>,
+    pub faults: Vec<super::fold::ActiveFault>,
+    pub model_faults: Vec<super::fold::ActiveModelFault>,
 }
 
 /// The sending side of the control channel.
@@ -422,12 +422,12 @@ impl Engine {
         let faults = self
             .faults
             .remaining()
-            .map(|(tool, fault, left)| super::state::ActiveFault { tool: tool.to_string(), fault, left })
+            .map(|(tool, fault, left)| super::fold::ActiveFault { tool: tool.to_string(), fault, left })
             .collect();
         let model_faults = self
             .model_faults
             .remaining()
-            .map(|(target, fault, left)| super::state::ActiveModelFault { target: target.to_string(), fault, left })
+            .map(|(target, fault, left)| super::fold::ActiveModelFault { target: target.to_string(), fault, left })
             .collect();
         Ok(SessionOutcome {
             graph: self.graph,

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::engine::state::{RunSummary, RunTotals, SessionState};
+use crate::engine::fold::{RunSummary, RunTotals, SessionState};
 use crate::eval::figures::{mean, total};
 use crate::model::Role;
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::budget::experience::Experience;
 use crate::engine::event::RunOutcome;
-use crate::engine::state::RunSummary;
+use crate::engine::fold::RunSummary;
 use crate::model::Usage;
 use crate::task::GoldCall;
 

@@ -15,7 +15,7 @@
 //! The rule for a point is that of a series kept per edge: a listed edge
 //! gets one when its weight moved by more than 1e-12, and an edge the
 //! update did not list in a shared row gets the row's point (as the
-//! workbench's history does, `engine/graph_history.rs`).
+//! workbench's history does, `engine/fold/graph_history.rs`).
 
 use petgraph::graph::{EdgeIndex, NodeIndex};
 use rustc_hash::FxHashMap;

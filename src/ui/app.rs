@@ -6,7 +6,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::engine::LaneAction;
-use crate::engine::state::{LaneState, Mode, StepView};
+use crate::engine::fold::{LaneState, Mode, StepView};
 use crate::engine::{Control, Event, SessionState};
 use crate::tool::fault::FaultMode;
 use crate::ui::dialog::{Dialog, Outcome};

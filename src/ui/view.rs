@@ -2,7 +2,7 @@
 //! selection, scroll, the replay cursor. Panes read it; only the app's
 //! `update` changes it.
 
-use crate::engine::state::StepView;
+use crate::engine::fold::StepView;
 use crate::engine::{SessionState, StrategyKind};
 use crate::ui::theme::Theme;
 
@@ -141,7 +141,7 @@ pub struct PaneCtx<'a> {
 impl PaneCtx<'_> {
     /// The rewoo step the workers pane shows: the one running, else the last.
     /// The program of the current run, if atc wrote one.
-    pub fn program(&self) -> Option<&crate::engine::program_view::ProgramView> {
+    pub fn program(&self) -> Option<&crate::engine::fold::program::ProgramView> {
         self.state.current.as_ref()?.program.as_ref()
     }
 

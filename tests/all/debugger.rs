@@ -647,7 +647,7 @@ async fn a_trace_with_edits_and_hits_replays_them() {
         .transcript
         .iter()
         .filter_map(|e| match e {
-            switchyard::engine::state::Entry::Note(n) => Some(n.clone()),
+            switchyard::engine::fold::Entry::Note(n) => Some(n.clone()),
             _ => None,
         })
         .collect();

@@ -10,7 +10,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use common::{Scripted, call, finish, small_library};
 use switchyard::engine::event::{RefuseReason, RunOutcome, ToolOutcome};
-use switchyard::engine::state::{Mode, SessionState};
+use switchyard::engine::fold::{Mode, SessionState};
 use switchyard::engine::trace::{TraceWriter, read_trace};
 use switchyard::engine::{
     Control, Engine, EngineSetup, Event, EventKind, LogicalClock, Models, ParamChange, Scheduled, StrategyKind,

@@ -21,7 +21,7 @@ fn run(config: &Config, opts: &SessionOptions) -> switchyard::engine::SessionOut
     rt.block_on(session::run(session::prepare(config, opts).unwrap())).unwrap()
 }
 
-fn success(runs: &[switchyard::engine::state::RunSummary], from: u32, to: u32) -> f64 {
+fn success(runs: &[switchyard::engine::fold::RunSummary], from: u32, to: u32) -> f64 {
     let sel: Vec<_> = runs.iter().filter(|r| r.run >= from && r.run <= to).collect();
     sel.iter().filter(|r| r.success == Some(true)).count() as f64 / sel.len() as f64
 }

@@ -10,7 +10,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use switchyard::config::Config;
 use switchyard::engine::event::ToolBrief;
-use switchyard::engine::state::Entry;
+use switchyard::engine::fold::Entry;
 use switchyard::engine::{Event, EventKind, SessionState};
 use switchyard::tool::mcp::{ServerState, Transport};
 use switchyard::ui::panes::{status, workers};

@@ -11,7 +11,7 @@ use crate::common::{self, Scripted, call, finish, small_library};
 
 use switchyard::config::Config;
 use switchyard::dataset::{CallText, Question, ToolPool};
-use switchyard::engine::state::Entry;
+use switchyard::engine::fold::Entry;
 use switchyard::engine::{Engine, EngineSetup, EventKind, LogicalClock, Models, SessionState, StrategyKind};
 use switchyard::model::price::Price;
 use switchyard::retrieve::cache::VectorCache;
@@ -174,7 +174,7 @@ fn the_retrieval_pane_shows_the_source_and_each_score_part() {
         dense: Some(0.41),
         head,
     };
-    s.retrieval = Some(switchyard::engine::state::RetrievalView {
+    s.retrieval = Some(switchyard::engine::fold::RetrievalView {
         query: "Where was Joe Edwards born?".into(),
         source: "bm25 0.30 + minilm-l6-v2 0.70 + heads(stq.safetensors)".into(),
         hits: vec![

@@ -7,8 +7,8 @@ use serde_json::json;
 use crate::common;
 
 use switchyard::engine::event::{GraphSnapshot, RunOutcome, StrategyKind, ToolBrief, ToolOutcome};
-use switchyard::engine::graph_history::SERIES_CAP;
-use switchyard::engine::state::{RUN_WINDOW, RunSummary, SessionState};
+use switchyard::engine::fold::graph_history::SERIES_CAP;
+use switchyard::engine::fold::{RUN_WINDOW, RunSummary, SessionState};
 use switchyard::engine::{Event, EventKind, Params};
 use switchyard::eval::metrics::Metrics;
 use switchyard::graph::{GraphUpdate, RowChange, WeightChange};

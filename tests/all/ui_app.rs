@@ -7,7 +7,7 @@ use crate::common;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use proptest::prelude::*;
 
-use switchyard::engine::state::Mode;
+use switchyard::engine::fold::Mode;
 use switchyard::engine::{Control, EventKind, ParamChange, SessionState};
 use switchyard::session::{GraphSource, SessionOptions};
 use switchyard::tool::fault::FaultMode;

@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
 use switchyard::engine::debug::{ApprovalPolicy, Decision};
-use switchyard::engine::state::Mode;
+use switchyard::engine::fold::Mode;
 use switchyard::engine::{Control, EventKind, Scheduled, StrategyKind};
 use switchyard::session::{GraphSource, SessionOptions, TaskSource};
 use switchyard::ui::app::{Action, App};
@@ -86,7 +86,7 @@ fn notes(app: &App) -> Vec<String> {
     run.transcript
         .iter()
         .filter_map(|e| match e {
-            switchyard::engine::state::Entry::Note(n) => Some(n.clone()),
+            switchyard::engine::fold::Entry::Note(n) => Some(n.clone()),
             _ => None,
         })
         .collect()

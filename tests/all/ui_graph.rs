@@ -11,7 +11,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Color;
 
 use switchyard::engine::event::{GraphSnapshot, ToolBrief};
-use switchyard::engine::state::{ActiveFault, FinishedCall, RunView, ToolSpend};
+use switchyard::engine::fold::{ActiveFault, FinishedCall, RunView, ToolSpend};
 use switchyard::engine::{Event, EventKind, Params, SessionState, StrategyKind};
 use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
 use switchyard::ui::panes::graph::{self, NodeState, find_tools, node_state};
@@ -361,7 +361,7 @@ proptest::proptest! {
             1 => "end".to_string(),
             k => format!("t{k}"),
         };
-        let mut g = switchyard::engine::state::GraphView::default();
+        let mut g = switchyard::engine::fold::GraphView::default();
         for i in 0..n + 2 {
             g.out.entry(name(i)).or_default();
         }

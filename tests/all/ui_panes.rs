@@ -10,7 +10,7 @@ use ratatui::layout::Rect;
 use serde_json::json;
 
 use switchyard::engine::event::{RefuseReason, ToolOutcome};
-use switchyard::engine::state::{Entry, Mode, ToolSpend};
+use switchyard::engine::fold::{Entry, Mode, ToolSpend};
 use switchyard::engine::{Event, EventKind, SessionState};
 use switchyard::model::price::Price;
 use switchyard::model::{ModelInfo, ModelKind, Role};

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use color_eyre::eyre::Result;
 
-use switchyard::engine::state::SessionState;
+use switchyard::engine::fold::SessionState;
 use switchyard::eval::metrics::{Metrics, table};
 
 use super::summary::{print_session, run_json};

@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::engine::event::{Event, EventKind, RunOutcome};
-use crate::engine::state::{Entry, SessionState};
+use crate::engine::fold::{Entry, SessionState};
 use crate::task::{GoldCall, Task, TaskError, load_tasks};
 
 /// A run made into a task.

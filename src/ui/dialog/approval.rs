@@ -15,8 +15,8 @@ use super::kit::{error_message, field_row, hints, rows};
 use super::outcome::Outcome;
 use crate::engine::Control;
 use crate::engine::debug::Decision;
-use crate::engine::debug_view::Pending;
 use crate::engine::event::ToolOutcome;
+use crate::engine::fold::debug::Pending;
 use crate::tool::exec::check_against;
 use crate::ui::Theme;
 

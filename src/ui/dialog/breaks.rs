@@ -15,7 +15,7 @@ use super::kit::{error_message, field_row, hints, list_step, rows, window};
 use super::outcome::Outcome;
 use crate::engine::Control;
 use crate::engine::debug::{BREAK_FORMS, Condition};
-use crate::engine::state::SessionState;
+use crate::engine::fold::SessionState;
 use crate::ui::Theme;
 
 #[derive(Clone, Debug)]

@@ -16,7 +16,7 @@ use super::kit::{choice, error_message, field_row, hints, label, list_step, rows
 use super::outcome::Outcome;
 use crate::engine::Control;
 use crate::engine::event::LabelSource;
-use crate::engine::state::SessionState;
+use crate::engine::fold::SessionState;
 use crate::ui::Theme;
 use crate::ui::text::fit;
 

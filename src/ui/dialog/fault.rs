@@ -14,7 +14,7 @@ use super::field::Field;
 use super::kit::{choice, error_message, field_row, hints, label, list_step, rows, window};
 use super::outcome::Outcome;
 use crate::engine::Control;
-use crate::engine::state::SessionState;
+use crate::engine::fold::SessionState;
 use crate::model::Role;
 use crate::model::fault::ModelFaultMode;
 use crate::tool::fault::{Fault, FaultMode, FaultScope};

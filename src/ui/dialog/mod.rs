@@ -36,7 +36,7 @@ pub use program::ProgramDialog;
 pub use score::ScoreDialog;
 pub use task::TaskDialog;
 
-use crate::engine::state::SessionState;
+use crate::engine::fold::SessionState;
 use crate::ui::Theme;
 
 #[derive(Clone, Debug)]
@@ -96,7 +96,7 @@ impl Dialog {
 
     /// The call, result or reply that waits for the user; `why` the engine
     /// refused their last decision.
-    pub fn approval(pending: crate::engine::debug_view::Pending, why: Option<String>) -> Dialog {
+    pub fn approval(pending: crate::engine::fold::debug::Pending, why: Option<String>) -> Dialog {
         Dialog::Approval(ApprovalDialog::new(pending, why))
     }
 

@@ -10,7 +10,7 @@ use ratatui::widgets::Paragraph;
 use super::kit::{hints, label, rows};
 use super::outcome::Outcome;
 use crate::engine::Control;
-use crate::engine::state::SessionState;
+use crate::engine::fold::SessionState;
 use crate::model::{ModelInfo, Role};
 use crate::ui::Theme;
 use crate::ui::text::fit;

@@ -9,7 +9,7 @@ use ratatui::widgets::Paragraph;
 use super::field::Field;
 use super::kit::{error_line, error_message, field_row, hints, label, rows};
 use super::outcome::Outcome;
-use crate::engine::state::SessionState;
+use crate::engine::fold::SessionState;
 use crate::engine::{Control, ParamChange, Params};
 use crate::graph::WeightFormat;
 use crate::ui::Theme;

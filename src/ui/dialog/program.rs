@@ -12,7 +12,7 @@ use super::field::Field;
 use super::kit::{error_message, hints, rows};
 use super::outcome::Outcome;
 use crate::engine::Control;
-use crate::engine::state::SessionState;
+use crate::engine::fold::SessionState;
 use crate::ui::Theme;
 
 #[derive(Clone, Debug)]

@@ -10,7 +10,7 @@ use super::field::Field;
 use super::kit::{error_message, field_row, hints, label, rows};
 use super::outcome::Outcome;
 use crate::engine::Control;
-use crate::engine::state::SessionState;
+use crate::engine::fold::SessionState;
 use crate::ui::Theme;
 use crate::ui::text::fit;
 

@@ -12,7 +12,7 @@ use super::field::Field;
 use super::kit::{error_message, field_row, hints, label, list_step, rows, window};
 use super::outcome::Outcome;
 use crate::engine::Control;
-use crate::engine::state::SessionState;
+use crate::engine::fold::SessionState;
 use crate::ui::Theme;
 use crate::ui::text::fit;
 

@@ -18,7 +18,7 @@ use super::graph::{NodeState, node_state};
 use super::{num, pane_block, pane_title, render_block};
 use crate::engine::SessionState;
 use crate::engine::event::BudgetRow;
-use crate::engine::state::{PlanView, RunView, ToolSpend};
+use crate::engine::fold::{PlanView, RunView, ToolSpend};
 use crate::model::Role;
 use crate::ui::PaneCtx;
 use crate::ui::format::fmt_cost;

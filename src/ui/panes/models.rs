@@ -13,8 +13,8 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use super::budget::visible_columns;
 use super::{num, pane_block, pane_title, render_block};
 use crate::engine::StrategyKind;
-use crate::engine::model_fault_view;
-use crate::engine::state::{Account, SessionState};
+use crate::engine::fold::model_faults;
+use crate::engine::fold::{Account, SessionState};
 use crate::model::Role;
 use crate::model::price::Price;
 use crate::ui::PaneCtx;
@@ -31,7 +31,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         .models
         .iter()
         .map(|m| {
-            let tag = model_fault_view::on(&s.model_faults, m.role, &m.model.name).next();
+            let tag = model_faults::on(&s.model_faults, m.role, &m.model.name).next();
             let tag = tag.map_or(0, |f| width(&format!(" {FAULT} {}", f.fault.mode)));
             width(&m.model.name) + if m.model.simulated { width(SIMULATED) } else { 0 } + tag
         })
@@ -65,7 +65,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         if dim {
             dimmed.push(rm.role.as_str());
         }
-        let fault = model_fault_view::on(&s.model_faults, rm.role, &rm.model.name)
+        let fault = model_faults::on(&s.model_faults, rm.role, &rm.model.name)
             .next()
             .map(|f| format!(" {FAULT} {}", f.fault.mode));
         let model =

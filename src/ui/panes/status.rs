@@ -8,7 +8,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::engine::state::{Mode, SessionState};
+use crate::engine::fold::{Mode, SessionState};
 use crate::tool::mcp::ServerState;
 use crate::ui::format::{fmt_cost, fmt_ms};
 use crate::ui::panes::program;

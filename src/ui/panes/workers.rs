@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::{fault_tag, num, pane_block, pane_title, render_block};
-use crate::engine::state::{FinishedCall, LaneState, LaneView, SessionState, StepView};
+use crate::engine::fold::{FinishedCall, LaneState, LaneView, SessionState, StepView};
 use crate::ui::PaneCtx;
 use crate::ui::format::fmt_ms;
 use crate::ui::symbols::{FAILING, FAULT, FORBIDDEN, HELD, NULL, OK, RUNNING, WAITING};

@@ -13,7 +13,7 @@ use super::label::{display_name, fmt_score, fmt_weight, note};
 use super::node_state::node_state;
 use super::order::{by_weight_desc, top_k};
 use crate::engine::SessionState;
-use crate::engine::state::GraphView;
+use crate::engine::fold::GraphView;
 use crate::graph::{END, START};
 use crate::ui::PaneCtx;
 use crate::ui::symbols;
@@ -480,7 +480,7 @@ fn bounds(values: impl Iterator<Item = f64>, signed: bool) -> (f64, f64) {
 /// The current run's path with each call's outcome: Some(true) ok,
 /// Some(false) failed, None still running (or no result seen).
 fn path_outcomes(state: &SessionState) -> Vec<(&str, Option<bool>, bool)> {
-    use crate::engine::state::Entry;
+    use crate::engine::fold::Entry;
     let Some(run) = &state.current else { return Vec::new() };
     let mut calls: Vec<(u64, &str, Option<bool>, bool)> = Vec::with_capacity(run.path.len());
     for e in &run.transcript {

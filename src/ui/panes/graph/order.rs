@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use crate::engine::state::GraphView;
+use crate::engine::fold::GraphView;
 use crate::graph::{END, START};
 
 /// Descending by weight, then by name: the order candidates are offered in.

@@ -11,7 +11,7 @@ use ratatui::widgets::Paragraph;
 
 use crate::engine::SessionState;
 use crate::engine::event::RewooStep;
-use crate::engine::state::{Entry, LaneState, RewooView, StepView};
+use crate::engine::fold::{Entry, LaneState, RewooView, StepView};
 use crate::ui::PaneCtx;
 use crate::ui::dialog::source_word;
 use crate::ui::panes::workers::lane_look;

@@ -19,7 +19,7 @@ use ratatui::widgets::canvas::{Canvas, Line as CanvasLine};
 use super::label::{display_name, fmt_weight, note};
 use super::node_state::{NodeState, node_state};
 use super::order::tool_nodes;
-use crate::engine::state::GraphView;
+use crate::engine::fold::GraphView;
 use crate::graph::{END, START};
 use crate::ui::PaneCtx;
 use crate::ui::text::{fit, fit_padded};

@@ -9,7 +9,7 @@ use ratatui::text::Span;
 use serde_json::Value;
 
 use crate::engine::event::{RefuseReason, RunOutcome, ToolOutcome};
-use crate::engine::state::{Entry, RunView};
+use crate::engine::fold::{Entry, RunView};
 use crate::model::{Message, Role, Speaker, Usage};
 use crate::tool::ToolError;
 use crate::ui::PaneCtx;

@@ -16,7 +16,7 @@ use ratatui::widgets::Paragraph;
 
 use self::entries::{Logical, entry_lines, outcome_lines};
 use super::{pane_block, pane_title};
-use crate::engine::state::Entry;
+use crate::engine::fold::Entry;
 use crate::ui::PaneCtx;
 use crate::ui::text::{clean, fit_spans_counted, wrap};
 

@@ -2,8 +2,17 @@
 //! `state = events.fold(SessionState::default(), apply)`. The live view, the
 //! headless summary and a replayed trace all use this one function.
 //!
-//! Long: `apply` is one match over every event kind, and splitting it would
-//! scatter what a single event does to the state across files.
+//! `apply` is one match over every event kind, so what a single event does
+//! to the state reads in one place; the pieces it folds into are the files
+//! beside it: the runs, transcript, calls and lanes (`parts`), the
+//! debugger's (`debug`), the model faults (`model_faults`), ATC's program
+//! (`program`) and the charted history of the graph (`graph_history`).
+
+pub mod debug;
+pub mod graph_history;
+pub mod model_faults;
+pub mod parts;
+pub mod program;
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -17,8 +26,8 @@ use crate::tool::fault::FaultScope;
 use crate::tool::mcp::ServerState;
 
 // The pieces of the state, re-exported so a view names them all from here.
-pub use super::model_fault_view::ActiveModelFault;
-pub use super::views::{
+pub use self::model_faults::ActiveModelFault;
+pub use self::parts::{
     Account, ActiveFault, Entry, FinishedCall, GraphView, InFlight, LaneState, LaneView, Mode, PlanView, RewooView,
     RunSummary, RunTotals, RunView, StepView, ToolSpend,
 };
@@ -79,11 +88,11 @@ pub struct SessionState {
     /// Set when dense retrieval failed and BM25 took over: from what, why.
     pub retrieval_fallback: Option<(String, String)>,
     /// atc: the session's probes, the most recent last.
-    pub probes: Vec<super::program_view::ProbeView>,
+    pub probes: Vec<self::program::ProbeView>,
     /// Where this session was forked from, once past its fork point.
     pub forked_from: Option<super::event::ForkOrigin>,
     /// Approvals and breakpoints.
-    pub debug: super::debug_view::DebugView,
+    pub debug: self::debug::DebugView,
     /// [`SessionState::tool`]'s index of `tools`.
     pub tool_order: ToolOrder,
     /// Set by [`SessionState::without_graph`].
@@ -171,9 +180,9 @@ impl SessionState {
         self.t = ev.t;
         self.step = ev.step;
         if let Some(r) = self.current.as_mut() {
-            super::program_view::apply(&mut r.program, &ev.kind);
+            self::program::apply(&mut r.program, &ev.kind);
         }
-        super::program_view::apply_probe(&mut self.probes, &ev.kind);
+        self::program::apply_probe(&mut self.probes, &ev.kind);
         if let Some(note) = self.debug.apply(&ev.kind) {
             self.push(Entry::Note(note));
         }
@@ -307,7 +316,7 @@ impl SessionState {
                     }
                 }
                 if let Some(mode) = fault.filter(|_| !user) {
-                    super::views::spend_fault(&mut self.faults, tool, mode);
+                    self::parts::spend_fault(&mut self.faults, tool, mode);
                 }
                 self.recent_calls.push_front(FinishedCall {
                     call: *call,
@@ -602,7 +611,7 @@ impl SessionState {
             }
             EventKind::ModelFaultInjected { .. } | EventKind::ModelFaultCleared { .. } => {}
         }
-        if let Some(note) = super::model_fault_view::apply(&mut self.model_faults, &ev.kind) {
+        if let Some(note) = self::model_faults::apply(&mut self.model_faults, &ev.kind) {
             self.push(Entry::Note(note));
         }
     }

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::event::{EventKind, ToolOutcome};
+use crate::engine::event::{EventKind, ToolOutcome};
 use crate::program::sandbox::FailKind;
 
 /// How many probes the state keeps for display.

@@ -1,7 +1,7 @@
 //! The model faults in force, as a fold over events, for the models pane
 //! and the fault dialog.
 
-use super::event::EventKind;
+use crate::engine::event::EventKind;
 use crate::model::Role;
 use crate::model::fault::{ModelFault, ModelFaultMode};
 use crate::tool::fault::FaultScope;

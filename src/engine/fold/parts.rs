@@ -1,6 +1,6 @@
 //! What the fold of a session's events holds, piece by piece: the runs, the
 //! transcript's entries, the calls in flight, ReWOO's plan and lanes, the
-//! graph's weights. `state.rs` folds events into them.
+//! graph's weights. `fold/mod.rs` folds events into them.
 //!
 //! Long: these pieces are plain data read by every view, and the graph's
 //! index (who leads to a node, the tools by score) must change with the
@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::event::{EventKind, GraphSnapshot, Offered, RefuseReason, RewooStep, RunOutcome, ToolOutcome};
 use super::graph_history::History;
+use crate::engine::event::{EventKind, GraphSnapshot, Offered, RefuseReason, RewooStep, RunOutcome, ToolOutcome};
 use crate::graph::{END, GraphUpdate, START};
 use crate::model::{Message, Role, Usage};
 use crate::tool::CallSource;
@@ -184,7 +184,7 @@ pub struct RunView {
     /// The rewoo plan and its steps' lanes, once the planner wrote one.
     pub rewoo: Option<RewooView>,
     /// atc: the program running (or last run) in this run.
-    pub program: Option<super::program_view::ProgramView>,
+    pub program: Option<super::program::ProgramView>,
     /// atc: reflection rounds used (rewrites after a failure).
     pub reflections: u32,
 }

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::debug::{ApprovalPolicy, Condition, ReviewKind};
-use super::event::{EventKind, ToolOutcome};
+use crate::engine::debug::{ApprovalPolicy, Condition, ReviewKind};
+use crate::engine::event::{EventKind, ToolOutcome};
 use crate::model::{Role, ToolCallRequest};
 
 /// A value shown in a transcript line is cut to this many characters.
