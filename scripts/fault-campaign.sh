@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fault campaign (issue 16) at full size: RUNS seeded sessions of the real
+# The fault campaign at full size: RUNS seeded sessions of the real
 # engine (default 1000) across react, toolnet, rewoo and atc, with random tool
 # and model faults, BTP on and off, and pauses, steps, resumes, parameter and
 # fault changes at decision points; built in release, it prints the table of

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fuzz campaign (issue 16): every parser's fuzz test in release mode
+# The fuzz campaign: every parser's fuzz test in release mode
 # with SWITCHYARD_FUZZ_CASES cases each (100,000 unless given), then the
 # table of figures. Usage: scripts/fuzz-campaign.sh [cases] [test filter]
 # A CI run of the same tests (a thousand cases or fewer each) is part of

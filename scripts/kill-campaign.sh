@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The kill campaign of issue 16, at full size: the real binary (release
+# The kill campaign, at full size: the real binary (release
 # build) killed with SIGKILL at seeded random moments, KILLS times (default
 # 240, a sixth per target: run toolnet, run with a BTP budget, run rewoo,
 # run recording a tool cassette, run atc probing, the workbench under a

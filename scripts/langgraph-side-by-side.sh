@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# LangGraph and Switchyard's engine on the same loop, side by side (issue 17):
+# LangGraph and Switchyard's engine on the same loop, side by side:
 # a fake instant chat model that calls the calculator on "2+2" once, then
 # answers "4"; one builtin calculator tool.
 #   scripts/langgraph-side-by-side.sh [--out FILE] [--seconds S]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Model server chaos (issue 16): runs tests/model_chaos.rs against the real
+# Model server chaos: runs tests/model_chaos.rs against the real
 # local model server (each test starts its own llama-cpp-python instance on
 # a port of its own, and kills it by PID) and prints one row per scenario:
 #

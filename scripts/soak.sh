@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The soak (issue 16): long sessions with the simulated model, their memory
+# The soak: long sessions with the simulated model, their memory
 # and trace size sampled, and a figure of both.
 #   scripts/soak.sh [OUT] [SWITCHYARD_BINARY]
 # OUT defaults to target/soak; the binary to target/release/switchyard (build

@@ -1,4 +1,4 @@
-//! Model server chaos (issue 16): the real local model server misbehaving
+//! Model server chaos: the real local model server misbehaving
 //! under `switchyard run`. Each test starts its own llama-cpp-python server
 //! from the venv and weights `scripts/local-model.sh setup` installed, on a
 //! port of its own, and kills it by PID (a guard's Drop, so a failing test

@@ -1,5 +1,5 @@
 //! Record and replay of tool calls, so a session whose tools cost money or
-//! cannot be reached here can run again without them (issue 11).
+//! cannot be reached here can run again without them.
 //!
 //! A tool cassette is JSON Lines, one call a line:
 //! `{"tool": .., "args": .., "result": ..|"error": {"kind", "message"}, "latency_ms": ..}`.

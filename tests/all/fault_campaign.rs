@@ -1,4 +1,4 @@
-//! The fault campaign (issue 16): many seeded sessions of the real engine,
+//! The fault campaign: many seeded sessions of the real engine,
 //! across strategies, with random tool and model faults, BTP on and off, and
 //! pauses, steps, resumes, parameter and fault changes sent at the engine's
 //! decision points through its control channel. Every run is watched for a

@@ -1,4 +1,4 @@
-//! Fuzzing of every parser that reads outside input (issue 16): config,
+//! Fuzzing of every parser that reads outside input: config,
 //! manifests (TOML, OpenAI functions, OpenAPI), task files, traces, model
 //! and tool cassettes, the OpenAI wire reply, every role's reply, ReWOO
 //! plans, tool outputs, MCP messages and sandbox programs. Each takes

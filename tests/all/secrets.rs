@@ -1,4 +1,4 @@
-//! Secrets (issue 16): with API keys in the environment, every command, every
+//! Secrets: with API keys in the environment, every command, every
 //! model fault and every error path is run against loopback endpoints that
 //! are adversarial — they echo the Authorization header they were sent back
 //! in error bodies, in a 200 reply's content, in a malformed reply and in a

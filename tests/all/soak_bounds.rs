@@ -1,4 +1,4 @@
-//! The fold's memory is bounded (issue 16, the soak): a session of 20,000
+//! The fold's memory is bounded: a session of 20,000
 //! runs keeps a window of the latest runs and bounded graph history, while
 //! its totals count every run.
 

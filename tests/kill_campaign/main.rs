@@ -1,4 +1,4 @@
-//! The real binary killed and signalled (issue 16): the kill campaign
+//! The real binary killed and signalled: the kill campaign
 //! (SIGKILL at seeded random moments, then every store must load and a
 //! restarted session go on from it) and clean shutdown on SIGTERM and
 //! SIGINT (terminal restored, every child process gone).
