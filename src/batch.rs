@@ -96,7 +96,7 @@ pub async fn run(b: Batch<'_>, mut on_done: impl FnMut(TaskRun) -> Result<(), Se
     let (alpha, beta) = (shared.params.alpha, shared.params.beta);
     let experience = match &b.opts.experience {
         ExperienceSource::InMemory(records) => records.clone(),
-        ExperienceSource::DataDir => ExperienceStore::read(&session::experience_path(b.config)?)
+        ExperienceSource::DataDir => ExperienceStore::read(&shared.data()?.experience())
             .map_err(|e| SetupError::Invalid(format!("experience: {e}")))?,
     };
     let mut committed =

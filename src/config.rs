@@ -245,6 +245,40 @@ impl RawCategory {
     }
 }
 
+/// Where a session keeps what it learns and records: the data directory
+/// and the files in it, resolved once ([`Config::data_paths`]) and passed
+/// down, so no part of a session asks the config again.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DataPaths {
+    root: PathBuf,
+}
+
+impl DataPaths {
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    /// ToolNet's learnt graph (a snapshot and its journal).
+    pub fn graph(&self) -> PathBuf {
+        self.root.join("graph.json")
+    }
+    /// BTP's experience: every tool usage, appended.
+    pub fn experience(&self) -> PathBuf {
+        self.root.join("experience.jsonl")
+    }
+    /// The classifier's label cache (rewoo).
+    pub fn categories(&self) -> PathBuf {
+        self.root.join("categories.json")
+    }
+    /// ATC's probed protocols, a file per tool.
+    pub fn protocols(&self) -> PathBuf {
+        self.root.join("protocols")
+    }
+    /// Session and fork traces.
+    pub fn traces(&self) -> PathBuf {
+        self.root.join("traces")
+    }
+}
+
 /// Everything a run needs to know before it starts.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -524,6 +558,11 @@ impl Config {
                 *json_schema = on;
             }
         }
+    }
+
+    /// The files of the data directory, resolved once for a session.
+    pub fn data_paths(&self) -> Result<DataPaths, ConfigError> {
+        self.data_dir().map(|root| DataPaths { root })
     }
 
     pub fn data_dir(&self) -> Result<PathBuf, ConfigError> {

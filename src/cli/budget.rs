@@ -49,7 +49,7 @@ pub(super) fn plan(config: &Config, task: &str, budget: Option<f64>, tau: Option
 
 pub(super) fn experience_import(config: &Config, file: &std::path::Path) -> Result<ExitCode> {
     let records = switchyard::budget::experience::import_trajectories(file)?;
-    let path = session::experience_path(config)?;
+    let path = config.data_paths()?.experience();
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).wrap_err_with(|| format!("could not create {}", dir.display()))?;
     }
@@ -60,7 +60,7 @@ pub(super) fn experience_import(config: &Config, file: &std::path::Path) -> Resu
 }
 
 pub(super) fn experience_show(config: &Config) -> Result<ExitCode> {
-    let path = session::experience_path(config)?;
+    let path = config.data_paths()?.experience();
     let records = switchyard::budget::experience::ExperienceStore::read(&path)?;
     let mut per_tool: std::collections::BTreeMap<&str, (usize, usize)> = Default::default();
     for r in &records {

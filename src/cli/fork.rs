@@ -62,7 +62,7 @@ pub(super) fn fork(config: &Config, a: ForkArgs) -> Result<ExitCode> {
     }
     let trace = match &a.trace {
         Some(t) => t.clone(),
-        None => config.data_dir()?.join("traces").join(format!("fork-{}.jsonl", stamp())),
+        None => config.data_paths()?.traces().join(format!("fork-{}.jsonl", stamp())),
     };
     opts.trace = Some(trace.clone());
     let req = ForkRequest { parent: a.file.clone(), at: a.at, answer: a.answer.clone(), controls, pause: false };

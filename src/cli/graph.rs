@@ -32,7 +32,7 @@ pub(super) fn build(mut config: Config, trajectories: Option<PathBuf>) -> Result
     }
     let library = session::load_library(&config)?;
     let graph = session::build_graph(&config, &library)?;
-    let path = session::graph_path(&config)?;
+    let path = config.data_paths()?.graph();
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).wrap_err_with(|| format!("could not create {}", dir.display()))?;
     }
@@ -54,7 +54,7 @@ pub(super) fn build(mut config: Config, trajectories: Option<PathBuf>) -> Result
 
 pub(super) fn show(config: &Config, tool: &str, json: bool) -> Result<ExitCode> {
     let library = session::load_library(config)?;
-    let graph = session::load_graph(config, &library, GraphSource::Saved)?;
+    let graph = session::load_graph(config, config.data_paths().ok().as_ref(), &library, GraphSource::Saved)?;
     if !graph.contains(tool) {
         return Err(eyre!("no tool named '{tool}' in the graph"));
     }

@@ -50,7 +50,7 @@ pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
     opts.pace_ms = a.pace.unwrap_or(config.pace_ms);
     let trace = match a.session.trace {
         Some(t) => t,
-        None => config.data_dir()?.join("traces").join(format!("session-{}.jsonl", stamp())),
+        None => config.data_paths()?.traces().join(format!("session-{}.jsonl", stamp())),
     };
     opts.trace = Some(trace.clone());
     let prepared = session::prepare(config, &opts)?;
@@ -75,7 +75,7 @@ pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<Stri
     };
     // `f` in the replay: the same session goes on live from the cursor,
     // paused there so the user can change things first.
-    let trace = config.data_dir()?.join("traces").join(format!("fork-{}.jsonl", stamp()));
+    let trace = config.data_paths()?.traces().join(format!("fork-{}.jsonl", stamp()));
     let opts = SessionOptions {
         linger: true,
         pace_ms: config.pace_ms,

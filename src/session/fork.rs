@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    Config, ExperienceSource, GraphSource, Learnt, Prepared, SessionOptions, SetupError, TaskSource, experience_path,
-    load_task_list, shared,
+    Config, ExperienceSource, GraphSource, Learnt, Prepared, SessionOptions, SetupError, TaskSource, load_task_list,
+    shared,
 };
 use crate::budget::experience::ExperienceStore;
 use crate::engine::event::{Event, EventKind, TaskBrief};
@@ -106,7 +106,7 @@ pub fn prepare_fork(config: &Config, req: &ForkRequest, opts: &SessionOptions) -
     };
     // BTP's experience as the parent started from it (the store only
     // grows), read but not written; the prefix's runs add theirs again.
-    let mut records = ExperienceStore::read(&experience_path(config)?)
+    let mut records = ExperienceStore::read(&shared.data()?.experience())
         .map_err(|e| SetupError::Invalid(format!("experience: {e}")))?;
     if let Some(n) = experience {
         records.truncate(n as usize);

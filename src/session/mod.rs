@@ -13,7 +13,7 @@ pub mod fork;
 pub use crate::budget::ToolCosts;
 use crate::budget::btp::{BtpSetup, BudgetReport};
 use crate::budget::experience::ExperienceStore;
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, DataPaths};
 use crate::engine::host::Labels;
 use crate::engine::params::Params;
 use crate::engine::trace::{TraceError, TraceWriter};
@@ -171,15 +171,6 @@ pub fn with_costs(library: &ToolLibrary, costs: ToolCosts, seed: u64) -> Result<
     Ok(ToolLibrary::new(tools)?)
 }
 
-pub fn experience_path(config: &Config) -> Result<PathBuf, SetupError> {
-    Ok(config.data_dir()?.join("experience.jsonl"))
-}
-
-/// The classifier's label cache.
-pub fn categories_path(config: &Config) -> Result<PathBuf, SetupError> {
-    Ok(config.data_dir()?.join("categories.json"))
-}
-
 /// The library, and the MCP servers that serve some of its tools: they
 /// run while this (or a clone of `mcp`) lives.
 pub struct Tools {
@@ -244,10 +235,6 @@ pub fn load_task_list(config: &Config, source: &TaskSource, count: Option<usize>
     Ok(TaskList::cycling(tasks, len))
 }
 
-pub fn graph_path(config: &Config) -> Result<PathBuf, SetupError> {
-    Ok(config.data_dir()?.join("graph.json"))
-}
-
 /// ToolNet's static graph from the configured trajectories (uniform without).
 pub fn build_graph(config: &Config, library: &ToolLibrary) -> Result<ToolGraph, SetupError> {
     let names: Vec<String> = library.names().map(str::to_string).collect();
@@ -264,9 +251,14 @@ pub fn build_graph(config: &Config, library: &ToolLibrary) -> Result<ToolGraph, 
     Ok(graph)
 }
 
-pub fn load_graph(config: &Config, library: &ToolLibrary, source: GraphSource) -> Result<ToolGraph, SetupError> {
+pub fn load_graph(
+    config: &Config,
+    data: Option<&DataPaths>,
+    library: &ToolLibrary,
+    source: GraphSource,
+) -> Result<ToolGraph, SetupError> {
     if source == GraphSource::Saved {
-        let path = graph_path(config)?;
+        let path = need(data)?.graph();
         if path.exists() {
             return Ok(ToolGraph::load(&path)?);
         }
@@ -345,18 +337,18 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     // update, so a session killed mid-run keeps every finished task's.
     let (graph, graph_store) = match shared.strategy {
         StrategyKind::Toolnet if opts.save_graph => {
-            let (saved, store) = GraphStore::open(graph_path(config)?)?;
+            let (saved, store) = GraphStore::open(shared.data()?.graph())?;
             let graph = match (opts.graph, saved) {
                 (GraphSource::Saved, Some(g)) => g,
                 _ => build_graph(config, &shared.library)?,
             };
             (Some(graph), Some(store))
         }
-        StrategyKind::Toolnet => (Some(load_graph(config, &shared.library, opts.graph)?), None),
+        StrategyKind::Toolnet => (Some(load_graph(config, shared.data.as_ref(), &shared.library, opts.graph)?), None),
         StrategyKind::React | StrategyKind::Rewoo | StrategyKind::Atc => (None, None),
     };
     let experience = match &opts.experience {
-        ExperienceSource::DataDir => ExperienceStore::open(&experience_path(config)?)
+        ExperienceSource::DataDir => ExperienceStore::open(&shared.data()?.experience())
             .map_err(|e| SetupError::Invalid(format!("experience: {e}")))?,
         ExperienceSource::InMemory(records) => ExperienceStore::in_memory(records.clone()),
     };
@@ -386,6 +378,9 @@ pub struct Shared {
     /// Built once: a copy per engine costs far less than indexing the
     /// library again for every task of a concurrent eval.
     retriever: Retriever,
+    /// The data directory's files; None where there is no data directory
+    /// (what needs one then fails, naming why).
+    pub data: Option<DataPaths>,
 }
 
 /// The learnt state an engine starts from.
@@ -444,19 +439,30 @@ pub fn shared(config: &Config, opts: &SessionOptions) -> Result<Shared, SetupErr
                 .map_err(|e| SetupError::Invalid(format!("--fault: {e}")))?;
         }
     }
-    let retriever = match open_retriever(config, &library)? {
+    let data = config.data_paths().ok();
+    let retriever = match open_retriever(config, data.as_ref(), &library)? {
         Some(r) => r,
         None => Retriever::lexical(library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str()))),
     };
-    Ok(Shared { library, mcp, executor, models, strategy, seed, params, retriever })
+    Ok(Shared { library, mcp, executor, models, strategy, seed, params, retriever, data })
+}
+
+/// The data directory's files, or the error that says there is none.
+fn need(data: Option<&DataPaths>) -> Result<&DataPaths, SetupError> {
+    data.ok_or(SetupError::Config(ConfigError::NoDataDir))
 }
 
 impl Shared {
+    /// The data directory's files, or the error that says there is none.
+    pub fn data(&self) -> Result<&DataPaths, SetupError> {
+        need(self.data.as_ref())
+    }
+
     /// ToolNet's graph as the options ask for it (saved or from the
     /// trajectories), None for the strategies that walk none.
     pub fn graph(&self, config: &Config, opts: &SessionOptions) -> Result<Option<ToolGraph>, SetupError> {
         match self.strategy {
-            StrategyKind::Toolnet => Ok(Some(load_graph(config, &self.library, opts.graph)?)),
+            StrategyKind::Toolnet => Ok(Some(load_graph(config, self.data.as_ref(), &self.library, opts.graph)?)),
             StrategyKind::React | StrategyKind::Rewoo | StrategyKind::Atc => Ok(None),
         }
     }
@@ -496,7 +502,7 @@ impl Shared {
         setup.pace = Duration::from_millis(opts.pace_ms);
         setup.linger = opts.linger;
         // Without a data directory rewoo still runs; it only classifies every session.
-        setup.label_cache = if opts.fresh_categories { None } else { categories_path(config).ok() };
+        setup.label_cache = if opts.fresh_categories { None } else { self.data.as_ref().map(DataPaths::categories) };
         let mut btp = BtpSetup::new(learnt.experience);
         btp.enforce = opts.btp.unwrap_or(config.btp.enabled);
         btp.lambda = config.btp.lambda;
@@ -509,7 +515,7 @@ impl Shared {
         setup.retriever = Some(self.retriever.clone());
         setup.requery = config.retrieval.requery;
         if self.strategy == StrategyKind::Atc {
-            setup.protocols = open_protocols(config, &setup.library)?;
+            setup.protocols = open_protocols(self.data.as_ref(), &setup.library)?;
         }
         setup.executor = self.executor.clone();
         setup.fork = opts.fork.clone();
@@ -526,9 +532,9 @@ impl Shared {
 /// The probed protocols of `DATA_DIR/protocols`, each checked now: a file
 /// that cannot be read is an error naming it before anything runs. No data
 /// directory: probes last for the session only.
-fn open_protocols(config: &Config, library: &ToolLibrary) -> Result<Option<ProtocolStore>, SetupError> {
-    let Ok(data) = config.data_dir() else { return Ok(None) };
-    let store = ProtocolStore::new(data.join("protocols"));
+fn open_protocols(data: Option<&DataPaths>, library: &ToolLibrary) -> Result<Option<ProtocolStore>, SetupError> {
+    let Some(data) = data else { return Ok(None) };
+    let store = ProtocolStore::new(data.protocols());
     if store.dir().is_dir() {
         for t in library.tools() {
             store.load(t).map_err(|e| SetupError::Invalid(e.to_string()))?;
@@ -539,11 +545,15 @@ fn open_protocols(config: &Config, library: &ToolLibrary) -> Result<Option<Proto
 
 /// The config's retriever over `library`; None keeps the engine's BM25 (the
 /// default, which needs no data directory).
-pub fn open_retriever(config: &Config, library: &ToolLibrary) -> Result<Option<Retriever>, SetupError> {
+pub fn open_retriever(
+    config: &Config,
+    data: Option<&DataPaths>,
+    library: &ToolLibrary,
+) -> Result<Option<Retriever>, SetupError> {
     if config.retrieval.embedder == EmbedderKind::Lexical {
         return Ok(None);
     }
-    let data = config.data_dir()?;
+    let data = need(data)?.root().to_path_buf();
     let Some(embedder) = config.retrieval.embedder(&data)? else {
         return Ok(None);
     };
