@@ -168,7 +168,7 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
     grouped.sort_by_key(|(label, _)| order(label));
     let metrics: Vec<Metrics> = grouped.iter().map(|(label, rs)| Metrics::from_rows(label.clone(), rs)).collect();
     if let Some(p) = &a.plot {
-        plot(p, &metrics)?;
+        switchyard::eval::plot::strategies(p, &metrics)?;
     }
     // Settings under a budget say so in their label (`btp on|off`).
     let budgeted = rows.iter().any(|r| r.budget.is_some()) || settings.iter().any(|s| s.label.contains(" btp "));
@@ -493,33 +493,4 @@ fn matrix_axis(spec: &str) -> Result<(Role, Vec<String>)> {
         return Err(eyre!("--matrix {spec}: an empty model name"));
     }
     Ok((role, models))
-}
-
-/// The rows as grouped bars: what was solved (or answered, where nothing
-/// can be judged), and the path measures where there are gold tools.
-fn plot(path: &std::path::Path, rows: &[Metrics]) -> Result<()> {
-    use super::chart::{COLOURS, Series, grouped_bars};
-    let judged = rows.iter().any(|m| m.judged > 0);
-    let mut series = vec![Series {
-        label: if judged { "success".into() } else { "answered".into() },
-        colour: COLOURS[0],
-        values: rows
-            .iter()
-            .map(|m| if judged { m.success_rate.map(|r| 100.0 * r) } else { Some(100.0 * m.answered_rate) })
-            .collect(),
-    }];
-    if rows.iter().any(|m| m.path_pct.is_some()) {
-        series.push(Series {
-            label: "Path%".into(),
-            colour: COLOURS[2],
-            values: rows.iter().map(|m| m.path_pct).collect(),
-        });
-        series.push(Series {
-            label: "Prec%".into(),
-            colour: COLOURS[4],
-            values: rows.iter().map(|m| m.prec_pct).collect(),
-        });
-    }
-    let names: Vec<String> = rows.iter().map(|m| m.label.clone()).collect();
-    grouped_bars(path, "Strategies on the same tasks (%)", &names, &series)
 }

@@ -5,14 +5,12 @@
 mod args;
 mod bench;
 mod budget;
-mod chart;
 mod debug;
 mod eval;
 mod fork;
 mod graph;
 mod heads;
 mod otel;
-mod plots;
 mod probe;
 mod progress;
 mod report;

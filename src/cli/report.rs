@@ -21,7 +21,7 @@ use switchyard::eval::markdown;
 use switchyard::eval::metrics::{budget_table, table};
 use switchyard::eval::summary::{self, Summary};
 
-use super::plots;
+use switchyard::eval::plot;
 
 /// The report's file name inside an eval's folder.
 pub(crate) const REPORT: &str = "report.md";
@@ -86,7 +86,7 @@ pub(crate) fn write_report(dir: &Path) -> Result<Vec<PathBuf>> {
 pub(crate) fn write_report_with(dir: &Path, fault: Option<&FaultSource>) -> Result<Written> {
     let data = summary::load(dir)?;
     let summary = summary::summarize(&data.meta, &data.rows, data.torn);
-    let mut plots_written = vec![plots::overview(dir, &summary)?];
+    let mut plots_written = vec![plot::overview(dir, &summary)?];
     let mut parameters: Vec<&str> = Vec::new();
     for s in &summary.sweeps {
         if !parameters.contains(&s.parameter.as_str()) {
@@ -94,16 +94,16 @@ pub(crate) fn write_report_with(dir: &Path, fault: Option<&FaultSource>) -> Resu
         }
     }
     for p in parameters {
-        plots_written.push(plots::sweep(dir, &summary, p)?);
+        plots_written.push(plot::sweep(dir, &summary, p)?);
     }
     if let Some(m) = &summary.matrix
-        && let Some(w) = plots::matrix(dir, m, &summary.meta.cost_unit)?
+        && let Some(w) = plot::matrix(dir, m, &summary.meta.cost_unit)?
     {
         plots_written.push(w);
     }
     let mut extra = Vec::new();
     if let Some(figure) = fault_data(dir, fault, &mut extra)? {
-        plots_written.push(plots::fault(dir, &figure)?);
+        plots_written.push(plot::fault(dir, &figure)?);
     }
     let links: Vec<markdown::PlotLink> = plots_written.iter().map(|w| w.link.clone()).collect();
     let report_path = dir.join(REPORT);

@@ -1,17 +1,13 @@
-//! `soak-plot` (hidden; `scripts/soak.sh` calls it): the soak's figure,
-//! RSS against tasks finished (headless sessions), trace bytes per task
-//! against tasks, and RSS against minutes (the workbench), as SVG and PNG.
-//!
-//! It reads the samplers' CSV files: headless `secs,tasks,rss_kb,trace_bytes`,
-//! workbench `secs,rss_kb,runs,events`, each with a header line.
+//! `soak-plot` (hidden; `scripts/soak.sh` calls it): the soak's figure, as
+//! SVG and PNG, from the samplers' CSV files.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::Args;
-use color_eyre::eyre::{Result, WrapErr, eyre};
-use plotters::prelude::*;
+use color_eyre::eyre::{Result, eyre};
 
-use super::chart::{COLOURS, write_png, write_svg};
+use switchyard::eval::plot::{SoakSeries, soak};
 
 #[derive(Args, Debug)]
 pub(super) struct SoakPlotArgs {
@@ -26,108 +22,18 @@ pub(super) struct SoakPlotArgs {
     workbench: Option<String>,
 }
 
-/// Rows of numbers from a CSV file with a header.
-fn read_csv(path: &Path) -> Result<Vec<Vec<f64>>> {
-    let text = std::fs::read_to_string(path).wrap_err_with(|| format!("{}", path.display()))?;
-    Ok(text
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split(',').map(|v| v.trim().parse::<f64>().ok()).collect::<Option<Vec<f64>>>())
-        .collect())
-}
-
-type Line = (String, Vec<(f64, f64)>);
-
-pub(super) fn soak_plot(a: SoakPlotArgs) -> Result<std::process::ExitCode> {
-    let mut rss_tasks: Vec<Line> = Vec::new();
-    let mut trace_per_task: Vec<Line> = Vec::new();
+pub(super) fn soak_plot(a: SoakPlotArgs) -> Result<ExitCode> {
+    let series = |label: &str, file: &str| SoakSeries { label: label.into(), file: file.into() };
+    let mut headless = Vec::new();
     for spec in &a.headless {
         let (label, file) = spec.split_once('=').ok_or_else(|| eyre!("--headless {spec}: LABEL=FILE"))?;
-        let rows = read_csv(Path::new(file))?;
-        let rss = rows.iter().filter(|r| r.len() >= 4 && r[1] > 0.0).map(|r| (r[1], r[2] / 1024.0)).collect();
-        rss_tasks.push((label.to_string(), rss));
-        // Bytes per task from one sample to the next, so a growing cost shows
-        // as a rising line rather than hiding in an average.
-        let mut per = Vec::new();
-        for w in rows.windows(2).filter(|w| w[0].len() >= 4 && w[1].len() >= 4 && w[1][1] > w[0][1]) {
-            per.push((w[1][1], (w[1][3] - w[0][3]) / (w[1][1] - w[0][1]) / 1024.0));
-        }
-        trace_per_task.push((label.to_string(), per));
+        headless.push(series(label, file));
     }
-    let mut rss_minutes: Vec<Line> = Vec::new();
-    if let Some(spec) = &a.workbench {
+    let workbench = a.workbench.as_deref().map(|spec| {
         let (label, file) = spec.split_once('=').unwrap_or(("workbench, pace 0", spec));
-        let rows = read_csv(Path::new(file))?;
-        rss_minutes.push((
-            label.to_string(),
-            rows.iter().filter(|r| r.len() >= 2).map(|r| (r[0] / 60.0, r[1] / 1024.0)).collect(),
-        ));
-    }
-    std::fs::create_dir_all(&a.out).wrap_err_with(|| format!("{}", a.out.display()))?;
-    let panels: [(&str, &str, &str, &[Line]); 3] = [
-        ("RSS against tasks (headless)", "tasks finished", "RSS (MB)", &rss_tasks),
-        ("Trace per task (headless)", "tasks finished", "KB of trace per task", &trace_per_task),
-        ("RSS against time (workbench)", "minutes", "RSS (MB)", &rss_minutes),
-    ];
-    let (width, height) = (1500u32, 520u32);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
-        let fail = |e: String| eyre!("could not draw the soak's figure: {e}");
-        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-        let root = root.titled("Soak: memory and trace size", ("sans-serif", 20)).map_err(|e| fail(e.to_string()))?;
-        for (area, (title, x_desc, y_desc, lines)) in root.split_evenly((1, 3)).iter().zip(panels) {
-            draw_panel(area, title, x_desc, y_desc, lines).map_err(fail)?;
-        }
-        root.present().map_err(|e| fail(e.to_string()))?;
-    }
-    let svg_path = a.out.join("soak.svg");
-    write_svg(&svg_path, &svg)?;
-    write_png(&a.out.join("soak.png"), &svg)?;
-    println!("{}\n{}", svg_path.display(), a.out.join("soak.png").display());
-    Ok(std::process::ExitCode::SUCCESS)
-}
-
-fn draw_panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    title: &str,
-    x_desc: &str,
-    y_desc: &str,
-    lines: &[Line],
-) -> std::result::Result<(), String> {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    let pts = lines.iter().flat_map(|l| l.1.iter());
-    let (x1, y1) = pts.fold((1.0f64, 1.0f64), |(x, y), p| (x.max(p.0), y.max(p.1)));
-    let mut c = ChartBuilder::on(area)
-        .caption(title, ("sans-serif", 16))
-        .margin(14)
-        .x_label_area_size(40)
-        .y_label_area_size(56)
-        .build_cartesian_2d(0f64..x1 * 1.02, 0f64..y1 * 1.15)
-        .map_err(err)?;
-    c.configure_mesh()
-        .x_desc(x_desc)
-        .y_desc(y_desc)
-        // Whole numbers, but tenths over a short span (a few minutes).
-        .x_label_formatter(&|x| if x1 < 10.0 { format!("{x:.1}") } else { format!("{x:.0}") })
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .light_line_style(RGBColor(240, 240, 240))
-        .draw()
-        .map_err(err)?;
-    for (k, (label, points)) in lines.iter().enumerate() {
-        let colour = COLOURS[(k * 2) % COLOURS.len()];
-        c.draw_series(LineSeries::new(points.iter().copied(), colour.stroke_width(2)))
-            .map_err(err)?
-            .label(label.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(3)));
-    }
-    if !lines.is_empty() {
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(err)?;
-    }
-    Ok(())
+        series(label, file)
+    });
+    let [svg, png] = soak(&a.out, &headless, workbench.as_ref())?;
+    println!("{}\n{}", svg.display(), png.display());
+    Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,7 @@ pub mod figures;
 pub mod markdown;
 pub mod metrics;
 mod numeric;
+pub mod plot;
 pub mod results;
 pub mod retrieval;
 pub mod summary;

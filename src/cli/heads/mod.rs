@@ -32,7 +32,7 @@ use switchyard::retrieve::{Bm25Index, Embedder};
 
 use super::progress::{bar, embed_cached};
 use data::{Example, Ranked, examples, judge_examples, seeded, split_tools};
-use report::{Prf, chart, dump, plot, prf, show};
+use report::{Prf, dump, prf, show};
 
 #[derive(Subcommand, Debug)]
 pub(super) enum HeadsCmd {
@@ -351,10 +351,10 @@ fn train(config: &Config, a: TrainArgs) -> Result<ExitCode> {
     heads.set_summary(summary.to_string());
     heads.save(&a.out)?;
     if let Some(p) = &a.plot {
-        plot(p, &logs)?;
+        switchyard::eval::plot::loss_curve(p, &logs)?;
     }
     if let Some(p) = &a.chart {
-        chart(p, &rows)?;
+        switchyard::eval::plot::selection_chart(p, &rows)?;
     }
     if a.json {
         let rows: Vec<_> = rows.iter().map(|(n, s, u)| json!({"retriever": n, "seen": s, "unseen": u})).collect();

@@ -1,29 +1,39 @@
-//! Figures people compare, drawn as well as printed: grouped bars (one
-//! group per row of a table, one bar per measure), written as SVG, and the
-//! PNG twin of any drawn SVG.
-//!
-//! The PNG is the SVG rendered by resvg, not drawn a second time by
-//! plotters' bitmap backend: that backend has text only through fonts found
-//! by fontconfig (`ttf`) or registered by hand (`ab_glyph`, which cannot
-//! rotate an axis title). resvg is given DejaVu Sans, compiled into the
-//! binary by the `dejavu` crate, and no system font, so a PNG reads the same
-//! on a machine with no fonts installed, and always matches its SVG.
+//! What the plots share: grouped bars (one group per row of a table, one bar
+//! per measure), the palette, and the writing of an SVG with its PNG twin.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use color_eyre::eyre::{Result, WrapErr, eyre};
 use plotters::style::RGBColor;
+
+/// Why a figure was not written. Each names the file it was for.
+#[derive(thiserror::Error, Debug)]
+pub enum PlotError {
+    #[error("{}: could not draw {what}: {why}", path.display())]
+    Draw { path: PathBuf, what: String, why: String },
+    #[error("{}: could not render the PNG: {why}", path.display())]
+    Render { path: PathBuf, why: String },
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+}
+
+pub(super) type Result<T> = std::result::Result<T, PlotError>;
+
+/// A drawing error as [`PlotError::Draw`] of `what` for `path`.
+pub(super) fn draw_error(path: &Path, what: &str) -> impl Fn(String) -> PlotError {
+    let (path, what) = (path.to_path_buf(), what.to_string());
+    move |why| PlotError::Draw { path: path.clone(), what: what.clone(), why }
+}
 
 /// One bar per group: its legend, its colour, and its value in each group
 /// (a percentage; None leaves the bar out).
-pub(super) struct Series {
+pub struct Series {
     pub label: String,
     pub colour: RGBColor,
     pub values: Vec<Option<f64>>,
 }
 
 /// The palette bars take in order.
-pub(super) const COLOURS: [RGBColor; 6] = [
+pub const COLOURS: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(158, 202, 225),
     RGBColor(214, 39, 40),
@@ -33,9 +43,9 @@ pub(super) const COLOURS: [RGBColor; 6] = [
 ];
 
 /// Grouped bars of percentages under `title`, one group per name.
-pub(super) fn grouped_bars(path: &Path, title: &str, groups: &[String], series: &[Series]) -> Result<()> {
+pub fn grouped_bars(path: &Path, title: &str, groups: &[String], series: &[Series]) -> Result<()> {
     use plotters::prelude::*;
-    let fail = |e: String| eyre!("{}: could not draw the chart: {e}", path.display());
+    let fail = draw_error(path, "the chart");
     let mut svg = String::new();
     {
         let width = (240 + 160 * groups.len() as u32).clamp(640, 1600);
@@ -90,14 +100,15 @@ pub(super) fn grouped_bars(path: &Path, title: &str, groups: &[String], series: 
 }
 
 /// Writes a drawn picture atomically: a kill mid-write keeps the old one.
-pub(super) fn write_svg(path: &Path, svg: &str) -> Result<()> {
+pub fn write_svg(path: &Path, svg: &str) -> Result<()> {
     write_atomic(path, svg.as_bytes())
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
-    let mut file = atomic_write_file::AtomicWriteFile::open(path).wrap_err_with(|| format!("{}", path.display()))?;
-    file.write_all(bytes).and_then(|()| file.commit()).wrap_err_with(|| format!("{}", path.display()))
+    let io = |source| PlotError::Io { path: path.to_path_buf(), source };
+    let mut file = atomic_write_file::AtomicWriteFile::open(path).map_err(io)?;
+    file.write_all(bytes).and_then(|()| file.commit()).map_err(io)
 }
 
 /// How many PNG pixels per SVG unit: twice, so text stays sharp when the
@@ -122,9 +133,9 @@ fn fonts() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
 }
 
 /// The SVG rendered to PNG at `path`, on white.
-pub(super) fn write_png(path: &Path, svg: &str) -> Result<()> {
+pub fn write_png(path: &Path, svg: &str) -> Result<()> {
     use resvg::{tiny_skia, usvg};
-    let fail = |e: String| eyre!("{}: could not render the PNG: {e}", path.display());
+    let fail = |why: String| PlotError::Render { path: path.to_path_buf(), why };
     let opt = usvg::Options { fontdb: fonts(), font_family: "DejaVu Sans".into(), ..Default::default() };
     let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| fail(e.to_string()))?;
     let size = tree.size();

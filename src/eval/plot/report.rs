@@ -7,16 +7,15 @@
 
 use std::path::{Path, PathBuf};
 
-use color_eyre::eyre::{Result, eyre};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use switchyard::eval::fault_figure::FaultFigure;
-use switchyard::eval::markdown::PlotLink;
-use switchyard::eval::summary::{Matrix, Summary, SweepSeries};
-
-use super::chart::{COLOURS, write_png, write_svg};
+use super::draw::{COLOURS, PlotError, Result, Series, grouped_bars, write_png, write_svg};
+use crate::eval::fault_figure::FaultFigure;
+use crate::eval::markdown::PlotLink;
+use crate::eval::metrics::Metrics;
+use crate::eval::summary::{Matrix, Summary, SweepSeries};
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 type Drawn = std::result::Result<(), String>;
@@ -45,7 +44,7 @@ fn err(e: impl std::fmt::Display) -> String {
 }
 
 /// A plot written: its link for the report and its two files.
-pub(super) struct Written {
+pub struct Written {
     pub link: PlotLink,
     pub files: [PathBuf; 2],
 }
@@ -61,7 +60,7 @@ fn save(dir: &Path, name: &str, title: &str, size: (u32, u32), draw: impl FnOnce
             .map_err(err)
             .and_then(|()| draw(&root))
             .and_then(|()| root.present().map_err(err))
-            .map_err(|e| eyre!("{}: could not draw {title}: {e}", svg_path.display()))?;
+            .map_err(|why| PlotError::Draw { path: svg_path.clone(), what: title.into(), why })?;
     }
     write_svg(&svg_path, &svg)?;
     write_png(&png_path, &svg)?;
@@ -116,13 +115,13 @@ fn label_width<'a>(names: impl Iterator<Item = &'a str>) -> u32 {
 }
 
 fn short(name: &str) -> String {
-    switchyard::text::ellipsis(name, 44)
+    crate::text::ellipsis(name, 44)
 }
 
 /// Success (or answered) and cost per setting, as two panels of horizontal
 /// bars sharing the settings' names on the left. When tasks are judged,
 /// the answered share shows light behind the success bar.
-pub(super) fn overview(dir: &Path, s: &Summary) -> Result<Written> {
+pub fn overview(dir: &Path, s: &Summary) -> Result<Written> {
     let judged = s.judged();
     let unit = s.meta.cost_unit.clone();
     let names: Vec<String> = s.settings.iter().map(|x| short(&x.setting)).collect();
@@ -236,14 +235,14 @@ const LINE_COLOURS: [RGBColor; 6] = [
 /// One swept parameter: the pass rate (PBC under a budget, else success or
 /// answered) and the average cost against the swept value, a line per
 /// series (BTP's Figure 3).
-pub(super) fn sweep(dir: &Path, s: &Summary, parameter: &str) -> Result<Written> {
+pub fn sweep(dir: &Path, s: &Summary, parameter: &str) -> Result<Written> {
     let series: Vec<&SweepSeries> = s.sweeps.iter().filter(|x| x.parameter == parameter).collect();
     let budgeted = s.settings.iter().any(|x| x.budgeted && x.sweep.as_ref().is_some_and(|w| w.name == parameter));
     let judged = s.judged();
     let unit = s.meta.cost_unit.clone();
     // A point with nothing judged is left out: a rate of 0 there would read
     // as failure, not as unknown.
-    let (rate_name, rate): (&str, fn(&switchyard::eval::summary::SweepPoint) -> Option<f64>) = if budgeted && judged {
+    let (rate_name, rate): (&str, fn(&crate::eval::summary::SweepPoint) -> Option<f64>) = if budgeted && judged {
         ("PBC: solved within the budget (%)", |p| p.pbc.map(|r| 100.0 * r))
     } else if budgeted {
         ("answered within the budget (%)", |p| Some(100.0 * p.answered_within_budget))
@@ -329,7 +328,7 @@ fn heat(pct: f64) -> RGBColor {
 /// by accuracy (answered share when nothing is judged) and showing it with
 /// the cost per task. None when two settings share a cell (a third varied
 /// role), where a map would hide one of them: the table shows all.
-pub(super) fn matrix(dir: &Path, m: &Matrix, unit: &str) -> Result<Option<Written>> {
+pub fn matrix(dir: &Path, m: &Matrix, unit: &str) -> Result<Option<Written>> {
     let axis = |k: usize| -> Vec<String> {
         let mut v: Vec<String> = Vec::new();
         for c in &m.cells {
@@ -342,7 +341,7 @@ pub(super) fn matrix(dir: &Path, m: &Matrix, unit: &str) -> Result<Option<Writte
     };
     let rows = axis(0);
     let cols = if m.axes.len() > 1 { axis(1) } else { vec![String::new()] };
-    let at = |c: &switchyard::eval::summary::MatrixCell| {
+    let at = |c: &crate::eval::summary::MatrixCell| {
         let r = rows.iter().position(|x| Some(x) == c.models.first()).unwrap_or(0);
         let k = if m.axes.len() > 1 { cols.iter().position(|x| Some(x) == c.models.get(1)).unwrap_or(0) } else { 0 };
         (r, k)
@@ -441,7 +440,7 @@ fn colour_bar(area: &Area, measure: &str) -> Drawn {
 /// ToolNet's Figure 4: the scores of the broken tool and its backup (top)
 /// and the weights of the edges into them (bottom) over the iterations,
 /// with the moment of the fault marked.
-pub(super) fn fault(dir: &Path, f: &FaultFigure) -> Result<Written> {
+pub fn fault(dir: &Path, f: &FaultFigure) -> Result<Written> {
     let last = f.broken_score.iter().chain(&f.backup_score).map(|p| p.0).max().unwrap_or(1).max(1);
     let range = |series: [&Points; 2]| {
         let (lo, hi) = series
@@ -506,4 +505,32 @@ pub(super) fn fault(dir: &Path, f: &FaultFigure) -> Result<Written> {
         }
         legend(&strip, &entries)
     })
+}
+
+/// `eval --plot`'s rows as grouped bars: what was solved (or answered, where
+/// nothing can be judged), and the path measures where there are gold tools.
+pub fn strategies(path: &Path, rows: &[Metrics]) -> Result<()> {
+    let judged = rows.iter().any(|m| m.judged > 0);
+    let mut series = vec![Series {
+        label: if judged { "success".into() } else { "answered".into() },
+        colour: COLOURS[0],
+        values: rows
+            .iter()
+            .map(|m| if judged { m.success_rate.map(|r| 100.0 * r) } else { Some(100.0 * m.answered_rate) })
+            .collect(),
+    }];
+    if rows.iter().any(|m| m.path_pct.is_some()) {
+        series.push(Series {
+            label: "Path%".into(),
+            colour: COLOURS[2],
+            values: rows.iter().map(|m| m.path_pct).collect(),
+        });
+        series.push(Series {
+            label: "Prec%".into(),
+            colour: COLOURS[4],
+            values: rows.iter().map(|m| m.prec_pct).collect(),
+        });
+    }
+    let names: Vec<String> = rows.iter().map(|m| m.label.clone()).collect();
+    grouped_bars(path, "Strategies on the same tasks (%)", &names, &series)
 }
