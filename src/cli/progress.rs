@@ -1,11 +1,10 @@
 //! Progress that long commands show on stderr: a bar with done/total and
 //! the time left, and embedding through the vector cache behind one.
 
-use color_eyre::eyre::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use switchyard::retrieve::Embedder;
 use switchyard::retrieve::cache::VectorCache;
+use switchyard::retrieve::{EmbedError, Embedder};
 
 /// Vectors of `texts` in order, from the session's vector cache
 /// (`DATA_DIR/retrieval`, keyed by the text's sha256) when known, the rest
@@ -15,7 +14,7 @@ pub(super) fn embed_cached(
     texts: &[String],
     cache: &mut VectorCache,
     what: &str,
-) -> Result<Vec<Vec<f32>>> {
+) -> Result<Vec<Vec<f32>>, EmbedError> {
     let bar = bar(texts.len() as u64, &format!("embedding {what}"));
     let mut out = Vec::with_capacity(texts.len());
     for chunk in texts.chunks(128) {

@@ -10,6 +10,7 @@ pub mod bm25;
 pub mod cache;
 pub mod cotools;
 pub mod embed;
+pub mod heads_training;
 pub mod http_embed;
 pub mod index;
 pub mod minilm;

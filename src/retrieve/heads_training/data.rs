@@ -1,31 +1,32 @@
-//! What `heads` reads and how it is split: (query, tool) examples from an
+//! What training reads and how it is split: (query, tool) examples from an
 //! annotated call-text file or a question file, the seeded tool-level
-//! splits, judge examples from call positions, and embedding through a
-//! small on-disk vector cache (the same texts are embedded on every run).
+//! splits, and judge examples from call positions.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use color_eyre::eyre::{Result, WrapErr, eyre};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use switchyard::dataset::cotools::{CallText, Question, ToolPool};
+use super::error::TrainingError;
+use crate::dataset::cotools::{CallText, Question, ToolPool};
+
+type Result<T> = std::result::Result<T, TrainingError>;
 
 /// A query and the pool position of its tool.
 #[derive(Debug, Clone)]
-pub(super) struct Example {
-    pub(super) query: String,
-    pub(super) tool: usize,
+pub struct Example {
+    pub query: String,
+    pub tool: usize,
 }
 
 /// Examples from `path`: an annotated call-text file (`text` with calls)
 /// gives one per call; a question file with `tool` gives one per line.
 /// A tool missing from the pool is an error naming the line.
-pub(super) fn examples(path: &Path, pool: &ToolPool, pool_path: &Path) -> Result<Vec<Example>> {
+pub fn examples(path: &Path, pool: &ToolPool, pool_path: &Path) -> Result<Vec<Example>> {
     let first = std::fs::read_to_string(path)
-        .wrap_err_with(|| format!("could not read {}", path.display()))?
+        .map_err(|source| TrainingError::Io { path: path.into(), source })?
         .lines()
         .find(|l| !l.trim().is_empty())
         .map(|l| l.contains("\"text\""))
@@ -41,12 +42,13 @@ pub(super) fn examples(path: &Path, pool: &ToolPool, pool_path: &Path) -> Result
         }
     }
     if raw.is_empty() {
-        return Err(eyre!("{}: no examples (an empty file?)", path.display()));
+        return Err(TrainingError::Data { path: path.into(), why: "no examples (an empty file?)".into() });
     }
     raw.into_iter()
         .map(|(line, query, tool)| {
-            let pos = pool.position(&tool).ok_or_else(|| {
-                eyre!("{}: record {line}: tool `{tool}` is not in {}", path.display(), pool_path.display())
+            let pos = pool.position(&tool).ok_or_else(|| TrainingError::Data {
+                path: path.into(),
+                why: format!("record {line}: tool `{tool}` is not in {}", pool_path.display()),
             })?;
             Ok(Example { query, tool: pos })
         })
@@ -55,11 +57,7 @@ pub(super) fn examples(path: &Path, pool: &ToolPool, pool_path: &Path) -> Result
 
 /// The distinct tools of `examples` split by a seeded shuffle: `share` of
 /// them (rounded) in the first set, the rest in the second.
-pub(super) fn split_tools(
-    examples: &[Example],
-    share: f64,
-    rng: &mut ChaCha8Rng,
-) -> (BTreeSet<usize>, BTreeSet<usize>) {
+pub fn split_tools(examples: &[Example], share: f64, rng: &mut ChaCha8Rng) -> (BTreeSet<usize>, BTreeSet<usize>) {
     let mut tools: Vec<usize> = examples.iter().map(|e| e.tool).collect::<BTreeSet<_>>().into_iter().collect();
     tools.shuffle(rng);
     let cut = ((tools.len() as f64) * share).round() as usize;
@@ -67,7 +65,7 @@ pub(super) fn split_tools(
     (a.iter().copied().collect(), b.iter().copied().collect())
 }
 
-pub(super) fn seeded(seed: u64) -> ChaCha8Rng {
+pub fn seeded(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)
 }
 
@@ -77,7 +75,7 @@ pub(super) fn seeded(seed: u64) -> ChaCha8Rng {
 /// A prefix is cut to its last `window` words: whether a tool is due
 /// depends on what was just written, and a mean-pooled embedder blurs a
 /// long text's ending into its beginning.
-pub(super) fn judge_examples(
+pub fn judge_examples(
     path: &Path,
     window: usize,
     negatives: Option<usize>,
@@ -104,7 +102,7 @@ pub(super) fn judge_examples(
         out.push(one);
     }
     if out.is_empty() {
-        return Err(eyre!("{}: no annotated texts", path.display()));
+        return Err(TrainingError::Data { path: path.into(), why: "no annotated texts".into() });
     }
     Ok(out)
 }
@@ -115,10 +113,10 @@ fn tail(text: &str, words: usize) -> String {
 }
 
 /// Queries ready to rank: raw vectors, BM25 scores, gold tools.
-pub(crate) struct Ranked<'a> {
-    pub(crate) vectors: Vec<&'a [f32]>,
-    pub(crate) lexical: Vec<Vec<f32>>,
-    pub(crate) gold: Vec<usize>,
+pub struct Ranked<'a> {
+    pub vectors: Vec<&'a [f32]>,
+    pub lexical: Vec<Vec<f32>>,
+    pub gold: Vec<usize>,
 }
 
 #[cfg(test)]

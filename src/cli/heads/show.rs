@@ -1,42 +1,13 @@
-//! What `heads` prints and draws: the validation dump, the loss curve, a
-//! trained file's summary and the judge's precision and recall.
+//! `heads show`: a trained heads or judge file's embedder, sizes and
+//! training summary.
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use color_eyre::eyre::{Result, WrapErr};
+use color_eyre::eyre::Result;
 use serde_json::json;
 
-use switchyard::dataset::cotools::ToolPool;
-use switchyard::retrieve::blend::blend;
 use switchyard::retrieve::cotools::{Heads, Judge};
-use switchyard::retrieve::embed::dot;
-use switchyard::retrieve::train::rank_of;
-
-use super::data::Ranked;
-
-pub(super) fn dump(
-    path: &Path,
-    set: &Ranked,
-    texts: &[&str],
-    tools: &[Vec<f32>],
-    heads: &Heads,
-    w: f32,
-    pool: &ToolPool,
-) -> Result<()> {
-    let encoded = heads.encode_tools(tools);
-    let mut out = String::new();
-    for (i, text) in texts.iter().enumerate() {
-        let q = heads.encode_query(set.vectors[i]);
-        let dense: Vec<f32> = encoded.iter().map(|t| dot(&q, t)).collect();
-        let scores = blend(&set.lexical[i], &dense, w);
-        let top: Vec<&str> =
-            switchyard::retrieve::index::top_k_of(&scores, 3).iter().map(|&(t, _)| pool.tools[t].id.as_str()).collect();
-        let line = json!({"query": text, "gold": pool.tools[set.gold[i]].id, "rank": rank_of(&scores, set.gold[i]), "top": top});
-        out.push_str(&format!("{line}\n"));
-    }
-    std::fs::write(path, out).wrap_err_with(|| format!("{}", path.display()))
-}
 
 pub(super) fn show(file: &Path, n: usize, json: bool) -> Result<ExitCode> {
     let heads = match Heads::load(file) {
@@ -86,29 +57,4 @@ fn show_judge(j: &Judge, file: &Path, json: bool) -> Result<ExitCode> {
         println!("training: {}", serde_json::to_string_pretty(&summary)?);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-#[derive(Debug, Clone, Copy, serde::Serialize)]
-pub(super) struct Prf {
-    pub(super) precision: f32,
-    pub(super) recall: f32,
-    pub(super) f1: f32,
-    pub(super) positives: usize,
-    pub(super) n: usize,
-}
-
-pub(super) fn prf(scores: &[f32], labels: &[bool], threshold: f32) -> Prf {
-    let (mut tp, mut fp, mut fneg) = (0usize, 0usize, 0usize);
-    for (&s, &l) in scores.iter().zip(labels) {
-        match (s > threshold, l) {
-            (true, true) => tp += 1,
-            (true, false) => fp += 1,
-            (false, true) => fneg += 1,
-            _ => {}
-        }
-    }
-    let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f32 / b as f32 };
-    let (precision, recall) = (ratio(tp, tp + fp), ratio(tp, tp + fneg));
-    let f1 = if precision + recall > 0.0 { 2.0 * precision * recall / (precision + recall) } else { 0.0 };
-    Prf { precision, recall, f1, positives: tp + fneg, n: labels.len() }
 }

@@ -1,0 +1,114 @@
+use std::path::Path;
+
+use super::*;
+use crate::retrieve::embed::EmbedError;
+use crate::retrieve::train::TrainProgress;
+
+/// Words hashed into a small vector: queries about a tool share its words.
+struct WordHooks {
+    embedded: Vec<String>,
+    runs: Vec<(String, usize)>,
+}
+
+impl Hooks for WordHooks {
+    fn embed(&mut self, texts: &[String], what: &str) -> std::result::Result<Vec<Vec<f32>>, EmbedError> {
+        self.embedded.push(what.to_owned());
+        Ok(texts.iter().map(|t| words(t)).collect())
+    }
+    fn start(&mut self, what: &str, steps: usize) {
+        self.runs.push((what.to_owned(), steps));
+    }
+    fn step(&mut self, _: &str, _: &TrainProgress) {}
+    fn finish(&mut self) {}
+}
+
+fn words(text: &str) -> Vec<f32> {
+    let mut v = [0.0f32; 32];
+    for w in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        let h = w.to_lowercase().bytes().fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(b as u32));
+        v[(h % 32) as usize] += 1.0;
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+    v.iter().map(|x| x / norm).collect()
+}
+
+const TOOLS: [(&str, &str); 8] = [
+    ("weather", "forecast rain sun temperature"),
+    ("stocks", "share price market ticker"),
+    ("flights", "airport plane departure gate"),
+    ("recipes", "cook ingredients oven dinner"),
+    ("movies", "film cinema actor showing"),
+    ("music", "song album singer concert"),
+    ("maps", "route street distance walk"),
+    ("news", "headline article press today"),
+];
+
+fn write_data(dir: &Path) -> HeadsPlan {
+    let info: serde_json::Map<String, Value> =
+        TOOLS.iter().map(|(id, d)| (format!("<{id}>"), Value::String(d.to_string()))).collect();
+    std::fs::write(dir.join("tool.json"), json!({ "tool_information": info }).to_string()).unwrap();
+    let mut train = String::new();
+    for (id, d) in TOOLS {
+        for k in 0..6 {
+            let w: Vec<&str> = d.split(' ').collect();
+            let q = format!("please {} and {} number {k}", w[k % 4], w[(k + 1) % 4]);
+            train.push_str(&format!("{}\n", json!({"question": q, "tool": format!("<{id}>")})));
+        }
+    }
+    std::fs::write(dir.join("train.jsonl"), train).unwrap();
+    let test: String =
+        TOOLS.iter().map(|(id, d)| format!("{}\n", json!({"question": d, "tool": format!("<{id}>")}))).collect();
+    std::fs::write(dir.join("test.jsonl"), test).unwrap();
+    HeadsPlan {
+        tools: dir.join("tool.json"),
+        train: dir.join("train.jsonl"),
+        test: Some(dir.join("test.jsonl")),
+        holdout: 0.25,
+        validation: 0.25,
+        tool_text: ToolText::Description,
+        lexical_weight: None,
+        no_refit: false,
+        dump_validation: Some(dir.join("dump.jsonl")),
+        options: TrainOptions { hidden: 16, epochs: 3, batch: 8, ..TrainOptions::default() },
+    }
+}
+
+#[test]
+fn heads_are_trained_refit_and_tested_on_seen_and_unseen_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_data(dir.path());
+    let mut hooks = WordHooks { embedded: Vec::new(), runs: Vec::new() };
+    let o = train_heads_and_test(plan.prepare().unwrap(), "words", &mut hooks).unwrap();
+    assert_eq!(hooks.embedded, ["tools", "queries", "test"]);
+    assert_eq!(hooks.runs.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(), ["training", "training on all kept tools"]);
+    assert_eq!((o.held_out_tools, o.pool_size), (2, 8), "a quarter of 8 tools never reaches training");
+    assert_eq!(o.trained_tools, 6, "the refit trains on every kept tool");
+    assert_eq!(o.logs.len(), 2);
+    let names: Vec<&str> = o.rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(names[..2], ["BM25", "MiniLM"]);
+    assert!(o.rows.iter().all(|(_, seen, unseen)| seen.n == 6 && unseen.n == 2), "{:?}", o.rows);
+    assert_eq!(o.summary["held_out_tools"], 2);
+    let dumped = std::fs::read_to_string(dir.path().join("dump.jsonl")).unwrap();
+    assert!(dumped.lines().count() > 0 && dumped.lines().all(|l| l.contains("\"gold\"")));
+}
+
+#[test]
+fn faults_of_the_data_are_found_before_anything_is_embedded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan = write_data(dir.path());
+    plan.holdout = 1.0;
+    assert!(matches!(plan.prepare(), Err(TrainingError::Options(_))));
+    plan.holdout = 0.25;
+    std::fs::write(dir.path().join("test.jsonl"), "{\"question\": \"q\", \"tool\": \"<nowhere>\"}\n").unwrap();
+    let err = plan.prepare().err().expect("a test tool outside the pool");
+    assert!(err.to_string().contains("line 1: tool `nowhere` is not in"), "{err}");
+    assert!(err.to_string().starts_with(&dir.path().join("test.jsonl").display().to_string()), "{err}");
+}
+
+#[test]
+fn precision_recall_and_f1_count_scores_above_the_threshold() {
+    let p = prf(&[0.9, 0.8, 0.2, 0.7], &[true, false, true, true], 0.5);
+    assert_eq!((p.positives, p.n), (3, 4));
+    assert!((p.precision - 2.0 / 3.0).abs() < 1e-6 && (p.recall - 2.0 / 3.0).abs() < 1e-6);
+    assert_eq!(prf(&[0.1], &[true], 0.5).f1, 0.0);
+}
