@@ -239,13 +239,13 @@ fn frame(c: &mut Criterion) {
     let mut terminal = Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).unwrap();
     let mut group = c.benchmark_group("frame_160x48_16000_tools");
     group.sample_size(30);
-    app.view.graph_mode = GraphMode::Neighbourhood;
+    app.nav.graph_mode = GraphMode::Neighbourhood;
     group.bench_function("neighbourhood", |b| {
         b.iter(|| {
             terminal.draw(|f| draw(f, &app, &theme)).unwrap();
         })
     });
-    app.view.graph_mode = GraphMode::Whole;
+    app.nav.graph_mode = GraphMode::Whole;
     group.bench_function("whole_ranked_table", |b| {
         b.iter(|| {
             terminal.draw(|f| draw(f, &app, &theme)).unwrap();
@@ -268,7 +268,7 @@ fn frame(c: &mut Criterion) {
         })
     });
     let mut bench_pane = |id: &str, app: &App, pane: Option<Pane>, area: Rect| {
-        let ctx = PaneCtx { state: &app.state, view: &app.view, theme: &theme, focused: false, now_ms: app.now_ms };
+        let ctx = PaneCtx { state: &app.state, nav: &app.nav, theme: &theme, focused: false, now_ms: app.now_ms };
         group.bench_function(id, |b| {
             b.iter(|| {
                 terminal
@@ -280,9 +280,9 @@ fn frame(c: &mut Criterion) {
             })
         });
     };
-    app.view.graph_mode = GraphMode::Neighbourhood;
+    app.nav.graph_mode = GraphMode::Neighbourhood;
     bench_pane("graph_neighbourhood", &app, Some(Pane::Graph), graph_area);
-    app.view.graph_mode = GraphMode::Whole;
+    app.nav.graph_mode = GraphMode::Whole;
     bench_pane("graph_whole_table", &app, Some(Pane::Graph), graph_area);
     for (id, pane) in [
         ("transcript", Pane::Transcript),

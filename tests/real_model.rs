@@ -12,7 +12,7 @@ use switchyard::engine::{SessionState, StrategyKind};
 use switchyard::model::openai::{OpenAiConfig, OpenAiModel};
 use switchyard::model::{ChatModel, ChatRequest, Message, Role};
 use switchyard::session::{self, GraphSource, SessionOptions, Tape, TaskSource};
-use switchyard::strategy::actor::{self, ActorAction, ActorView, CandidateView, finish_candidate};
+use switchyard::strategy::actor::{self, ActorAction, ActorInput, CandidateInput, finish_candidate};
 
 fn base_url() -> String {
     std::env::var("SWITCHYARD_LOCAL_MODEL_URL").unwrap_or_else(|_| {
@@ -89,11 +89,11 @@ async fn a_constrained_choice_names_an_offered_tool() {
     ];
     let m = model();
     for (task, names) in cases {
-        let mut candidates: Vec<CandidateView> = names
+        let mut candidates: Vec<CandidateInput> = names
             .iter()
             .map(|n| {
                 let t = lib.get(n).unwrap();
-                CandidateView {
+                CandidateInput {
                     name: t.name.clone(),
                     weight: None,
                     description: t.description.clone(),
@@ -102,7 +102,7 @@ async fn a_constrained_choice_names_an_offered_tool() {
             })
             .collect();
         candidates.push(finish_candidate(None));
-        let view = ActorView { task: task.into(), history: vec![], candidates, notes: vec![] };
+        let view = ActorInput { task: task.into(), history: vec![], candidates, notes: vec![] };
         let offered: Vec<String> = view.candidates.iter().map(|c| c.name.clone()).collect();
         let mut req = ChatRequest::new(Role::Actor, actor::render_actor(&view));
         req.response_schema = Some(actor::actor_schema(&offered));

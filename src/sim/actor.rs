@@ -13,7 +13,7 @@ use super::observation::{is_useful, result_of};
 use super::relevance::{doc_of, relevance, task_words, words_match};
 use crate::model::Message;
 use crate::retrieve::{similarity, tokenize};
-use crate::strategy::actor::{self, ActorAction, ActorView, CandidateView, FINISH, Observation};
+use crate::strategy::actor::{self, ActorAction, ActorInput, CandidateInput, FINISH, Observation};
 
 /// After this many failed calls in one run the actor gives up, as a model
 /// that keeps hitting errors would.
@@ -41,7 +41,7 @@ pub(super) fn actor_reply(messages: &[Message], noise: f64, rng: &mut ChaCha8Rng
 }
 
 /// One step of the actor.
-fn act(view: &ActorView, noise: f64, rng: &mut ChaCha8Rng) -> ActorAction {
+fn act(view: &ActorInput, noise: f64, rng: &mut ChaCha8Rng) -> ActorAction {
     let failures = view.history.iter().filter(|h| !is_useful(&h.observation)).count();
     let last_useful = view.history.iter().rev().find(|h| is_useful(&h.observation));
     let best_answer = || match last_useful {
@@ -54,7 +54,7 @@ fn act(view: &ActorView, noise: f64, rng: &mut ChaCha8Rng) -> ActorAction {
     if view.history.len() >= MAX_CALLS {
         return best_answer();
     }
-    let tools: Vec<&CandidateView> = view.candidates.iter().filter(|c| c.name != FINISH).collect();
+    let tools: Vec<&CandidateInput> = view.candidates.iter().filter(|c| c.name != FINISH).collect();
     if tools.is_empty() {
         return best_answer();
     }
@@ -115,7 +115,7 @@ fn act(view: &ActorView, noise: f64, rng: &mut ChaCha8Rng) -> ActorAction {
 }
 
 pub(super) struct Scored<'a> {
-    candidate: &'a CandidateView,
+    candidate: &'a CandidateInput,
     /// The shown weight over the largest shown weight (1 when none is shown).
     weight: f64,
     penalty: f64,
@@ -126,7 +126,7 @@ pub(super) struct Scored<'a> {
     pub(super) arguments: Value,
 }
 
-pub(super) fn score_candidates<'a>(view: &ActorView, tools: &[&'a CandidateView]) -> Vec<Scored<'a>> {
+pub(super) fn score_candidates<'a>(view: &ActorInput, tools: &[&'a CandidateInput]) -> Vec<Scored<'a>> {
     let rel = relevance(&task_words(&view.task), &tools.iter().map(|c| doc_of(c)).collect::<Vec<_>>());
     let max_rel = rel.iter().copied().fold(0.0, f64::max);
     let weights: Vec<Option<f64>> = tools.iter().map(|c| c.weight.as_deref().and_then(parse_weight)).collect();
@@ -168,7 +168,7 @@ pub(super) fn score_candidates<'a>(view: &ActorView, tools: &[&'a CandidateView]
 
 /// Task words that no tool used successfully in this run speaks of: what
 /// is still to be done. A tool no longer offered is known by its name.
-fn uncovered_words(view: &ActorView, tools: &[&CandidateView]) -> Vec<String> {
+fn uncovered_words(view: &ActorInput, tools: &[&CandidateInput]) -> Vec<String> {
     let mut covered: Vec<String> = Vec::new();
     for h in view.history.iter().filter(|h| is_useful(&h.observation)) {
         let doc = tools.iter().find(|c| c.name == h.tool).map(|c| doc_of(c)).unwrap_or_else(|| h.tool.clone());
@@ -192,6 +192,6 @@ fn parse_weight(s: &str) -> Option<f64> {
     s.trim().trim_end_matches('%').parse::<f64>().ok().filter(|w| w.is_finite() && *w >= 0.0)
 }
 
-pub(super) fn needs_id_from(c: &CandidateView, obs: &Value) -> bool {
+pub(super) fn needs_id_from(c: &CandidateInput, obs: &Value) -> bool {
     required(&c.parameters).iter().any(|p| p.ends_with("_id") && obs.get(p.as_str()).is_some_and(|v| !v.is_null()))
 }

@@ -18,7 +18,7 @@ use super::planner::{PlannedCall, plan_calls};
 use super::relevance::{relevance, task_words, words_match};
 use crate::model::Message;
 use crate::retrieve::tokenize;
-use crate::strategy::atc::prompt::{self, Failed, ProbeView, ProgramView};
+use crate::strategy::atc::prompt::{self, Failed, ProbeInput, ProgramInput};
 use crate::strategy::rewoo::prompt::PlannerTool;
 
 /// A program longer than this is one a weak model loses its way in (the
@@ -58,7 +58,7 @@ pub(super) fn atc_reply(messages: &[Message], noise: f64, rng: &mut ChaCha8Rng) 
 
 /// The program for the task: one `let eN = tool(#{...});` per planned call,
 /// then the answer read from the last response.
-fn write(view: &ProgramView, without: &[String], noise: f64, rng: &mut ChaCha8Rng) -> String {
+fn write(view: &ProgramInput, without: &[String], noise: f64, rng: &mut ChaCha8Rng) -> String {
     let tools: Vec<Tool> =
         view.protocols.iter().filter_map(|p| parse_protocol(p)).filter(|t| !without.contains(&t.function)).collect();
     let planner: Vec<PlannerTool> = tools
@@ -150,7 +150,7 @@ fn extend_by_schema(task: &str, tools: &[Tool], calls: &mut Vec<PlannedCall>) {
 /// A rewrite from the failure shown: a field the response lacks is read
 /// along the path the blamed tool's schema shows; a tool that failed is
 /// planned around; anything else is planned again, carefully.
-fn reflect(view: &ProgramView, f: &Failed, rng: &mut ChaCha8Rng) -> String {
+fn reflect(view: &ProgramInput, f: &Failed, rng: &mut ChaCha8Rng) -> String {
     if f.kind == "missing field"
         && let Some(fixed) = fix_field(f)
     {
@@ -189,7 +189,7 @@ fn fix_field(f: &Failed) -> Option<String> {
 
 /// A probe: the tool called with its example arguments; in a chain round,
 /// a helper first, its response giving the id the tool needs.
-fn probe(view: &ProbeView, noise: f64, rng: &mut ChaCha8Rng) -> (String, String) {
+fn probe(view: &ProbeInput, noise: f64, rng: &mut ChaCha8Rng) -> (String, String) {
     let Some(target) = parse_protocol(&view.target) else {
         return (String::new(), UNREADABLE_PROMPT.into());
     };

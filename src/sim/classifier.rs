@@ -11,7 +11,7 @@ use super::answer::UNREADABLE_PROMPT;
 use super::relevance::{dedup, relevance};
 use crate::model::Message;
 use crate::retrieve::tokenize;
-use crate::strategy::rewoo::prompt::{self as rp, Category, ClassifierView};
+use crate::strategy::rewoo::prompt::{self as rp, Category, ClassifierInput};
 
 /// Words that say a tool (or a category named like the defaults) finds
 /// information rather than acting on its inputs.
@@ -124,7 +124,7 @@ pub(super) fn classifier_reply(messages: &[Message], noise: f64, rng: &mut ChaCh
     rp::render_classifier_reply(&classify(&view, noise, rng))
 }
 
-fn classify(view: &ClassifierView, noise: f64, rng: &mut ChaCha8Rng) -> BTreeMap<String, String> {
+fn classify(view: &ClassifierInput, noise: f64, rng: &mut ChaCha8Rng) -> BTreeMap<String, String> {
     let vocab = Vocab::new();
     let kinds: Vec<Option<Kind>> = view.categories.iter().map(|c| vocab.category_kind(&c.name)).collect();
     let mut labels = BTreeMap::new();

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::answer::{GIVE_UP, UNREADABLE_PROMPT, value_text};
 use super::observation::{is_useful, is_wrong_arithmetic, result_of};
 use crate::model::Message;
-use crate::strategy::actor::{self, EvalView, HistoryEntry};
+use crate::strategy::actor::{self, EvalInput, HistoryEntry};
 use crate::task::answer_matches;
 
 /// A call that failed, was refused, found nothing or returned garbage did
@@ -47,7 +47,7 @@ pub(super) fn judge_reply(messages: &[Message]) -> String {
 
 /// Scores every tool of a trajectory in [-3, 3] from the observed outcomes;
 /// a tool called several times gets the clamped sum of its calls.
-fn evaluate(view: &EvalView) -> BTreeMap<String, i32> {
+fn evaluate(view: &EvalInput) -> BTreeMap<String, i32> {
     let answer_step = view.answer.as_deref().and_then(|a| answer_step(&view.steps, a));
     let mut sums: BTreeMap<String, i32> = BTreeMap::new();
     for (i, step) in view.steps.iter().enumerate() {

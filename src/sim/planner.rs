@@ -14,8 +14,8 @@ use super::arguments::{fill_arguments, required};
 use super::relevance::{doc_of, relevance, task_words, words_match};
 use crate::model::Message;
 use crate::retrieve::{similarity, tokenize};
-use crate::strategy::actor::{ActorView, CandidateView, compact};
-use crate::strategy::rewoo::prompt::{self as rp, PlannerTool, PlannerView};
+use crate::strategy::actor::{ActorInput, CandidateInput, compact};
+use crate::strategy::rewoo::prompt::{self as rp, PlannerInput, PlannerTool};
 
 /// A plan longer than this is a plan a weak model loses its way in.
 const MAX_STEPS: usize = 4;
@@ -97,9 +97,9 @@ pub(super) fn plan_calls(task: &str, tools: &[PlannerTool], noise: f64, rng: &mu
 }
 
 fn steps(task: &str, tools: &[&PlannerTool], noise: f64, rng: &mut ChaCha8Rng) -> Vec<Step> {
-    let cands: Vec<CandidateView> = tools
+    let cands: Vec<CandidateInput> = tools
         .iter()
-        .map(|t| CandidateView {
+        .map(|t| CandidateInput {
             name: t.name.clone(),
             weight: None,
             description: t.description.clone(),
@@ -121,7 +121,7 @@ fn steps(task: &str, tools: &[&PlannerTool], noise: f64, rng: &mut ChaCha8Rng) -
     steps
 }
 
-fn plan(view: &PlannerView, noise: f64, rng: &mut ChaCha8Rng, format: Format) -> String {
+fn plan(view: &PlannerInput, noise: f64, rng: &mut ChaCha8Rng, format: Format) -> String {
     let tools: Vec<&PlannerTool> = view.tools.iter().filter(|t| !forbidden(&t.name, &view.notes)).collect();
     let steps = steps(&view.task, &tools, noise, rng);
     if steps.is_empty() {
@@ -154,9 +154,9 @@ fn forbidden(name: &str, notes: &[String]) -> bool {
 
 /// The first step is the actor's first move: the tools scored as the actor
 /// scores them with nothing done yet, callable if the task fills them.
-fn first_choices(task: &str, cands: &[CandidateView]) -> Vec<Choice> {
-    let refs: Vec<&CandidateView> = cands.iter().collect();
-    let empty = ActorView { task: task.to_string(), history: Vec::new(), candidates: Vec::new(), notes: Vec::new() };
+fn first_choices(task: &str, cands: &[CandidateInput]) -> Vec<Choice> {
+    let refs: Vec<&CandidateInput> = cands.iter().collect();
+    let empty = ActorInput { task: task.to_string(), history: Vec::new(), candidates: Vec::new(), notes: Vec::new() };
     let docs: Vec<String> = cands.iter().map(doc_of).collect();
     let rel = relevance(&task_words(task), &docs);
     let mut choices: Vec<Choice> = score_candidates(&empty, &refs)
@@ -182,7 +182,7 @@ fn first_choices(task: &str, cands: &[CandidateView]) -> Vec<Choice> {
 
 /// A later step serves the task words no planned tool speaks of yet, and
 /// may take what the task lacks from earlier evidence.
-fn later_choices(task: &str, cands: &[CandidateView], steps: &[Step]) -> Vec<Choice> {
+fn later_choices(task: &str, cands: &[CandidateInput], steps: &[Step]) -> Vec<Choice> {
     let planned: HashSet<usize> = steps.iter().flat_map(|s| s.lanes.iter().map(|l| l.tool)).collect();
     let covered: Vec<String> = planned.iter().flat_map(|&i| tokenize(&doc_of(&cands[i]))).collect();
     // Numbers are arguments, not needs: "1000" is no reason to factor it.
@@ -222,7 +222,7 @@ fn later_choices(task: &str, cands: &[CandidateView], steps: &[Step]) -> Vec<Cho
 /// What the planner expects a step to return: the IDs its tools'
 /// descriptions say they give (`city_search` "returns its city_id"), each
 /// standing for the step's evidence.
-fn imagined_result(step: &Step, evidence: usize, cands: &[CandidateView]) -> Value {
+fn imagined_result(step: &Step, evidence: usize, cands: &[CandidateInput]) -> Value {
     let mut out = Map::new();
     for lane in &step.lanes {
         let desc = &cands[lane.tool].description;
@@ -240,10 +240,10 @@ fn imagined_result(step: &Step, evidence: usize, cands: &[CandidateView]) -> Val
 fn later_lane(
     tool: usize,
     task: &str,
-    cand: &CandidateView,
+    cand: &CandidateInput,
     imagined: &[Value],
     steps: &[Step],
-    cands: &[CandidateView],
+    cands: &[CandidateInput],
 ) -> Option<Lane> {
     let (args, _) = fill_arguments(task, &[], &cand.parameters);
     let mut lane = Lane { tool, args: object(args), cites: Vec::new() };
@@ -267,7 +267,7 @@ fn later_lane(
 
 /// The latest step whose tools speak of what the parameter is about (the
 /// country lookup for a `to_currency`), else simply the latest step.
-fn related_step(name: &str, schema: Option<&Value>, steps: &[Step], cands: &[CandidateView]) -> Option<usize> {
+fn related_step(name: &str, schema: Option<&Value>, steps: &[Step], cands: &[CandidateInput]) -> Option<usize> {
     let desc = schema.and_then(|s| s.get("description")).and_then(Value::as_str).unwrap_or("");
     let words = tokenize(&format!("{} {desc}", name.replace('_', " ")));
     let speaks = |s: &Step| {

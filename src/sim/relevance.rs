@@ -6,9 +6,9 @@ use std::collections::HashSet;
 
 use super::extract::extract_quoted;
 use crate::retrieve::tokenize;
-use crate::strategy::actor::CandidateView;
+use crate::strategy::actor::CandidateInput;
 
-pub(super) fn doc_of(c: &CandidateView) -> String {
+pub(super) fn doc_of(c: &CandidateInput) -> String {
     format!("{} {}", c.name, c.description)
 }
 

@@ -9,7 +9,7 @@ use super::answer::{GIVE_UP, UNREADABLE_PROMPT, answer_from, value_text};
 use super::observation::{is_useful, is_wrong_arithmetic};
 use crate::model::Message;
 use crate::strategy::actor::Observation;
-use crate::strategy::rewoo::prompt::{self as rp, SolverView};
+use crate::strategy::rewoo::prompt::{self as rp, SolverInput};
 
 /// A lane whose evidence can answer.
 struct Usable {
@@ -27,7 +27,7 @@ pub(super) fn solver_reply(messages: &[Message], noise: f64, rng: &mut ChaCha8Rn
 
 /// The answer from the last step with usable evidence (later steps build on
 /// earlier ones), its first usable lane; nothing usable, no answer.
-fn solve(view: &SolverView, noise: f64, rng: &mut ChaCha8Rng) -> String {
+fn solve(view: &SolverInput, noise: f64, rng: &mut ChaCha8Rng) -> String {
     let usable = usable(view);
     let Some(last) = usable.last().map(|u| u.step) else { return GIVE_UP.into() };
     let chosen = usable.iter().position(|u| u.step == last).unwrap_or(0);
@@ -39,7 +39,7 @@ fn solve(view: &SolverView, noise: f64, rng: &mut ChaCha8Rng) -> String {
 
 /// Evidence that is there (not null), useful (not empty or garbage) and not
 /// arithmetic the solver can see is wrong, in plan order.
-fn usable(view: &SolverView) -> Vec<Usable> {
+fn usable(view: &SolverInput) -> Vec<Usable> {
     let mut out = Vec::new();
     for (step, s) in view.steps.iter().enumerate() {
         for call in &s.calls {

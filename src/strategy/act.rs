@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::actor::{self, ActorAction, CandidateLine, HistoryEntry, JudgeView, Observation};
+use super::actor::{self, ActorAction, CandidateLine, HistoryEntry, JudgeInput, Observation};
 use crate::budget::btp::{self, RunBudget};
 use crate::engine::event::{EventKind, Offered, RefuseReason};
 use crate::engine::{CostShape, Halt, Host, Strategy};
@@ -235,7 +235,7 @@ async fn judge(
     if !host.judge_by_model() {
         return Ok(by_rule);
     }
-    let view = JudgeView {
+    let view = JudgeInput {
         task: task.query.clone(),
         tool: tool.to_string(),
         arguments: arguments.clone(),

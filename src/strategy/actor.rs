@@ -57,7 +57,7 @@ pub struct HistoryEntry {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CandidateView {
+pub struct CandidateInput {
     pub name: String,
     /// The weight as shown to the model, in the run's weight format.
     pub weight: Option<String>,
@@ -67,10 +67,10 @@ pub struct CandidateView {
 
 /// What the actor is shown at one step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ActorView {
+pub struct ActorInput {
     pub task: String,
     pub history: Vec<HistoryEntry>,
-    pub candidates: Vec<CandidateView>,
+    pub candidates: Vec<CandidateInput>,
     /// Things the model must be told: refusals, forbidden tools.
     pub notes: Vec<String>,
 }
@@ -82,14 +82,14 @@ pub enum ActorAction {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EvalView {
+pub struct EvalInput {
     pub task: String,
     pub steps: Vec<HistoryEntry>,
     pub answer: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct JudgeView {
+pub struct JudgeInput {
     pub task: String,
     pub tool: String,
     pub arguments: Value,
@@ -117,7 +117,7 @@ Reply with one JSON object and nothing else: {\"scores\": {\"<tool>\": <score>, 
 const JUDGE_SYSTEM: &str = "You judge tool results. Decide whether the result helps to solve the task.\n\
 Reply with one JSON object and nothing else: {\"helpful\": true} or {\"helpful\": false}";
 
-pub fn render_actor(view: &ActorView) -> Vec<Message> {
+pub fn render_actor(view: &ActorInput) -> Vec<Message> {
     let lines: Vec<CandidateLine> = view.candidates.iter().map(CandidateLine::from).collect();
     render_actor_prompt(&view.task, &view.history, &lines, &view.notes)
 }
@@ -133,8 +133,8 @@ pub struct CandidateLine<'a> {
     pub parameters: &'a Value,
 }
 
-impl<'a> From<&'a CandidateView> for CandidateLine<'a> {
-    fn from(c: &'a CandidateView) -> Self {
+impl<'a> From<&'a CandidateInput> for CandidateLine<'a> {
+    fn from(c: &'a CandidateInput) -> Self {
         CandidateLine {
             name: &c.name,
             weight: c.weight.as_deref(),
@@ -204,8 +204,8 @@ fn push_one_line(out: &mut String, s: &str) {
 const FINISH_DESCRIPTION: &str = "answer the task with the results so far";
 
 /// The candidate a model names to answer, listed with the tools.
-pub fn finish_candidate(weight: Option<String>) -> CandidateView {
-    CandidateView {
+pub fn finish_candidate(weight: Option<String>) -> CandidateInput {
+    CandidateInput {
         name: FINISH.to_string(),
         weight,
         description: FINISH_DESCRIPTION.to_string(),
@@ -213,14 +213,14 @@ pub fn finish_candidate(weight: Option<String>) -> CandidateView {
     }
 }
 
-pub fn render_eval(view: &EvalView) -> Vec<Message> {
+pub fn render_eval(view: &EvalInput) -> Vec<Message> {
     let mut u = format!("Task: {}\n\nTrajectory:\n", one_line(&view.task));
     render_history(&mut u, &view.steps);
     u.push_str(&format!("\nAnswer: {}\n", view.answer.as_deref().map(one_line).unwrap_or_else(|| "(none)".into())));
     vec![Message::system(EVAL_SYSTEM), Message::user(u)]
 }
 
-pub fn render_judge(view: &JudgeView) -> Vec<Message> {
+pub fn render_judge(view: &JudgeInput) -> Vec<Message> {
     let u = format!(
         "Task: {}\n\nTool: {}\nArguments: {}\nObservation: {}\n",
         one_line(&view.task),
@@ -288,7 +288,7 @@ fn parse_history(lines: &[&str]) -> Vec<HistoryEntry> {
     out
 }
 
-pub fn parse_actor_prompt(messages: &[Message]) -> Option<ActorView> {
+pub fn parse_actor_prompt(messages: &[Message]) -> Option<ActorInput> {
     let text = user_text(messages, ACTOR_SYSTEM)?;
     let s = sections(text);
     let task = s.get("Task")?.first()?.to_string();
@@ -297,7 +297,7 @@ pub fn parse_actor_prompt(messages: &[Message]) -> Option<ActorView> {
         .get("Notes")
         .map(|v| v.iter().filter_map(|l| l.strip_prefix("- ")).map(str::to_string).collect())
         .unwrap_or_default();
-    let mut candidates: Vec<CandidateView> = Vec::new();
+    let mut candidates: Vec<CandidateInput> = Vec::new();
     for line in s.get("Candidates").map(Vec::as_slice).unwrap_or(&[]) {
         if let Some(p) = line.strip_prefix("  parameters: ") {
             if let Some(c) = candidates.last_mut() {
@@ -310,7 +310,7 @@ pub fn parse_actor_prompt(messages: &[Message]) -> Option<ActorView> {
                 None => (head, None),
             };
             let parameters = if name == FINISH { finish_candidate(None).parameters } else { Value::Null };
-            candidates.push(CandidateView {
+            candidates.push(CandidateInput {
                 name: name.to_string(),
                 weight,
                 description: description.to_string(),
@@ -318,22 +318,22 @@ pub fn parse_actor_prompt(messages: &[Message]) -> Option<ActorView> {
             });
         }
     }
-    Some(ActorView { task, history, candidates, notes })
+    Some(ActorInput { task, history, candidates, notes })
 }
 
-pub fn parse_eval_prompt(messages: &[Message]) -> Option<EvalView> {
+pub fn parse_eval_prompt(messages: &[Message]) -> Option<EvalInput> {
     let text = user_text(messages, EVAL_SYSTEM)?;
     let s = sections(text);
     let task = s.get("Task")?.first()?.to_string();
     let steps = parse_history(s.get("Trajectory").map(Vec::as_slice).unwrap_or(&[]));
     let answer = s.get("Answer").and_then(|v| v.first()).filter(|a| **a != "(none)").map(|a| a.to_string());
-    Some(EvalView { task, steps, answer })
+    Some(EvalInput { task, steps, answer })
 }
 
-pub fn parse_judge_prompt(messages: &[Message]) -> Option<JudgeView> {
+pub fn parse_judge_prompt(messages: &[Message]) -> Option<JudgeInput> {
     let text = user_text(messages, JUDGE_SYSTEM)?;
     let field = |name: &str| text.lines().find_map(|l| l.strip_prefix(name));
-    Some(JudgeView {
+    Some(JudgeInput {
         task: field("Task: ")?.to_string(),
         tool: field("Tool: ")?.to_string(),
         arguments: serde_json::from_str(field("Arguments: ")?).unwrap_or(Value::Null),

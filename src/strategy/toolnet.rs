@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 
 use super::act::{self, Candidates, refuse_malformed};
-use super::actor::{self, EvalView, HistoryEntry};
+use super::actor::{self, EvalInput, HistoryEntry};
 use crate::engine::{CostShape, Halt, Host, Strategy, StrategyKind};
 use crate::graph::{END, START};
 use crate::model::{ChatRequest, Role};
@@ -76,7 +76,7 @@ async fn evaluate(
     history: &[HistoryEntry],
     answer: Option<&str>,
 ) -> Result<(), Halt> {
-    let view = EvalView { task: task.query.clone(), steps: history.to_vec(), answer: answer.map(str::to_string) };
+    let view = EvalInput { task: task.query.clone(), steps: history.to_vec(), answer: answer.map(str::to_string) };
     let mut used: Vec<String> = history.iter().map(|h| h.tool.clone()).collect();
     used.sort();
     used.dedup();

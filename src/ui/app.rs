@@ -10,8 +10,8 @@ use crate::engine::fold::{LaneState, Mode, StepView};
 use crate::engine::{Control, Event, SessionState};
 use crate::tool::fault::FaultMode;
 use crate::ui::dialog::{Dialog, Outcome};
+use crate::ui::navigation::{GraphMode, Navigation, Pane, ProgramShow, ReplayInfo};
 use crate::ui::panes::program::{has_diff, shown};
-use crate::ui::view::{GraphMode, Pane, ProgramShow, ReplayInfo, ViewState};
 
 /// How far one press of + or - moves the pace.
 const PACE_STEP_MS: u64 = 100;
@@ -69,7 +69,7 @@ pub struct Replay {
 
 pub struct App {
     pub state: SessionState,
-    pub view: ViewState,
+    pub nav: Navigation,
     pub dialog: Option<Dialog>,
     pub find: Option<Find>,
     pub replay: Option<Replay>,
@@ -84,7 +84,7 @@ impl App {
     pub fn live() -> App {
         App {
             state: SessionState::default(),
-            view: ViewState::default(),
+            nav: Navigation::default(),
             dialog: None,
             find: None,
             replay: None,
@@ -119,7 +119,7 @@ impl App {
                     self.place_focus();
                     // A new program is read from its top.
                     if matches!(ev.kind, crate::engine::EventKind::ProgramWritten { .. }) {
-                        self.view.program_scroll = 0;
+                        self.nav.program_scroll = 0;
                     }
                     self.offer_review(&ev);
                 }
@@ -134,7 +134,7 @@ impl App {
             Action::EngineEnded { error } => {
                 self.engine_ended = true;
                 if let Some(e) = error {
-                    self.view.flash = Some(format!("engine stopped: {e}"));
+                    self.nav.flash = Some(format!("engine stopped: {e}"));
                 }
                 Vec::new()
             }
@@ -160,9 +160,9 @@ impl App {
                 Outcome::Submit(controls) => {
                     self.dialog = None;
                     if controls.is_empty() {
-                        self.view.flash = Some("nothing changed".into());
+                        self.nav.flash = Some("nothing changed".into());
                     } else {
-                        self.view.flash =
+                        self.nav.flash =
                             Some(format!("sent: {}; takes effect at the next decision", describe(&controls)));
                     }
                     controls.into_iter().map(Effect::Control).collect()
@@ -187,7 +187,7 @@ impl App {
         let lanes = self.lane_step().map(|s| s.lanes.len());
         let strategy = self.state.strategy;
         let program_keys = self.target() == Pane::Program;
-        let v = &mut self.view;
+        let v = &mut self.nav;
         match key.code {
             KeyCode::Char('q') => return self.quit(),
             KeyCode::Char('?') => self.dialog = Some(Dialog::help(self.replay.is_some())),
@@ -260,7 +260,7 @@ impl App {
             'e' => {
                 match self.focused_tool() {
                     Some(tool) => self.dialog = Some(Dialog::score(&self.state, &tool)),
-                    None => self.view.flash = Some("select a tool first (/ to find one)".into()),
+                    None => self.nav.flash = Some("select a tool first (/ to find one)".into()),
                 }
                 None
             }
@@ -289,7 +289,7 @@ impl App {
             }
         };
         if self.engine_ended && control.is_some() {
-            self.view.flash = Some("the session has ended".into());
+            self.nav.flash = Some("the session has ended".into());
             return Vec::new();
         }
         let mut effects: Vec<Effect> = control.map(Effect::Control).into_iter().collect();
@@ -309,7 +309,7 @@ impl App {
         match case {
             Ok(c) => vec![Effect::SaveCase(Box::new(c))],
             Err(why) => {
-                self.view.flash = Some(why);
+                self.nav.flash = Some(why);
                 Vec::new()
             }
         }
@@ -317,21 +317,21 @@ impl App {
 
     /// The pane the keys act on: the zoomed one, else the focused one.
     fn target(&self) -> Pane {
-        self.view.zoom.unwrap_or(self.view.focus).placed(self.state.strategy)
+        self.nav.zoom.unwrap_or(self.nav.focus).placed(self.state.strategy)
     }
 
     /// Keeps the focus (and the zoom) on a pane the session shows: atc's
     /// program stands where the graph does, and the other way round.
     fn place_focus(&mut self) {
         let s = self.state.strategy;
-        self.view.focus = self.view.focus.placed(s);
-        self.view.zoom = self.view.zoom.map(|z| z.placed(s));
+        self.nav.focus = self.nav.focus.placed(s);
+        self.nav.zoom = self.nav.zoom.map(|z| z.placed(s));
     }
 
     /// `d` toggles the program and its diff, `o` the program and the probes;
     /// a view there is nothing to show for says why instead.
     fn program_show(&mut self, diff: bool) {
-        let now = shown(&self.state, &self.view);
+        let now = shown(&self.state, &self.nav);
         let program = self.state.current.as_ref().and_then(|r| r.program.as_ref());
         let (want, missing) = if diff {
             (
@@ -345,13 +345,13 @@ impl App {
             )
         };
         if let Some(why) = missing {
-            self.view.flash = Some(why.into());
+            self.nav.flash = Some(why.into());
             return;
         }
-        self.view.program_show = if now == want { ProgramShow::Source } else { want };
-        self.view.program_scroll = 0;
-        if self.view.program_show == ProgramShow::Source && program.is_none() {
-            self.view.flash = Some("no program yet: the probes are all there is".into());
+        self.nav.program_show = if now == want { ProgramShow::Source } else { want };
+        self.nav.program_scroll = 0;
+        if self.nav.program_show == ProgramShow::Source && program.is_none() {
+            self.nav.flash = Some("no program yet: the probes are all there is".into());
         }
     }
 
@@ -359,14 +359,14 @@ impl App {
     /// next round (fix and continue); says why when it could not run.
     fn edit_program(&mut self) {
         let Some(run) = &self.state.current else {
-            self.view.flash = Some("no task is running: there is no program to continue".into());
+            self.nav.flash = Some("no task is running: there is no program to continue".into());
             return;
         };
         let finished = self.state.finished.last().is_some_and(|f| f.run == run.run);
         let over =
             run.program.as_ref().is_some_and(|p| p.returned.is_some() || p.failure.as_ref().is_some_and(|f| f.last));
         if finished || over {
-            self.view.flash = Some("this task's programs have run their course: r restarts the task".into());
+            self.nav.flash = Some("this task's programs have run their course: r restarts the task".into());
             return;
         }
         self.dialog = Some(Dialog::program(&self.state));
@@ -375,7 +375,7 @@ impl App {
     /// The step whose lanes the lane keys act on: the running one, when the
     /// workers pane has the focus.
     fn lane_step(&self) -> Option<&StepView> {
-        if self.view.zoom.unwrap_or(self.view.focus) != Pane::Workers {
+        if self.nav.zoom.unwrap_or(self.nav.focus) != Pane::Workers {
             return None;
         }
         self.state.current.as_ref()?.rewoo.as_ref()?.active_step().filter(|s| !s.lanes.is_empty())
@@ -388,7 +388,7 @@ impl App {
             self.dirty = false;
             return None;
         };
-        let l = &step.lanes[self.view.lane.min(step.lanes.len() - 1)];
+        let l = &step.lanes[self.nav.lane.min(step.lanes.len() - 1)];
         let (lane, state) = (l.lane, l.state);
         let action = match (c, state) {
             ('h', LaneState::Held) => Ok(LaneAction::Release),
@@ -404,12 +404,12 @@ impl App {
         match action {
             Ok(action) => {
                 let control = Control::Lane { lane, action };
-                self.view.flash = Some(format!("sent: {}", describe(std::slice::from_ref(&control))));
+                self.nav.flash = Some(format!("sent: {}", describe(std::slice::from_ref(&control))));
                 Some(control)
             }
             Err(why) => {
                 let word = crate::ui::panes::workers::lane_word(state);
-                self.view.flash = Some(format!("lane {lane} is {word}: {why}"));
+                self.nav.flash = Some(format!("lane {lane} is {word}: {why}"));
                 None
             }
         }
@@ -419,7 +419,7 @@ impl App {
     fn clamp_lane(&mut self) {
         let lanes = self.state.current.as_ref().and_then(|r| r.rewoo.as_ref()).and_then(|w| w.steps.last());
         let last = lanes.map_or(0, |s| s.lanes.len().saturating_sub(1));
-        self.view.lane = self.view.lane.min(last);
+        self.nav.lane = self.nav.lane.min(last);
     }
 
     fn quit(&mut self) -> Vec<Effect> {
@@ -434,7 +434,7 @@ impl App {
 
     /// The tool the graph pane is focused on, if it is a tool.
     pub fn focused_tool(&self) -> Option<String> {
-        let focus = match &self.view.selected {
+        let focus = match &self.nav.selected {
             Some(s) => s.clone(),
             None => self.state.current.as_ref()?.path.last()?.clone(),
         };
@@ -442,7 +442,7 @@ impl App {
     }
 
     fn scroll(&mut self, by: usize, up: bool) {
-        let v = &mut self.view;
+        let v = &mut self.nav;
         let target = v.zoom.unwrap_or(v.focus);
         let field = match target.placed(self.state.strategy) {
             Pane::Transcript => &mut v.transcript_scroll,
@@ -467,11 +467,11 @@ impl App {
                 self.find = None;
                 match choice {
                     Some(tool) => {
-                        self.view.flash = Some(format!("focused {tool} (Esc follows the agent again)"));
-                        self.view.selected = Some(tool);
-                        self.view.focus = Pane::Graph.placed(self.state.strategy);
+                        self.nav.flash = Some(format!("focused {tool} (Esc follows the agent again)"));
+                        self.nav.selected = Some(tool);
+                        self.nav.focus = Pane::Graph.placed(self.state.strategy);
                     }
-                    None => self.view.flash = Some("no tool matches".into()),
+                    None => self.nav.flash = Some("no tool matches".into()),
                 }
             }
             KeyCode::Up => f.selected = f.selected.saturating_sub(1),
@@ -508,19 +508,19 @@ impl App {
             KeyCode::Char('f') => return Some(vec![Effect::Fork { at: cursor }]),
             KeyCode::Char(c) if c.is_ascii_digit() => {
                 r.jump.push(c);
-                self.view.flash = Some(format!("jump to event {} (Enter)", r.jump));
+                self.nav.flash = Some(format!("jump to event {} (Enter)", r.jump));
             }
             KeyCode::Backspace if !r.jump.is_empty() => {
                 r.jump.pop();
             }
             KeyCode::Enter if !r.jump.is_empty() => {
                 let n = std::mem::take(&mut r.jump).parse().unwrap_or(usize::MAX);
-                self.view.flash = None;
+                self.nav.flash = None;
                 self.seek(n);
             }
             KeyCode::Esc if !r.jump.is_empty() => {
                 r.jump.clear();
-                self.view.flash = None;
+                self.nav.flash = None;
             }
             _ => return None,
         }
@@ -540,7 +540,7 @@ impl App {
         }
         r.cursor = n;
         self.now_ms = self.state.t;
-        self.view.replay = Some(ReplayInfo { cursor: n, total: r.events.len() });
+        self.nav.replay = Some(ReplayInfo { cursor: n, total: r.events.len() });
         self.clamp_lane();
         self.place_focus();
     }

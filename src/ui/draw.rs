@@ -9,9 +9,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Tabs};
 
 use crate::ui::app::App;
+use crate::ui::navigation::{Pane, PaneCtx};
 use crate::ui::panes;
 use crate::ui::theme::Theme;
-use crate::ui::view::{Pane, PaneCtx};
 
 /// The smallest terminal that shows every pane at once.
 pub const WIDE: (u16, u16) = (120, 32);
@@ -22,15 +22,15 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     frame.render_widget(Block::default().style(theme.base()), area);
     let (main, status) = status_area(area);
     let strategy = app.state.strategy;
-    let focus = app.view.focus.placed(strategy);
+    let focus = app.nav.focus.placed(strategy);
     let ctx = |pane: Option<Pane>| PaneCtx {
         state: &app.state,
-        view: &app.view,
+        nav: &app.nav,
         theme,
         focused: pane.is_some_and(|p| p == focus),
         now_ms: app.now_ms,
     };
-    if let Some(z) = app.view.zoom.map(|z| z.placed(strategy)) {
+    if let Some(z) = app.nav.zoom.map(|z| z.placed(strategy)) {
         render_pane(frame, main, z, &PaneCtx { focused: true, ..ctx(Some(z)) });
     } else if area.width >= WIDE.0 && area.height >= WIDE.1 {
         for (pane, rect) in wide_panes(main, app) {

@@ -1,13 +1,14 @@
 //! The workbench: a ratatui terminal UI over the live engine (or a replayed
 //! trace). Its state is the engine's events folded into `SessionState` plus
-//! a `ViewState`; the panes are pure functions of both.
+//! a `Navigation`; the panes are pure functions of both.
 
 pub mod app;
 pub mod cases;
 pub mod dialog;
-pub mod diff_view;
+pub mod diff_screen;
 pub mod draw;
 mod format;
+pub mod navigation;
 pub mod panes;
 mod review;
 pub mod svg;
@@ -15,7 +16,6 @@ pub mod symbols;
 pub mod term;
 mod text;
 pub mod theme;
-pub mod view;
 
+pub use navigation::{GraphMode, Navigation, Pane, PaneCtx, ProgramShow, ReplayInfo};
 pub use theme::Theme;
-pub use view::{GraphMode, Pane, PaneCtx, ProgramShow, ReplayInfo, ViewState};

@@ -34,7 +34,7 @@ impl App {
             None => self.dialog = Some(Dialog::approval(p, why)),
             Some(Dialog::Approval(_)) => {}
             // The user is busy in another dialog: say what waits.
-            Some(_) => self.view.flash = Some(format!("call {} waits for your decision: a shows it", p.call())),
+            Some(_) => self.nav.flash = Some(format!("call {} waits for your decision: a shows it", p.call())),
         }
     }
 

@@ -91,7 +91,7 @@ pub async fn run_replay(
     check_terminal()?;
     let mut terminal = ratatui::try_init()?;
     let mut app = App::replay(events);
-    app.view.flash = notice;
+    app.nav.flash = notice;
     let result = event_loop(&mut terminal, app, None, &theme, data_dir.as_deref()).await;
     ratatui::restore();
     result
@@ -179,7 +179,7 @@ async fn event_loop(
                     }
                 }
                 Effect::SaveCase(case) => {
-                    app.view.flash = Some(crate::ui::cases::save(data_dir, &case));
+                    app.nav.flash = Some(crate::ui::cases::save(data_dir, &case));
                     app.dirty = true;
                 }
                 Effect::Quit => return Ok(None),

@@ -14,7 +14,7 @@ use switchyard::engine::fold::Entry;
 use switchyard::engine::{Event, EventKind, SessionState};
 use switchyard::tool::mcp::{ServerState, Transport};
 use switchyard::ui::panes::{status, workers};
-use switchyard::ui::{PaneCtx, Theme, ViewState};
+use switchyard::ui::{Navigation, PaneCtx, Theme};
 
 fn parse(toml: &str) -> Result<Config, String> {
     Config::parse(toml, Path::new("/cfg/switchyard.toml")).map_err(|e| e.to_string())
@@ -59,8 +59,8 @@ fn a_bad_mcp_entry_is_named_by_its_field() {
 
 fn text(pane: fn(&mut Frame, Rect, &PaneCtx), state: &SessionState, w: u16, h: u16) -> String {
     let theme = Theme::default();
-    let view = ViewState::default();
-    let ctx = PaneCtx { state, view: &view, theme: &theme, focused: true, now_ms: state.t };
+    let view = Navigation::default();
+    let ctx = PaneCtx { state, nav: &view, theme: &theme, focused: true, now_ms: state.t };
     common::buffer_text(&common::render(w, h, |frame| pane(frame, frame.area(), &ctx)))
 }
 

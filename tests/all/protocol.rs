@@ -13,8 +13,8 @@ fn reply(text: &str) -> ChatResponse {
     ChatResponse { text: text.into(), tool_calls: vec![], usage: Usage::default() }
 }
 
-fn view() -> ActorView {
-    ActorView {
+fn view() -> ActorInput {
+    ActorInput {
         task: "What is the capital of 'France'?".into(),
         history: vec![
             HistoryEntry {
@@ -34,7 +34,7 @@ fn view() -> ActorView {
             },
         ],
         candidates: vec![
-            CandidateView {
+            CandidateInput {
                 name: "calculator".into(),
                 weight: Some("37".into()),
                 description: "Evaluate: an expression".into(),
@@ -55,11 +55,11 @@ fn actor_prompt_round_trips() {
 
 #[test]
 fn eval_and_judge_prompts_round_trip() {
-    let e = EvalView { task: "t".into(), steps: view().history, answer: Some("Paris".into()) };
+    let e = EvalInput { task: "t".into(), steps: view().history, answer: Some("Paris".into()) };
     assert_eq!(parse_eval_prompt(&render_eval(&e)).unwrap(), e);
-    let e = EvalView { answer: None, ..e };
+    let e = EvalInput { answer: None, ..e };
     assert_eq!(parse_eval_prompt(&render_eval(&e)).unwrap(), e);
-    let j = JudgeView {
+    let j = JudgeInput {
         task: "t".into(),
         tool: "geo".into(),
         arguments: json!({"a": 1}),
@@ -127,10 +127,10 @@ proptest! {
     fn any_actor_view_round_trips(task in "[a-zA-Z0-9 ?'.,:-]{1,60}", note in "[a-zA-Z ]{0,30}", obs in "[a-zA-Z0-9 :]{0,40}", w in 0u32..1000) {
         let task = task.trim().to_string();
         prop_assume!(!task.is_empty());
-        let v = ActorView {
+        let v = ActorInput {
             task,
             history: vec![HistoryEntry { tool: "t1".into(), arguments: json!({"q": obs.clone()}), observation: Observation::Result(json!({"text": obs})) }],
-            candidates: vec![CandidateView { name: "t2".into(), weight: Some(w.to_string()), description: "does things".into(), parameters: json!({"type": "object", "properties": {}}) }, finish_candidate(None)],
+            candidates: vec![CandidateInput { name: "t2".into(), weight: Some(w.to_string()), description: "does things".into(), parameters: json!({"type": "object", "properties": {}}) }, finish_candidate(None)],
             notes: if note.trim().is_empty() { vec![] } else { vec![note.trim().to_string()] },
         };
         prop_assert_eq!(parse_actor_prompt(&render_actor(&v)).unwrap(), v);

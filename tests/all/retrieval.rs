@@ -19,7 +19,7 @@ use switchyard::retrieve::embed::normalise;
 use switchyard::retrieve::{EmbedError, Embedder, EmbedderKind, Retriever, Scored};
 use switchyard::task::Task;
 use switchyard::ui::panes::retrieval;
-use switchyard::ui::{PaneCtx, Theme, ViewState};
+use switchyard::ui::{Navigation, PaneCtx, Theme};
 
 fn parse(toml: &str) -> Result<Config, String> {
     Config::parse(toml, Path::new("/cfg/switchyard.toml")).map_err(|e| e.to_string())
@@ -158,8 +158,8 @@ async fn the_first_ranking_carries_dense_scores_and_names_its_source() {
 
 fn pane_text(state: &SessionState, w: u16, h: u16) -> String {
     let theme = Theme::default();
-    let view = ViewState::default();
-    let ctx = PaneCtx { state, view: &view, theme: &theme, focused: false, now_ms: 0 };
+    let view = Navigation::default();
+    let ctx = PaneCtx { state, nav: &view, theme: &theme, focused: false, now_ms: 0 };
     common::buffer_text(&common::render(w, h, |f| retrieval::render(f, f.area(), &ctx)))
 }
 

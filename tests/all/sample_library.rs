@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use switchyard::model::{ChatModel, ChatRequest, Role};
 use switchyard::sim::{SimConfig, SimModel};
 use switchyard::strategy::actor::{
-    self, ActorAction, ActorView, CandidateView, HistoryEntry, Observation, finish_candidate,
+    self, ActorAction, ActorInput, CandidateInput, HistoryEntry, Observation, finish_candidate,
 };
 use switchyard::task::{Task, answer_matches, embedded_sample_dir, load_tasks};
 use switchyard::tool::builtin::{self, BuiltinCtx};
@@ -144,12 +144,12 @@ async fn gold_tools_reproduce_every_gold_answer() {
     let mut all = tasks();
     all.extend(load_tasks(&embedded_sample_dir().join("tasks/smoke.toml")).unwrap());
     for task in &all {
-        let candidates: Vec<CandidateView> = task
+        let candidates: Vec<CandidateInput> = task
             .tools
             .iter()
             .map(|n| {
                 let t = lib.get(n).unwrap();
-                CandidateView {
+                CandidateInput {
                     name: t.name.clone(),
                     weight: None,
                     description: t.description.clone(),
@@ -160,7 +160,7 @@ async fn gold_tools_reproduce_every_gold_answer() {
             .collect();
         let mut history: Vec<HistoryEntry> = Vec::new();
         let answer = loop {
-            let view = ActorView {
+            let view = ActorInput {
                 task: task.query.clone(),
                 history: history.clone(),
                 candidates: candidates.clone(),

@@ -9,11 +9,11 @@ use serde_json::{Value, json};
 use switchyard::model::{ChatModel, ChatRequest, ChatResponse, Message, ModelKind, Role, ToolDef};
 use switchyard::sim::{SimConfig, SimModel};
 use switchyard::strategy::actor::{
-    self, ActorAction, ActorView, CandidateView, EvalView, HistoryEntry, JudgeView, Observation, finish_candidate,
+    self, ActorAction, ActorInput, CandidateInput, EvalInput, HistoryEntry, JudgeInput, Observation, finish_candidate,
 };
 use switchyard::strategy::rewoo::parse::{RewooPlan, RewooPlanError, parse_plan};
 use switchyard::strategy::rewoo::prompt::{
-    self as rp, Category, ClassifierView, PlannerTool, PlannerView, SolverCall, SolverStep, SolverView,
+    self as rp, Category, ClassifierInput, PlannerInput, PlannerTool, SolverCall, SolverInput, SolverStep,
 };
 use switchyard::task::{Task, embedded_sample_dir, load_tasks};
 use switchyard::tool::{ToolLibrary, manifest};
@@ -30,8 +30,13 @@ fn chat(model: &SimModel, req: &ChatRequest) -> ChatResponse {
     block(model.chat(req)).unwrap()
 }
 
-fn candidate(name: &str, weight: Option<&str>, description: &str, parameters: Value) -> CandidateView {
-    CandidateView { name: name.into(), weight: weight.map(str::to_string), description: description.into(), parameters }
+fn candidate(name: &str, weight: Option<&str>, description: &str, parameters: Value) -> CandidateInput {
+    CandidateInput {
+        name: name.into(),
+        weight: weight.map(str::to_string),
+        description: description.into(),
+        parameters,
+    }
 }
 
 fn string_param(name: &str, description: &str) -> Value {
@@ -41,26 +46,26 @@ fn string_param(name: &str, description: &str) -> Value {
 const GEO_DESC: &str = "Country facts lookup: given a country name, returns its capital, population, area in km2, currency code, continent and official languages.";
 const MIRROR_DESC: &str = "Country facts lookup (mirror): given a country name, returns its capital, population, area in km2, currency code, continent and official languages.";
 
-fn geo(name: &str, weight: Option<&str>) -> CandidateView {
+fn geo(name: &str, weight: Option<&str>) -> CandidateInput {
     let desc = if name.contains("mirror") { MIRROR_DESC } else { GEO_DESC };
     candidate(name, weight, desc, string_param("country", "The country's name in English."))
 }
 
-fn actor_request(view: &ActorView) -> ChatRequest {
+fn actor_request(view: &ActorInput) -> ChatRequest {
     ChatRequest::new(Role::Actor, actor::render_actor(view))
 }
 
-fn act_with(model: &SimModel, view: &ActorView) -> ActorAction {
+fn act_with(model: &SimModel, view: &ActorInput) -> ActorAction {
     actor::parse_actor_reply(&chat(model, &actor_request(view))).unwrap()
 }
 
-fn act(view: &ActorView) -> ActorAction {
+fn act(view: &ActorInput) -> ActorAction {
     act_with(&sim(1, 0.0), view)
 }
 
-fn view(task: &str, history: Vec<HistoryEntry>, mut candidates: Vec<CandidateView>) -> ActorView {
+fn view(task: &str, history: Vec<HistoryEntry>, mut candidates: Vec<CandidateInput>) -> ActorInput {
     candidates.push(finish_candidate(None));
-    ActorView { task: task.into(), history, candidates, notes: vec![] }
+    ActorInput { task: task.into(), history, candidates, notes: vec![] }
 }
 
 fn called(action: &ActorAction) -> (&str, &Value) {
@@ -92,7 +97,7 @@ fn info_says_simulated() {
 
 #[test]
 fn same_seed_and_request_give_the_same_reply_whatever_the_order() {
-    let views: Vec<ActorView> = (0..20)
+    let views: Vec<ActorInput> = (0..20)
         .map(|i| {
             view(
                 &format!("What is the capital of the country 'Country{i}'?"),
@@ -214,7 +219,7 @@ fn a_phrase_labelled_as_something_else_is_not_used() {
         json!({"city_name": "Lyon"}),
         Observation::Result(json!({"city_id": "C0002", "name": "Lyon", "country": "France"})),
     )];
-    let v = ActorView { history, ..v };
+    let v = ActorInput { history, ..v };
     assert_eq!(called(&act(&v)), ("geo_lookup", &json!({"country": "France"})));
 }
 
@@ -267,7 +272,7 @@ fn finishes_when_the_result_answers_and_reads_the_asked_field() {
         vec![geo("geo_lookup", Some("30")), geo("geo_lookup_mirror", Some("20"))],
     );
     assert_eq!(answer(&act(&v)), "Paris");
-    let v = ActorView { task: "Which currency code does the country 'France' use?".into(), ..v };
+    let v = ActorInput { task: "Which currency code does the country 'France' use?".into(), ..v };
     assert_eq!(answer(&act(&v)), "EUR");
 }
 
@@ -331,7 +336,7 @@ fn unreadable_prompts_get_plain_answers() {
     assert!(rp::parse_solver_reply(&r).unwrap().contains("could not read"));
 }
 
-fn scores(view: &EvalView) -> BTreeMap<String, i32> {
+fn scores(view: &EvalInput) -> BTreeMap<String, i32> {
     let r = chat(&sim(9, 0.1), &ChatRequest::new(Role::Evaluator, actor::render_eval(view)));
     actor::parse_eval_reply(&r).unwrap()
 }
@@ -353,7 +358,7 @@ fn the_evaluator_scores_observed_outcomes() {
             Observation::Result(json!({"result": 15000})),
         ),
     ];
-    let v = EvalView {
+    let v = EvalInput {
         task: "Convert 100 USD into the currency of the country 'Japan'.".into(),
         steps,
         answer: Some("15000".into()),
@@ -377,7 +382,7 @@ fn the_evaluator_scores_observed_outcomes() {
         step("calculator", json!({"expression": "2 + 2"}), Observation::Result(json!({"result": 4}))),
         step("unit_convert", json!({}), Observation::Result(json!("%$#@!&*()_+{}|:<>?~`-=[]\\;',./%$#"))),
     ];
-    let s = scores(&EvalView { task: "Calculate 2 + 2.".into(), steps, answer: Some("4".into()) });
+    let s = scores(&EvalInput { task: "Calculate 2 + 2.".into(), steps, answer: Some("4".into()) });
     assert_eq!((s["random_calculator"], s["calculator"], s["unit_convert"]), (-3, 1, -3));
 
     // A tool that failed and then worked is scored on both calls, clamped.
@@ -386,15 +391,19 @@ fn the_evaluator_scores_observed_outcomes() {
         step("geo_lookup", json!({"country": "Peru"}), Observation::Refused("not offered".into())),
         step("geo_lookup", json!({"country": "Peru"}), Observation::Result(json!({"capital": "Lima"}))),
     ];
-    let s = scores(&EvalView { task: "Capital of 'Peru'?".into(), steps, answer: Some("Lima".into()) });
+    let s = scores(&EvalInput { task: "Capital of 'Peru'?".into(), steps, answer: Some("Lima".into()) });
     assert_eq!(s["geo_lookup"], -3);
 }
 
 #[test]
 fn the_judge_calls_useful_results_helpful() {
     let judge = |obs: Observation, args: Value| {
-        let v =
-            JudgeView { task: "Calculate 2 + 2.".into(), tool: "calculator".into(), arguments: args, observation: obs };
+        let v = JudgeInput {
+            task: "Calculate 2 + 2.".into(),
+            tool: "calculator".into(),
+            arguments: args,
+            observation: obs,
+        };
         let r = chat(&sim(1, 0.1), &ChatRequest::new(Role::Judge, actor::render_judge(&v)));
         actor::parse_judge_reply(&r).unwrap()
     };
@@ -404,7 +413,7 @@ fn the_judge_calls_useful_results_helpful() {
     assert!(!judge(Observation::Error("timed out".into()), json!({})));
 }
 
-fn arb_candidate() -> impl Strategy<Value = CandidateView> {
+fn arb_candidate() -> impl Strategy<Value = CandidateInput> {
     let names = prop::sample::select(vec![
         "geo_lookup",
         "geo_lookup_mirror",
@@ -455,7 +464,7 @@ proptest! {
             candidates.push(finish_candidate(Some("5".into())));
         }
         let history = history.into_iter().map(|(t, o)| step(&t, json!({}), o)).collect();
-        let v = ActorView { task, history, candidates: candidates.clone(), notes: vec![] };
+        let v = ActorInput { task, history, candidates: candidates.clone(), notes: vec![] };
         let r = chat(&sim(seed, noise), &actor_request(&v));
         match actor::parse_actor_reply(&r).unwrap() {
             ActorAction::Call { tool, .. } => prop_assert!(
@@ -480,7 +489,7 @@ fn sample_tasks() -> Vec<Task> {
 fn classify(model: &SimModel, categories: Vec<Category>, lib: &ToolLibrary) -> BTreeMap<String, String> {
     let tools = lib.tools().iter().map(|t| (t.name.clone(), t.description.clone())).collect();
     let r =
-        chat(model, &ChatRequest::new(Role::Classifier, rp::render_classifier(&ClassifierView { categories, tools })));
+        chat(model, &ChatRequest::new(Role::Classifier, rp::render_classifier(&ClassifierInput { categories, tools })));
     rp::parse_classifier_reply(&r).unwrap()
 }
 
@@ -502,7 +511,7 @@ fn planner_tools() -> Vec<PlannerTool> {
 /// The plan as the engine gets it: the first reply, or, when that cannot
 /// be read, the reply to the retry that shows the parse error.
 fn plan_text(model: &SimModel, task: &str, tools: &[PlannerTool], notes: Vec<String>) -> String {
-    let v = PlannerView { task: task.into(), tools: tools.to_vec(), notes };
+    let v = PlannerInput { task: task.into(), tools: tools.to_vec(), notes };
     let first = chat(model, &ChatRequest::new(Role::Planner, rp::render_planner(&v))).text;
     match parse_plan(&first, &names(tools)) {
         Ok(_) => first,
@@ -521,7 +530,7 @@ fn a_noisy_planner_drifts_from_the_format_and_keeps_to_it_on_the_retry() {
         tasks
             .iter()
             .filter(|t| {
-                let v = PlannerView { task: t.query.clone(), tools: tools.clone(), notes: vec![] };
+                let v = PlannerInput { task: t.query.clone(), tools: tools.clone(), notes: vec![] };
                 let first = chat(&model, &ChatRequest::new(Role::Planner, rp::render_planner(&v))).text;
                 parse_plan(&first, &names(&tools)).is_err()
             })
@@ -641,7 +650,7 @@ fn the_planner_keeps_to_allowed_tools_and_retries_in_the_strict_format() {
     let p = parse_plan(&text, &names(&tools)).unwrap();
     assert_eq!(step_tools(&p, 0), ["geo_lookup_mirror"]);
 
-    let v = PlannerView { task: "Calculate 1234 * 5678.".into(), tools: tools.clone(), notes: vec![] };
+    let v = PlannerInput { task: "Calculate 1234 * 5678.".into(), tools: tools.clone(), notes: vec![] };
     let retry = rp::render_planner_retry(&v, "I think calculator", "the plan has no steps");
     let r = chat(&sim(2, 0.0), &ChatRequest::new(Role::Planner, retry));
     let p = parse_plan(&r.text, &names(&tools)).unwrap();
@@ -693,7 +702,7 @@ fn solver_call(tool: &str, args: &str, result: Option<&str>) -> SolverCall {
 }
 
 fn solve(model: &SimModel, task: &str, steps: Vec<SolverStep>) -> String {
-    let v = SolverView { task: task.into(), steps };
+    let v = SolverInput { task: task.into(), steps };
     let r = chat(model, &ChatRequest::new(Role::Solver, rp::render_solver(&v)));
     rp::parse_solver_reply(&r).unwrap()
 }
@@ -770,11 +779,11 @@ fn the_rewoo_roles_are_deterministic_per_seed_and_request() {
     let requests: Vec<ChatRequest> = tasks
         .iter()
         .map(|t| {
-            let v = PlannerView { task: t.query.clone(), tools: tools.clone(), notes: vec![] };
+            let v = PlannerInput { task: t.query.clone(), tools: tools.clone(), notes: vec![] };
             ChatRequest::new(Role::Planner, rp::render_planner(&v))
         })
         .chain(std::iter::once({
-            let v = ClassifierView {
+            let v = ClassifierInput {
                 categories: rp::default_categories(),
                 tools: tools.iter().map(|t| (t.name.clone(), t.description.clone())).collect(),
             };

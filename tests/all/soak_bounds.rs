@@ -14,7 +14,7 @@ use switchyard::eval::metrics::Metrics;
 use switchyard::graph::{GraphUpdate, RowChange, WeightChange};
 use switchyard::model::Usage;
 use switchyard::ui::panes::budget;
-use switchyard::ui::{PaneCtx, Theme, ViewState};
+use switchyard::ui::{Navigation, PaneCtx, Theme};
 
 const RUNS: u32 = 20_000;
 const TOOLS: usize = 6;
@@ -152,8 +152,8 @@ fn twenty_thousand_runs_keep_a_window_and_bounded_history_and_count_every_run() 
     // The budget pane counts every run, not the kept window.
     let avg = every.iter().map(|r| r.cost).sum::<f64>() / f64::from(RUNS);
     let theme = Theme::default();
-    let view = ViewState::default();
-    let ctx = PaneCtx { state: &state, view: &view, theme: &theme, focused: true, now_ms: state.t };
+    let view = Navigation::default();
+    let ctx = PaneCtx { state: &state, nav: &view, theme: &theme, focused: true, now_ms: state.t };
     let screen = common::buffer_text(&common::render(100, 12, |f| budget::render(f, f.area(), &ctx)));
     let want = format!("{RUNS} runs done, {avg:.2} a run on average");
     assert!(screen.contains(&want), "wanted '{want}' in\n{screen}");

@@ -127,7 +127,7 @@ async fn a_score_edited_and_alpha_changed_take_effect_and_are_recorded() {
     keys.extend(typed("geo_lookup"));
     keys.push(key(KeyCode::Enter));
     rig.press(keys);
-    assert_eq!(rig.app.view.selected.as_deref(), Some("geo_lookup"));
+    assert_eq!(rig.app.nav.selected.as_deref(), Some("geo_lookup"));
     let mut keys = vec![ch('e')];
     keys.extend(typed("-3"));
     keys.push(key(KeyCode::Enter));
@@ -177,7 +177,7 @@ fn replay_keys_move_the_cursor_and_controls_are_refused() {
     app.update(key(KeyCode::Left));
     assert_eq!(app.state, SessionState::from_events(&events[..39]));
     app.update(key(KeyCode::End));
-    assert_eq!(app.view.replay.unwrap().cursor, total);
+    assert_eq!(app.nav.replay.unwrap().cursor, total);
     // Read-only: a control key sends nothing.
     assert!(app.update(ch(' ')).is_empty());
     assert!(app.update(ch('p')).is_empty());

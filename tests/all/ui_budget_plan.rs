@@ -10,14 +10,14 @@ use ratatui::buffer::Buffer;
 use switchyard::engine::event::BudgetRow;
 use switchyard::engine::{EventKind, SessionState};
 use switchyard::ui::panes::budget;
-use switchyard::ui::{PaneCtx, Theme, ViewState};
+use switchyard::ui::{Navigation, PaneCtx, Theme};
 
 const FIXTURE: &str = "btp.jsonl";
 
 fn draw(state: &SessionState, w: u16, h: u16) -> Buffer {
     let theme = Theme::default();
-    let view = ViewState::default();
-    let ctx = PaneCtx { state, view: &view, theme: &theme, focused: true, now_ms: state.t };
+    let view = Navigation::default();
+    let ctx = PaneCtx { state, nav: &view, theme: &theme, focused: true, now_ms: state.t };
     common::render(w, h, |frame| budget::render(frame, frame.area(), &ctx))
 }
 

@@ -11,7 +11,7 @@ use switchyard::engine::{Event, EventKind};
 use switchyard::task::load_tasks;
 use switchyard::ui::Theme;
 use switchyard::ui::app::{App, Effect};
-use switchyard::ui::diff_view::{DiffView, render};
+use switchyard::ui::diff_screen::{DiffScreen, render};
 
 /// The react fixture, and a copy whose city_stats result (run 2, step 2) says otherwise.
 fn traces() -> (Vec<Event>, Vec<Event>, usize) {
@@ -27,11 +27,11 @@ fn traces() -> (Vec<Event>, Vec<Event>, usize) {
     (a, b, i)
 }
 
-fn press(view: &mut DiffView, code: KeyCode) {
+fn press(view: &mut DiffScreen, code: KeyCode) {
     view.key(KeyEvent::new(code, KeyModifiers::NONE));
 }
 
-fn screen(view: &DiffView, w: u16, h: u16) -> ratatui::buffer::Buffer {
+fn screen(view: &DiffScreen, w: u16, h: u16) -> ratatui::buffer::Buffer {
     let theme = Theme::default();
     common::render(w, h, |f| render(f, view, &theme))
 }
@@ -39,7 +39,7 @@ fn screen(view: &DiffView, w: u16, h: u16) -> ratatui::buffer::Buffer {
 #[test]
 fn the_view_opens_on_the_divergent_tool_result_and_n_jumps_between_divergences() {
     let (a, b, i) = traces();
-    let mut view = DiffView::new("a.jsonl".into(), a, "b.jsonl".into(), b);
+    let mut view = DiffScreen::new("a.jsonl".into(), a, "b.jsonl".into(), b);
     assert_eq!(view.divergences(), 1);
     assert_eq!(view.at_cursor(), (Some(i), Some(i)));
     let buf = screen(&view, 140, 30);
@@ -80,7 +80,7 @@ fn the_view_opens_on_the_divergent_tool_result_and_n_jumps_between_divergences()
 #[test]
 fn identical_traces_have_no_divergence_to_jump_to() {
     let (a, _, _) = traces();
-    let mut view = DiffView::new("a".into(), a.clone(), "b".into(), a);
+    let mut view = DiffScreen::new("a".into(), a.clone(), "b".into(), a);
     assert_eq!((view.divergences(), view.cursor()), (0, 0));
     press(&mut view, KeyCode::Char('n'));
     let text = common::buffer_text(&screen(&view, 100, 20));
@@ -115,7 +115,7 @@ fn t_in_a_replay_saves_the_run_at_the_cursor_as_a_case() {
 
     app.seek(0);
     assert!(shift_t(&mut app).is_empty());
-    let flash = app.view.flash.clone().unwrap();
+    let flash = app.nav.flash.clone().unwrap();
     assert!(flash.contains("no run has started"), "{flash}");
 }
 
@@ -125,7 +125,7 @@ fn t_live_saves_a_finished_run_and_says_why_not_for_a_running_one() {
     let inside = events.iter().position(|e| e.run == 3 && matches!(e.kind, EventKind::ToolCall { .. })).unwrap();
     let mut app = common::app(events[..=inside].to_vec());
     assert!(shift_t(&mut app).is_empty());
-    let flash = app.view.flash.clone().unwrap();
+    let flash = app.nav.flash.clone().unwrap();
     assert!(flash.contains("run 3 (s3) has not finished"), "{flash}");
     let mut app = common::app(events);
     let effects = shift_t(&mut app);

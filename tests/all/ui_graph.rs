@@ -16,20 +16,20 @@ use switchyard::engine::{Event, EventKind, Params, SessionState, StrategyKind};
 use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
 use switchyard::ui::panes::graph::{self, NodeState, find_tools, node_state};
 use switchyard::ui::symbols;
-use switchyard::ui::{GraphMode, PaneCtx, Theme, ViewState};
+use switchyard::ui::{GraphMode, Navigation, PaneCtx, Theme};
 
 const FIXTURE: &str = "toolnet-fault.jsonl";
 /// The first 102 events end with geo_lookup's first failed call (task 7, with
 /// the fault injected after task 1 still active).
 const JUST_FAILED: usize = 102;
 
-fn view(mode: GraphMode, selected: Option<&str>) -> ViewState {
-    ViewState { graph_mode: mode, selected: selected.map(str::to_string), ..Default::default() }
+fn view(mode: GraphMode, selected: Option<&str>) -> Navigation {
+    Navigation { graph_mode: mode, selected: selected.map(str::to_string), ..Default::default() }
 }
 
-fn draw(state: &SessionState, view: &ViewState, w: u16, h: u16) -> Buffer {
+fn draw(state: &SessionState, view: &Navigation, w: u16, h: u16) -> Buffer {
     let theme = Theme::default();
-    let ctx = PaneCtx { state, view, theme: &theme, focused: true, now_ms: state.t };
+    let ctx = PaneCtx { state, nav: view, theme: &theme, focused: true, now_ms: state.t };
     common::render(w, h, |f| graph::render(f, Rect::new(0, 0, w, h), &ctx))
 }
 
@@ -49,7 +49,7 @@ fn find_text(buf: &Buffer, text: &str) -> Vec<(u16, u16)> {
     hits
 }
 
-fn snapshot_both(name: &str, state: &SessionState, view: &ViewState) {
+fn snapshot_both(name: &str, state: &SessionState, view: &Navigation) {
     for (w, h) in [(80, 24), (160, 48)] {
         let buf = draw(state, view, w, h);
         insta::assert_snapshot!(format!("{name}_{w}x{h}"), common::buffer_text(&buf));

@@ -11,7 +11,7 @@ use switchyard::model::fault::ModelFaultMode;
 use switchyard::tool::fault::{Fault, FaultScope};
 use switchyard::ui::dialog::{Dialog, Outcome};
 use switchyard::ui::panes::models;
-use switchyard::ui::{PaneCtx, Theme, ViewState};
+use switchyard::ui::{Navigation, PaneCtx, Theme};
 
 fn state() -> SessionState {
     common::fixture_state("toolnet-fault.jsonl", None)
@@ -93,9 +93,9 @@ fn an_active_model_fault_shows_in_the_dialog_the_models_pane_and_the_transcript(
     assert!(screen.contains("active on model:actor: empty (times=2, 2 left)"), "{screen}");
 
     let theme = Theme::default();
-    let view = ViewState::default();
+    let view = Navigation::default();
     let draw = |s: &SessionState| {
-        let ctx = PaneCtx { state: s, view: &view, theme: &theme, focused: true, now_ms: s.t };
+        let ctx = PaneCtx { state: s, nav: &view, theme: &theme, focused: true, now_ms: s.t };
         common::render(100, 12, |frame| models::render(frame, frame.area(), &ctx))
     };
     let buf = draw(&s);

@@ -15,7 +15,7 @@ use switchyard::engine::{Event, EventKind, SessionState};
 use switchyard::model::price::Price;
 use switchyard::model::{ModelInfo, ModelKind, Role};
 use switchyard::ui::panes::{budget, models, status, transcript, workers};
-use switchyard::ui::{PaneCtx, ReplayInfo, Theme, ViewState};
+use switchyard::ui::{Navigation, PaneCtx, ReplayInfo, Theme};
 
 const FIXTURE: &str = "toolnet-fault.jsonl";
 
@@ -29,13 +29,13 @@ const PANES: [(&str, Pane); 5] = [
     ("status", status::render),
 ];
 
-fn draw_at(pane: Pane, state: &SessionState, view: &ViewState, now_ms: u64, w: u16, h: u16) -> Buffer {
+fn draw_at(pane: Pane, state: &SessionState, view: &Navigation, now_ms: u64, w: u16, h: u16) -> Buffer {
     let theme = Theme::default();
-    let ctx = PaneCtx { state, view, theme: &theme, focused: true, now_ms };
+    let ctx = PaneCtx { state, nav: view, theme: &theme, focused: true, now_ms };
     common::render(w, h, |frame| pane(frame, frame.area(), &ctx))
 }
 
-fn draw(pane: Pane, state: &SessionState, view: &ViewState, w: u16, h: u16) -> Buffer {
+fn draw(pane: Pane, state: &SessionState, view: &Navigation, w: u16, h: u16) -> Buffer {
     draw_at(pane, state, view, state.t, w, h)
 }
 
@@ -71,7 +71,7 @@ fn rows(buf: &Buffer) -> Vec<String> {
 #[test]
 fn every_pane_at_both_sizes_at_the_end_of_the_fixture() {
     let state = end_state();
-    let view = ViewState::default();
+    let view = Navigation::default();
     for (name, pane) in PANES {
         for (w, h) in [(80, 24), (160, 48)] {
             let h = if name == "status" { 2 } else { h };
@@ -87,7 +87,7 @@ fn mid_run_with_a_call_in_flight() {
     let state = common::fixture_state(FIXTURE, Some(in_flight));
     let run = state.current.as_ref().unwrap();
     assert_eq!(run.in_flight.len(), 1, "the prefix ends right after a ToolCall");
-    let view = ViewState::default();
+    let view = Navigation::default();
     let started = run.in_flight[0].started;
     // Elapsed time is measured against the clock the pane is given.
     let buf = draw_at(workers::render, &state, &view, started + 1234, 80, 24);
@@ -109,7 +109,7 @@ fn mid_run_with_a_call_in_flight() {
 fn mid_run_right_after_a_failing_call() {
     let (after_failure, _) = failing_call_prefixes();
     let state = common::fixture_state(FIXTURE, Some(after_failure));
-    let view = ViewState::default();
+    let view = Navigation::default();
     let theme = Theme::default();
     for (name, pane) in PANES {
         let h = if name == "status" { 2 } else { 24 };
@@ -147,7 +147,7 @@ fn mid_run_right_after_a_failing_call() {
 fn the_simulated_model_is_marked() {
     let state = end_state();
     let theme = Theme::default();
-    let buf = draw(models::render, &state, &ViewState::default(), 80, 24);
+    let buf = draw(models::render, &state, &Navigation::default(), 80, 24);
     let actor = rows(&buf).into_iter().find(|r| r.contains("actor")).unwrap();
     assert!(actor.contains("sim (simulated)"), "{actor}");
     assert_eq!(common::fg_at(&buf, "(simulated)"), theme.simulated);
@@ -175,7 +175,7 @@ fn a_switched_role_shows_the_new_model_and_keeps_the_old_ones_cost() {
         },
     });
     let theme = Theme::default();
-    let buf = draw(models::render, &state, &ViewState::default(), 160, 48);
+    let buf = draw(models::render, &state, &Navigation::default(), 160, 48);
     insta::assert_snapshot!("models_switched_160x48", common::buffer_text(&buf));
     let rows = rows(&buf);
     let actor = rows.iter().find(|r| r.contains("actor") && r.contains("gpt-4o-mini")).expect("the new model");
@@ -195,7 +195,7 @@ fn models_counts_calls_and_tokens_from_the_accounts() {
         .iter()
         .filter(|((r, _), _)| r.as_str() == "actor")
         .fold((0, 0), |(c, p), (_, a)| (c + a.calls, p + a.usage.prompt_tokens));
-    let buf = draw(models::render, &state, &ViewState::default(), 160, 48);
+    let buf = draw(models::render, &state, &Navigation::default(), 160, 48);
     let actor = rows(&buf).into_iter().find(|r| r.contains("actor")).unwrap();
     let cells: Vec<&str> = actor.split_whitespace().collect();
     assert!(cells.contains(&calls.to_string().as_str()), "{calls} calls in {actor}");
@@ -206,11 +206,11 @@ fn models_counts_calls_and_tokens_from_the_accounts() {
 #[test]
 fn transcript_scrolls_up_from_the_newest() {
     let state = end_state();
-    let follow = draw(transcript::render, &state, &ViewState::default(), 80, 24);
+    let follow = draw(transcript::render, &state, &Navigation::default(), 80, 24);
     let follow_rows = rows(&follow);
     assert!(follow_rows[22].contains("✓ answered: AUD"), "follows the newest: {}", follow_rows[22]);
 
-    let view = ViewState { transcript_scroll: 5, ..Default::default() };
+    let view = Navigation { transcript_scroll: 5, ..Default::default() };
     let scrolled = draw(transcript::render, &state, &view, 80, 24);
     insta::assert_snapshot!("transcript_scrolled_80x24", common::buffer_text(&scrolled));
     let scrolled_rows = rows(&scrolled);
@@ -219,7 +219,7 @@ fn transcript_scrolls_up_from_the_newest() {
     assert!(scrolled_rows[23].contains("↓ 5 newer lines"), "{}", scrolled_rows[23]);
 
     // Scrolling past the top stops at the first line.
-    let view = ViewState { transcript_scroll: usize::MAX, ..Default::default() };
+    let view = Navigation { transcript_scroll: usize::MAX, ..Default::default() };
     let top = rows(&draw(transcript::render, &state, &view, 80, 24));
     assert!(top[1].contains("▸ actor prompt · sim"), "{}", top[1]);
 }
@@ -227,12 +227,12 @@ fn transcript_scrolls_up_from_the_newest() {
 #[test]
 fn transcript_folds_long_values_unless_unfolded() {
     let state = end_state();
-    let folded = common::buffer_text(&draw(transcript::render, &state, &ViewState::default(), 80, 48));
+    let folded = common::buffer_text(&draw(transcript::render, &state, &Navigation::default(), 80, 48));
     assert!(folded.contains("chars)"), "long lines are folded:\n{folded}");
     assert!(folded.contains("system: You are the evaluator"), "{folded}");
     assert!(folded.contains("(2 lines)"), "the system prompt is one line:\n{folded}");
 
-    let view = ViewState { unfold: true, ..Default::default() };
+    let view = Navigation { unfold: true, ..Default::default() };
     let buf = draw(transcript::render, &state, &view, 80, 48);
     insta::assert_snapshot!("transcript_unfolded_80x48", common::buffer_text(&buf));
     let unfolded = common::buffer_text(&buf);
@@ -246,7 +246,7 @@ fn transcript_folds_long_values_unless_unfolded() {
 #[test]
 fn transcript_shows_the_candidates_with_their_weights() {
     let state = end_state();
-    let view = ViewState { transcript_scroll: usize::MAX, ..Default::default() };
+    let view = Navigation { transcript_scroll: usize::MAX, ..Default::default() };
     let text = common::buffer_text(&draw(transcript::render, &state, &view, 160, 48));
     let run = state.current.as_ref().unwrap();
     assert!(text.contains(&format!("task {}/{}: {}", run.index, state.total_tasks, run.task)), "{text}");
@@ -276,7 +276,7 @@ fn refusals_and_notes_stand_out() {
         lane: None,
     });
     let theme = Theme::default();
-    let buf = draw(transcript::render, &state, &ViewState::default(), 80, 24);
+    let buf = draw(transcript::render, &state, &Navigation::default(), 80, 24);
     let text = common::buffer_text(&buf);
     assert!(text.contains("⊘ refused geo_lookup: forbidden"), "{text}");
     assert_eq!(common::fg_at(&buf, "⊘ refused"), theme.forbidden);
@@ -293,7 +293,7 @@ fn refusals_and_notes_stand_out() {
 fn budget_shows_spend_per_tool_and_the_bar_against_b() {
     let mut state = end_state();
     let theme = Theme::default();
-    let buf = draw(budget::render, &state, &ViewState::default(), 80, 24);
+    let buf = draw(budget::render, &state, &Navigation::default(), 80, 24);
     let text = common::buffer_text(&buf);
     assert!(text.contains("no budget set"), "{text}");
     let geo = rows(&buf).into_iter().find(|r| r.contains("geo_lookup ")).unwrap();
@@ -305,7 +305,7 @@ fn budget_shows_spend_per_tool_and_the_bar_against_b() {
 
     // Over budget: the bar says so in the failing colour.
     state.params.budget = Some(2.0);
-    let buf = draw(budget::render, &state, &ViewState::default(), 80, 24);
+    let buf = draw(budget::render, &state, &Navigation::default(), 80, 24);
     insta::assert_snapshot!("budget_over_80x24", common::buffer_text(&buf));
     let cost = state.current.as_ref().unwrap().cost;
     let label = format!("this task {cost:.2} / 2.00 credits ({:.0}%)", cost / 2.0 * 100.0);
@@ -322,7 +322,7 @@ fn budget_lists_the_costliest_tools_of_a_large_library() {
             .insert(format!("tool_{i:05}"), ToolSpend { calls: 1, errors: 0, cost: (i % 97) as f64 / 10.0 });
     }
     state.tool_spend.insert("the_expensive_one".into(), ToolSpend { calls: 3, errors: 0, cost: 1000.0 });
-    let buf = draw(budget::render, &state, &ViewState::default(), 80, 24);
+    let buf = draw(budget::render, &state, &Navigation::default(), 80, 24);
     let rows = rows(&buf);
     let header = rows.iter().position(|r| r.contains("tool") && r.contains("calls")).unwrap();
     assert!(rows[header + 1].contains("the_expensive_one"), "{}", rows[header + 1]);
@@ -332,13 +332,13 @@ fn budget_lists_the_costliest_tools_of_a_large_library() {
 #[test]
 fn status_bar_live_replay_and_flash() {
     let state = end_state();
-    let done = common::buffer_text(&draw(status::render, &state, &ViewState::default(), 80, 2));
+    let done = common::buffer_text(&draw(status::render, &state, &Navigation::default(), 80, 2));
     assert!(done.contains("finished") && done.contains("task 8/8"), "{done}");
     assert!(!done.contains("space"), "nothing left to pause: {done}");
 
     let (_, in_flight) = failing_call_prefixes();
     let running = common::fixture_state(FIXTURE, Some(in_flight));
-    let live = common::buffer_text(&draw(status::render, &running, &ViewState::default(), 80, 2));
+    let live = common::buffer_text(&draw(status::render, &running, &Navigation::default(), 80, 2));
     let run = running.current.as_ref().unwrap();
     let graph = running.graph.as_ref().unwrap();
     for part in [
@@ -354,14 +354,14 @@ fn status_bar_live_replay_and_flash() {
         assert!(live.contains(&part), "'{part}' missing at 80 columns:\n{live}");
     }
 
-    let replay = ViewState { replay: Some(ReplayInfo { cursor: 103, total: 145 }), ..Default::default() };
+    let replay = Navigation { replay: Some(ReplayInfo { cursor: 103, total: 145 }), ..Default::default() };
     let buf = draw(status::render, &common::fixture_state(FIXTURE, Some(103)), &replay, 80, 2);
     insta::assert_snapshot!("status_replay_80x2", common::buffer_text(&buf));
     let text = common::buffer_text(&buf);
     assert!(text.starts_with(" REPLAY event 103/145"), "{text}");
     assert!(text.contains("←/→ step") && text.contains("0-9 jump") && text.contains("? help"), "{text}");
 
-    let flash = ViewState { flash: Some("fault injected on geo_lookup".into()), ..Default::default() };
+    let flash = Navigation { flash: Some("fault injected on geo_lookup".into()), ..Default::default() };
     let mut paused = common::fixture_state(FIXTURE, Some(103));
     paused.mode = Mode::Paused;
     let buf = draw(status::render, &paused, &flash, 80, 2);
@@ -377,7 +377,7 @@ fn status_bar_live_replay_and_flash() {
     insta::assert_snapshot!("status_flash_80x1", common::buffer_text(&buf));
     let line = common::buffer_text(&buf);
     assert!(line.contains("paused") && line.contains("? help"), "{line}");
-    let buf = draw(status::render, &state, &ViewState::default(), 160, 1);
+    let buf = draw(status::render, &state, &Navigation::default(), 160, 1);
     let line = common::buffer_text(&buf);
     assert!(line.contains("α 0.5 β 0.5 τ 0.15 B ∞ K 3"), "{line}");
 }
@@ -395,8 +395,8 @@ fn nothing_panics_on_empty_states_or_tiny_areas() {
         common::fixture_state("react.jsonl", None),
     ];
     let views = [
-        ViewState::default(),
-        ViewState {
+        Navigation::default(),
+        Navigation {
             unfold: true,
             transcript_scroll: 3,
             flash: Some("x".repeat(300)),

@@ -24,7 +24,7 @@ use switchyard::tool::{ToolError, ToolErrorKind};
 use switchyard::ui::app::{Action, App, Effect};
 use switchyard::ui::dialog::{Dialog, Outcome};
 use switchyard::ui::panes::program;
-use switchyard::ui::{Pane, PaneCtx, ProgramShow, Theme, ViewState};
+use switchyard::ui::{Navigation, Pane, PaneCtx, ProgramShow, Theme};
 
 const TASK: &str = "What is France's population in millions, and its people per km²?";
 
@@ -206,9 +206,9 @@ fn state(events: &[Event]) -> SessionState {
     SessionState::from_events(events)
 }
 
-fn draw(state: &SessionState, view: &ViewState, w: u16, h: u16) -> Buffer {
+fn draw(state: &SessionState, view: &Navigation, w: u16, h: u16) -> Buffer {
     let theme = Theme::default();
-    let ctx = PaneCtx { state, view, theme: &theme, focused: true, now_ms: state.t };
+    let ctx = PaneCtx { state, nav: view, theme: &theme, focused: true, now_ms: state.t };
     common::render(w, h, |f| program::render(f, f.area(), &ctx))
 }
 
@@ -290,7 +290,7 @@ fn the_fold_knows_the_running_line_and_forgets_it_when_the_program_ends() {
 #[test]
 fn a_running_program_highlights_its_line_with_each_result_beside_its_line() {
     let s = state(&running());
-    let view = ViewState { focus: Pane::Program, ..Default::default() };
+    let view = Navigation { focus: Pane::Program, ..Default::default() };
     for (w, h) in [(80, 24), (120, 20)] {
         let buf = draw(&s, &view, w, h);
         insta::assert_snapshot!(format!("program_running_{w}x{h}"), text(&buf));
@@ -320,7 +320,7 @@ fn a_running_program_highlights_its_line_with_each_result_beside_its_line() {
 #[test]
 fn a_failed_program_marks_its_line_and_names_the_tool_it_is_blamed_on() {
     let s = state(&failed());
-    let view = ViewState { focus: Pane::Program, ..Default::default() };
+    let view = Navigation { focus: Pane::Program, ..Default::default() };
     for (w, h) in [(80, 24), (120, 30)] {
         let buf = draw(&s, &view, w, h);
         insta::assert_snapshot!(format!("program_failed_{w}x{h}"), text(&buf));
@@ -342,14 +342,14 @@ fn a_failed_program_marks_its_line_and_names_the_tool_it_is_blamed_on() {
 #[test]
 fn a_rewrite_shows_as_its_diff_and_its_answer() {
     let s = state(&rewritten());
-    let source = ViewState { focus: Pane::Program, ..Default::default() };
+    let source = Navigation { focus: Pane::Program, ..Default::default() };
     let buf = draw(&s, &source, 100, 24);
     row_with(&buf, &["Program · round 1"]);
     row_with(&buf, &["✓ returned", r#""density":105.887"#]);
     row_with(&buf, &["4 │", "f.area_km2", "calculator ✓ 105.887"]);
     assert_eq!(program::shown(&s, &source), ProgramShow::Source);
 
-    let diff = ViewState { program_show: ProgramShow::Diff, ..source };
+    let diff = Navigation { program_show: ProgramShow::Diff, ..source };
     let buf = draw(&s, &diff, 100, 24);
     insta::assert_snapshot!("program_diff_100x24", text(&buf));
     row_with(&buf, &["Program · round 1 · diff"]);
@@ -369,7 +369,7 @@ fn a_rewrite_shows_as_its_diff_and_its_answer() {
 fn probes_show_their_question_program_response_and_schema() {
     let s = state(&probed());
     // No program yet: the probes are what the pane shows.
-    let view = ViewState { focus: Pane::Program, ..Default::default() };
+    let view = Navigation { focus: Pane::Program, ..Default::default() };
     assert_eq!(program::shown(&s, &view), ProgramShow::Probes);
     let buf = draw(&s, &view, 100, 40);
     insta::assert_snapshot!("program_probes_100x40", text(&buf));
@@ -395,7 +395,7 @@ fn probes_show_their_question_program_response_and_schema() {
     ));
     let s = state(&events);
     assert_eq!(program::shown(&s, &view), ProgramShow::Source);
-    let probes = ViewState { program_show: ProgramShow::Probes, ..view };
+    let probes = Navigation { program_show: ProgramShow::Probes, ..view };
     assert_eq!(program::shown(&s, &probes), ProgramShow::Probes);
 }
 
@@ -407,7 +407,7 @@ fn the_program_takes_the_graphs_place_for_atc_only() {
     assert_eq!(Pane::cycle(Some(StrategyKind::Atc))[0], Pane::Program);
 
     let mut a = app(running());
-    assert_eq!(a.view.focus, Pane::Program, "atc starts on its program, as others on their graph");
+    assert_eq!(a.nav.focus, Pane::Program, "atc starts on its program, as others on their graph");
     let wide = text(&screen(&a, 160, 48));
     assert!(wide.contains("Program · round 0") && !wide.contains(" Graph "), "{wide}");
     assert!(wide.contains("calculator … running"), "{wide}");
@@ -416,60 +416,60 @@ fn the_program_takes_the_graphs_place_for_atc_only() {
     let tabs = narrow.lines().next().unwrap();
     assert!(tabs.contains("Program") && !tabs.contains("Graph"), "{tabs}");
     // tab goes round atc's panes and comes back to the program.
-    let mut seen = vec![a.view.focus];
+    let mut seen = vec![a.nav.focus];
     for _ in 0..6 {
         press(&mut a, KeyCode::Tab);
-        seen.push(a.view.focus);
+        seen.push(a.nav.focus);
     }
     assert_eq!(seen, [&Pane::ATC[..], &[Pane::Program]].concat());
     press(&mut a, KeyCode::BackTab);
-    assert_eq!(a.view.focus, Pane::Retrieval);
+    assert_eq!(a.nav.focus, Pane::Retrieval);
 
     // A toolnet session is as it was.
     let mut a = app(common::fixture("toolnet-fault.jsonl"));
-    assert_eq!(a.view.focus, Pane::Graph);
+    assert_eq!(a.nav.focus, Pane::Graph);
     press(&mut a, KeyCode::Tab);
-    assert_eq!(a.view.focus, Pane::Transcript);
+    assert_eq!(a.nav.focus, Pane::Transcript);
 }
 
 #[test]
 fn d_and_o_switch_what_the_pane_shows_or_say_why_not() {
     let mut a = app(running());
     press(&mut a, KeyCode::Char('d'));
-    assert_eq!(a.view.program_show, ProgramShow::Source);
-    assert!(a.view.flash.as_deref().unwrap_or("").contains("no rewrite"), "{:?}", a.view.flash);
+    assert_eq!(a.nav.program_show, ProgramShow::Source);
+    assert!(a.nav.flash.as_deref().unwrap_or("").contains("no rewrite"), "{:?}", a.nav.flash);
     press(&mut a, KeyCode::Char('o'));
-    assert!(a.view.flash.as_deref().unwrap_or("").contains("no probes"), "{:?}", a.view.flash);
+    assert!(a.nav.flash.as_deref().unwrap_or("").contains("no probes"), "{:?}", a.nav.flash);
 
     let mut a = app(rewritten());
     press(&mut a, KeyCode::Char('d'));
-    assert_eq!(a.view.program_show, ProgramShow::Diff);
+    assert_eq!(a.nav.program_show, ProgramShow::Diff);
     press(&mut a, KeyCode::Char('d'));
-    assert_eq!(a.view.program_show, ProgramShow::Source);
+    assert_eq!(a.nav.program_show, ProgramShow::Source);
     // The keys belong to the program pane: elsewhere d does nothing.
-    a.view.focus = Pane::Transcript;
+    a.nav.focus = Pane::Transcript;
     press(&mut a, KeyCode::Char('d'));
-    assert_eq!(a.view.program_show, ProgramShow::Source);
+    assert_eq!(a.nav.program_show, ProgramShow::Source);
 
     // The arrows scroll the program; a new program is read from its top.
-    a.view.focus = Pane::Program;
+    a.nav.focus = Pane::Program;
     press(&mut a, KeyCode::Down);
     press(&mut a, KeyCode::PageDown);
-    assert_eq!(a.view.program_scroll, 11);
+    assert_eq!(a.nav.program_scroll, 11);
     press(&mut a, KeyCode::Up);
-    assert_eq!(a.view.program_scroll, 10);
+    assert_eq!(a.nav.program_scroll, 10);
     a.update(Action::Engine(ev(
         3,
         500,
         K::ProgramWritten { round: 2, program: ROUND1.into(), diff: String::new(), by_user: true },
     )));
-    assert_eq!(a.view.program_scroll, 0);
+    assert_eq!(a.nav.program_scroll, 0);
 
     // They work in a replay too (they only change the view).
     let mut r = App::replay(rewritten());
-    assert_eq!(r.view.focus, Pane::Program);
+    assert_eq!(r.nav.focus, Pane::Program);
     press(&mut r, KeyCode::Char('d'));
-    assert_eq!(r.view.program_show, ProgramShow::Diff);
+    assert_eq!(r.nav.program_show, ProgramShow::Diff);
     assert!(press(&mut r, KeyCode::Char('e')).is_empty());
     assert!(r.dialog.is_none());
 }
@@ -478,11 +478,11 @@ fn d_and_o_switch_what_the_pane_shows_or_say_why_not() {
 fn e_then_ctrl_s_sends_the_edited_program() {
     let mut a = app(failed());
     // On another pane e is the score editor's key, as ever.
-    a.view.focus = Pane::Transcript;
+    a.nav.focus = Pane::Transcript;
     press(&mut a, KeyCode::Char('e'));
     assert!(!matches!(a.dialog, Some(Dialog::Program(_))));
     a.dialog = None;
-    a.view.focus = Pane::Program;
+    a.nav.focus = Pane::Program;
     assert!(press(&mut a, KeyCode::Char('e')).is_empty());
     assert!(matches!(a.dialog, Some(Dialog::Program(_))), "e opens the program editor");
     let shown = text(&screen(&a, 120, 40));
@@ -506,7 +506,7 @@ fn e_then_ctrl_s_sends_the_edited_program() {
     let effects = a.update(Action::Key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL)));
     assert_eq!(effects, vec![Effect::Control(Control::EditProgram { program: ROUND1.into() })]);
     assert!(a.dialog.is_none());
-    let flash = a.view.flash.clone().unwrap_or_default();
+    let flash = a.nav.flash.clone().unwrap_or_default();
     assert!(flash.contains("your program (5 lines) as the next round"), "{flash}");
 }
 
@@ -543,7 +543,7 @@ fn e_says_why_when_the_tasks_programs_have_run_their_course() {
     let mut a = app(rewritten());
     press(&mut a, KeyCode::Char('e'));
     assert!(a.dialog.is_none());
-    assert!(a.view.flash.as_deref().unwrap_or("").contains("r restarts the task"), "{:?}", a.view.flash);
+    assert!(a.nav.flash.as_deref().unwrap_or("").contains("r restarts the task"), "{:?}", a.nav.flash);
     // Before any task there is nothing to continue.
     let mut a = app(started()[..1].to_vec());
     press(&mut a, KeyCode::Char('e'));
@@ -558,7 +558,7 @@ fn e_says_why_when_the_tasks_programs_have_run_their_course() {
 fn the_status_bar_offers_the_program_keys_on_the_program_pane() {
     let a = app(rewritten());
     let theme = Theme::default();
-    let ctx = PaneCtx { state: &a.state, view: &a.view, theme: &theme, focused: false, now_ms: a.state.t };
+    let ctx = PaneCtx { state: &a.state, nav: &a.nav, theme: &theme, focused: false, now_ms: a.state.t };
     let buf = common::render(160, 2, |f| switchyard::ui::panes::status::render(f, f.area(), &ctx));
     let bar = text(&buf);
     assert!(bar.contains("e edit program") && bar.contains("d diff"), "{bar}");
@@ -590,7 +590,7 @@ fn the_pane_survives_small_areas_long_programs_and_odd_lines() {
         let s = state(&events[..n]);
         for show in [ProgramShow::Source, ProgramShow::Diff, ProgramShow::Probes] {
             for scroll in [0, 5, 1000] {
-                let view = ViewState { program_show: show, program_scroll: scroll, ..Default::default() };
+                let view = Navigation { program_show: show, program_scroll: scroll, ..Default::default() };
                 for (w, h) in [(1, 1), (3, 3), (10, 4), (20, 6), (40, 10), (80, 24)] {
                     draw(&s, &view, w, h);
                 }
@@ -600,18 +600,18 @@ fn the_pane_survives_small_areas_long_programs_and_odd_lines() {
     // The running line (60) is kept in view however far the user scrolled.
     let s = state(&events);
     for scroll in [0, 1000] {
-        let view = ViewState { program_scroll: scroll, ..Default::default() };
+        let view = Navigation { program_scroll: scroll, ..Default::default() };
         let buf = draw(&s, &view, 80, 24);
         row_with(&buf, &["▶ 60 │ let x60 = 60;", "×2 calculator … waiting"]);
     }
-    let buf = draw(&s, &ViewState::default(), 80, 24);
+    let buf = draw(&s, &Navigation::default(), 80, 24);
     row_with(&buf, &["your edit"]);
     // Calls from lines the program does not have are listed apart.
     let buf =
-        draw(&s, &ViewState { program_scroll: 1000, program_show: ProgramShow::Source, ..Default::default() }, 80, 60);
+        draw(&s, &Navigation { program_scroll: 1000, program_show: ProgramShow::Source, ..Default::default() }, 80, 60);
     let t = text(&buf);
     assert!(t.contains("calls from no known line"), "{t}");
-    let _ = draw(&state(&probed()), &ViewState::default(), 2, 2);
+    let _ = draw(&state(&probed()), &Navigation::default(), 2, 2);
 }
 
 #[test]

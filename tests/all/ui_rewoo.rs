@@ -17,16 +17,16 @@ use switchyard::tool::fault::FaultMode;
 use switchyard::ui::app::{Action, App, Effect};
 use switchyard::ui::dialog::{Dialog, Outcome};
 use switchyard::ui::panes::{graph, models, status, transcript, workers};
-use switchyard::ui::{Pane, PaneCtx, Theme, ViewState};
+use switchyard::ui::{Navigation, Pane, PaneCtx, Theme};
 
 type PaneFn = fn(&mut Frame, Rect, &PaneCtx);
 
 /// How long the running lane has run when the mid-run panes are drawn.
 const RUNNING_FOR: u64 = 1234;
 
-fn draw_at(pane: PaneFn, state: &SessionState, view: &ViewState, now_ms: u64, w: u16, h: u16) -> Buffer {
+fn draw_at(pane: PaneFn, state: &SessionState, view: &Navigation, now_ms: u64, w: u16, h: u16) -> Buffer {
     let theme = Theme::default();
-    let ctx = PaneCtx { state, view, theme: &theme, focused: true, now_ms };
+    let ctx = PaneCtx { state, nav: view, theme: &theme, focused: true, now_ms };
     common::render(w, h, |frame| pane(frame, frame.area(), &ctx))
 }
 
@@ -70,7 +70,7 @@ fn the_fixture_folds_into_a_step_mid_run() {
 #[test]
 fn workers_pane_shows_the_running_steps_lanes() {
     let state = common::rewoo_fixture();
-    let view = ViewState::default();
+    let view = Navigation::default();
     let now = lane0_started(&state) + RUNNING_FOR;
     for (w, h) in [(80, 24), (160, 48)] {
         let buf = draw_at(workers::render, &state, &view, now, w, h);
@@ -82,7 +82,7 @@ fn workers_pane_shows_the_running_steps_lanes() {
         assert!(waiting.contains("⚡") && waiting.contains("pending"), "the fault asked for: {waiting}");
     }
     // The picked lane moves with the view; the running lane is in the accent colour.
-    let buf = draw_at(workers::render, &state, &ViewState { lane: 1, ..Default::default() }, now, 80, 24);
+    let buf = draw_at(workers::render, &state, &Navigation { lane: 1, ..Default::default() }, now, 80, 24);
     assert!(row_with(&buf, &["1 calculator"]).starts_with("│▸"));
     let theme = Theme::default();
     assert_eq!(common::fg_at(&buf, "… running"), theme.accent);
@@ -94,7 +94,7 @@ fn workers_pane_shows_null_for_the_filtered_lane_and_the_ok_lanes_result() {
     // Right after #E1 finished: the pane shows it, done.
     let end_of_e1 = events.iter().position(|e| matches!(e.kind, EventKind::StepFinished { .. })).unwrap() + 1;
     let state = SessionState::from_events(&events[..end_of_e1]);
-    let buf = draw_at(workers::render, &state, &ViewState::default(), state.t, 80, 24);
+    let buf = draw_at(workers::render, &state, &Navigation::default(), state.t, 80, 24);
     insta::assert_snapshot!("workers_step_done_80x24", common::buffer_text(&buf));
     row_with(&buf, &["step #E1", "done", "12 tokens saved"]);
     let failed = row_with(&buf, &["0 geo_lookup", "✗ failed"]);
@@ -109,7 +109,7 @@ fn workers_pane_shows_null_for_the_filtered_lane_and_the_ok_lanes_result() {
 #[test]
 fn the_finished_calls_table_keeps_long_tool_names_whole() {
     let mut app = app(common::rewoo_events(false));
-    app.view.focus = Pane::Workers;
+    app.nav.focus = Pane::Workers;
     // 80 columns show the focused pane alone; 160 put the workers pane in a
     // third of the width, where a fixed fault column used to cut the name.
     for (w, h) in [(80, 24), (160, 48)] {
@@ -120,16 +120,16 @@ fn the_finished_calls_table_keeps_long_tool_names_whole() {
     // Without faults the table has no fault column at all.
     let state = common::fixture_state("react.jsonl", None);
     assert!(state.recent_calls.iter().all(|c| c.fault.is_none()));
-    let buf = draw_at(workers::render, &state, &ViewState::default(), state.t, 50, 24);
+    let buf = draw_at(workers::render, &state, &Navigation::default(), state.t, 50, 24);
     assert!(!common::buffer_text(&buf).contains("fault"), "{}", common::buffer_text(&buf));
 }
 
 #[test]
 fn lane_keys_send_lane_controls() {
     let mut app = app(common::rewoo_events(false));
-    app.view.focus = Pane::Workers;
+    app.nav.focus = Pane::Workers;
     assert!(press(&mut app, KeyCode::Down).is_empty());
-    assert_eq!(app.view.lane, 1);
+    assert_eq!(app.nav.lane, 1);
     assert_eq!(
         press(&mut app, KeyCode::Char('h')),
         vec![Effect::Control(Control::Lane { lane: 1, action: LaneAction::Hold })]
@@ -157,13 +157,13 @@ fn lane_keys_send_lane_controls() {
     // The cursor stops at the last lane; the running lane can be failed but not held.
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Down);
-    assert_eq!(app.view.lane, 2);
+    assert_eq!(app.nav.lane, 2);
     press(&mut app, KeyCode::Up);
     press(&mut app, KeyCode::Up);
     press(&mut app, KeyCode::Up);
-    assert_eq!(app.view.lane, 0);
+    assert_eq!(app.nav.lane, 0);
     assert!(press(&mut app, KeyCode::Char('h')).is_empty());
-    assert!(app.view.flash.as_deref().is_some_and(|f| f.contains("lane 0 is running")), "{:?}", app.view.flash);
+    assert!(app.nav.flash.as_deref().is_some_and(|f| f.contains("lane 0 is running")), "{:?}", app.nav.flash);
     assert_eq!(
         press(&mut app, KeyCode::Char('k')),
         vec![Effect::Control(Control::Lane { lane: 0, action: LaneAction::Fail { fault: FaultMode::Error } })]
@@ -175,30 +175,30 @@ fn lane_keys_do_nothing_without_a_running_step_or_the_workers_pane() {
     let keys = [KeyCode::Char('h'), KeyCode::Char('n'), KeyCode::Char('k')];
     // A finished run: no step is running.
     let mut done = app(common::rewoo_events(true));
-    done.view.focus = Pane::Workers;
+    done.nav.focus = Pane::Workers;
     // Before any plan.
     let events = common::rewoo_events(false);
     let before = events.iter().position(|e| matches!(e.kind, EventKind::PlanWritten { .. })).unwrap();
     let mut planning = app(events[..before].to_vec());
-    planning.view.focus = Pane::Workers;
+    planning.nav.focus = Pane::Workers;
     // A step runs, but another pane has the focus.
     let mut elsewhere = app(common::rewoo_events(false));
-    elsewhere.view.focus = Pane::Transcript;
+    elsewhere.nav.focus = Pane::Transcript;
     for a in [&mut done, &mut planning, &mut elsewhere] {
         for k in keys {
             assert!(press(a, k).is_empty(), "{k:?}");
         }
         press(a, KeyCode::Down);
-        assert_eq!(a.view.lane, 0, "↓ scrolls, it picks no lane");
+        assert_eq!(a.nav.lane, 0, "↓ scrolls, it picks no lane");
     }
     // A replay never steers.
     let mut replay = App::replay(common::rewoo_events(false));
-    replay.view.focus = Pane::Workers;
+    replay.nav.focus = Pane::Workers;
     press(&mut replay, KeyCode::Down);
-    assert_eq!(replay.view.lane, 1, "the view may move in a replay");
+    assert_eq!(replay.nav.lane, 1, "the view may move in a replay");
     for k in keys {
         assert!(press(&mut replay, k).is_empty());
-        assert_eq!(replay.view.flash.as_deref(), Some("a replay is read-only"));
+        assert_eq!(replay.nav.flash.as_deref(), Some("a replay is read-only"));
     }
 }
 
@@ -208,25 +208,25 @@ fn the_lane_cursor_is_clamped_when_the_lanes_change() {
     let e2 = events.iter().rposition(|e| matches!(e.kind, EventKind::StepStarted { .. })).unwrap();
     // Pick lane 2 of #E2, then replay from #E1 (two lanes).
     let mut app = App::replay(events.clone());
-    app.view.focus = Pane::Workers;
+    app.nav.focus = Pane::Workers;
     app.seek(e2 + 1);
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Down);
-    assert_eq!(app.view.lane, 2);
+    assert_eq!(app.nav.lane, 2);
     app.seek(e2);
-    assert_eq!(app.view.lane, 1, "#E1 has two lanes");
+    assert_eq!(app.nav.lane, 1, "#E1 has two lanes");
 }
 
 #[test]
 fn status_bar_and_help_list_the_lane_keys() {
     let mut app = app(common::rewoo_events(false));
-    app.view.focus = Pane::Workers;
+    app.nav.focus = Pane::Workers;
     let text = common::buffer_text(&screen(&app, 160, 48));
     let status = text.lines().last().unwrap();
     for k in ["↑/↓ lane", "h hold", "n step lane", "k fail lane"] {
         assert!(status.contains(k), "{status}");
     }
-    app.view.focus = Pane::Graph;
+    app.nav.focus = Pane::Graph;
     let text = common::buffer_text(&screen(&app, 160, 48));
     assert!(!text.lines().last().unwrap().contains("h hold"));
     assert!(text.lines().last().unwrap().contains("c categories"));
@@ -244,7 +244,7 @@ fn models_pane_names_the_rewoo_roles_and_dims_the_others() {
     let theme = Theme::default();
     for (name, state) in [("mid", common::rewoo_fixture()), ("finished", common::rewoo_fixture_finished())] {
         for (w, h) in [(80, 24), (160, 48)] {
-            let buf = draw_at(models::render, &state, &ViewState::default(), state.t, w, h);
+            let buf = draw_at(models::render, &state, &Navigation::default(), state.t, w, h);
             insta::assert_snapshot!(format!("models_rewoo_{name}_{w}x{h}"), common::buffer_text(&buf));
             row_with(&buf, &["planner", "sim-weak"]);
             row_with(&buf, &["solver", "sim-strong"]);
@@ -276,7 +276,7 @@ fn models_pane_names_the_rewoo_roles_and_dims_the_others() {
         },
     });
     let state = SessionState::from_events(&events);
-    let buf = draw_at(models::render, &state, &ViewState::default(), state.t, 80, 24);
+    let buf = draw_at(models::render, &state, &Navigation::default(), state.t, 80, 24);
     assert_eq!(common::fg_at(&buf, "judge"), theme.accent);
     row_with(&buf, &["dimmed: actor, evaluator (rewoo"]);
 }
@@ -285,7 +285,7 @@ fn models_pane_names_the_rewoo_roles_and_dims_the_others() {
 fn graph_pane_shows_the_plan() {
     let theme = Theme::default();
     let state = common::rewoo_fixture();
-    let view = ViewState::default();
+    let view = Navigation::default();
     for (w, h) in [(80, 24), (160, 48)] {
         let buf = draw_at(graph::render, &state, &view, state.t, w, h);
         insta::assert_snapshot!(format!("graph_plan_{w}x{h}"), common::buffer_text(&buf));
@@ -298,7 +298,7 @@ fn graph_pane_shows_the_plan() {
         assert_eq!(common::fg_at(&buf, "✓ #E1"), theme.ok);
     }
     // The plan scrolls like the graph's table.
-    let scrolled = ViewState { table_offset: 2, ..Default::default() };
+    let scrolled = Navigation { table_offset: 2, ..Default::default() };
     let buf = draw_at(graph::render, &state, &scrolled, state.t, 80, 8);
     assert!(!common::buffer_text(&buf).contains("2 steps"), "{}", common::buffer_text(&buf));
 
@@ -317,7 +317,7 @@ fn graph_pane_shows_the_plan() {
 #[test]
 fn transcript_shows_the_plan_lanes_and_evidence() {
     let state = common::rewoo_fixture_finished();
-    let view = ViewState { transcript_scroll: 0, ..Default::default() };
+    let view = Navigation { transcript_scroll: 0, ..Default::default() };
     let buf = draw_at(transcript::render, &state, &view, state.t, 160, 48);
     insta::assert_snapshot!("transcript_rewoo_160x48", common::buffer_text(&buf));
     row_with(&buf, &["#E2 = calculator[#E1.population / 1e6];", "← #E1"]);
@@ -447,10 +447,10 @@ fn category_dialog_snapshots() {
 #[test]
 fn status_bar_in_a_rewoo_step() {
     let mut app = app(common::rewoo_events(false));
-    app.view.focus = Pane::Workers;
+    app.nav.focus = Pane::Workers;
     let buf = {
         let theme = Theme::default();
-        let ctx = PaneCtx { state: &app.state, view: &app.view, theme: &theme, focused: false, now_ms: app.now_ms };
+        let ctx = PaneCtx { state: &app.state, nav: &app.nav, theme: &theme, focused: false, now_ms: app.now_ms };
         common::render(80, 2, |f| status::render(f, f.area(), &ctx))
     };
     insta::assert_snapshot!("status_lanes_80x2", common::buffer_text(&buf));
@@ -461,7 +461,8 @@ fn status_bar_in_a_rewoo_step() {
 fn rewoo_panes_survive_tiny_areas() {
     let panes: [PaneFn; 5] = [workers::render, models::render, graph::render, transcript::render, status::render];
     for state in [common::rewoo_fixture(), common::rewoo_fixture_finished()] {
-        for view in [ViewState::default(), ViewState { lane: 7, table_offset: 99, unfold: true, ..Default::default() }]
+        for view in
+            [Navigation::default(), Navigation { lane: 7, table_offset: 99, unfold: true, ..Default::default() }]
         {
             for pane in panes {
                 for (w, h) in [(1, 1), (3, 3), (10, 4), (20, 6), (40, 8)] {
@@ -484,7 +485,7 @@ fn workers_pane_marks_a_recorded_answer() {
     }
     let end_of_e1 = events.iter().position(|e| matches!(e.kind, EventKind::StepFinished { .. })).unwrap() + 1;
     let state = SessionState::from_events(&events[..end_of_e1]);
-    let buf = draw_at(workers::render, &state, &ViewState::default(), state.t, 100, 24);
+    let buf = draw_at(workers::render, &state, &Navigation::default(), state.t, 100, 24);
     let ok = row_with(&buf, &["1 geo_lookup_mirror", "✓ ok"]);
     assert!(ok.contains(r#"[recorded] {"name":"France","#), "the marker before the result: {ok}");
     let failed = row_with(&buf, &["0 geo_lookup", "✗ failed"]);

@@ -53,8 +53,8 @@ pub(crate) fn diff(config: &Config, a: DiffArgs) -> Result<ExitCode> {
     if a.view {
         let theme = Theme::resolve(a.theme.as_deref().unwrap_or(&config.theme))?;
         switchyard::ui::term::check_terminal()?;
-        let view = switchyard::ui::diff_view::DiffView::new(name(&a.a), ea, name(&a.b), eb);
-        super::super::setup::runtime()?.block_on(switchyard::ui::diff_view::run(view, theme))?;
+        let view = switchyard::ui::diff_screen::DiffScreen::new(name(&a.a), ea, name(&a.b), eb);
+        super::super::setup::runtime()?.block_on(switchyard::ui::diff_screen::run(view, theme))?;
     } else if a.json {
         let out = serde_json::json!({
             "a": a.a, "b": a.b, "events": [ea.len(), eb.len()], "differs": d.differs(), "diff": d,

@@ -2,7 +2,12 @@
 //! transcript's entries, the calls in flight, ReWOO's plan and lanes, the
 //! graph's weights. `fold/mod.rs` folds events into them.
 //!
-//! Long: these pieces are plain data read by every view, and the graph's
+//! In this crate a `*View` is one of these pieces (and the others of
+//! `fold/`): a read-only aspect of the session that panes draw. What a model
+//! role is shown is its `*Input` (`strategy`), what the user looks at is
+//! `ui::Navigation`.
+//!
+//! Long: these pieces are plain data read by every pane, and the graph's
 //! index (who leads to a node, the tools by score) must change with the
 //! graph in the same `apply`, so they stay together.
 

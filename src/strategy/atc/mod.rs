@@ -17,7 +17,7 @@ use serde_json::Value;
 pub use self::config::AtcConfig;
 use self::exec::Trail;
 use self::known::Known;
-use self::prompt::{Failed, ProgramView};
+use self::prompt::{Failed, ProgramInput};
 use super::act::refuse_malformed;
 use crate::budget::btp;
 use crate::engine::event::EventKind;
@@ -70,7 +70,7 @@ impl Strategy for Atc {
     /// rewrite. Tool calls cost no model step of their own.
     fn cost_shape(&self, host: &dyn Host, query: &str, candidates: &[String]) -> CostShape {
         let protocols = self.known.protocols(host, candidates);
-        let view = ProgramView {
+        let view = ProgramInput {
             task: query.to_string(),
             protocols: protocols.iter().map(Protocol::render).collect(),
             failed: None,
@@ -137,7 +137,7 @@ impl Atc {
                 Some(p) => (p, true),
                 None => {
                     let view =
-                        ProgramView { task: task.query.clone(), protocols: rendered.clone(), failed: failed.take() };
+                        ProgramInput { task: task.query.clone(), protocols: rendered.clone(), failed: failed.take() };
                     let req = ChatRequest::constrained(
                         Role::Planner,
                         prompt::render_program(&view),
@@ -221,7 +221,7 @@ fn fit(protocols: &[Protocol], task: &str, budget: Option<u64>) -> Vec<String> {
     let mut chars = RESPONSE_CHARS;
     loop {
         let shown = render(chars);
-        let view = ProgramView { task: task.to_string(), protocols: shown.clone(), failed: None };
+        let view = ProgramInput { task: task.to_string(), protocols: shown.clone(), failed: None };
         if chars <= 60 || crate::model::tokens::count_messages(&prompt::render_program(&view)) <= budget {
             return shown;
         }

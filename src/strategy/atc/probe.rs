@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::config::AtcConfig;
 use super::exec::{self, Trail};
 use super::known::Known;
-use super::prompt::{self, ProbeView};
+use super::prompt::{self, ProbeInput};
 use crate::engine::event::EventKind;
 use crate::engine::{Halt, Host};
 use crate::model::{ChatRequest, Role};
@@ -156,7 +156,7 @@ async fn probe_one(
     for sample in 0..config.probe_samples {
         host.next_step()?;
         let view =
-            ProbeView { target: target.render(), helpers: helper_protocols.clone(), last_error: last_error.take() };
+            ProbeInput { target: target.render(), helpers: helper_protocols.clone(), last_error: last_error.take() };
         let req = ChatRequest::constrained(Role::Planner, prompt::render_probe(&view), prompt::probe_schema());
         let reply = host.model(req).await?;
         let (question, program) = match prompt::parse_probe_reply(&reply) {

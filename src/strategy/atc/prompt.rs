@@ -39,7 +39,7 @@ pub struct Failed {
 
 /// What the program writer is shown.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ProgramView {
+pub struct ProgramInput {
     pub task: String,
     /// Each offered tool's protocol, rendered.
     pub protocols: Vec<String>,
@@ -48,7 +48,7 @@ pub struct ProgramView {
 
 /// What a probe writer is shown.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ProbeView {
+pub struct ProbeInput {
     /// The protocol of the tool to probe, rendered.
     pub target: String,
     pub helpers: Vec<String>,
@@ -82,7 +82,7 @@ const ERROR: &str = "Error (";
 const BLAME: &str = "The error is attributed to the tool `";
 const REWRITE: &str = "Rewrite the whole program to fix it.";
 
-pub fn render_program(view: &ProgramView) -> Vec<Message> {
+pub fn render_program(view: &ProgramInput) -> Vec<Message> {
     let mut u = String::from(TOOLS);
     for p in &view.protocols {
         u.push_str(p);
@@ -109,7 +109,7 @@ pub fn render_program(view: &ProgramView) -> Vec<Message> {
 }
 
 /// The view back from a program prompt (None: not one).
-pub fn parse_program_prompt(messages: &[Message]) -> Option<ProgramView> {
+pub fn parse_program_prompt(messages: &[Message]) -> Option<ProgramInput> {
     let text = user_text(messages, PROGRAM_SYSTEM)?;
     let text = text.strip_prefix(TOOLS)?;
     let (tools, rest) = text.split_once("Task: ")?;
@@ -118,7 +118,7 @@ pub fn parse_program_prompt(messages: &[Message]) -> Option<ProgramView> {
         None => (rest.trim().to_string(), None),
         Some((task, f)) => (task.trim().to_string(), Some(parse_failed(f)?)),
     };
-    Some(ProgramView { task, protocols, failed })
+    Some(ProgramInput { task, protocols, failed })
 }
 
 fn parse_failed(text: &str) -> Option<Failed> {
@@ -156,7 +156,7 @@ const TARGET: &str = "Tool to probe:\n";
 const HELPERS: &str = "\n\nHelper tools (already probed):\n";
 const LAST: &str = "\n\nThe last probe failed: ";
 
-pub fn render_probe(view: &ProbeView) -> Vec<Message> {
+pub fn render_probe(view: &ProbeInput) -> Vec<Message> {
     let mut u = format!("{TARGET}{}", view.target);
     if !view.helpers.is_empty() {
         u.push_str(HELPERS);
@@ -169,7 +169,7 @@ pub fn render_probe(view: &ProbeView) -> Vec<Message> {
     vec![Message::system(PROBE_SYSTEM), Message::user(u)]
 }
 
-pub fn parse_probe_prompt(messages: &[Message]) -> Option<ProbeView> {
+pub fn parse_probe_prompt(messages: &[Message]) -> Option<ProbeInput> {
     let text = user_text(messages, PROBE_SYSTEM)?;
     let text = text.strip_prefix(TARGET)?;
     let (text, last_error) = match text.split_once(LAST) {
@@ -180,7 +180,7 @@ pub fn parse_probe_prompt(messages: &[Message]) -> Option<ProbeView> {
         Some((t, h)) => (t, h.split("\n\n").map(str::trim).filter(|h| !h.is_empty()).map(str::to_string).collect()),
         None => (text, Vec::new()),
     };
-    Some(ProbeView { target: target.trim().to_string(), helpers, last_error })
+    Some(ProbeInput { target: target.trim().to_string(), helpers, last_error })
 }
 
 /// The program in a reply: `{"program": ...}`, else the first fenced
@@ -235,7 +235,7 @@ mod tests {
 
     #[test]
     fn a_program_prompt_reads_back() {
-        let view = ProgramView {
+        let view = ProgramInput {
             task: "Who directed Alien?".into(),
             protocols: vec![
                 "search(#{query: str (required)}) -> {\"id\":\"int\"}\n  Finds.".into(),
@@ -252,13 +252,13 @@ mod tests {
             }),
         };
         assert_eq!(parse_program_prompt(&render_program(&view)), Some(view.clone()));
-        let first = ProgramView { failed: None, ..view };
+        let first = ProgramInput { failed: None, ..view };
         assert_eq!(parse_program_prompt(&render_program(&first)), Some(first));
     }
 
     #[test]
     fn a_probe_prompt_reads_back() {
-        let view = ProbeView {
+        let view = ProbeInput {
             target: "credits(#{movie_id: int (required)}) -> (response not documented)".into(),
             helpers: vec!["search(#{}) -> {}".into()],
             last_error: Some("tool error: 404".into()),

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::prompt::{self as proto, Category, ClassifierView};
+use super::prompt::{self as proto, Category, ClassifierInput};
 use crate::engine::event::{EventKind, LabelSource, ToolLabel};
 use crate::engine::label_cache;
 use crate::engine::{Halt, Host, Labels};
@@ -90,7 +90,7 @@ async fn ask_classifier(
     categories: &[Category],
     tools: &[(String, String)],
 ) -> Result<BTreeMap<String, String>, Halt> {
-    let view = ClassifierView { categories: categories.to_vec(), tools: tools.to_vec() };
+    let view = ClassifierInput { categories: categories.to_vec(), tools: tools.to_vec() };
     let req =
         ChatRequest::constrained(Role::Classifier, proto::render_classifier(&view), proto::classifier_schema(&view));
     let reply = match host.model(req).await {

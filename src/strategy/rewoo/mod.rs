@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use self::args::Evidence;
 use self::parse::RewooPlan;
-use self::prompt::{Category, SolverCall, SolverStep, SolverView};
+use self::prompt::{Category, SolverCall, SolverInput, SolverStep};
 use super::act::{first_prompt_tokens, refuse_malformed};
 use super::actor::compact;
 use crate::budget::btp::{self, RunBudget};
@@ -151,7 +151,7 @@ fn lane_requests(host: &dyn Host, step: &RewooStep, evidence: &Evidence) -> Vec<
 
 /// The solver's answer from the plan and the evidence.
 async fn solve(host: &mut dyn Host, task: &Task, steps: Vec<SolverStep>) -> Result<Option<String>, Halt> {
-    let view = SolverView { task: task.query.clone(), steps };
+    let view = SolverInput { task: task.query.clone(), steps };
     let req = ChatRequest::constrained(Role::Solver, prompt::render_solver(&view), prompt::solver_schema());
     let reply = host.model(req).await?;
     match prompt::parse_solver_reply(&reply) {

@@ -3,7 +3,7 @@
 //! step, goes back once with the error.
 
 use super::parse::{RewooPlan, RewooPlanError, parse_plan_reply};
-use super::prompt::{self as proto, PlannerTool, PlannerView};
+use super::prompt::{self as proto, PlannerInput, PlannerTool};
 use crate::budget::btp::RunBudget;
 use crate::engine::event::EventKind;
 use crate::engine::{Halt, Host};
@@ -57,7 +57,7 @@ pub async fn write_plan(
             if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") }
         ));
     }
-    let view = PlannerView { task: task.query.clone(), tools: tools.to_vec(), notes };
+    let view = PlannerInput { task: task.query.clone(), tools: tools.to_vec(), notes };
     let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
     let mut messages = proto::render_planner(&view);
     let mut attempt = 1u32;

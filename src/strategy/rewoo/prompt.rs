@@ -33,7 +33,7 @@ pub fn default_categories() -> Vec<Category> {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ClassifierView {
+pub struct ClassifierInput {
     pub categories: Vec<Category>,
     /// (name, description)
     pub tools: Vec<(String, String)>,
@@ -49,7 +49,7 @@ pub struct PlannerTool {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PlannerView {
+pub struct PlannerInput {
     pub task: String,
     pub tools: Vec<PlannerTool>,
     /// Things the planner must be told (budget limits).
@@ -73,7 +73,7 @@ pub struct SolverStep {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SolverView {
+pub struct SolverInput {
     pub task: String,
     pub steps: Vec<SolverStep>,
 }
@@ -107,7 +107,7 @@ it; each step's evidence is listed under it. Evidence `null` means that tool fai
 Solve the task with the evidence. Reply with one line: `Answer: <the answer>`.";
 
 /// The classifier's reply constrained to one listed category per tool.
-pub fn classifier_schema(view: &ClassifierView) -> ResponseSchema {
+pub fn classifier_schema(view: &ClassifierInput) -> ResponseSchema {
     let names: Vec<&str> = view.categories.iter().map(|c| c.name.as_str()).collect();
     let tools: Vec<&str> = view.tools.iter().map(|(t, _)| t.as_str()).collect();
     let props: serde_json::Map<String, Value> =
@@ -153,7 +153,7 @@ pub fn solver_schema() -> ResponseSchema {
     }
 }
 
-pub fn render_classifier(view: &ClassifierView) -> Vec<Message> {
+pub fn render_classifier(view: &ClassifierInput) -> Vec<Message> {
     let mut u = String::from("Categories:\n");
     for c in &view.categories {
         if c.description.is_empty() {
@@ -169,7 +169,7 @@ pub fn render_classifier(view: &ClassifierView) -> Vec<Message> {
     vec![Message::system(CLASSIFIER_SYSTEM), Message::user(u)]
 }
 
-pub fn parse_classifier_prompt(messages: &[Message]) -> Option<ClassifierView> {
+pub fn parse_classifier_prompt(messages: &[Message]) -> Option<ClassifierInput> {
     let text = user_text(messages, CLASSIFIER_SYSTEM)?;
     let (mut categories, mut tools) = (Vec::new(), Vec::new());
     let mut section = "";
@@ -188,7 +188,7 @@ pub fn parse_classifier_prompt(messages: &[Message]) -> Option<ClassifierView> {
             }
         }
     }
-    Some(ClassifierView { categories, tools })
+    Some(ClassifierInput { categories, tools })
 }
 
 pub fn render_classifier_reply(labels: &BTreeMap<String, String>) -> String {
@@ -229,7 +229,7 @@ pub fn parse_classifier_reply(resp: &ChatResponse) -> Result<BTreeMap<String, St
     }
 }
 
-pub fn render_planner(view: &PlannerView) -> Vec<Message> {
+pub fn render_planner(view: &PlannerInput) -> Vec<Message> {
     let mut u = format!("Task: {}\n\nTools:\n", one_line(&view.task));
     for t in &view.tools {
         match &t.category {
@@ -248,7 +248,7 @@ pub fn render_planner(view: &PlannerView) -> Vec<Message> {
 }
 
 /// The retry: the first prompt, the unreadable plan, and why it was unreadable.
-pub fn render_planner_retry(view: &PlannerView, previous: &str, error: &str) -> Vec<Message> {
+pub fn render_planner_retry(view: &PlannerInput, previous: &str, error: &str) -> Vec<Message> {
     let mut m = render_planner(view);
     m.push(Message::assistant(previous));
     m.push(Message::user(format!("{RETRY_PREFIX} {}. Write the whole plan again.", one_line(error))));
@@ -256,7 +256,7 @@ pub fn render_planner_retry(view: &PlannerView, previous: &str, error: &str) -> 
 }
 
 /// The planner's view, and the parse error it is asked to fix on a retry.
-pub fn parse_planner_prompt(messages: &[Message]) -> Option<(PlannerView, Option<String>)> {
+pub fn parse_planner_prompt(messages: &[Message]) -> Option<(PlannerInput, Option<String>)> {
     let sys = messages.iter().find(|m| m.role == Speaker::System)?;
     if sys.content != PLANNER_SYSTEM {
         return None;
@@ -298,10 +298,10 @@ pub fn parse_planner_prompt(messages: &[Message]) -> Option<(PlannerView, Option
             }
         }
     }
-    Some((PlannerView { task: task?, tools, notes }, retry))
+    Some((PlannerInput { task: task?, tools, notes }, retry))
 }
 
-pub fn render_solver(view: &SolverView) -> Vec<Message> {
+pub fn render_solver(view: &SolverInput) -> Vec<Message> {
     let mut u = format!("Task: {}\n\nPlan and evidence:\n", one_line(&view.task));
     for s in &view.steps {
         u.push_str(&format!("Plan: {}\n", one_line(&s.thought)));
@@ -315,7 +315,7 @@ pub fn render_solver(view: &SolverView) -> Vec<Message> {
     vec![Message::system(SOLVER_SYSTEM), Message::user(u)]
 }
 
-pub fn parse_solver_prompt(messages: &[Message]) -> Option<SolverView> {
+pub fn parse_solver_prompt(messages: &[Message]) -> Option<SolverInput> {
     let text = user_text(messages, SOLVER_SYSTEM)?;
     let mut task = None;
     let mut steps: Vec<SolverStep> = Vec::new();
@@ -342,7 +342,7 @@ pub fn parse_solver_prompt(messages: &[Message]) -> Option<SolverView> {
             steps.push(SolverStep { evidence, thought: std::mem::take(&mut thought), calls });
         }
     }
-    Some(SolverView { task: task?, steps })
+    Some(SolverInput { task: task?, steps })
 }
 
 /// `a[x]; b[y]` into (tool, input) pairs, brackets inside inputs respected.
@@ -415,7 +415,7 @@ mod tests {
 
     #[test]
     fn classifier_prompt_round_trips() {
-        let v = ClassifierView {
+        let v = ClassifierInput {
             categories: default_categories(),
             tools: vec![("geo_lookup".into(), "Looks up a country".into())],
         };
@@ -434,7 +434,7 @@ mod tests {
 
     #[test]
     fn planner_prompt_round_trips_with_retry() {
-        let v = PlannerView {
+        let v = PlannerInput {
             task: "Capital of Japan?".into(),
             tools: vec![PlannerTool {
                 name: "geo_lookup".into(),
@@ -452,7 +452,7 @@ mod tests {
 
     #[test]
     fn solver_prompt_round_trips() {
-        let v = SolverView {
+        let v = SolverInput {
             task: "Population of Lyon?".into(),
             steps: vec![
                 SolverStep {

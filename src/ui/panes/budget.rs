@@ -339,7 +339,7 @@ fn render_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let body = (area.height as usize).saturating_sub(2);
     let roles_shown = roles.len().min(body.saturating_sub(s.tool_spend.len().min(3)));
     let room = body - roles_shown;
-    let ToolsView { top, hidden, calls: tool_calls, errors: tool_errors } = tools_view(s, room);
+    let ToolsTable { top, hidden, calls: tool_calls, errors: tool_errors } = tools_view(s, room);
     let cost_head = if s.cost_unit.is_empty() { "cost".to_string() } else { format!("cost ({})", s.cost_unit) };
     let widest = top
         .iter()
@@ -456,7 +456,7 @@ pub(crate) fn visible_columns(avail: usize, base: usize, widths: &[usize], prior
 }
 
 /// What the table needs from the tools' spend, in one pass.
-struct ToolsView<'s> {
+struct ToolsTable<'s> {
     /// The costliest tools, costliest first (ties by calls, then name).
     top: Vec<(&'s String, &'s ToolSpend)>,
     /// Tools left out of `top`.
@@ -468,13 +468,13 @@ struct ToolsView<'s> {
 /// The `n` rows' worth of costliest tools (one row goes to saying how many
 /// are hidden when not all fit). A bounded insertion into a short list, so a
 /// large library costs one comparison per tool and no allocation per tool.
-fn tools_view(s: &SessionState, n: usize) -> ToolsView<'_> {
+fn tools_view(s: &SessionState, n: usize) -> ToolsTable<'_> {
     let total = s.tool_spend.len();
     let keep = if total > n { n.saturating_sub(1) } else { total };
     let order = |a: &(&String, &ToolSpend), b: &(&String, &ToolSpend)| {
         b.1.cost.total_cmp(&a.1.cost).then_with(|| b.1.calls.cmp(&a.1.calls)).then_with(|| a.0.cmp(b.0))
     };
-    let mut v = ToolsView { top: Vec::with_capacity(keep + 1), hidden: total - keep, calls: 0, errors: 0 };
+    let mut v = ToolsTable { top: Vec::with_capacity(keep + 1), hidden: total - keep, calls: 0, errors: 0 };
     for item in &s.tool_spend {
         v.calls += item.1.calls;
         v.errors += item.1.errors;

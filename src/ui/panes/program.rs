@@ -20,10 +20,10 @@ use crate::engine::SessionState;
 use crate::engine::event::RunOutcome;
 use crate::engine::fold::Mode;
 use crate::engine::fold::program::{ProbeView, ProgramCall, ProgramView};
+use crate::ui::navigation::{Navigation, PaneCtx, ProgramShow};
 use crate::ui::symbols::{FAILING, OK, RUNNING};
 use crate::ui::text::{clean, fit_spans, width, wrap};
 use crate::ui::theme::Theme;
-use crate::ui::view::{PaneCtx, ProgramShow, ViewState};
 
 /// Prints shown under the program: the last few.
 const PRINTS: usize = 5;
@@ -35,7 +35,7 @@ const ERROR_ROWS: usize = 3;
 
 /// What the pane shows: what the user asked for (`d`, `b`) when there is
 /// such a thing, else the program, else the probes.
-pub fn shown(state: &SessionState, view: &ViewState) -> ProgramShow {
+pub fn shown(state: &SessionState, view: &Navigation) -> ProgramShow {
     let program = state.current.as_ref().and_then(|r| r.program.as_ref());
     match view.program_show {
         ProgramShow::Probes if !state.probes.is_empty() => ProgramShow::Probes,
@@ -52,7 +52,7 @@ pub fn has_diff(p: &ProgramView) -> bool {
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let (s, th) = (ctx.state, ctx.theme);
-    let show = shown(s, ctx.view);
+    let show = shown(s, ctx.nav);
     let program = ctx.program();
     let title = match (show, program) {
         (ProgramShow::Probes, _) => "Program · probes, newest first".to_string(),
@@ -83,7 +83,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     if h == 0 {
         return;
     }
-    let offset = scroll(ctx.view.program_scroll, body.len(), h, focal);
+    let offset = scroll(ctx.nav.program_scroll, body.len(), h, focal);
     let shown: Vec<Line> = body
         .into_iter()
         .skip(offset)

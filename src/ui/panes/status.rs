@@ -31,7 +31,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let w = area.width as usize;
     let info = info(ctx);
     let (keys, always) = keys(ctx);
-    let flash = ctx.view.flash.as_deref().map(|f| {
+    let flash = ctx.nav.flash.as_deref().map(|f| {
         // The flash keeps room for the help key, however long it is.
         let room = w.saturating_sub(spans_width(&always) + width(SEP) + 2);
         vec![Span::styled(format!(" {} ", fit(&clean(f), room.max(1))), flash_style(th))]
@@ -55,7 +55,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
 fn info(ctx: &PaneCtx) -> Vec<Segment> {
     let (s, th) = (ctx.state, ctx.theme);
     let mut out = Vec::new();
-    if let Some(r) = &ctx.view.replay {
+    if let Some(r) = &ctx.nav.replay {
         out.push(vec![Span::styled(
             format!(" REPLAY event {}/{} ", r.cursor, r.total),
             th.fg(th.accent).add_modifier(Modifier::REVERSED | Modifier::BOLD),
@@ -155,9 +155,9 @@ fn keys(ctx: &PaneCtx) -> (Vec<Segment>, Segment) {
     ];
     // The lane keys, first while they apply: the workers pane shows a running step.
     const LANES: [(&str, &str); 4] = [("↑/↓", "lane"), ("h", "hold"), ("n", "step lane"), ("k", "fail lane")];
-    let lanes = ctx.view.replay.is_none() && ctx.state.mode != Mode::Finished && lanes_have_keys(ctx);
+    let lanes = ctx.nav.replay.is_none() && ctx.state.mode != Mode::Finished && lanes_have_keys(ctx);
     let mut list: Vec<(&str, &str)> = if lanes { LANES.to_vec() } else { Vec::new() };
-    list.extend(if ctx.view.replay.is_some() {
+    list.extend(if ctx.nav.replay.is_some() {
         vec![("←/→", "step"), ("Home/End", ""), ("0-9", "jump")]
     } else {
         match ctx.state.mode {
@@ -184,7 +184,7 @@ fn keys(ctx: &PaneCtx) -> (Vec<Segment>, Segment) {
 /// The program pane's keys, first while it has the focus: `e` while the
 /// run goes on, `d` and `o` when there is a diff or a probe to show.
 fn program_keys(ctx: &PaneCtx) -> Option<Vec<(&'static str, &'static str)>> {
-    let (v, s) = (ctx.view, ctx.state);
+    let (v, s) = (ctx.nav, ctx.state);
     if v.zoom.unwrap_or(v.focus).placed(s.strategy) != Pane::Program {
         return None;
     }
@@ -203,7 +203,7 @@ fn program_keys(ctx: &PaneCtx) -> Option<Vec<(&'static str, &'static str)>> {
 
 /// The workers pane has the focus and a plan step is running.
 fn lanes_have_keys(ctx: &PaneCtx) -> bool {
-    let v = ctx.view;
+    let v = ctx.nav;
     v.zoom.unwrap_or(v.focus) == Pane::Workers
         && ctx
             .state

@@ -115,7 +115,7 @@ fn render_lanes(frame: &mut Frame, area: Rect, step: &StepView, ctx: &PaneCtx) {
         return;
     }
     let active = !step.finished;
-    let cursor = ctx.view.lane.min(step.lanes.len() - 1);
+    let cursor = ctx.nav.lane.min(step.lanes.len() - 1);
     // Keep the picked lane in view.
     let first = cursor.saturating_sub(shown - 1).min(step.lanes.len().saturating_sub(shown));
     let lanes = &step.lanes[first..(first + shown).min(step.lanes.len())];

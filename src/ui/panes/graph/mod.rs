@@ -36,7 +36,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     }
     let focus = ctx.graph_focus();
     let theme = ctx.theme;
-    let mode = match ctx.view.graph_mode {
+    let mode = match ctx.nav.graph_mode {
         GraphMode::Neighbourhood => "neighbourhood",
         GraphMode::Whole => "whole",
     };
@@ -46,7 +46,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         Span::styled(format!("{} ", display_name(&focus)), theme.accent()),
     ]);
     let Some(inner) = render_block(frame, area, pane_block(theme, ctx.focused, title)) else { return };
-    match ctx.view.graph_mode {
+    match ctx.nav.graph_mode {
         GraphMode::Neighbourhood => neighbourhood::render(frame, inner, ctx, &focus),
         GraphMode::Whole => whole::render(frame, inner, ctx, &focus),
     }

@@ -42,7 +42,7 @@ pub(super) fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         None => before_plan(ctx.state, th),
     };
     let h = inner.height as usize;
-    let offset = ctx.view.table_offset.min(lines.len().saturating_sub(h));
+    let offset = ctx.nav.table_offset.min(lines.len().saturating_sub(h));
     let shown: Vec<Line> = lines.into_iter().skip(offset).take(h).map(|l| fit_spans(l.spans, w)).collect();
     frame.render_widget(Paragraph::new(shown), inner);
 }

@@ -481,7 +481,7 @@ fn render_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str, g: &G
     let n = g.tool_count();
     let footer_h = u16::from(area.height >= 4);
     let visible = (area.height.saturating_sub(1 + footer_h)) as usize;
-    let offset = ctx.view.table_offset.min(n.saturating_sub(visible));
+    let offset = ctx.nav.table_offset.min(n.saturating_sub(visible));
     let rows = ranked_rows(g, src_row, offset + visible);
     let shown: Vec<&Ranked> = rows.iter().skip(offset).take(visible).collect();
 

@@ -46,7 +46,7 @@ impl Logical {
 /// `next`: the entry after `e`, for a reply the next entry shows better.
 pub(super) fn entry_lines(e: &Entry, next: Option<&Entry>, ctx: &PaneCtx, w: usize, out: &mut Vec<Logical>) {
     let th = ctx.theme;
-    let unfold = ctx.view.unfold;
+    let unfold = ctx.nav.unfold;
     match e {
         Entry::Prompt { role, model, messages } => prompt_lines(*role, model, messages, ctx, w, out),
         Entry::Reply { role, model, text, usage, cost, latency_ms } => {
@@ -280,7 +280,7 @@ fn prompt_lines(role: Role, model: &str, messages: &[Message], ctx: &PaneCtx, w:
         Span::styled(format!("▸ {role}"), th.accent()),
         Span::styled(format!(" prompt · {model}"), th.muted()),
     ]));
-    if ctx.view.unfold {
+    if ctx.nav.unfold {
         for m in messages {
             out.push(Logical::one(format!("  {}:", m.role.as_str()), bold(th)));
             let style = if m.role == Speaker::System { th.muted() } else { th.base() };

@@ -37,7 +37,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
 }
 
 fn title(ctx: &PaneCtx) -> String {
-    let name = if ctx.view.unfold { "Transcript (unfolded)" } else { "Transcript" };
+    let name = if ctx.nav.unfold { "Transcript (unfolded)" } else { "Transcript" };
     match &ctx.state.current {
         Some(r) => format!("{name} — run {}, task {}/{}: {}", r.run, r.index, ctx.state.total_tasks, clean(&r.task)),
         None => name.to_string(),
@@ -50,11 +50,11 @@ fn visible_lines(ctx: &PaneCtx, w: usize, h: usize) -> (Vec<Line<'static>>, usiz
     let Some(run) = &ctx.state.current else {
         return (vec![Line::styled("No task has started yet.", th.muted())], 0);
     };
-    let want = h.saturating_add(ctx.view.transcript_scroll);
+    let want = h.saturating_add(ctx.nav.transcript_scroll);
     let lay = |logical: Vec<Logical>| -> Vec<Line<'static>> {
         let mut out = Vec::with_capacity(logical.len());
         for l in logical {
-            if ctx.view.unfold {
+            if ctx.nav.unfold {
                 out.extend(wrap(l.spans, w));
             } else {
                 out.push(fit_spans_counted(l.spans, w.min(l.limit), th.muted()));
@@ -89,7 +89,7 @@ fn visible_lines(ctx: &PaneCtx, w: usize, h: usize) -> (Vec<Line<'static>>, usiz
     }
     let all: Vec<Line<'static>> = chunks.into_iter().rev().flatten().collect();
     let total = all.len();
-    let below = ctx.view.transcript_scroll.min(total.saturating_sub(h));
+    let below = ctx.nav.transcript_scroll.min(total.saturating_sub(h));
     let end = total - below;
     let start = end.saturating_sub(h);
     (all.into_iter().skip(start).take(end - start).collect(), below)

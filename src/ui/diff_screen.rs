@@ -29,7 +29,7 @@ enum ViewRow {
 
 /// Both traces, their aligned rows and where the user is.
 #[derive(Clone, Debug)]
-pub struct DiffView {
+pub struct DiffScreen {
     names: [String; 2],
     events: [Vec<Event>; 2],
     rows: Vec<ViewRow>,
@@ -50,9 +50,9 @@ const KEYS: &[(&str, &str)] = &[
     ("q / Esc", "quit"),
 ];
 
-impl DiffView {
+impl DiffScreen {
     /// The view over traces A and B, its cursor on the first divergence.
-    pub fn new(name_a: String, a: Vec<Event>, name_b: String, b: Vec<Event>) -> DiffView {
+    pub fn new(name_a: String, a: Vec<Event>, name_b: String, b: Vec<Event>) -> DiffScreen {
         let aligned = align(&a, &b);
         let mut rows = Vec::with_capacity(aligned.len() + 8);
         let mut stops = Vec::new();
@@ -78,7 +78,16 @@ impl DiffView {
             k = end;
         }
         let cursor = stops.first().copied().unwrap_or(0);
-        DiffView { names: [name_a, name_b], events: [a, b], rows, stops, cursor, help: false, flash: None, quit: false }
+        DiffScreen {
+            names: [name_a, name_b],
+            events: [a, b],
+            rows,
+            stops,
+            cursor,
+            help: false,
+            flash: None,
+            quit: false,
+        }
     }
 
     pub fn cursor(&self) -> usize {
@@ -151,7 +160,7 @@ impl DiffView {
 
 /// Draws the whole view: the heading, both columns, the events at the
 /// cursor in full, the keys.
-pub fn render(frame: &mut Frame, view: &DiffView, theme: &Theme) {
+pub fn render(frame: &mut Frame, view: &DiffScreen, theme: &Theme) {
     let area = frame.area();
     frame.render_widget(Block::default().style(theme.base()), area);
     let [head, columns, detail, hints] =
@@ -183,7 +192,7 @@ pub fn render(frame: &mut Frame, view: &DiffView, theme: &Theme) {
 
 /// One side's column: the rows around the cursor, divergent rows in the
 /// failing colour, the cursor's row highlighted.
-fn column(frame: &mut Frame, area: Rect, view: &DiffView, side: usize, theme: &Theme) {
+fn column(frame: &mut Frame, area: Rect, view: &DiffScreen, side: usize, theme: &Theme) {
     let events = &view.events[side];
     let title = format!(" {} {} ({} events) ", ["A", "B"][side], view.names[side], events.len());
     let block = Block::default().borders(Borders::ALL).border_style(theme.border(true)).title(title);
@@ -225,7 +234,7 @@ fn column(frame: &mut Frame, area: Rect, view: &DiffView, side: usize, theme: &T
 }
 
 /// The events at the cursor in full, and the first field they differ in.
-fn details(frame: &mut Frame, area: Rect, view: &DiffView, theme: &Theme) {
+fn details(frame: &mut Frame, area: Rect, view: &DiffScreen, theme: &Theme) {
     let block = Block::default().borders(Borders::ALL).border_style(theme.border(false)).title(" at the cursor ");
     let (a, b) = view.at_cursor();
     let side = |name: &str, events: &[Event], i: Option<usize>| -> Line<'static> {
@@ -269,7 +278,7 @@ fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
 
 /// Runs the view in the terminal until the user quits; the terminal is
 /// restored however it ends (ratatui's panic hook covers a panic).
-pub async fn run(mut view: DiffView, theme: Theme) -> Result<(), UiError> {
+pub async fn run(mut view: DiffScreen, theme: Theme) -> Result<(), UiError> {
     crate::ui::term::check_terminal()?;
     let mut terminal = ratatui::try_init()?;
     let result = view_loop(&mut terminal, &mut view, &theme).await;
@@ -277,7 +286,11 @@ pub async fn run(mut view: DiffView, theme: Theme) -> Result<(), UiError> {
     result
 }
 
-async fn view_loop(terminal: &mut ratatui::DefaultTerminal, view: &mut DiffView, theme: &Theme) -> Result<(), UiError> {
+async fn view_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    view: &mut DiffScreen,
+    theme: &Theme,
+) -> Result<(), UiError> {
     let mut keys = crossterm::event::EventStream::new();
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     loop {

@@ -103,7 +103,7 @@ pub struct ReplayInfo {
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ViewState {
+pub struct Navigation {
     pub focus: Pane,
     /// A pane shown full screen.
     pub zoom: Option<Pane>,
@@ -131,7 +131,7 @@ pub struct ViewState {
 /// Everything a pane may read to draw itself.
 pub struct PaneCtx<'a> {
     pub state: &'a SessionState,
-    pub view: &'a ViewState,
+    pub nav: &'a Navigation,
     pub theme: &'a Theme,
     pub focused: bool,
     /// Milliseconds on the engine's clock, now (elapsed times are measured against it).
@@ -151,7 +151,7 @@ impl PaneCtx<'_> {
 
     /// The node the graph pane shows: the selection, else where the agent stands.
     pub fn graph_focus(&self) -> String {
-        if let Some(s) = &self.view.selected {
+        if let Some(s) = &self.nav.selected {
             return s.clone();
         }
         match &self.state.current {
