@@ -22,7 +22,7 @@ use super::event::{
 };
 use super::params::Params;
 use crate::model::Role;
-use crate::tool::fault::FaultScope;
+use crate::tool::fault::{FaultMode, FaultScope};
 use crate::tool::mcp::ServerState;
 
 // The pieces of the state, re-exported so a view names them all from here.
@@ -316,7 +316,7 @@ impl SessionState {
                     }
                 }
                 if let Some(mode) = fault.filter(|_| !user) {
-                    self::parts::spend_fault(&mut self.faults, tool, mode);
+                    spend_fault(&mut self.faults, tool, mode);
                 }
                 self.recent_calls.push_front(FinishedCall {
                     call: *call,
@@ -644,6 +644,20 @@ impl SessionState {
             self.finished.remove(0);
         }
         self.finished.push(r);
+    }
+}
+
+/// A fault hit `tool` with `mode`: the oldest sure fault (not a
+/// probability) of `tool` loses a use when it is of that mode, as the
+/// engine's table spends them.
+fn spend_fault(faults: &mut Vec<ActiveFault>, tool: &str, mode: FaultMode) {
+    let sure = faults.iter().position(|f| f.tool == tool && !matches!(f.fault.scope, FaultScope::Probability { .. }));
+    let Some(i) = sure.filter(|i| faults[*i].fault.mode == mode) else { return };
+    if let Some(l) = faults[i].left.as_mut() {
+        *l = l.saturating_sub(1);
+        if *l == 0 {
+            faults.remove(i);
+        }
     }
 }
 

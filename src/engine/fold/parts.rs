@@ -790,22 +790,6 @@ pub struct ActiveFault {
     pub left: Option<u32>,
 }
 
-/// A fault hit `tool` with `mode`: the oldest sure fault (not a
-/// probability) of `tool` loses a use when it is of that mode, as the
-/// engine's table spends them.
-pub(super) fn spend_fault(faults: &mut Vec<ActiveFault>, tool: &str, mode: FaultMode) {
-    let sure = faults
-        .iter()
-        .position(|f| f.tool == tool && !matches!(f.fault.scope, crate::tool::fault::FaultScope::Probability { .. }));
-    let Some(i) = sure.filter(|i| faults[*i].fault.mode == mode) else { return };
-    if let Some(l) = faults[i].left.as_mut() {
-        *l = l.saturating_sub(1);
-        if *l == 0 {
-            faults.remove(i);
-        }
-    }
-}
-
 #[cfg(test)]
 mod graph_view_tests {
     use super::*;
