@@ -143,10 +143,6 @@ impl Heads {
         encode(&self.tool, &self.w_dim, h)
     }
 
-    pub fn encode_queries(&self, hs: &[Vec<f32>]) -> Vec<Vec<f32>> {
-        hs.iter().map(|h| self.encode_query(h)).collect()
-    }
-
     pub fn encode_tools(&self, hs: &[Vec<f32>]) -> Vec<Vec<f32>> {
         hs.iter().map(|h| self.encode_tool(h)).collect()
     }

@@ -186,10 +186,6 @@ impl<M: Copy + PartialEq> FaultTable<M> {
         self.by_tool.is_empty()
     }
 
-    pub fn is_faulted(&self, tool: &str) -> bool {
-        self.by_tool.get(tool).is_some_and(|v| !v.is_empty())
-    }
-
     pub fn active(&self) -> impl Iterator<Item = (&str, Fault<M>)> {
         self.by_tool.iter().flat_map(|(t, v)| v.iter().map(move |a| (t.as_str(), a.fault)))
     }
