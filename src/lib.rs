@@ -12,6 +12,7 @@ pub mod dataset;
 pub mod engine;
 pub mod eval;
 pub mod graph;
+pub mod import;
 pub mod jsonl;
 pub mod model;
 pub mod otel;

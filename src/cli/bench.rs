@@ -1,21 +1,15 @@
-//! `bench import`: a benchmark of `../shared/data` as a config and task
-//! files Switchyard runs as they are (`--config OUT/switchyard.toml eval
-//! --tasks OUT/tasks/SPLIT.jsonl`), reading the data in place.
+//! `bench import` (the library's `import`) and `bench score` (API-Bank's
+//! call accuracy of traced runs, `eval::apibank::score_trace`).
 
-mod apibank;
-mod cotools;
-mod files;
-mod rest;
-mod score;
-mod toolbench;
-
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Subcommand;
 use color_eyre::eyre::{Result, eyre};
 
-use switchyard::dataset::CoToolsBench;
+use switchyard::eval::apibank::{NAME_ONLY, score_trace};
+use switchyard::task::{GoldCall, load_tasks};
 
 #[derive(Subcommand, Debug)]
 pub(super) enum BenchCommand {
@@ -27,7 +21,7 @@ pub(super) enum BenchCommand {
     Import {
         /// atc-tmdb, restbench, funcqa, gsm8k-xl, kamel, simpletoolquestions, api-bank or toolbench.
         name: String,
-        /// The dataset's folder, e.g. ../shared/data/atc-tmdb.
+        /// The dataset's folder, e.g. data/atc-tmdb.
         dir: PathBuf,
         /// Where the config and the task files go.
         out: PathBuf,
@@ -51,28 +45,54 @@ pub(super) enum BenchCommand {
 
 pub(super) fn run(cmd: BenchCommand) -> Result<ExitCode> {
     match cmd {
-        BenchCommand::Import { name, dir, out, spec } => import(&name, &dir, &out, spec),
-        BenchCommand::Score { tasks, traces, json } => score::score(&tasks, &traces, json),
+        BenchCommand::Import { name, dir, out, spec } => {
+            let report = switchyard::import::import(&name, &dir, &out, spec)?;
+            for w in &report.warnings {
+                eprintln!("{w}");
+            }
+            for l in &report.lines {
+                println!("{l}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchCommand::Score { tasks, traces, json } => score(&tasks, &traces, json),
     }
 }
 
-fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) -> Result<ExitCode> {
-    if let Some(bench) = CoToolsBench::from_name(name) {
-        if spec.is_some() {
-            return Err(eyre!("--spec is for the TMDB benchmarks (atc-tmdb, restbench), not {name}"));
-        }
-        return cotools::import(bench, dir, out);
+fn score(tasks: &Path, traces: &[PathBuf], json: bool) -> Result<ExitCode> {
+    let gold: HashMap<String, GoldCall> =
+        load_tasks(tasks)?.into_iter().filter_map(|t| Some((t.id, t.gold_call?))).collect();
+    if gold.is_empty() {
+        return Err(eyre!("{}: no task has a gold_call to score against", tasks.display()));
     }
-    if matches!(name, "api-bank" | "toolbench") && spec.is_some() {
-        return Err(eyre!("--spec is for atc-tmdb and restbench; {name} brings its own tools"));
+    let rows = traces.iter().map(|t| score_trace(t, &gold)).collect::<Result<Vec<_>, _>>()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
     }
-    match name {
-        "api-bank" => apibank::import(dir, out),
-        "toolbench" => toolbench::import(dir, out),
-        "atc-tmdb" | "restbench" => rest::import(name, dir, out, spec),
-        other => Err(eyre!(
-            "unknown benchmark '{other}' (known: atc-tmdb, restbench, funcqa, gsm8k-xl, kamel, \
-             simpletoolquestions, api-bank, toolbench)"
-        )),
+    println!("{:<12} {:>6} {:>10} {:>10} {:>12}  trace", "strategy", "runs", "API name", "call acc", "w/o by-name");
+    for r in &rows {
+        let pct = |n: usize| 100.0 * n as f64 / r.runs.max(1) as f64;
+        let others = r.call_acc_others_pct.map_or("-".to_string(), |p| format!("{p:.1}%"));
+        println!(
+            "{:<12} {:>6} {:>9.1}% {:>9.1}% {:>12}  {}",
+            r.strategy,
+            r.runs,
+            pct(r.name_correct),
+            r.call_acc_pct,
+            others,
+            r.trace.display()
+        );
     }
+    if let Some(r) = rows.iter().find(|r| r.name_only > 0) {
+        println!(
+            "({} of {} runs are of tasks whose gold is {}, judged by name alone; w/o by-name: the others)",
+            r.name_only,
+            r.runs,
+            NAME_ONLY.join(", ")
+        );
+    }
+    println!("(API-Bank call accuracy: the first call of a run is its task's gold call, arguments and all;");
+    println!(" API name: its tool is the gold one; over the runs of tasks with a gold call)");
+    Ok(ExitCode::SUCCESS)
 }

@@ -17,6 +17,9 @@
 //! Later calls of a run do not count: API-Bank judges one request per step,
 //! and the path measures (Path%, Prec%) already cover the whole run.
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
 use serde_json::Value;
 
 use super::results::{CallMade, TaskRow};
@@ -88,6 +91,92 @@ pub fn call_accuracy<'a>(rows: impl IntoIterator<Item = &'a TaskRow>) -> Option<
         correct += usize::from(ok);
     }
     (judged > 0).then(|| 100.0 * correct as f64 / judged as f64)
+}
+
+/// One `run --trace` file's API-Bank figures: the first call of each run
+/// of a task with a gold call, judged.
+#[derive(Debug, serde::Serialize)]
+pub struct TraceScore {
+    pub trace: PathBuf,
+    pub strategy: String,
+    pub runs: usize,
+    /// Runs whose first call named the gold tool.
+    pub name_correct: usize,
+    /// Runs whose first call was the gold call.
+    pub call_correct: usize,
+    pub call_acc_pct: f64,
+    /// Runs whose gold tool is judged by name alone (ToolSearcher), and
+    /// the accuracy over the others.
+    pub name_only: usize,
+    pub call_acc_others_pct: Option<f64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScoreError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path}, line {line}: not a trace event: {source}")]
+    Event { path: PathBuf, line: usize, source: serde_json::Error },
+    #[error("{0}: no run of a task with a gold call (is it a `run --trace` of these tasks?)")]
+    NoGoldRun(PathBuf),
+}
+
+/// Score the trace at `path` against the gold calls by task id.
+pub fn score_trace(path: &Path, gold: &HashMap<String, GoldCall>) -> Result<TraceScore, ScoreError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ScoreError::Read { path: path.to_path_buf(), source })?;
+    // run number → (task id, first call)
+    let mut runs: Vec<(u64, String, Option<CallMade>)> = Vec::new();
+    let mut strategy = String::from("?");
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let e: Value = serde_json::from_str(line).map_err(|source| ScoreError::Event {
+            path: path.to_path_buf(),
+            line: i + 1,
+            source,
+        })?;
+        let run = e.get("run").and_then(Value::as_u64).unwrap_or(0);
+        match e.get("type").and_then(Value::as_str) {
+            Some("SessionStarted") => {
+                if let Some(s) = e.get("strategy").and_then(Value::as_str) {
+                    strategy = s.to_string();
+                }
+            }
+            Some("RunStarted") => {
+                let id = e.get("task_id").and_then(Value::as_str).unwrap_or_default().to_string();
+                runs.push((run, id, None));
+            }
+            Some("ToolCall") => {
+                if let Some((_, _, first @ None)) = runs.iter_mut().rev().find(|r| r.0 == run) {
+                    let tool = e.get("tool").and_then(Value::as_str).unwrap_or_default().to_string();
+                    *first = Some(CallMade { tool, args: e.get("args").cloned().unwrap_or(Value::Null) });
+                }
+            }
+            _ => {}
+        }
+    }
+    let judged: Vec<(&GoldCall, Option<&CallMade>)> =
+        runs.iter().filter_map(|(_, id, first)| Some((gold.get(id)?, first.as_ref()))).collect();
+    if judged.is_empty() {
+        return Err(ScoreError::NoGoldRun(path.to_path_buf()));
+    }
+    let name_correct = judged.iter().filter(|(g, c)| c.is_some_and(|c| c.tool == g.tool)).count();
+    let call_ok = judged.iter().filter(|(g, c)| c.is_some_and(|c| call_correct(c, g))).count();
+    let by_name = |g: &GoldCall| NAME_ONLY.contains(&g.tool.as_str());
+    let name_only = judged.iter().filter(|(g, _)| by_name(g)).count();
+    let others_ok = judged.iter().filter(|(g, c)| !by_name(g) && c.is_some_and(|c| call_correct(c, g))).count();
+    let others = judged.len() - name_only;
+    Ok(TraceScore {
+        trace: path.to_path_buf(),
+        strategy,
+        runs: judged.len(),
+        name_correct,
+        call_correct: call_ok,
+        call_acc_pct: 100.0 * call_ok as f64 / judged.len() as f64,
+        name_only,
+        call_acc_others_pct: (others > 0).then(|| 100.0 * others_ok as f64 / others as f64),
+    })
 }
 
 #[cfg(test)]
@@ -162,5 +251,51 @@ mod tests {
         let acc = call_accuracy(&rows).unwrap();
         assert!((acc - 100.0 / 3.0).abs() < 1e-9, "{acc}");
         assert_eq!(call_accuracy(&rows[3..]), None);
+    }
+
+    fn trace_file(lines: &[Value]) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        for l in lines {
+            use std::io::Write;
+            writeln!(f, "{l}").unwrap();
+        }
+        f
+    }
+
+    #[test]
+    fn a_trace_is_scored_on_the_first_call_of_each_gold_run() {
+        let gold: HashMap<String, GoldCall> = [
+            ("a".to_string(), gold("AddAlarm", json!({"time": "9:00"}))),
+            ("b".to_string(), gold("ToolSearcher", json!({"keywords": "alarm"}))),
+            ("c".to_string(), gold("AddAgenda", json!({"content": "x"}))),
+        ]
+        .into();
+        let f = trace_file(&[
+            json!({"type": "SessionStarted", "strategy": "react"}),
+            json!({"type": "RunStarted", "run": 0, "task_id": "a"}),
+            json!({"type": "ToolCall", "run": 0, "tool": "AddAlarm", "args": {"time": "9:00"}}),
+            json!({"type": "ToolCall", "run": 0, "tool": "AddAgenda", "args": {}}),
+            json!({"type": "RunStarted", "run": 1, "task_id": "b"}),
+            json!({"type": "ToolCall", "run": 1, "tool": "ToolSearcher", "args": {"keywords": "anything"}}),
+            json!({"type": "RunStarted", "run": 2, "task_id": "c"}),
+            json!({"type": "ToolCall", "run": 2, "tool": "AddAgenda", "args": {"content": "y"}}),
+            json!({"type": "RunStarted", "run": 3, "task_id": "no-gold"}),
+        ]);
+        let s = score_trace(f.path(), &gold).unwrap();
+        assert_eq!((s.strategy.as_str(), s.runs, s.name_correct, s.call_correct, s.name_only), ("react", 3, 3, 2, 1));
+        assert_eq!(s.call_acc_others_pct, Some(50.0));
+    }
+
+    #[test]
+    fn a_bad_line_and_a_trace_without_gold_runs_are_errors_naming_the_file() {
+        let gold: HashMap<String, GoldCall> = [("a".to_string(), gold("AddAlarm", json!({})))].into();
+        let f = trace_file(&[json!({"type": "RunStarted", "run": 0, "task_id": "z"})]);
+        let e = score_trace(f.path(), &gold).unwrap_err().to_string();
+        assert!(e.contains(&f.path().display().to_string()) && e.contains("no run of a task with a gold call"), "{e}");
+        let mut f = trace_file(&[json!({"type": "RunStarted", "run": 0, "task_id": "a"})]);
+        use std::io::Write;
+        writeln!(f, "{{not json").unwrap();
+        let e = score_trace(f.path(), &gold).unwrap_err().to_string();
+        assert!(e.contains("line 2: not a trace event"), "{e}");
     }
 }

@@ -4,18 +4,18 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
-use std::process::ExitCode;
 
-use color_eyre::eyre::{Result, WrapErr, eyre};
+use super::error::{ImportError, Step, invalid};
+use super::report::{Report, say};
 use serde_json::{Map, Value, json};
 
-use switchyard::config::Config;
-use switchyard::dataset::apibank::{
+use crate::config::Config;
+use crate::dataset::apibank::{
     self, ApiCall, ApiDoc, Dialogue, LEVEL1_DIR, LEVEL2_DIR, Param, TOOL_SEARCHER, Turn, json_type, value_type,
 };
-use switchyard::session;
-use switchyard::task::load_tasks;
-use switchyard::tool::tape::canonical;
+use crate::session;
+use crate::task::load_tasks;
+use crate::tool::tape::canonical;
 
 use super::files::{toml_string, write_file};
 
@@ -34,7 +34,8 @@ enum DocSource {
     Builtin,
 }
 
-pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
+pub(super) fn import(dir: &Path, out: &Path) -> Result<Report, ImportError> {
+    let mut report = Report::default();
     let csv = dir.join("data/all_apis.csv");
     let catalogue = apibank::load_catalogue(&csv)?;
     let samples = apibank::load_samples(dir)?;
@@ -64,10 +65,13 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
         }
     }
 
-    std::fs::create_dir_all(out.join("tasks")).wrap_err_with(|| format!("cannot create {}", out.display()))?;
-    std::fs::create_dir_all(out.join("tools")).wrap_err_with(|| format!("cannot create {}", out.display()))?;
+    std::fs::create_dir_all(out.join("tasks")).step(|| format!("cannot create {}", out.display()))?;
+    std::fs::create_dir_all(out.join("tools")).step(|| format!("cannot create {}", out.display()))?;
     let functions: Vec<Value> = docs.iter().map(|(d, _)| function(d)).collect();
-    write_file(&out.join(FUNCTIONS), &serde_json::to_string_pretty(&functions)?)?;
+    write_file(
+        &out.join(FUNCTIONS),
+        &serde_json::to_string_pretty(&functions).step(|| "the functions as JSON".to_string())?,
+    )?;
     let (answers, conflicts) = cassette(&all);
     write_file(&out.join("tools").join(CASSETTE), &answers)?;
 
@@ -128,20 +132,22 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
         for t in load_tasks(path)? {
             let missing = t.tools.iter().chain(&t.candidates).find(|n| library.get(n).is_none());
             if let Some(n) = missing {
-                return Err(eyre!("{}: task {} names '{n}', which the written library lacks", path.display(), t.id));
+                return Err(invalid!("{}: task {} names '{n}', which the written library lacks", path.display(), t.id));
             }
         }
     }
 
     let count = |s: DocSource| docs.iter().filter(|(_, d)| *d == s).count();
-    println!("API-Bank ({}) → {}", dir.display(), out.display());
-    println!(
+    say!(report, "API-Bank ({}) → {}", dir.display(), out.display());
+    say!(
+        report,
         "tools: {} ({} APIs of data/all_apis.csv, and {TOOL_SEARCHER}) → {}",
         library.len(),
         catalogue.apis.len(),
         out.join(FUNCTIONS).display()
     );
-    println!(
+    say!(
+        report,
         "  docs: {} as the catalogue gives them, {} from its signature column; where the catalogue names other \
          parameters than the recorded calls use: {} from the docs ToolSearcher returns, {} read off the calls",
         count(DocSource::Catalogue),
@@ -150,17 +156,17 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
         count(DocSource::Calls),
     );
     if !catalogue.from_signature.is_empty() {
-        println!("  no api_info in the catalogue: {}", catalogue.from_signature.join(", "));
+        say!(report, "  no api_info in the catalogue: {}", catalogue.from_signature.join(", "));
     }
     let answer_lines = answers.lines().count();
-    println!("cassette: {answer_lines} recorded answers → {}", out.join("tools").join(CASSETTE).display());
+    say!(report, "cassette: {answer_lines} recorded answers → {}", out.join("tools").join(CASSETTE).display());
     if conflicts > 0 {
-        println!("  {conflicts} calls were recorded with other answers to the same arguments: replayed in order");
+        say!(report, "  {conflicts} calls were recorded with other answers to the same arguments: replayed in order");
     }
     for (name, d, n, unreachable, what, path) in &lines {
         let empty = d.iter().filter(|d| d.calls().next().is_none()).count();
-        println!("{name}: {n} tasks from {} dialogues ({empty} without a call) → {}", d.len(), path.display());
-        println!("  {what}");
+        say!(report, "{name}: {n} tasks from {} dialogues ({empty} without a call) → {}", d.len(), path.display());
+        say!(report, "  {what}");
         let mut by_level: BTreeMap<Option<u32>, (usize, usize)> = BTreeMap::new();
         for dl in d.iter() {
             let e = by_level.entry(dl.name_level()).or_default();
@@ -173,9 +179,10 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
                 format!("files named level-{}: {nd} dialogues, {nc} tasks", l.map_or("?".into(), |l| l.to_string()))
             })
             .collect();
-        println!("  {}", levels.join("; "));
+        say!(report, "  {}", levels.join("; "));
         if *unreachable > 0 {
-            println!(
+            say!(
+                report,
                 "  {unreachable} tasks call an API their history neither found nor called (as annotated): \
                  it is not among their candidates"
             );
@@ -192,20 +199,22 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
     }
     if !ignored.is_empty() {
         ignored.sort();
-        println!("not read: {}", ignored.join(", "));
+        say!(report, "not read: {}", ignored.join(", "));
     }
-    println!("config → {}", config_path.display());
-    println!(
+    say!(report, "config → {}", config_path.display());
+    say!(
+        report,
         "no gold answers: score with API-Bank's call accuracy (the first call against the gold call), and path figures"
     );
     for (_, _, _, _, _, path) in &lines {
-        println!(
+        say!(
+            report,
             "run: switchyard --config {} eval --strategy react,toolnet --tasks {}",
             config_path.display(),
             path.display()
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(report)
 }
 
 /// The gold arguments: what the API read (`result.input`), else what the

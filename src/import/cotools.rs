@@ -12,36 +12,38 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::Path;
-use std::process::ExitCode;
 
-use color_eyre::eyre::{Result, WrapErr, eyre};
+use super::error::{ImportError, Step, invalid};
+use super::files::write_file;
+use super::report::{Report, say};
 use serde_json::{Value, json};
 
-use switchyard::config::Config;
-use switchyard::dataset::{CallText, CoToolsBench, Question, ToolDoc, ToolPool};
-use switchyard::session;
-use switchyard::task::{Match, load_tasks};
-use switchyard::tool::builtin::math_tool;
+use crate::config::Config;
+use crate::dataset::{CallText, CoToolsBench, Question, ToolDoc, ToolPool};
+use crate::session;
+use crate::task::{Match, load_tasks};
+use crate::tool::builtin::math_tool;
 
 /// Tools a KB task offers the model: retrieval picks them from the pool.
 const KB_TOP_K: usize = 5;
 /// The cassette of the KB tools that the dev split never calls.
 const UNRECORDED: &str = "cassettes/unrecorded.jsonl";
 
-pub(super) fn import(bench: CoToolsBench, dir: &Path, out: &Path) -> Result<ExitCode> {
+pub(super) fn import(bench: CoToolsBench, dir: &Path, out: &Path) -> Result<Report, ImportError> {
+    let mut report = Report::default();
     let name = bench.name();
     let tool_file = bench.tool_file(dir);
     let pool = ToolPool::load(&tool_file)?;
     let names = library_names(&pool, &tool_file)?;
     let splits = bench.splits(dir)?;
     let Some(main) = splits.main().cloned() else {
-        return Err(eyre!(
+        return Err(invalid!(
             "{}: no test split found (known: {})",
             dir.display(),
             bench.known_splits().iter().map(|s| format!("{s}.jsonl")).collect::<Vec<_>>().join(", ")
         ));
     };
-    std::fs::create_dir_all(out.join("tasks")).wrap_err_with(|| format!("cannot create {}", out.display()))?;
+    std::fs::create_dir_all(out.join("tasks")).step(|| format!("cannot create {}", out.display()))?;
 
     // Every split is read before anything is written, so a bad line stops
     // the import with nothing half done.
@@ -65,72 +67,81 @@ pub(super) fn import(bench: CoToolsBench, dir: &Path, out: &Path) -> Result<Exit
     let recorded = if bench.is_math() { None } else { Some(write_cassettes(out, &texts, &names)?) };
     let manifest = manifest(bench, &pool, &names, recorded.as_ref())?;
     let manifest_path = out.join("tools.toml");
-    std::fs::write(&manifest_path, manifest).wrap_err_with(|| format!("cannot write {}", manifest_path.display()))?;
+    write_file(&manifest_path, &manifest)?;
     let config_path = out.join("switchyard.toml");
     let config_text = config_text(bench, dir, &main.name, pool.tools.len());
-    std::fs::write(&config_path, config_text).wrap_err_with(|| format!("cannot write {}", config_path.display()))?;
+    write_file(&config_path, &config_text)?;
 
     // Read back as a run would: the config, the library, every task file.
     let config = Config::load(&config_path)?;
     let library = session::load_library(&config)?;
     if library.len() != pool.tools.len() {
-        return Err(eyre!("{}: {} tools written, {} loaded", manifest_path.display(), pool.tools.len(), library.len()));
+        return Err(invalid!(
+            "{}: {} tools written, {} loaded",
+            manifest_path.display(),
+            pool.tools.len(),
+            library.len()
+        ));
     }
     for (_, _, path) in &counts {
         for t in load_tasks(path)? {
             if let Some(g) = t.tools.iter().find(|g| library.get(g).is_none()) {
-                return Err(eyre!("{}: task {} names tool '{g}', which the library lacks", path.display(), t.id));
+                return Err(invalid!("{}: task {} names tool '{g}', which the library lacks", path.display(), t.id));
             }
         }
     }
 
-    println!("{name}: {} tools from {} → {}", pool.tools.len(), tool_file.display(), manifest_path.display());
+    say!(report, "{name}: {} tools from {} → {}", pool.tools.len(), tool_file.display(), manifest_path.display());
     for (split, n, path) in &counts {
-        println!("  split {split}: {n} tasks → {}", path.display());
+        say!(report, "  split {split}: {n} tasks → {}", path.display());
     }
     if splits.absent.is_empty() {
-        println!("  every known split is present");
+        say!(report, "  every known split is present");
     } else {
         let absent: Vec<String> = splits.absent.iter().map(|s| format!("{s}.jsonl")).collect();
-        println!("  known splits absent from {}: {}", dir.display(), absent.join(", "));
+        say!(report, "  known splits absent from {}: {}", dir.display(), absent.join(", "));
     }
-    println!(
+    say!(
+        report,
         "  {} trajectories (annotated dev/train calls) → {}",
         trajectories.len(),
         out.join("trajectories.jsonl").display()
     );
     match &recorded {
         None => {
-            println!("  tools: real builtins (math_*); tasks judged as the papers do (match = round2)");
+            say!(report, "  tools: real builtins (math_*); tasks judged as the papers do (match = round2)");
         }
         Some(r) => {
-            println!(
+            say!(
+                report,
                 "  tools: no knowledge base here — each answers only the {} calls recorded in dev ({} of {} tools have any);",
                 r.calls,
                 r.tools,
                 pool.tools.len()
             );
-            println!(
+            say!(
+                report,
                 "  a test question's call is not recorded, so answers cannot be right without a KB (bar the rare test call that repeats a dev call): tool selection (Path%, Prec%) is the measure"
             );
         }
     }
-    println!("config → {}", config_path.display());
+    say!(report, "config → {}", config_path.display());
     // `eval` offers react every tool unless told otherwise; a large pool
     // is offered as the config's retrieval would.
     let react_k = if bench.is_math() { String::new() } else { format!(" --react-k {KB_TOP_K}") };
-    println!(
+    say!(
+        report,
         "run: switchyard --config {} eval --strategy react,toolnet{react_k} --tasks {}",
         config_path.display(),
         out.join("tasks").join(format!("{}.jsonl", main.name)).display()
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(report)
 }
 
 /// Library names for the pool's ids: a Freebase path's slashes become dots
 /// (`people/person/place_of_birth` → `people.person.place_of_birth`), any
 /// other character a library name cannot hold an underscore.
-fn library_names(pool: &ToolPool, tool_file: &Path) -> Result<HashMap<String, String>> {
+fn library_names(pool: &ToolPool, tool_file: &Path) -> Result<HashMap<String, String>, ImportError> {
     let mut names: HashMap<String, String> = HashMap::new();
     let mut taken: HashMap<String, &str> = HashMap::new();
     for t in &pool.tools {
@@ -150,7 +161,7 @@ fn library_names(pool: &ToolPool, tool_file: &Path) -> Result<HashMap<String, St
             n.push_str("_tool");
         }
         if let Some(other) = taken.insert(n.clone(), &t.id) {
-            return Err(eyre!(
+            return Err(invalid!(
                 "{}: tools '{other}' and '{}' both become '{n}' in the library",
                 tool_file.display(),
                 t.id
@@ -161,11 +172,11 @@ fn library_names(pool: &ToolPool, tool_file: &Path) -> Result<HashMap<String, St
     Ok(names)
 }
 
-fn tool_name<'a>(names: &'a HashMap<String, String>, id: &str, file: &Path, at: &str) -> Result<&'a str> {
+fn tool_name<'a>(names: &'a HashMap<String, String>, id: &str, file: &Path, at: &str) -> Result<&'a str, ImportError> {
     names
         .get(id)
         .map(String::as_str)
-        .ok_or_else(|| eyre!("{}: {at}: tool '{id}' is not in the tool pool", file.display()))
+        .ok_or_else(|| invalid!("{}: {at}: tool '{id}' is not in the tool pool", file.display()))
 }
 
 fn answer_text(v: &Value) -> Option<String> {
@@ -183,7 +194,7 @@ fn task_lines(
     names: &HashMap<String, String>,
     path: &Path,
     tool_file: &Path,
-) -> Result<Vec<Value>> {
+) -> Result<Vec<Value>, ImportError> {
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut out = Vec::with_capacity(questions.len());
     for (i, q) in questions.iter().enumerate() {
@@ -201,7 +212,7 @@ fn task_lines(
         }
         if let Some(t) = &q.tool {
             let at = format!("question {} (case {})", i + 1, q.id);
-            let n = tool_name(names, t, path, &at).wrap_err_with(|| format!("the pool is {}", tool_file.display()))?;
+            let n = tool_name(names, t, path, &at).step(|| format!("the pool is {}", tool_file.display()))?;
             line["tools"] = json!([n]);
         }
         out.push(line);
@@ -212,13 +223,17 @@ fn task_lines(
 fn trajectory_lines(
     texts: &[(std::path::PathBuf, Vec<CallText>)],
     names: &HashMap<String, String>,
-) -> Result<Vec<Value>> {
+) -> Result<Vec<Value>, ImportError> {
     let mut out = Vec::new();
     for (path, texts) in texts {
         for (i, t) in texts.iter().enumerate() {
             let Some(query) = t.question() else { continue };
             let at = format!("record {}", i + 1);
-            let tools = t.calls.iter().map(|(_, id)| tool_name(names, id, path, &at)).collect::<Result<Vec<_>>>()?;
+            let tools = t
+                .calls
+                .iter()
+                .map(|(_, id)| tool_name(names, id, path, &at))
+                .collect::<Result<Vec<_>, ImportError>>()?;
             out.push(json!({"query": query, "tools": tools}));
         }
     }
@@ -241,14 +256,14 @@ fn write_cassettes(
     out: &Path,
     texts: &[(std::path::PathBuf, Vec<CallText>)],
     names: &HashMap<String, String>,
-) -> Result<Recorded> {
+) -> Result<Recorded, ImportError> {
     let dir = out.join("cassettes");
     if dir.exists() {
         // Cassettes of an earlier import would answer for tools this one
         // may no longer record.
-        std::fs::remove_dir_all(&dir).wrap_err_with(|| format!("cannot clear {}", dir.display()))?;
+        std::fs::remove_dir_all(&dir).step(|| format!("cannot clear {}", dir.display()))?;
     }
-    std::fs::create_dir_all(&dir).wrap_err_with(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(&dir).step(|| format!("cannot create {}", dir.display()))?;
     let mut by_tool: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
     for (path, texts) in texts {
         for (i, t) in texts.iter().enumerate() {
@@ -283,14 +298,15 @@ fn manifest(
     pool: &ToolPool,
     names: &HashMap<String, String>,
     recorded: Option<&Recorded>,
-) -> Result<String> {
+) -> Result<String, ImportError> {
     let mut tools = Vec::with_capacity(pool.tools.len());
     for t in &pool.tools {
         let name = &names[&t.id];
         let tool = match recorded {
             None => {
-                let (function, parameters) = math_tool(&t.id)
-                    .ok_or_else(|| eyre!("{}: tool '{}' is not one of the arithmetic builtins", bench.name(), t.id))?;
+                let (function, parameters) = math_tool(&t.id).ok_or_else(|| {
+                    invalid!("{}: tool '{}' is not one of the arithmetic builtins", bench.name(), t.id)
+                })?;
                 json!({
                     "name": name,
                     "description": description(t),
@@ -323,7 +339,7 @@ fn manifest(
         };
         tools.push(tool);
     }
-    let doc = toml::Value::try_from(json!({"tool": tools})).wrap_err("the manifest as TOML")?;
+    let doc = toml::Value::try_from(json!({"tool": tools})).step(|| "the manifest as TOML".to_string())?;
     let head = match recorded {
         None => {
             format!("# {}'s tools (from its tool.json), run by Switchyard's arithmetic builtins.\n\n", bench.name())
@@ -335,7 +351,7 @@ fn manifest(
             bench.name()
         ),
     };
-    Ok(head + toml::to_string(&doc).wrap_err("the manifest as TOML")?.as_str())
+    Ok(head + toml::to_string(&doc).step(|| "the manifest as TOML".to_string())?.as_str())
 }
 
 fn config_text(bench: CoToolsBench, dir: &Path, main: &str, tools: usize) -> String {
@@ -382,11 +398,11 @@ fn config_text(bench: CoToolsBench, dir: &Path, main: &str, tools: usize) -> Str
     )
 }
 
-fn write_lines(path: &Path, lines: &[Value]) -> Result<()> {
-    let file = std::fs::File::create(path).wrap_err_with(|| format!("cannot write {}", path.display()))?;
+fn write_lines(path: &Path, lines: &[Value]) -> Result<(), ImportError> {
+    let file = std::fs::File::create(path).step(|| format!("cannot write {}", path.display()))?;
     let mut w = std::io::BufWriter::new(file);
     for l in lines {
-        writeln!(w, "{l}").wrap_err_with(|| format!("cannot write {}", path.display()))?;
+        writeln!(w, "{l}").step(|| format!("cannot write {}", path.display()))?;
     }
-    w.flush().wrap_err_with(|| format!("cannot write {}", path.display()))
+    w.flush().step(|| format!("cannot write {}", path.display()))
 }

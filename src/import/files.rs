@@ -3,12 +3,12 @@
 
 use std::path::Path;
 
-use color_eyre::eyre::{Result, WrapErr};
+use super::error::{ImportError, Step};
 
 pub(super) fn toml_string(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
-pub(super) fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).wrap_err_with(|| format!("cannot write {}", path.display()))
+pub(super) fn write_file(path: &Path, text: &str) -> Result<(), ImportError> {
+    std::fs::write(path, text).step(|| format!("cannot write {}", path.display()))
 }

@@ -6,16 +6,16 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
-use color_eyre::eyre::{Result, WrapErr, eyre};
+use super::error::{ImportError, Step, invalid};
+use super::report::{Report, say, skipped};
 
-use switchyard::config::Config;
-use switchyard::dataset::restbench::{self, Resolved, RestTask, resolve};
-use switchyard::session;
-use switchyard::tool::operation_names;
+use crate::config::Config;
+use crate::dataset::restbench::{self, Resolved, RestTask, resolve};
+use crate::session;
+use crate::tool::operation_names;
 
-use super::files::toml_string;
+use super::files::{toml_string, write_file};
 
 /// One split: its file in the original repository, the spec its tools
 /// come from, and the task file it becomes.
@@ -25,7 +25,8 @@ struct Split {
     name: &'static str,
 }
 
-pub(super) fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) -> Result<ExitCode> {
+pub(super) fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) -> Result<Report, ImportError> {
+    let mut report = Report::default();
     let known: Vec<Split> = match name {
         "atc-tmdb" => vec![Split {
             file: dir.join("tmdb.data.candidate=20.v2.json"),
@@ -47,22 +48,22 @@ pub(super) fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) 
     };
     let (found, absent): (Vec<Split>, Vec<Split>) = known.into_iter().partition(|s| s.file.is_file());
     for s in &absent {
-        eprintln!("{}: not in this folder (a split of the original dataset); skipped", s.file.display());
+        skipped!(report, "{}: not in this folder (a split of the original dataset); skipped", s.file.display());
     }
     if found.is_empty() {
-        return Err(eyre!(
+        return Err(invalid!(
             "{}: no RestBench task file found (datasets/tmdb.json, datasets/spotify.json)",
             dir.display()
         ));
     }
     let mut specs = Vec::new();
     for s in &found {
-        let spec = s.spec.canonicalize().wrap_err_with(|| format!("the OpenAPI spec {}", s.spec.display()))?;
+        let spec = s.spec.canonicalize().step(|| format!("the OpenAPI spec {}", s.spec.display()))?;
         if !specs.contains(&spec) {
             specs.push(spec);
         }
     }
-    std::fs::create_dir_all(out.join("tasks")).wrap_err_with(|| format!("cannot create {}", out.display()))?;
+    std::fs::create_dir_all(out.join("tasks")).step(|| format!("cannot create {}", out.display()))?;
     let config_path = out.join("switchyard.toml");
     let library: Vec<String> = specs.iter().map(|p| toml_string(&p.display().to_string())).collect();
     let options: String = library
@@ -91,25 +92,24 @@ pub(super) fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) 
         if candidates { "ATC's setting: every candidate of a task is offered." } else { "Tools offered a step." },
         if candidates { 20 } else { 10 },
     );
-    std::fs::write(&config_path, config_text).wrap_err_with(|| format!("cannot write {}", config_path.display()))?;
+    write_file(&config_path, &config_text)?;
     let trajectories = out.join("trajectories.jsonl");
-    std::fs::write(&trajectories, "").wrap_err_with(|| format!("cannot write {}", trajectories.display()))?;
+    write_file(&trajectories, "")?;
     let config = Config::load(&config_path)?;
     let lib = session::load_library(&config)?;
     // Gold paths name operations by method and route; the library by
     // operationId where the spec gives one (Spotify's), else by both.
     let mut routes: Vec<(String, String)> = Vec::new();
     for spec in &specs {
-        let text = std::fs::read_to_string(spec).wrap_err_with(|| format!("cannot read {}", spec.display()))?;
-        let doc: serde_json::Value =
-            serde_json::from_str(&text).wrap_err_with(|| format!("{} is not JSON", spec.display()))?;
+        let text = std::fs::read_to_string(spec).step(|| format!("cannot read {}", spec.display()))?;
+        let doc: serde_json::Value = serde_json::from_str(&text).step(|| format!("{} is not JSON", spec.display()))?;
         routes.extend(operation_names(&doc).into_iter().filter(|(_, tool)| lib.get(tool).is_some()));
     }
     let by_route = |route: &str| routes.iter().find(|(r, _)| r == route).map(|(_, t)| t.clone());
     for s in &found {
         let tasks = restbench::load(&s.file)?;
         let mut notes = Vec::new();
-        let mut resolve_one = |task: &RestTask, n: &str| -> Result<String> {
+        let mut resolve_one = |task: &RestTask, n: &str| -> Result<String, ImportError> {
             // ATC's files name tools as `GET_search_person`, RestBench's as
             // `GET /search/person`: both meet the routes by `tool_key`.
             match resolve(n, routes.iter().map(|(r, _)| r.as_str())) {
@@ -119,7 +119,7 @@ pub(super) fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) 
                     notes.push(format!("task {}: '{}' read as {tool} ({:?})", task.id, n.trim(), r));
                     Ok(tool)
                 }
-                None => Err(eyre!(
+                None => Err(invalid!(
                     "{}: task {} names '{n}', which the specs ({}) have no operation for",
                     s.file.display(),
                     task.id,
@@ -128,26 +128,26 @@ pub(super) fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) 
             }
         };
         let path = out.join(format!("tasks/{}.jsonl", s.name));
-        let mut w = std::io::BufWriter::new(
-            std::fs::File::create(&path).wrap_err_with(|| format!("cannot write {}", path.display()))?,
-        );
+        let mut w =
+            std::io::BufWriter::new(std::fs::File::create(&path).step(|| format!("cannot write {}", path.display()))?);
         for t in &tasks {
-            let tools = t.solution.iter().map(|n| resolve_one(t, n)).collect::<Result<Vec<_>>>()?;
-            let candidates = t.candidates.iter().map(|n| resolve_one(t, n)).collect::<Result<Vec<_>>>()?;
+            let tools = t.solution.iter().map(|n| resolve_one(t, n)).collect::<Result<Vec<_>, ImportError>>()?;
+            let candidates = t.candidates.iter().map(|n| resolve_one(t, n)).collect::<Result<Vec<_>, ImportError>>()?;
             let line = serde_json::json!({"id": t.id, "query": t.query, "tools": tools, "candidates": candidates});
-            writeln!(w, "{line}")?;
+            writeln!(w, "{line}").step(|| format!("cannot write {}", path.display()))?;
         }
-        w.flush()?;
+        w.flush().step(|| format!("cannot write {}", path.display()))?;
         for n in &notes {
-            eprintln!("{}: {n}", s.file.display());
+            skipped!(report, "{}: {n}", s.file.display());
         }
-        println!("{}: {} tasks → {}", s.name, tasks.len(), path.display());
+        say!(report, "{}: {} tasks → {}", s.name, tasks.len(), path.display());
     }
-    println!("config → {}", config_path.display());
-    println!(
+    say!(report, "config → {}", config_path.display());
+    say!(
+        report,
         "run: switchyard --config {} eval --strategy atc,react,toolnet,rewoo --react-k 20 --tasks {}",
         config_path.display(),
         out.join(format!("tasks/{}.jsonl", found[0].name)).display()
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(report)
 }

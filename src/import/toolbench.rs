@@ -4,15 +4,15 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
-use std::process::ExitCode;
 
-use color_eyre::eyre::{Result, WrapErr, eyre};
+use super::error::{ImportError, Step, invalid};
+use super::report::{Report, say};
 use serde_json::{Map, Value, json};
 
-use switchyard::config::Config;
-use switchyard::dataset::toolbench::{self, EVALSET_DIR, EXAMPLE_DIR, EXAMPLE_FILES, EvalQuery, FINISH, GROUPS};
-use switchyard::session;
-use switchyard::task::load_tasks;
+use crate::config::Config;
+use crate::dataset::toolbench::{self, EVALSET_DIR, EXAMPLE_DIR, EXAMPLE_FILES, EvalQuery, FINISH, GROUPS};
+use crate::session;
+use crate::task::load_tasks;
 
 use super::files::{toml_string, write_file};
 
@@ -24,10 +24,11 @@ const TOOL_COSTS: &str = "random:1-10";
 /// Types a parameter may have in the library (as the manifest checks them).
 const TYPES: [&str; 6] = ["string", "number", "integer", "boolean", "array", "object"];
 
-pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
+pub(super) fn import(dir: &Path, out: &Path) -> Result<Report, ImportError> {
+    let mut report = Report::default();
     let evalset = dir.join(EVALSET_DIR);
     if !evalset.is_dir() {
-        return Err(eyre!(
+        return Err(invalid!(
             "{}: no such folder (ToolBench's default evalset with gpt-3.5-turbo's CoT answers)",
             evalset.display()
         ));
@@ -43,7 +44,7 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
         }
     }
     if groups.is_empty() {
-        return Err(eyre!(
+        return Err(invalid!(
             "{}: none of the evalset's group files ({}.json)",
             evalset.display(),
             GROUPS.join(".json, ")
@@ -63,7 +64,7 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
                     Some(_) => {}
                     None => {
                         let (f, fixed) = function(&name, t).map_err(|e| {
-                            eyre!(
+                            invalid!(
                                 "{}: query {}: function {name}: {e}",
                                 evalset.join(format!("{g}.json")).display(),
                                 q.id
@@ -77,9 +78,9 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
             }
         }
     }
-    std::fs::create_dir_all(out.join("tasks")).wrap_err_with(|| format!("cannot create {}", out.display()))?;
-    std::fs::create_dir_all(out.join("tools")).wrap_err_with(|| format!("cannot create {}", out.display()))?;
-    write_file(&out.join(FUNCTIONS), &serde_json::to_string(&functions)?)?;
+    std::fs::create_dir_all(out.join("tasks")).step(|| format!("cannot create {}", out.display()))?;
+    std::fs::create_dir_all(out.join("tools")).step(|| format!("cannot create {}", out.display()))?;
+    write_file(&out.join(FUNCTIONS), &serde_json::to_string(&functions).step(|| "the functions as JSON".to_string())?)?;
 
     let mut all = String::new();
     let mut top_k = 1;
@@ -159,7 +160,10 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
             let line = json!({ "id": q.id, "query": q.query, "tools": q.relevant, "candidates": candidates });
             text.push_str(&format!("{line}\n"));
         }
-        write_file(&out.join(EXAMPLE_FUNCTIONS), &serde_json::to_string_pretty(&example_functions)?)?;
+        write_file(
+            &out.join(EXAMPLE_FUNCTIONS),
+            &serde_json::to_string_pretty(&example_functions).step(|| "the functions as JSON".to_string())?,
+        )?;
         write_file(&example_path, &text)?;
     }
     let libraries: Vec<&str> = if examples.is_empty() { vec![FUNCTIONS] } else { vec![FUNCTIONS, EXAMPLE_FUNCTIONS] };
@@ -208,13 +212,13 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
     if let Some((t, n)) =
         tasks.iter().find_map(|t| t.candidates.iter().find(|n| library.get(n).is_none()).map(|n| (t, n)))
     {
-        return Err(eyre!("{}: task {} offers '{n}', which the written library lacks", all_path.display(), t.id));
+        return Err(invalid!("{}: task {} offers '{n}', which the written library lacks", all_path.display(), t.id));
     }
 
     if !examples.is_empty() {
         for t in load_tasks(&example_path)? {
             if let Some(n) = t.tools.iter().find(|n| !t.candidates.contains(n)) {
-                return Err(eyre!(
+                return Err(invalid!(
                     "{}: task {}: the relevant API {n} is not among its api_list",
                     example_path.display(),
                     t.id
@@ -222,60 +226,71 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<ExitCode> {
             }
         }
     }
-    println!("ToolBench default evalset ({}) → {}", evalset.display(), out.display());
-    println!(
+    say!(report, "ToolBench default evalset ({}) → {}", evalset.display(), out.display());
+    say!(
+        report,
         "tools: {} distinct functions of the evalset (without {FINISH}) → {}",
         functions.len(),
         out.join(FUNCTIONS).display()
     );
     if differing > 0 {
-        println!("  {differing} offers of a function differ from its first schema: the first was kept");
+        say!(report, "  {differing} offers of a function differ from its first schema: the first was kept");
     }
     if fixes > 0 {
-        println!("  {fixes} parameter schemas fixed (an unknown type read as string, an undeclared required dropped)");
+        say!(
+            report,
+            "  {fixes} parameter schemas fixed (an unknown type read as string, an undeclared required dropped)"
+        );
     }
-    println!(
+    say!(
+        report,
         "  each answers with a synthesized {{\"error\": \"\", \"response\": ...}}: ToolBench's APIs cannot be reached here"
     );
     for (g, n, path) in &written {
-        println!("{g}: {n} tasks → {}", path.display());
+        say!(report, "{g}: {n} tasks → {}", path.display());
     }
-    println!("all: {} tasks → {}", tasks.len(), all_path.display());
+    say!(report, "all: {} tasks → {}", tasks.len(), all_path.display());
     if !missing.is_empty() {
-        println!("missing (not imported): {}", missing.join(", "));
+        say!(report, "missing (not imported): {}", missing.join(", "));
     }
-    println!(
+    say!(
+        report,
         "trajectories: {traj_lines} of gpt-3.5-turbo's CoT call sequences ({gave} ended with give_answer: helpful) \
          → {}",
         out.join("trajectories.jsonl").display()
     );
-    println!(
+    say!(
+        report,
         "  {empty} runs called no known function; {made_up} calls of functions not offered anywhere were left out"
     );
     if !examples.is_empty() {
-        println!(
+        say!(
+            report,
             "data_example: {} instruction samples with gold tools (their relevant APIs) → {}",
             examples.len(),
             example_path.display()
         );
-        println!(
+        say!(
+            report,
             "  {} more functions → {} ({shared_with_evalset} the evalset offers too)",
             example_functions.len(),
             out.join(EXAMPLE_FUNCTIONS).display()
         );
     }
-    println!("no gold answers: the report shows answered rate, calls, cost and paths (success n/a)");
-    println!(
+    say!(report, "no gold answers: the report shows answered rate, calls, cost and paths (success n/a)");
+    say!(
+        report,
         "BTP's setting in the config: tool costs {TOOL_COSTS}, budget {BUDGET} ([params] budget, [btp] tool_costs)"
     );
-    println!("config → {}", config_path.display());
-    println!(
+    say!(report, "config → {}", config_path.display());
+    say!(
+        report,
         "run: switchyard --config {} eval --strategy react,toolnet --tasks {}",
         config_path.display(),
         all_path.display()
     );
-    println!("     (add --btp off to compare without BTP's plan; --set budget=none for no budget)");
-    Ok(ExitCode::SUCCESS)
+    say!(report, "     (add --btp off to compare without BTP's plan; --set budget=none for no budget)");
+    Ok(report)
 }
 
 /// A ToolBench function as a library function: its parameter schema made

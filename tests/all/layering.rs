@@ -35,7 +35,7 @@ const LAYERS: &[(u32, &[&str])] = &[
     (2, &["engine"]),
     (3, &["strategy"]),
     (4, &["sim", "eval", "otel"]),
-    (5, &["config", "session", "batch"]),
+    (5, &["config", "session", "batch", "import"]),
     (6, &["ui", "cli"]),
 ];
 
