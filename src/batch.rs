@@ -14,9 +14,11 @@ use futures::stream::FuturesUnordered;
 
 use crate::budget::experience::{Experience, ExperienceStore};
 use crate::config::Config;
+use crate::engine::StrategyKind;
 use crate::engine::event::LabelSource;
+use crate::engine::event::RunOutcome;
 use crate::engine::{EventKind, Labels, Scheduled, SessionState};
-use crate::eval::results::{CallMade, Learned};
+use crate::eval::results::{CallMade, Learned, RoleUse, Sweep, TaskRow};
 use crate::graph::ToolGraph;
 use crate::session::{self, ExperienceSource, Learnt, SessionOptions, SetupError};
 use crate::task::Task;
@@ -201,5 +203,81 @@ pub async fn run(b: Batch<'_>, mut on_done: impl FnMut(TaskRun) -> Result<(), Se
         }
         taught.insert(run.index, run.learned.clone());
         on_done(run)?;
+    }
+}
+
+impl TaskRun {
+    /// The task's row of the results under setting `label` (a strategy,
+    /// maybe a swept value): its run's summary, its calls and its use of
+    /// each role's model.
+    pub fn into_row(self, label: &str, strategy: StrategyKind, sweep: Option<Sweep>, task: &Task) -> TaskRow {
+        let run = self;
+        let state = &run.state;
+        let summary = state.finished.iter().find(|r| r.outcome != RunOutcome::Restarted).cloned();
+        let models = state.models.iter().map(|m| (m.role.as_str().to_string(), m.model.name.clone())).collect();
+        let roles = state
+            .accounts
+            .iter()
+            .map(|((role, model), a)| RoleUse {
+                role: role.as_str().to_string(),
+                model: model.clone(),
+                calls: a.calls as u32,
+                prompt_tokens: a.usage.prompt_tokens,
+                completion_tokens: a.usage.completion_tokens,
+                cost: a.cost,
+            })
+            .collect();
+        let base = TaskRow {
+            setting: label.to_string(),
+            strategy: strategy.as_str().to_string(),
+            sweep,
+            models,
+            index: run.index,
+            task_id: task.id.clone(),
+            gold: task.answer.clone(),
+            gold_tools: task.tools.clone(),
+            gold_call: task.gold_call.clone(),
+            outcome: RunOutcome::Stopped,
+            answer: None,
+            success: None,
+            steps: 0,
+            tool_calls: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cost: 0.0,
+            path: Vec::new(),
+            calls: run.calls,
+            budget: None,
+            planned_cost: None,
+            planned_calls: None,
+            spent: 0.0,
+            tokens_saved: 0,
+            reflections: 0,
+            roles,
+            wall_ms: run.wall_ms,
+            learnt_from: run.learnt_from,
+            learned: run.learned,
+        };
+        match summary {
+            None => base,
+            Some(r) => TaskRow {
+                outcome: r.outcome,
+                answer: r.answer,
+                success: r.success,
+                steps: r.steps,
+                tool_calls: r.tool_calls,
+                prompt_tokens: r.usage.prompt_tokens,
+                completion_tokens: r.usage.completion_tokens,
+                cost: r.cost,
+                path: r.path,
+                budget: r.budget,
+                planned_cost: r.planned_cost,
+                planned_calls: r.planned_calls,
+                spent: r.spent,
+                tokens_saved: r.tokens_saved,
+                reflections: r.reflections,
+                ..base
+            },
+        }
     }
 }

@@ -2,20 +2,17 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 
-use switchyard::batch::{self, Batch, TaskRun};
+use switchyard::batch::{self, Batch};
 use switchyard::config::Config;
-use switchyard::engine::event::RunOutcome;
 use switchyard::engine::{ParamChange, StrategyKind};
 use switchyard::eval::metrics::{MatrixRow, Metrics, matrix_table, table};
-use switchyard::eval::results::{
-    EvalMeta, Learned, META, RESULTS, RoleUse, RowWriter, Sweep, TaskRow, by_setting, read_rows,
-};
+use switchyard::eval::results::{EvalMeta, Learned, RESULTS, RowWriter, Sweep, Tally, by_setting, read_rows};
 use switchyard::model::Role;
 use switchyard::session::{self, GraphSource, SessionOptions};
 use switchyard::task::Task;
@@ -98,7 +95,7 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
     };
     let results = out.join(RESULTS);
     let (mut rows, torn) = if a.resume {
-        resume_check(&out, &meta)?;
+        meta.check_resume(&out)?;
         read_rows(&results)?
     } else {
         let (old, torn) = read_rows(&results)?;
@@ -108,7 +105,7 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
                 out.display()
             ));
         }
-        write_meta(&out, &meta)?;
+        meta.write(&out)?;
         (Vec::new(), false)
     };
     if torn {
@@ -138,7 +135,8 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
         let mut fresh = Vec::new();
         let outcome = rt.block_on(until_signal(async {
             batch::run(batch, |run| {
-                let row = task_row(s, &tasks[run.index], run);
+                let task = &tasks[run.index];
+                let row = run.into_row(&s.label, s.strategy, s.sweep.clone(), task);
                 writer.write(&row).map_err(|e| session::SetupError::Invalid(e.to_string()))?;
                 tally.add(&row);
                 bar.inc(1);
@@ -188,7 +186,7 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
             print!("{}", switchyard::eval::metrics::budget_table(&metrics, &unit));
         }
     }
-    let written = super::report::write_report(&out)?;
+    let written = switchyard::eval::report_files::write_report(&out)?;
     if !a.json {
         println!("results: {}", out.display());
         if let Some(md) = written.first() {
@@ -307,140 +305,6 @@ fn out_dir(config: &Config, a: &EvalArgs) -> Result<PathBuf> {
     };
     std::fs::create_dir_all(&dir).wrap_err_with(|| format!("cannot create {}", dir.display()))?;
     Ok(dir)
-}
-
-fn write_meta(out: &Path, meta: &EvalMeta) -> Result<()> {
-    let path = out.join(META);
-    let text = serde_json::to_string_pretty(meta)? + "\n";
-    let mut f =
-        atomic_write_file::AtomicWriteFile::open(&path).wrap_err_with(|| format!("cannot write {}", path.display()))?;
-    use std::io::Write;
-    f.write_all(text.as_bytes()).and_then(|_| f.commit()).wrap_err_with(|| format!("cannot write {}", path.display()))
-}
-
-/// A resumed eval must be the same eval: same tasks, settings, seed and
-/// jobs (with learners, N decides what each task starts from).
-fn resume_check(out: &Path, now: &EvalMeta) -> Result<()> {
-    let path = out.join(META);
-    let text = std::fs::read_to_string(&path)
-        .wrap_err_with(|| format!("--resume: {} holds no eval (no {META})", out.display()))?;
-    let was: EvalMeta = serde_json::from_str(&text)
-        .wrap_err_with(|| format!("--resume: {} is not an eval's description", path.display()))?;
-    let differs = |what: &str, a: String, b: String| -> Result<()> {
-        if a == b {
-            Ok(())
-        } else {
-            Err(eyre!(
-                "--resume: the eval in {} ran with {what} {a}, this one asks for {b}; resume it with the same flags",
-                out.display()
-            ))
-        }
-    };
-    differs("the tasks", format!("{} ({})", was.tasks, was.task_count), format!("{} ({})", now.tasks, now.task_count))?;
-    differs("the settings", was.settings.join(", "), now.settings.join(", "))?;
-    differs("seed", was.seed.to_string(), now.seed.to_string())?;
-    differs("--jobs", was.jobs.to_string(), now.jobs.to_string())?;
-    Ok(())
-}
-
-/// A finished task as a results row.
-fn task_row(s: &Setting, task: &switchyard::task::Task, run: TaskRun) -> TaskRow {
-    let state = &run.state;
-    let summary = state.finished.iter().find(|r| r.outcome != RunOutcome::Restarted).cloned();
-    let models = state.models.iter().map(|m| (m.role.as_str().to_string(), m.model.name.clone())).collect();
-    let roles = state
-        .accounts
-        .iter()
-        .map(|((role, model), a)| RoleUse {
-            role: role.as_str().to_string(),
-            model: model.clone(),
-            calls: a.calls as u32,
-            prompt_tokens: a.usage.prompt_tokens,
-            completion_tokens: a.usage.completion_tokens,
-            cost: a.cost,
-        })
-        .collect();
-    let base = TaskRow {
-        setting: s.label.clone(),
-        strategy: s.strategy.as_str().to_string(),
-        sweep: s.sweep.clone(),
-        models,
-        index: run.index,
-        task_id: task.id.clone(),
-        gold: task.answer.clone(),
-        gold_tools: task.tools.clone(),
-        gold_call: task.gold_call.clone(),
-        outcome: RunOutcome::Stopped,
-        answer: None,
-        success: None,
-        steps: 0,
-        tool_calls: 0,
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        cost: 0.0,
-        path: Vec::new(),
-        calls: run.calls,
-        budget: None,
-        planned_cost: None,
-        planned_calls: None,
-        spent: 0.0,
-        tokens_saved: 0,
-        reflections: 0,
-        roles,
-        wall_ms: run.wall_ms,
-        learnt_from: run.learnt_from,
-        learned: run.learned,
-    };
-    match summary {
-        None => base,
-        Some(r) => TaskRow {
-            outcome: r.outcome,
-            answer: r.answer,
-            success: r.success,
-            steps: r.steps,
-            tool_calls: r.tool_calls,
-            prompt_tokens: r.usage.prompt_tokens,
-            completion_tokens: r.usage.completion_tokens,
-            cost: r.cost,
-            path: r.path,
-            budget: r.budget,
-            planned_cost: r.planned_cost,
-            planned_calls: r.planned_calls,
-            spent: r.spent,
-            tokens_saved: r.tokens_saved,
-            reflections: r.reflections,
-            ..base
-        },
-    }
-}
-
-/// What the progress bar says besides done/total.
-#[derive(Default)]
-struct Tally {
-    judged: usize,
-    succeeded: usize,
-    answered: usize,
-    tokens: u64,
-    cost: f64,
-}
-
-impl Tally {
-    fn add(&mut self, r: &TaskRow) {
-        self.judged += usize::from(r.success.is_some());
-        self.succeeded += usize::from(r.success == Some(true));
-        self.answered += usize::from(r.outcome == RunOutcome::Answered);
-        self.tokens += r.prompt_tokens + r.completion_tokens;
-        self.cost += r.cost;
-    }
-
-    fn message(&self, unit: &str) -> String {
-        let success = if self.judged == 0 {
-            format!("answered {}", self.answered)
-        } else {
-            format!("success {:.1}%", 100.0 * self.succeeded as f64 / self.judged as f64)
-        };
-        format!("{success} · {} tok · {:.2} {unit}", self.tokens, self.cost)
-    }
 }
 
 /// BTP's estimates start from the configured trajectories, held in memory:

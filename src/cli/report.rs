@@ -1,30 +1,17 @@
-//! An eval's report, drawn from its output folder alone: `report.md`,
-//! `summary.json` and the plots. `eval` writes it when it finishes;
-//! `switchyard report DIR` writes it again (after an interrupted eval, or an
-//! edit of the results), and `switchyard compare DIR1 DIR2` sets two evals
-//! side by side.
-//!
-//! ToolNet's Figure 4 comes from a trace, not from the results:
-//! `switchyard report DIR --trace FILE [--tool T --backup B --from NODE]`
-//! draws it into DIR and keeps its data there (`toolnet-fault.json`), so a
-//! later `report DIR` draws it again without the trace.
+//! `report DIR` (an eval's report written again from its folder, see
+//! `eval::report_files`, with ToolNet's Figure 4 from `--trace FILE`) and
+//! `compare DIR1 DIR2` (two evals side by side).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use color_eyre::eyre::{Result, WrapErr};
+use color_eyre::eyre::Result;
 
 use switchyard::eval::compare::{compare as compare_rows, describe};
-use switchyard::eval::fault_figure::{FAULT_FIGURE, FaultFigure, fault_figure};
-use switchyard::eval::markdown;
 use switchyard::eval::metrics::{budget_table, table};
-use switchyard::eval::summary::{self, Summary};
-
-use switchyard::eval::plot;
-
-/// The report's file name inside an eval's folder.
-pub(crate) const REPORT: &str = "report.md";
+use switchyard::eval::report_files::{FaultSource, write_report_with};
+use switchyard::eval::summary;
 
 #[derive(Args, Debug)]
 pub(super) struct ReportArgs {
@@ -58,93 +45,17 @@ pub(super) struct CompareArgs {
     json: bool,
 }
 
-/// Where ToolNet's Figure 4 comes from, when the report draws it.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct FaultSource {
-    pub trace: PathBuf,
-    pub tool: Option<String>,
-    pub backup: Option<String>,
-    pub from: Option<String>,
-}
-
-/// What a report wrote: report.md first, then summary.json, then the plots
-/// (each SVG before its PNG).
-pub(crate) struct Written {
-    pub files: Vec<PathBuf>,
-    pub summary: Summary,
-}
-
-/// Writes `report.md`, `summary.json` and the plots that apply into `dir`,
-/// from its `eval.json` and `results.jsonl`, and returns the paths written.
-pub(crate) fn write_report(dir: &Path) -> Result<Vec<PathBuf>> {
-    write_report_with(dir, None).map(|w| w.files)
-}
-
-/// As [`write_report`], drawing ToolNet's Figure 4 from a trace too.
-/// Without one, a figure whose data an earlier report kept in `dir` is
-/// drawn again.
-pub(crate) fn write_report_with(dir: &Path, fault: Option<&FaultSource>) -> Result<Written> {
-    let data = summary::load(dir)?;
-    let summary = summary::summarize(&data.meta, &data.rows, data.torn);
-    let mut plots_written = vec![plot::overview(dir, &summary)?];
-    let mut parameters: Vec<&str> = Vec::new();
-    for s in &summary.sweeps {
-        if !parameters.contains(&s.parameter.as_str()) {
-            parameters.push(&s.parameter);
-        }
-    }
-    for p in parameters {
-        plots_written.push(plot::sweep(dir, &summary, p)?);
-    }
-    if let Some(m) = &summary.matrix
-        && let Some(w) = plot::matrix(dir, m, &summary.meta.cost_unit)?
-    {
-        plots_written.push(w);
-    }
-    let mut extra = Vec::new();
-    if let Some(figure) = fault_data(dir, fault, &mut extra)? {
-        plots_written.push(plot::fault(dir, &figure)?);
-    }
-    let links: Vec<markdown::PlotLink> = plots_written.iter().map(|w| w.link.clone()).collect();
-    let report_path = dir.join(REPORT);
-    write_text(&report_path, &markdown::report(&summary, &links))?;
-    let mut files = vec![report_path, summary::write_summary(dir, &summary)?];
-    files.extend(extra);
-    files.extend(plots_written.into_iter().flat_map(|w| w.files));
-    Ok(Written { files, summary })
-}
-
-/// The figure's data: from the trace when one is given (and kept in the
-/// folder, its path pushed to `written`), else as an earlier report kept it.
-fn fault_data(dir: &Path, fault: Option<&FaultSource>, written: &mut Vec<PathBuf>) -> Result<Option<FaultFigure>> {
-    let kept = dir.join(FAULT_FIGURE);
-    let Some(src) = fault else {
-        if !kept.is_file() {
-            return Ok(None);
-        }
-        let text = std::fs::read_to_string(&kept).wrap_err_with(|| format!("{}", kept.display()))?;
-        let figure =
-            serde_json::from_str(&text).wrap_err_with(|| format!("{}: not a figure's data", kept.display()))?;
-        return Ok(Some(figure));
-    };
-    let events = super::setup::read_trace_noting(&src.trace)?;
-    let figure = fault_figure(&events, src.tool.as_deref(), src.backup.as_deref(), src.from.as_deref())
-        .wrap_err_with(|| format!("{}: ToolNet's Figure 4", src.trace.display()))?;
-    write_text(&kept, &serde_json::to_string_pretty(&figure)?)?;
-    written.push(kept);
-    Ok(Some(figure))
-}
-
-fn write_text(path: &Path, text: &str) -> Result<()> {
-    use std::io::Write;
-    let mut file = atomic_write_file::AtomicWriteFile::open(path).wrap_err_with(|| format!("{}", path.display()))?;
-    file.write_all(text.as_bytes()).and_then(|()| file.commit()).wrap_err_with(|| format!("{}", path.display()))
-}
-
 /// `switchyard report DIR`: the paths written, then the main table.
 pub(super) fn report(a: ReportArgs) -> Result<ExitCode> {
-    let fault = a.trace.map(|trace| FaultSource { trace, tool: a.tool, backup: a.backup, from: a.from });
-    let w = write_report_with(&a.dir, fault.as_ref())?;
+    let events = a.trace.as_deref().map(super::setup::read_trace_noting).transpose()?;
+    let fault = a.trace.as_deref().zip(events.as_deref()).map(|(trace, events)| FaultSource {
+        trace,
+        events,
+        tool: a.tool.as_deref(),
+        backup: a.backup.as_deref(),
+        from: a.from.as_deref(),
+    });
+    let w = write_report_with(&a.dir, fault)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&w.summary)?);
         return Ok(ExitCode::SUCCESS);

@@ -9,8 +9,17 @@ pub mod markdown;
 pub mod metrics;
 mod numeric;
 pub mod plot;
+pub mod report_files;
 pub mod results;
 pub mod retrieval;
 pub mod summary;
 pub mod timing;
 pub mod trace_diff;
+
+/// Writes a file whole or not at all: a kill mid-write keeps the old one.
+pub(crate) fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = atomic_write_file::AtomicWriteFile::open(path)?;
+    file.write_all(bytes)?;
+    file.commit()
+}

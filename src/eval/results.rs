@@ -45,6 +45,45 @@ pub struct EvalMeta {
 /// The eval's description inside its folder.
 pub const META: &str = "eval.json";
 
+impl EvalMeta {
+    /// Write it as `eval.json` in the eval's folder `dir`, whole or not at all.
+    pub fn write(&self, dir: &Path) -> Result<(), ResultsError> {
+        let path = dir.join(META);
+        let text = serde_json::to_string_pretty(self).expect("an EvalMeta serialises") + "\n";
+        super::write_atomic(&path, text.as_bytes()).map_err(|source| ResultsError::Io { path, source })
+    }
+
+    /// Whether the eval in `dir` is this one, so `--resume` may go on with
+    /// it: the same tasks, settings, seed and jobs (with learners, N decides
+    /// what each task starts from).
+    pub fn check_resume(&self, dir: &Path) -> Result<(), ResultsError> {
+        let path = dir.join(META);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|_| ResultsError::Resume(format!("--resume: {} holds no eval (no {META})", dir.display())))?;
+        let was: EvalMeta = serde_json::from_str(&text).map_err(|e| {
+            ResultsError::Resume(format!("--resume: {} is not an eval's description: {e}", path.display()))
+        })?;
+        let differs = |what: &str, a: String, b: String| {
+            if a == b {
+                Ok(())
+            } else {
+                Err(ResultsError::Resume(format!(
+                    "--resume: the eval in {} ran with {what} {a}, this one asks for {b}; resume it with the same flags",
+                    dir.display()
+                )))
+            }
+        };
+        differs(
+            "the tasks",
+            format!("{} ({})", was.tasks, was.task_count),
+            format!("{} ({})", self.tasks, self.task_count),
+        )?;
+        differs("the settings", was.settings.join(", "), self.settings.join(", "))?;
+        differs("seed", was.seed.to_string(), self.seed.to_string())?;
+        differs("--jobs", was.jobs.to_string(), self.jobs.to_string())
+    }
+}
+
 /// One task run under one setting.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskRow {
@@ -190,6 +229,39 @@ pub enum ResultsError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("{}, line {line}: {message}", path.display())]
     Parse { path: PathBuf, line: usize, message: String },
+    /// A folder `--resume` cannot go on with, and why.
+    #[error("{0}")]
+    Resume(String),
+}
+
+/// The running totals an eval's progress shows besides done/total.
+#[derive(Debug, Default)]
+pub struct Tally {
+    judged: usize,
+    succeeded: usize,
+    answered: usize,
+    tokens: u64,
+    cost: f64,
+}
+
+impl Tally {
+    pub fn add(&mut self, r: &TaskRow) {
+        self.judged += usize::from(r.success.is_some());
+        self.succeeded += usize::from(r.success == Some(true));
+        self.answered += usize::from(r.outcome == RunOutcome::Answered);
+        self.tokens += r.prompt_tokens + r.completion_tokens;
+        self.cost += r.cost;
+    }
+
+    /// Success (or the answered count, while no row was judged), tokens and cost.
+    pub fn message(&self, unit: &str) -> String {
+        let success = if self.judged == 0 {
+            format!("answered {}", self.answered)
+        } else {
+            format!("success {:.1}%", 100.0 * self.succeeded as f64 / self.judged as f64)
+        };
+        format!("{success} · {} tok · {:.2} {unit}", self.tokens, self.cost)
+    }
 }
 
 /// The rows of a results file. A torn last line (the eval was killed while
@@ -347,5 +419,46 @@ mod tests {
         assert_eq!(g[0].0, "b");
         assert_eq!(g[0].1.iter().map(|r| r.index).collect::<Vec<_>>(), vec![0, 1]);
         assert_eq!(g[1].0, "a");
+    }
+
+    fn meta() -> EvalMeta {
+        EvalMeta {
+            command: "eval".into(),
+            config: None,
+            tasks: "tasks.jsonl".into(),
+            task_count: 3,
+            seed: 7,
+            jobs: 1,
+            settings: vec!["react (k=all)".into(), "toolnet".into()],
+            params: Value::Null,
+            cost_unit: "USD".into(),
+            started: "now".into(),
+        }
+    }
+
+    #[test]
+    fn a_resumed_eval_must_be_the_written_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = meta().check_resume(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("holds no eval (no eval.json)"), "{e}");
+        meta().write(dir.path()).unwrap();
+        meta().check_resume(dir.path()).unwrap();
+        let e = EvalMeta { seed: 8, ..meta() }.check_resume(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("ran with seed 7, this one asks for 8"), "{e}");
+        let e = EvalMeta { jobs: 2, ..meta() }.check_resume(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("--jobs 1"), "{e}");
+        std::fs::write(dir.path().join(META), "{").unwrap();
+        let e = meta().check_resume(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("is not an eval's description"), "{e}");
+    }
+
+    #[test]
+    fn the_tally_counts_answers_until_a_row_is_judged() {
+        let mut t = Tally::default();
+        t.add(&TaskRow { success: None, ..row("a", 0) });
+        assert_eq!(t.message("USD"), "answered 1 · 12 tok · 0.50 USD");
+        t.add(&row("a", 1));
+        t.add(&TaskRow { success: Some(false), ..row("a", 2) });
+        assert_eq!(t.message("USD"), "success 50.0% · 36 tok · 1.50 USD");
     }
 }

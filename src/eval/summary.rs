@@ -369,14 +369,11 @@ fn notes(settings: &[SettingSummary], rows: &[TaskRow], progress: &Progress) -> 
 
 /// Writes `summary.json` into the folder, atomically.
 pub fn write_summary(dir: &Path, summary: &Summary) -> Result<PathBuf, ReportError> {
-    use std::io::Write;
     let path = dir.join(SUMMARY);
     let io = |source| ReportError::Io { path: path.clone(), source };
     let mut text = serde_json::to_string_pretty(summary).map_err(|e| io(std::io::Error::other(e)))?;
     text.push('\n');
-    let mut file = atomic_write_file::AtomicWriteFile::open(&path).map_err(io)?;
-    file.write_all(text.as_bytes()).map_err(io)?;
-    file.commit().map_err(io)?;
+    super::write_atomic(&path, text.as_bytes()).map_err(io)?;
     Ok(path)
 }
 

@@ -105,10 +105,7 @@ pub fn write_svg(path: &Path, svg: &str) -> Result<()> {
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let io = |source| PlotError::Io { path: path.to_path_buf(), source };
-    let mut file = atomic_write_file::AtomicWriteFile::open(path).map_err(io)?;
-    file.write_all(bytes).and_then(|()| file.commit()).map_err(io)
+    crate::eval::write_atomic(path, bytes).map_err(|source| PlotError::Io { path: path.to_path_buf(), source })
 }
 
 /// How many PNG pixels per SVG unit: twice, so text stays sharp when the
