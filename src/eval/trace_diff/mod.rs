@@ -9,6 +9,7 @@
 //! Reported per run: the first decision where the two part, with both
 //! sides; and how the runs' summaries moved.
 
+pub mod render;
 mod text;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -250,3 +250,21 @@ fn alignment_lines_up_again_after_an_extra_call() {
     let div = diff(&a, &b).runs[0].divergence.clone().unwrap();
     assert_eq!((div.kind, div.b.unwrap().name), (DivergenceKind::NextEvent, "ToolCall"));
 }
+
+#[test]
+fn the_printed_report_names_each_run_and_the_deltas() {
+    use std::path::Path;
+    let err = ToolOutcome::Err { error: ToolError::new(ToolErrorKind::Failed, "injected fault") };
+    let a = trace(vec![run(1, 0, 1, ok(), "Paris"), run(2, 100, 3, ok(), "Paris")], 0.5);
+    let b = trace(vec![run(1, 0, 1, ok(), "Paris"), run(2, 100, 3, err, "Lyon")], 0.5);
+    let text = super::render::render(Path::new("a.jsonl"), a.len(), Path::new("b.jsonl"), b.len(), &diff(&a, &b));
+    assert!(text.starts_with(&format!("A: a.jsonl ({} events, 2 runs)\nB: b.jsonl", a.len())), "{text}");
+    assert!(text.contains("session: same settings"), "{text}");
+    assert!(text.contains("run 1 (") && text.contains("): same decisions"), "{text}");
+    assert!(text.contains("first divergence at step 1"), "{text}");
+    assert!(text.contains("differs at status:\n       A ok\n       B err"), "{text}");
+    assert!(text.contains("yes → no"), "{text}");
+    assert!(text.ends_with("\n1 of 2 runs diverge\n"), "{text}");
+    let same = super::render::render(Path::new("a"), a.len(), Path::new("a"), a.len(), &diff(&a, &a));
+    assert!(same.ends_with("\nthe traces decide alike\n"), "{same}");
+}
