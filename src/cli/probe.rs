@@ -11,10 +11,9 @@ use color_eyre::eyre::{Result, eyre};
 use serde_json::Value;
 
 use switchyard::config::Config;
-use switchyard::dataset::restbench::tool_key;
 use switchyard::engine::{EventKind, StrategyKind};
+use switchyard::eval::probe_recall::{probe_recall, recall_table};
 use switchyard::program::protocol::ProtocolStore;
-use switchyard::program::schema::{Shape, field_recall};
 use switchyard::session::{self, TaskSource};
 use switchyard::text::ellipsis;
 
@@ -103,7 +102,7 @@ pub(super) fn probe(config: &Config, a: ProbeArgs) -> Result<ExitCode> {
     let state = outcome.state;
     let probed = found.values().filter(|s| s.is_some()).count();
     let rows = match &a.compare {
-        Some(reference) => Some(compare(&library, &store, &targets, reference)?),
+        Some(reference) => Some(probe_recall(&library, &store, &targets, reference)?),
         None => None,
     };
     if a.json {
@@ -134,82 +133,4 @@ pub(super) fn probe(config: &Config, a: ProbeArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// One tool's recall against the reference: of the probe, and of the
-/// library's documented schema (both against the same reference).
-#[derive(Debug, serde::Serialize)]
-struct Recall {
-    tool: String,
-    reference_fields: usize,
-    probed_hits: usize,
-    documented_hits: Option<usize>,
-}
-
-fn compare(
-    library: &switchyard::tool::ToolLibrary,
-    store: &ProtocolStore,
-    targets: &[String],
-    reference: &std::path::Path,
-) -> Result<Vec<Recall>> {
-    let text = std::fs::read_to_string(reference).map_err(|e| eyre!("{}: {e}", reference.display()))?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| eyre!("{}: not JSON: {e}", reference.display()))?;
-    let endpoints = doc
-        .get("endpoints")
-        .and_then(Value::as_array)
-        .ok_or_else(|| eyre!("{}: no 'endpoints' list (expected ATC's probed spec)", reference.display()))?;
-    let mut refs: BTreeMap<String, Shape> = BTreeMap::new();
-    for (i, e) in endpoints.iter().enumerate() {
-        let name = e
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| eyre!("{}: endpoints[{i}] has no name", reference.display()))?;
-        let Some(r) = e.get("_responses_json").and_then(Value::as_str) else { continue };
-        let shape =
-            Shape::parse_atc(r).map_err(|why| eyre!("{}: endpoints[{i}] ({name}): {why}", reference.display()))?;
-        refs.insert(tool_key(name), shape);
-    }
-    let mut rows = Vec::new();
-    for t in targets {
-        let (Some(spec), Some(reference)) = (library.get(t), refs.get(&tool_key(t))) else { continue };
-        let probed = store.load(spec)?.map(|p| p.shape);
-        let (probed_hits, total) =
-            probed.as_ref().map_or((0, reference.field_paths().len()), |p| field_recall(p, reference));
-        let documented_hits = spec.response.as_ref().map(|d| field_recall(&Shape::from_json_schema(d), reference).0);
-        rows.push(Recall { tool: t.clone(), reference_fields: total, probed_hits, documented_hits });
-    }
-    if rows.is_empty() {
-        return Err(eyre!("no probed tool matches an endpoint of {}", reference.display()));
-    }
-    Ok(rows)
-}
-
-fn recall_table(rows: &[Recall]) -> String {
-    let mut out = format!(
-        "\n{:<48} {:>7} {:>8} {:>11}\n",
-        "tool (recall of the reference's fields)", "fields", "probed", "documented"
-    );
-    let pct =
-        |h: usize, n: usize| if n == 0 { "-".to_string() } else { format!("{:.1}%", 100.0 * h as f64 / n as f64) };
-    for r in rows {
-        out.push_str(&format!(
-            "{:<48} {:>7} {:>8} {:>11}\n",
-            ellipsis(&r.tool, 47),
-            r.reference_fields,
-            pct(r.probed_hits, r.reference_fields),
-            r.documented_hits.map_or("-".into(), |d| pct(d, r.reference_fields))
-        ));
-    }
-    let total: usize = rows.iter().map(|r| r.reference_fields).sum();
-    let probed: usize = rows.iter().map(|r| r.probed_hits).sum();
-    let documented: usize = rows.iter().filter_map(|r| r.documented_hits).sum();
-    out.push_str(&format!(
-        "{:<48} {:>7} {:>8} {:>11}\n",
-        format!("all {} tools (fields pooled)", rows.len()),
-        total,
-        pct(probed, total),
-        pct(documented, total)
-    ));
-    out.push_str("(probed: schemas inferred from the probes' responses; documented: the library's response schemas;\n both against the reference's fields. With synthesized tools the responses are generated from the\n documented schemas, so this measures the inference, not the real API.)\n");
-    out
 }

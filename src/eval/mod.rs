@@ -9,6 +9,7 @@ pub mod markdown;
 pub mod metrics;
 mod numeric;
 pub mod plot;
+pub mod probe_recall;
 pub mod report_files;
 pub mod results;
 pub mod retrieval;
