@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use switchyard::config::Config;
 use switchyard::session;
+use switchyard::text::spelling::close_names;
 use switchyard::tool::exec::Executor;
 use switchyard::tool::mcp::McpServerConfig;
 use switchyard::tool::{ExecutorSpec, ToolSpec};
@@ -158,34 +159,6 @@ pub(super) fn list(config: &Config, as_json: bool) -> Result<ExitCode> {
     let n = tools.len();
     println!("{n} tool{}", if n == 1 { "" } else { "s" });
     Ok(ExitCode::SUCCESS)
-}
-
-/// Levenshtein distance over characters.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur.push((prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
-/// Names that contain `name`, are contained in it, or are a few edits away.
-fn close_names<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let lower = name.to_lowercase();
-    let mut close: Vec<(usize, &str)> = names
-        .filter_map(|n| {
-            let d = distance(&lower, &n.to_lowercase());
-            let related = n.contains(lower.as_str()) || lower.contains(n) || d <= (lower.len() / 3).max(2);
-            related.then_some((d, n))
-        })
-        .collect();
-    close.sort();
-    close.into_iter().take(3).map(|(_, n)| n).collect()
 }
 
 pub(super) fn call(config: &Config, name: &str, args: &str, seed: Option<u64>, as_json: bool) -> Result<ExitCode> {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::DataError;
+use crate::text::spelling::edit_distance;
 
 /// One task: its query, the gold tool sequence, and the candidates it may
 /// be offered (empty: the whole library).
@@ -139,21 +140,6 @@ fn key_fits(key: &str, pattern: &[Option<String>]) -> bool {
     }
     let words: Vec<&str> = key.split('_').collect();
     fits(&words, pattern)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! an error with its causes on one line, for messages that name them all.
 
 pub mod secret;
+pub mod spelling;
 
 /// `e: its source: its source's source …`: transport errors hide the
 /// useful part (connection refused, DNS) in their causes. Redacted: a
