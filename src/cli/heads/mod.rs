@@ -9,7 +9,6 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use color_eyre::eyre::Result;
-use serde_json::json;
 
 use switchyard::config::Config;
 use switchyard::retrieve::Embedder;
@@ -205,72 +204,18 @@ fn train(config: &Config, a: TrainArgs) -> Result<ExitCode> {
     let (model, cache) = embedder(config)?;
     let mut hooks = Bars { model: &model, cache, bar: None };
     let o = train_heads_and_test(prepared, model.id(), &mut hooks)?;
-    let (summary, rows, seconds) = (&o.summary, &o.rows, o.seconds);
     o.heads.save(&a.out)?;
     if let Some(p) = &a.plot {
         switchyard::eval::plot::loss_curve(p, &o.logs)?;
     }
     if let Some(p) = &a.chart {
-        switchyard::eval::plot::selection_chart(p, rows)?;
+        switchyard::eval::plot::selection_chart(p, &o.rows)?;
     }
-    let ((w_none, val_none), (w_heads, val_heads)) = (o.blend_raw, o.blend_heads);
-    let (val_metrics, val_raw) = (o.validation_heads, o.validation_raw);
     if a.json {
-        let rows: Vec<_> = rows.iter().map(|(n, s, u)| json!({"retriever": n, "seen": s, "unseen": u})).collect();
-        let out = json!({
-            "summary": summary,
-            "validation": {"no_heads_dense": val_raw, "heads_dense": val_metrics, "no_heads_blend": {"weight": w_none, "metrics": val_none}, "heads_blend": {"weight": w_heads, "metrics": val_heads}},
-            "test": rows,
-            "out": a.out.display().to_string(),
-        });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        println!("{}", serde_json::to_string_pretty(&o.json(&a.out))?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
-        "trained on {} pairs ({} tools; {} tools held out as unseen, {} chose the epoch) in {seconds:.1} s; best epoch {}",
-        summary["pairs"], o.trained_tools, o.held_out_tools, o.validation_tools, o.best_epoch
-    );
-    if let Some(m) = val_metrics {
-        println!(
-            "validation, dense: heads top-1 {:.1}% top-5 {:.1}% MRR {:.3}; no heads top-1 {:.1}% top-5 {:.1}% MRR {:.3}",
-            100.0 * m.top1,
-            100.0 * m.top5,
-            m.mrr,
-            100.0 * val_raw.top1,
-            100.0 * val_raw.top5,
-            val_raw.mrr
-        );
-    }
-    println!(
-        "validation blend weights: no heads {w_none:.2} (top-1 {:.1}%), heads {w_heads:.2} (top-1 {:.1}%)",
-        100.0 * val_none.top1,
-        100.0 * val_heads.top1
-    );
-    if !rows.is_empty() {
-        let (s, u) = (rows[0].1.n, rows[0].2.n);
-        println!(
-            "\n{:<24} {:>28}   {:>28}",
-            format!("{} tools in the pool", o.pool_size),
-            format!("seen tools ({s} questions)"),
-            format!("unseen tools ({u} questions)")
-        );
-        println!(
-            "{:<24} {:>8} {:>8} {:>8}     {:>8} {:>8} {:>8}",
-            "", "top-1", "top-5", "MRR", "top-1", "top-5", "MRR"
-        );
-        for (name, s, u) in rows {
-            let pct = |x: f32| format!("{:.1}%", 100.0 * x);
-            println!(
-                "{name:<24} {:>8} {:>8} {:>8.3}     {:>8} {:>8} {:>8.3}",
-                pct(s.top1),
-                pct(s.top5),
-                s.mrr,
-                pct(u.top1),
-                pct(u.top5),
-                u.mrr
-            );
-        }
-    }
+    print!("{}", o.text());
     println!(
         "\nsaved {}{}",
         a.out.display(),
@@ -292,34 +237,12 @@ fn judge(config: &Config, a: JudgeArgs) -> Result<ExitCode> {
     let (model, cache) = embedder(config)?;
     let mut hooks = Bars { model: &model, cache, bar: None };
     let o = train_judge_and_test(prepared, model.id(), &mut hooks)?;
-    let (summary, threshold) = (&o.summary, o.threshold);
     o.judge.save(&a.out)?;
     if a.json {
-        let test = o.test.map(|(t, h)| json!({"at_threshold": t, "at_0.5": h}));
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &json!({"summary": summary, "test": test, "out": a.out.display().to_string()})
-            )?
-        );
+        println!("{}", serde_json::to_string_pretty(&o.json(&a.out))?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
-        "trained the judge on {} positions ({} calls) in {:.1} s; threshold {threshold:.2} chosen on {} held-out positions",
-        o.positions, summary["positives"], o.log.seconds, o.validation_positions
-    );
-    if let Some((t, h)) = o.test {
-        for (name, m) in [(format!("threshold {threshold:.2}"), t), ("threshold 0.50".to_owned(), h)] {
-            println!(
-                "test ({} positions, {} calls), {name}: precision {:.1}%  recall {:.1}%  F1 {:.3}",
-                m.n,
-                m.positives,
-                100.0 * m.precision,
-                100.0 * m.recall,
-                m.f1
-            );
-        }
-    }
+    print!("{}", o.text());
     println!("saved {}", a.out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,7 @@
 //! The tool judge (is a tool due here?) trained on annotated texts, its
 //! threshold chosen on held-out texts, and its precision and recall.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rand::seq::SliceRandom;
 use serde_json::{Value, json};
@@ -65,6 +65,37 @@ pub struct JudgeOutcome {
     pub threshold: f32,
     /// On the test file: at the chosen threshold, and at the paper's 0.5.
     pub test: Option<(Prf, Prf)>,
+}
+
+impl JudgeOutcome {
+    /// What `heads judge --json` prints.
+    pub fn json(&self, out: &Path) -> Value {
+        let test = self.test.map(|(t, h)| json!({"at_threshold": t, "at_0.5": h}));
+        json!({"summary": self.summary, "test": test, "out": out.display().to_string()})
+    }
+
+    /// What `heads judge` prints: the training, the chosen threshold, and
+    /// the test's precision and recall at it and at the paper's 0.5.
+    pub fn text(&self) -> String {
+        let threshold = self.threshold;
+        let mut out = format!(
+            "trained the judge on {} positions ({} calls) in {:.1} s; threshold {threshold:.2} chosen on {} held-out positions\n",
+            self.positions, self.summary["positives"], self.log.seconds, self.validation_positions
+        );
+        if let Some((t, h)) = self.test {
+            for (name, m) in [(format!("threshold {threshold:.2}"), t), ("threshold 0.50".to_owned(), h)] {
+                out += &format!(
+                    "test ({} positions, {} calls), {name}: precision {:.1}%  recall {:.1}%  F1 {:.3}\n",
+                    m.n,
+                    m.positives,
+                    100.0 * m.precision,
+                    100.0 * m.recall,
+                    m.f1
+                );
+            }
+        }
+        out
+    }
 }
 
 /// A plan's training texts read, before any vector is computed.

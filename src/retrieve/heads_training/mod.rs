@@ -86,6 +86,83 @@ pub struct HeadsOutcome {
     pub blend_heads: (f32, Metrics),
 }
 
+impl HeadsOutcome {
+    /// What `heads train --json` prints: the summary, validation and test
+    /// figures, and where the heads went.
+    pub fn json(&self, out: &Path) -> Value {
+        let ((w_none, val_none), (w_heads, val_heads)) = (self.blend_raw, self.blend_heads);
+        let rows: Vec<_> = self.rows.iter().map(|(n, s, u)| json!({"retriever": n, "seen": s, "unseen": u})).collect();
+        json!({
+            "summary": self.summary,
+            "validation": {
+                "no_heads_dense": self.validation_raw,
+                "heads_dense": self.validation_heads,
+                "no_heads_blend": {"weight": w_none, "metrics": val_none},
+                "heads_blend": {"weight": w_heads, "metrics": val_heads},
+            },
+            "test": rows,
+            "out": out.display().to_string(),
+        })
+    }
+
+    /// What `heads train` prints: the training, the validation figures, and
+    /// a table of each retriever on the seen and unseen tools' questions.
+    pub fn text(&self) -> String {
+        let ((w_none, val_none), (w_heads, val_heads)) = (self.blend_raw, self.blend_heads);
+        let pct = |x: f32| format!("{:.1}%", 100.0 * x);
+        let mut out = format!(
+            "trained on {} pairs ({} tools; {} tools held out as unseen, {} chose the epoch) in {:.1} s; best epoch {}\n",
+            self.summary["pairs"],
+            self.trained_tools,
+            self.held_out_tools,
+            self.validation_tools,
+            self.seconds,
+            self.best_epoch
+        );
+        if let Some(m) = self.validation_heads {
+            let raw = self.validation_raw;
+            out += &format!(
+                "validation, dense: heads top-1 {} top-5 {} MRR {:.3}; no heads top-1 {} top-5 {} MRR {:.3}\n",
+                pct(m.top1),
+                pct(m.top5),
+                m.mrr,
+                pct(raw.top1),
+                pct(raw.top5),
+                raw.mrr
+            );
+        }
+        out += &format!(
+            "validation blend weights: no heads {w_none:.2} (top-1 {}), heads {w_heads:.2} (top-1 {})\n",
+            pct(val_none.top1),
+            pct(val_heads.top1)
+        );
+        if let Some((_, s, u)) = self.rows.first() {
+            out += &format!(
+                "\n{:<24} {:>28}   {:>28}\n",
+                format!("{} tools in the pool", self.pool_size),
+                format!("seen tools ({} questions)", s.n),
+                format!("unseen tools ({} questions)", u.n)
+            );
+            out += &format!(
+                "{:<24} {:>8} {:>8} {:>8}     {:>8} {:>8} {:>8}\n",
+                "", "top-1", "top-5", "MRR", "top-1", "top-5", "MRR"
+            );
+            for (name, s, u) in &self.rows {
+                out += &format!(
+                    "{name:<24} {:>8} {:>8} {:>8.3}     {:>8} {:>8} {:>8.3}\n",
+                    pct(s.top1),
+                    pct(s.top5),
+                    s.mrr,
+                    pct(u.top1),
+                    pct(u.top5),
+                    u.mrr
+                );
+            }
+        }
+        out
+    }
+}
+
 /// How a pool is scored: raw or heads vectors, BM25 blended in or not.
 fn ranks(set: &Ranked, tools: &[Vec<f32>], heads: Option<&Heads>, lexical_weight: Option<f32>) -> Vec<usize> {
     let tools: Vec<Vec<f32>> = heads.map_or_else(|| tools.to_vec(), |h| h.encode_tools(tools));

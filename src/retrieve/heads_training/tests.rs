@@ -90,6 +90,15 @@ fn heads_are_trained_refit_and_tested_on_seen_and_unseen_tools() {
     assert_eq!(o.summary["held_out_tools"], 2);
     let dumped = std::fs::read_to_string(dir.path().join("dump.jsonl")).unwrap();
     assert!(dumped.lines().count() > 0 && dumped.lines().all(|l| l.contains("\"gold\"")));
+
+    let text = o.text();
+    assert!(text.starts_with("trained on "), "{text}");
+    assert!(text.contains("8 tools in the pool") && text.contains("seen tools (6 questions)"), "{text}");
+    let table: Vec<&str> = text.lines().skip_while(|l| !l.trim_start().starts_with("top-1")).skip(1).collect();
+    assert_eq!(table.len(), o.rows.len(), "a line per retriever: {text}");
+    let json = o.json(Path::new("heads.safetensors"));
+    assert_eq!(json["test"].as_array().map(Vec::len), Some(o.rows.len()));
+    assert_eq!(json["out"], "heads.safetensors");
 }
 
 #[test]
