@@ -8,13 +8,13 @@ use std::process::ExitCode;
 use clap::Args;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 
-use switchyard::batch::{self, Batch};
+use switchyard::batch::{self, Batch, EvalSpec, matrix_axis};
 use switchyard::config::Config;
 use switchyard::engine::{ParamChange, StrategyKind};
 use switchyard::eval::metrics::{MatrixRow, Metrics, matrix_table, table};
-use switchyard::eval::results::{EvalMeta, Learned, RESULTS, RowWriter, Sweep, Tally, by_setting, read_rows};
+use switchyard::eval::results::{EvalMeta, Learned, RESULTS, RowWriter, Tally, by_setting, read_rows};
 use switchyard::model::Role;
-use switchyard::session::{self, GraphSource, SessionOptions};
+use switchyard::session;
 use switchyard::task::Task;
 
 use super::args::Common;
@@ -64,19 +64,27 @@ pub(super) struct EvalArgs {
     plot: Option<std::path::PathBuf>,
 }
 
-/// One setting of an eval: a strategy, maybe a swept value or a model
-/// combination, and the session options and config it runs with.
-struct Setting {
-    label: String,
-    strategy: StrategyKind,
-    sweep: Option<Sweep>,
-    config: Config,
-    opts: SessionOptions,
-}
-
 pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
     let rt = runtime()?;
-    let settings = if a.matrix.is_empty() { settings(config, &a, &rt)? } else { matrix_settings(config, &a, &rt)? };
+    // A config may carry the budget too (a benchmark's, as `bench import toolbench` writes),
+    // which a later `--set budget=none` lifts.
+    let set_budget = a.common.set.iter().rev().find_map(|s| s.strip_prefix("budget=").or(s.strip_prefix("B=")));
+    let budgeted =
+        a.common.budget.is_some() || set_budget.map_or(config.params.budget.is_some(), |b| b.trim() != "none");
+    let spec = EvalSpec {
+        strategies: a.strategy.as_deref(),
+        react_k: &a.react_k,
+        sweep: a.sweep.as_deref(),
+        matrix: &a.matrix,
+        budgeted,
+    };
+    let base = common_options(&a.common)?;
+    if a.warmup {
+        // The flags are checked before the warm-up's run, not after it.
+        batch::settings(config, spec, &base, &[])?;
+    }
+    let experience = eval_experience(config, &a, &rt)?;
+    let settings = batch::settings(config, spec, &base, &experience)?;
     let tasks: Vec<Task> =
         session::load_task_list(config, &settings[0].opts.tasks, a.common.count)?.iter().cloned().collect();
     let jobs = a.jobs.max(1);
@@ -171,7 +179,7 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
     // Settings under a budget say so in their label (`btp on|off`).
     let budgeted = rows.iter().any(|r| r.budget.is_some()) || settings.iter().any(|s| s.label.contains(" btp "));
     if !a.matrix.is_empty() {
-        let varied: Vec<Role> = a.matrix.iter().map(|m| matrix_axis(m).map(|(r, _)| r)).collect::<Result<_>>()?;
+        let varied: Vec<Role> = a.matrix.iter().map(|m| matrix_axis(m).map(|(r, _)| r)).collect::<Result<_, _>>()?;
         let matrix: Vec<MatrixRow> = grouped.iter().map(|(_, rs)| MatrixRow::from_rows(&varied, rs, &unit)).collect();
         if a.json {
             println!("{}", serde_json::to_string_pretty(&matrix)?);
@@ -201,88 +209,6 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The strategies (× the swept values) an eval compares.
-fn settings(config: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> Result<Vec<Setting>> {
-    let sweep: Vec<(String, String)> = match &a.sweep {
-        None => vec![(String::new(), String::new())],
-        Some(spec) => {
-            let (name, values) = spec.split_once('=').ok_or_else(|| eyre!("--sweep: expected NAME=V1,V2,..."))?;
-            if !matches!(name, "tau" | "budget" | "alpha" | "beta" | "top_k") {
-                return Err(eyre!("--sweep: '{name}' cannot be swept (tau, budget, alpha, beta, top_k)"));
-            }
-            values.split(',').map(|v| (name.to_string(), v.trim().to_string())).collect()
-        }
-    };
-    let seed_experience = eval_experience(config, a, rt)?;
-    // A config may carry the budget too (a benchmark's, as `bench import toolbench` writes),
-    // which a later `--set budget=none` lifts.
-    let set_budget = a.common.set.iter().rev().find_map(|s| s.strip_prefix("budget=").or(s.strip_prefix("B=")));
-    let budgeted = a.common.budget.is_some()
-        || set_budget.map_or(config.params.budget.is_some(), |b| b.trim() != "none")
-        || a.sweep.as_deref().is_some_and(|s| s.starts_with("budget="));
-    let strategies = a.strategy.clone().unwrap_or_else(|| vec![StrategyKind::React, StrategyKind::Toolnet]);
-    let mut out = Vec::new();
-    for (sweep_name, sweep_value) in &sweep {
-        for strategy in &strategies {
-            let mut opts = eval_options(&a.common, &seed_experience)?;
-            let mut swept = None;
-            if !sweep_name.is_empty() {
-                opts.param_changes.push(
-                    ParamChange::parse(&format!("{sweep_name}={sweep_value}")).map_err(|e| eyre!("--sweep: {e}"))?,
-                );
-                let value = sweep_value.parse().map_err(|_| eyre!("--sweep: '{sweep_value}' is not a number"))?;
-                swept = Some(Sweep { name: sweep_name.clone(), value });
-            }
-            opts.strategy = Some(*strategy);
-            let mut label = strategy.as_str().to_string();
-            if *strategy == StrategyKind::React {
-                let k = if a.react_k == "all" {
-                    session::load_library(config)?.len()
-                } else {
-                    a.react_k.parse().map_err(|_| eyre!("--react-k: '{}' is neither a number nor 'all'", a.react_k))?
-                };
-                opts.param_changes.push(ParamChange::TopK(k));
-                label = format!("react (k={})", a.react_k);
-            }
-            if budgeted {
-                let on = opts.btp.unwrap_or(config.btp.enabled);
-                label = format!("{label} btp {}", if on { "on" } else { "off" });
-            }
-            if !sweep_name.is_empty() {
-                label = format!("{label} {sweep_name}={sweep_value}");
-            }
-            out.push(Setting { label, strategy: *strategy, sweep: swept, config: config.clone(), opts });
-        }
-    }
-    Ok(out)
-}
-
-/// The rewoo paper's Table 4: every combination of the listed models in
-/// their roles, each over the same tasks with the same seed.
-fn matrix_settings(config: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> Result<Vec<Setting>> {
-    if let Some(s) = a.strategy.as_ref().filter(|s| s.iter().any(|k| *k != StrategyKind::Rewoo)) {
-        let given: Vec<&str> = s.iter().map(|k| k.as_str()).collect();
-        return Err(eyre!(
-            "--matrix runs the rewoo strategy; --strategy {} conflicts with it (drop --strategy or give rewoo)",
-            given.join(",")
-        ));
-    }
-    if a.sweep.is_some() {
-        return Err(eyre!("--matrix and --sweep exclude each other: vary the models or a parameter"));
-    }
-    let axes = a.matrix.iter().map(|m| matrix_axis(m)).collect::<Result<Vec<_>>>()?;
-    let cells = session::model_matrix(config, &axes).map_err(|e| eyre!("--matrix: {e}"))?;
-    let seed_experience = eval_experience(config, a, rt)?;
-    let mut out = Vec::new();
-    for cell in cells {
-        let mut opts = eval_options(&a.common, &seed_experience)?;
-        opts.strategy = Some(StrategyKind::Rewoo);
-        let label = cell.roles.iter().map(|(r, m)| format!("{}={m}", r.as_str())).collect::<Vec<_>>().join(" ");
-        out.push(Setting { label, strategy: StrategyKind::Rewoo, sweep: None, config: cell.config, opts });
-    }
-    Ok(out)
 }
 
 /// `--out`, else a folder named by the date and time in the data directory.
@@ -330,31 +256,4 @@ fn eval_experience(
             rt.block_on(until_signal(async { Ok(session::run(session::prepare(config, &opts)?).await?) }))?.experience;
     }
     Ok(seed_experience)
-}
-
-/// One measured session of an experiment: it starts from the trajectories
-/// and the given experience, and leaves the saved graph, experience and
-/// tool labels alone.
-fn eval_options(common: &Common, experience: &[switchyard::budget::experience::Experience]) -> Result<SessionOptions> {
-    let mut opts = common_options(common)?;
-    opts.experience = session::ExperienceSource::InMemory(experience.to_vec());
-    opts.graph = GraphSource::Fresh;
-    opts.save_graph = false;
-    opts.fresh_categories = true;
-    Ok(opts)
-}
-
-/// `--matrix ROLE=A,B`: the role and its models.
-fn matrix_axis(spec: &str) -> Result<(Role, Vec<String>)> {
-    let (role, models) = spec
-        .split_once('=')
-        .ok_or_else(|| eyre!("--matrix {spec}: expected ROLE=MODEL,MODEL..., e.g. planner=sim-weak,sim-strong"))?;
-    let role = Role::parse(role.trim()).ok_or_else(|| {
-        eyre!("--matrix {spec}: unknown role '{}' (planner, solver, classifier, actor, evaluator, judge)", role.trim())
-    })?;
-    let models: Vec<String> = models.split(',').map(|m| m.trim().to_string()).collect();
-    if models.iter().any(String::is_empty) {
-        return Err(eyre!("--matrix {spec}: an empty model name"));
-    }
-    Ok((role, models))
 }

@@ -6,6 +6,8 @@
 //! tasks finish in, so results are the same for a seed and N, and with
 //! N = 1 every task sees every task before it, as a session does.
 
+mod settings;
+
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -22,6 +24,8 @@ use crate::eval::results::{CallMade, Learned, RoleUse, Sweep, TaskRow};
 use crate::graph::ToolGraph;
 use crate::session::{self, ExperienceSource, Learnt, SessionOptions, SetupError};
 use crate::task::Task;
+
+pub use settings::{EvalSpec, SWEEPABLE, Setting, SettingsError, matrix_axis, settings};
 
 /// One finished task: the fold of its engine's events, what it taught,
 /// the calls it made and how long it took.
