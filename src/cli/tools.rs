@@ -3,7 +3,6 @@
 //! source by hand.
 
 use std::io::IsTerminal;
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -15,8 +14,8 @@ use switchyard::config::Config;
 use switchyard::session;
 use switchyard::text::spelling::close_names;
 use switchyard::tool::exec::Executor;
+use switchyard::tool::listing;
 use switchyard::tool::mcp::McpServerConfig;
-use switchyard::tool::{ExecutorSpec, ToolSpec};
 
 use super::setup::runtime;
 
@@ -62,33 +61,6 @@ pub(super) fn source(config: Config, mcp_url: Option<String>) -> Config {
     }
 }
 
-/// The executor's kind and its key detail: the builtin function, argv[0],
-/// METHOD url or the cassette file.
-fn executor_line(e: &ExecutorSpec) -> String {
-    match e {
-        ExecutorSpec::Builtin { function } => format!("builtin {function}"),
-        ExecutorSpec::Command { argv, .. } => format!("command {}", argv.first().map_or("", String::as_str)),
-        ExecutorSpec::Http { method, url, .. } => format!("http {method} {url}"),
-        ExecutorSpec::Recorded { cassette } => format!("recorded {}", shown_path(cassette)),
-        ExecutorSpec::Synthesized => "synthesized".into(),
-        ExecutorSpec::Mcp { server, tool, .. } => format!("mcp {server}/{tool}"),
-    }
-}
-
-/// A path relative to the working directory when it lies below it.
-fn shown_path(p: &Path) -> String {
-    std::env::current_dir()
-        .ok()
-        .and_then(|cwd| p.strip_prefix(cwd).ok().map(Path::to_path_buf))
-        .unwrap_or_else(|| p.to_path_buf())
-        .display()
-        .to_string()
-}
-
-fn cost(c: f64) -> String {
-    if c.fract() == 0.0 { format!("{c:.0}") } else { format!("{c}") }
-}
-
 fn terminal_width() -> usize {
     if std::io::stdout().is_terminal()
         && let Ok((w, _)) = crossterm::terminal::size()
@@ -98,66 +70,15 @@ fn terminal_width() -> usize {
     std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).unwrap_or(DEFAULT_WIDTH)
 }
 
-/// The first line of `text`, cut to `width` characters with an ellipsis.
-fn cut(text: &str, width: usize) -> String {
-    let line = text.lines().next().unwrap_or("");
-    if line.chars().count() <= width {
-        return line.to_string();
-    }
-    let kept: String = line.chars().take(width.saturating_sub(1)).collect();
-    format!("{kept}…")
-}
-
-fn tool_json(t: &ToolSpec) -> Value {
-    json!({
-        "name": t.name,
-        "executor": t.executor,
-        "category": t.category,
-        "cost": t.cost,
-        "source": t.source.as_deref().map(shown_path),
-        "description": t.description,
-        "parameters": t.parameters,
-    })
-}
-
 pub(super) fn list(config: &Config, as_json: bool) -> Result<ExitCode> {
     let library = session::load_tools(config)?.library;
-    let tools = library.tools();
+    let cwd = std::env::current_dir().ok();
     if as_json {
-        let all: Vec<Value> = tools.iter().map(|t| tool_json(t)).collect();
+        let all: Vec<Value> = library.tools().iter().map(|t| listing::tool_json(t, cwd.as_deref())).collect();
         println!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let rows: Vec<[String; 5]> = tools
-        .iter()
-        .map(|t| {
-            [
-                t.name.clone(),
-                executor_line(&t.executor),
-                t.category.clone().unwrap_or_else(|| "-".into()),
-                cost(t.cost),
-                t.source.as_deref().map(shown_path).unwrap_or_else(|| "-".into()),
-            ]
-        })
-        .collect();
-    let mut widths = [0usize; 5];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let used: usize = widths.iter().map(|w| w + 2).sum();
-    let room = terminal_width().saturating_sub(used).max(20);
-    for (row, t) in rows.iter().zip(tools) {
-        let [name, exec, category, cost, source] = row;
-        let [wn, we, wc, wk, ws] = widths;
-        println!(
-            "{name:<wn$}  {exec:<we$}  {category:<wc$}  {cost:>wk$}  {source:<ws$}  {}",
-            cut(&t.description, room)
-        );
-    }
-    let n = tools.len();
-    println!("{n} tool{}", if n == 1 { "" } else { "s" });
+    print!("{}", listing::table(library.tools(), terminal_width(), cwd.as_deref()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -197,23 +118,4 @@ pub(super) fn call(config: &Config, name: &str, args: &str, seed: Option<u64>, a
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn close_names_are_near_misses_and_substrings() {
-        let names = ["calculator", "random_calculator", "geo_lookup", "city_stats"];
-        assert_eq!(close_names("calculater", names.into_iter()), vec!["calculator"]);
-        assert_eq!(close_names("lookup", names.into_iter()), vec!["geo_lookup"]);
-        assert!(close_names("zzz", names.into_iter()).is_empty());
-    }
-
-    #[test]
-    fn descriptions_are_cut_to_one_line_and_the_width() {
-        assert_eq!(cut("short\nsecond", 10), "short");
-        assert_eq!(cut("abcdefghijkl", 5), "abcd…");
-    }
 }

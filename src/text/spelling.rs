@@ -50,5 +50,8 @@ mod tests {
         assert_eq!(close_names("lookup", names.into_iter()), ["lookup", "geo_lookup", "geo_lookup_v2"]);
         assert_eq!(close_names("Weathr", names.into_iter()), ["weather"]);
         assert!(close_names("translate", names.into_iter()).is_empty());
+        let names = ["calculator", "random_calculator", "geo_lookup", "city_stats"];
+        assert_eq!(close_names("calculater", names.into_iter()), ["calculator"]);
+        assert!(close_names("zzz", names.into_iter()).is_empty());
     }
 }

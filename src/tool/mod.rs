@@ -12,6 +12,7 @@ mod functions;
 mod http;
 mod library;
 pub mod limits;
+pub mod listing;
 pub mod manifest;
 mod manifest_error;
 mod manifest_raw;
