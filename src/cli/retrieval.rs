@@ -12,11 +12,12 @@ use serde_json::json;
 
 use switchyard::config::Config;
 use switchyard::dataset::{Question, ToolPool};
-use switchyard::eval::retrieval::{RetrievalReport, evaluate, pool_docs};
+use switchyard::eval::retrieval::{evaluate, pool_docs};
 use switchyard::retrieve::cache::VectorCache;
 use switchyard::retrieve::retriever::doc_text;
+use switchyard::retrieve::retriever::hits_table;
 use switchyard::retrieve::settings::load_heads;
-use switchyard::retrieve::{EmbedderKind, Reshape, RetrievalConfig, Retriever, Scored};
+use switchyard::retrieve::{EmbedderKind, Reshape, RetrievalConfig, Retriever};
 use switchyard::session;
 
 use super::progress::{bar, embed_cached};
@@ -128,21 +129,9 @@ fn eval(config: &Config, tools: &Path, questions: &Path, how: &HowArgs, json: bo
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_report(&report, questions);
+        print!("{}", report.text(questions));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn print_report(r: &RetrievalReport, questions: &Path) {
-    println!("retrieval over {} tools, {} questions ({})", r.tools, r.questions, questions.display());
-    println!("source   {}", r.source);
-    println!("top-1    {:.1}%", 100.0 * r.top1);
-    println!("top-5    {:.1}%", 100.0 * r.top5);
-    println!("MRR      {:.3}", r.mrr);
-    println!(
-        "latency  {:.2} ms mean, {:.2} ms p50, {:.2} ms p95 per query (embedding it included)",
-        r.latency_ms_mean, r.latency_ms_p50, r.latency_ms_p95
-    );
 }
 
 /// `retrieve --task`: the configured library's top tools for a task.
@@ -161,26 +150,6 @@ pub(super) fn retrieve(config: &Config, task: &str, k: usize, how: &HowArgs, jso
         return Ok(ExitCode::SUCCESS);
     }
     println!("{} tools ranked by {}", retriever.len(), retriever.source());
-    print_hits(&hits);
+    print!("{}", hits_table(&hits));
     Ok(ExitCode::SUCCESS)
-}
-
-fn print_hits(hits: &[Scored]) {
-    let width = hits.iter().map(|h| h.name.chars().count()).max().unwrap_or(4).max(4);
-    println!("{:>3}  {:width$}  {:>8}  {:>8}  {:>7}  {:>7}", "#", "tool", "score", "lexical", "dense", "head");
-    let opt = |v: Option<f32>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.3}"));
-    for (i, h) in hits.iter().enumerate() {
-        println!(
-            "{:>3}  {:width$}  {:>8.3}  {:>8.3}  {:>7}  {:>7}",
-            i + 1,
-            h.name,
-            h.score,
-            h.lexical,
-            opt(h.dense),
-            opt(h.head)
-        );
-    }
-    if hits.is_empty() {
-        println!("  (no tool shares a word with the task)");
-    }
 }

@@ -24,6 +24,26 @@ pub struct RetrievalReport {
     pub latency_ms_p95: f64,
 }
 
+impl RetrievalReport {
+    /// What `retrieval eval` prints for the questions of file `questions`.
+    pub fn text(&self, questions: &std::path::Path) -> String {
+        format!(
+            "retrieval over {} tools, {} questions ({})\nsource   {}\ntop-1    {:.1}%\ntop-5    {:.1}%\nMRR      {:.3}\n\
+             latency  {:.2} ms mean, {:.2} ms p50, {:.2} ms p95 per query (embedding it included)\n",
+            self.tools,
+            self.questions,
+            questions.display(),
+            self.source,
+            100.0 * self.top1,
+            100.0 * self.top5,
+            self.mrr,
+            self.latency_ms_mean,
+            self.latency_ms_p50,
+            self.latency_ms_p95
+        )
+    }
+}
+
 /// A pool as the retriever's (name, description) documents.
 pub fn pool_docs(pool: &ToolPool) -> Vec<(String, String)> {
     pool.tools.iter().map(|t| (t.id.clone(), t.description.clone())).collect()
@@ -65,4 +85,28 @@ pub fn evaluate(
         latency_ms_p50: pick(0.5),
         latency_ms_p95: pick(0.95),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_reads_as_percentages_and_milliseconds() {
+        let r = RetrievalReport {
+            source: "bm25".into(),
+            tools: 10,
+            questions: 4,
+            top1: 0.5,
+            top5: 0.75,
+            mrr: 0.6,
+            latency_ms_mean: 1.5,
+            latency_ms_p50: 1.0,
+            latency_ms_p95: 3.0,
+        };
+        let text = r.text(std::path::Path::new("q.jsonl"));
+        assert!(text.starts_with("retrieval over 10 tools, 4 questions (q.jsonl)\nsource   bm25\n"), "{text}");
+        assert!(text.contains("top-1    50.0%\ntop-5    75.0%\nMRR      0.600\n"), "{text}");
+        assert!(text.contains("latency  1.50 ms mean, 1.00 ms p50, 3.00 ms p95"), "{text}");
+    }
 }

@@ -285,6 +285,29 @@ pub fn doc_text(name: &str, text: &str) -> String {
     ToolDoc { id: name.to_owned(), description: text.to_owned() }.text()
 }
 
+/// Hits as `retrieve --task` prints them: rank, tool, score and its parts.
+pub fn hits_table(hits: &[Scored]) -> String {
+    let width = hits.iter().map(|h| h.name.chars().count()).max().unwrap_or(4).max(4);
+    let mut out =
+        format!("{:>3}  {:width$}  {:>8}  {:>8}  {:>7}  {:>7}\n", "#", "tool", "score", "lexical", "dense", "head");
+    let opt = |v: Option<f32>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.3}"));
+    for (i, h) in hits.iter().enumerate() {
+        out += &format!(
+            "{:>3}  {:width$}  {:>8.3}  {:>8.3}  {:>7}  {:>7}\n",
+            i + 1,
+            h.name,
+            h.score,
+            h.lexical,
+            opt(h.dense),
+            opt(h.head)
+        );
+    }
+    if hits.is_empty() {
+        out += "  (no tool shares a word with the task)\n";
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,5 +385,16 @@ mod tests {
         r.drop_dense();
         assert_eq!(r.search("stock", 5).unwrap(), Retriever::lexical(docs).search_lexical("stock", 5));
         assert_eq!(r.source(), "bm25");
+    }
+
+    #[test]
+    fn the_hits_table_shows_each_part_of_a_score_or_a_dash() {
+        let r = Retriever::lexical([("weather_now", "the weather today"), ("stock_quote", "a stock's price")]);
+        let text = hits_table(&r.search_lexical("weather", 5));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0].split_whitespace().collect::<Vec<_>>(), ["#", "tool", "score", "lexical", "dense", "head"]);
+        let first: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!((first[0], first[1], first[4], first[5]), ("1", "weather_now", "-", "-"));
+        assert_eq!(hits_table(&[]).lines().nth(1), Some("  (no tool shares a word with the task)"));
     }
 }
