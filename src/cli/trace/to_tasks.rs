@@ -1,15 +1,13 @@
 //! `trace to-tasks TRACE`: a trace's finished runs as tasks of a JSON Lines
 //! task file, so a run found wrong (or right) becomes an eval case.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 use color_eyre::eyre::{Result, eyre};
 
-use switchyard::engine::EventKind;
-use switchyard::eval::cases::{Added, append, assign_ids, cases_from_events};
+use switchyard::eval::cases::{Added, append, assign_ids, cases_from_events, choose_runs};
 
 #[derive(Args, Debug)]
 pub(crate) struct ToTasksArgs {
@@ -26,17 +24,10 @@ pub(crate) struct ToTasksArgs {
 
 pub(crate) fn to_tasks(a: ToTasksArgs) -> Result<ExitCode> {
     let events = crate::cli::setup::read_trace_noting(&a.trace)?;
-    let present: BTreeSet<u32> =
-        events.iter().filter(|e| matches!(e.kind, EventKind::RunStarted { .. })).map(|e| e.run).collect();
     let chosen = match &a.runs {
         None => None,
         Some(list) => {
-            let set = parse_runs(list).map_err(|why| eyre!("--runs {list}: {why}"))?;
-            if let Some(r) = set.iter().find(|r| !present.contains(r)) {
-                let (lo, hi) = (present.first().copied().unwrap_or(0), present.last().copied().unwrap_or(0));
-                return Err(eyre!("--runs: run {r} is not in {} (it holds runs {lo} to {hi})", a.trace.display()));
-            }
-            Some(set)
+            Some(choose_runs(&events, list).map_err(|why| eyre!("--runs {list}: {why} ({})", a.trace.display()))?)
         }
     };
     let (cases, skipped) = cases_from_events(&events, chosen.as_ref());
@@ -74,41 +65,4 @@ pub(crate) fn to_tasks(a: ToTasksArgs) -> Result<ExitCode> {
     let whither = a.out.as_ref().map_or("printed".to_string(), |p| format!("appended to {}", p.display()));
     eprintln!("{} task{} {whither}: {}", new.len(), if new.len() == 1 { "" } else { "s" }, new.join(", "));
     Ok(ExitCode::SUCCESS)
-}
-
-/// `1,3-5` → {1, 3, 4, 5}.
-fn parse_runs(list: &str) -> Result<BTreeSet<u32>, String> {
-    let mut out = BTreeSet::new();
-    for part in list.split(',').map(str::trim) {
-        let num = |s: &str| {
-            s.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or(format!("'{s}' is not a run number (1, 2, ...)"))
-        };
-        match part.split_once('-') {
-            Some((lo, hi)) => {
-                let (lo, hi) = (num(lo)?, num(hi)?);
-                if lo > hi {
-                    return Err(format!("'{part}' runs backwards"));
-                }
-                out.extend(lo..=hi);
-            }
-            None => {
-                out.insert(num(part)?);
-            }
-        }
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn run_lists_read() {
-        let p = super::parse_runs;
-        assert_eq!(p("1,3-5").unwrap().into_iter().collect::<Vec<_>>(), [1, 3, 4, 5]);
-        assert_eq!(p(" 2 ").unwrap().len(), 1);
-        assert!(p("0").unwrap_err().contains("'0'"));
-        assert!(p("5-3").unwrap_err().contains("backwards"));
-        assert!(p("1,,2").is_err());
-        assert!(p("x").is_err());
-    }
 }

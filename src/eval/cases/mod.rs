@@ -206,5 +206,41 @@ pub fn daily_file(data_dir: &Path) -> PathBuf {
     data_dir.join("cases").join(format!("{}.jsonl", chrono::Local::now().format("%Y-%m-%d")))
 }
 
+/// The runs of `events` a list such as `1,3-5` names; a run the trace does
+/// not hold is an error saying which runs it holds.
+pub fn choose_runs(events: &[Event], list: &str) -> Result<BTreeSet<u32>, String> {
+    let present: BTreeSet<u32> =
+        events.iter().filter(|e| matches!(e.kind, EventKind::RunStarted { .. })).map(|e| e.run).collect();
+    let set = parse_runs(list)?;
+    if let Some(r) = set.iter().find(|r| !present.contains(r)) {
+        let (lo, hi) = (present.first().copied().unwrap_or(0), present.last().copied().unwrap_or(0));
+        return Err(format!("run {r} is not in the trace (it holds runs {lo} to {hi})"));
+    }
+    Ok(set)
+}
+
+/// `1,3-5` → {1, 3, 4, 5}.
+pub fn parse_runs(list: &str) -> Result<BTreeSet<u32>, String> {
+    let mut out = BTreeSet::new();
+    for part in list.split(',').map(str::trim) {
+        let num = |s: &str| {
+            s.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or(format!("'{s}' is not a run number (1, 2, ...)"))
+        };
+        match part.split_once('-') {
+            Some((lo, hi)) => {
+                let (lo, hi) = (num(lo)?, num(hi)?);
+                if lo > hi {
+                    return Err(format!("'{part}' runs backwards"));
+                }
+                out.extend(lo..=hi);
+            }
+            None => {
+                out.insert(num(part)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests;

@@ -130,3 +130,14 @@ fn ids_are_made_unique_and_a_case_is_written_once() {
     let e = append(&path, &cases).unwrap_err();
     assert!(e.to_string().contains("line 1"), "{e}");
 }
+
+#[test]
+fn run_lists_read() {
+    let p = parse_runs;
+    assert_eq!(p("1,3-5").unwrap().into_iter().collect::<Vec<_>>(), [1, 3, 4, 5]);
+    assert_eq!(p(" 2 ").unwrap().len(), 1);
+    assert!(p("0").unwrap_err().contains("'0'"));
+    assert!(p("5-3").unwrap_err().contains("backwards"));
+    assert!(p("1,,2").is_err());
+    assert!(p("x").is_err());
+}
