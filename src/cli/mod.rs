@@ -18,7 +18,6 @@ mod retrieval;
 mod run;
 mod setup;
 mod soak_plot;
-mod summary;
 mod tools;
 mod trace;
 mod ui;

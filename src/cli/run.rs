@@ -12,7 +12,7 @@ use switchyard::session;
 
 use super::args::{GraphTapeArgs, SessionArgs};
 use super::setup::{runtime, session_options, until_signal};
-use super::summary::{print_session, run_json};
+use switchyard::eval::session_text::{run_json, session_text};
 
 #[derive(Args, Debug, Default)]
 pub(super) struct RunArgs {
@@ -46,7 +46,7 @@ pub(super) fn report(state: &SessionState, json: bool, trace: Option<&std::path:
         add_dropped(&mut out, state);
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        print_session(state);
+        print!("{}", session_text(state));
         print!("{}", table(std::slice::from_ref(&metrics), &state.cost_unit));
         if state.totals.budgeted || state.params.budget.is_some() {
             print!("{}", switchyard::eval::metrics::budget_table(std::slice::from_ref(&metrics), &state.cost_unit));

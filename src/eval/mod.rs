@@ -13,6 +13,7 @@ pub mod probe_recall;
 pub mod report_files;
 pub mod results;
 pub mod retrieval;
+pub mod session_text;
 pub mod summary;
 pub mod timing;
 pub mod trace_diff;

@@ -1,9 +1,11 @@
-//! The summary of a session's runs, as text or JSON, that `run` and `trace show` both print.
+//! The summary of a session's runs, as text or JSON, that `run` and
+//! `trace show` both print.
 
-use switchyard::engine::event::RunOutcome;
-use switchyard::engine::fold::{RunSummary, SessionState};
+use crate::engine::event::RunOutcome;
+use crate::engine::fold::{RunSummary, SessionState};
 
-pub(super) fn run_json(r: &RunSummary) -> serde_json::Value {
+/// A finished run as one JSON object.
+pub fn run_json(r: &RunSummary) -> serde_json::Value {
     serde_json::json!({
         "run": r.run, "task_id": r.task_id, "outcome": r.outcome, "answer": r.answer, "success": r.success,
         "cost": r.cost, "prompt_tokens": r.usage.prompt_tokens, "completion_tokens": r.usage.completion_tokens,
@@ -11,14 +13,16 @@ pub(super) fn run_json(r: &RunSummary) -> serde_json::Value {
     })
 }
 
-pub(super) fn print_session(state: &SessionState) {
+/// The session's strategy, seed, models and a line per finished run.
+pub fn session_text(state: &SessionState) -> String {
+    let mut out = String::new();
     let models: Vec<String> = state
         .models
         .iter()
         .filter(|m| state.strategy.is_some_and(|s| s.roles().contains(&m.role)))
         .map(|m| format!("{} = {}{}", m.role, m.model.name, if m.model.simulated { " (simulated)" } else { "" }))
         .collect();
-    println!(
+    out += &format!(
         "strategy {}, seed {}, {} tools, {} tasks; {}",
         state.strategy.map(|s| s.as_str()).unwrap_or("?"),
         state.seed,
@@ -26,10 +30,18 @@ pub(super) fn print_session(state: &SessionState) {
         state.totals.runs,
         models.join(", ")
     );
+    out.push('\n');
     if state.runs_dropped() > 0 {
-        println!("(the first {} runs are not kept; the latest {} follow)", state.runs_dropped(), state.finished.len());
+        out += &format!(
+            "(the first {} runs are not kept; the latest {} follow)\n",
+            state.runs_dropped(),
+            state.finished.len()
+        );
     }
-    println!("{:>4}  {:<12} {:<8} {:>5} {:>8}  {:<40} path", "run", "task", "result", "steps", "tokens", "answer");
+    out += &format!(
+        "{:>4}  {:<12} {:<8} {:>5} {:>8}  {:<40} path\n",
+        "run", "task", "result", "steps", "tokens", "answer"
+    );
     for r in &state.finished {
         let result = match (&r.success, &r.outcome) {
             (Some(true), _) => "ok",
@@ -43,8 +55,8 @@ pub(super) fn print_session(state: &SessionState) {
             (_, RunOutcome::BadPlan { .. }) => "bad plan",
         };
         let answer: String = r.answer.clone().unwrap_or_default().chars().take(40).collect();
-        println!(
-            "{:>4}  {:<12} {:<8} {:>5} {:>8}  {:<40} {}",
+        out += &format!(
+            "{:>4}  {:<12} {:<8} {:>5} {:>8}  {:<40} {}\n",
             r.run,
             r.task_id,
             result,
@@ -53,5 +65,30 @@ pub(super) fn print_session(state: &SessionState) {
             answer,
             r.path.join(" > ")
         );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_per_finished_run_after_the_session_line() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/react.jsonl");
+        let events = crate::engine::trace::read_trace_file(&path).unwrap().events;
+        let state = SessionState::from_events(&events);
+        let text = session_text(&state);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("strategy react, seed "), "{text}");
+        assert_eq!(
+            lines[1].split_whitespace().collect::<Vec<_>>(),
+            ["run", "task", "result", "steps", "tokens", "answer", "path"]
+        );
+        assert_eq!(lines.len(), 2 + state.finished.len(), "{text}");
+        assert!(!state.finished.is_empty());
+        let first = &state.finished[0];
+        assert!(lines[2].trim_start().starts_with(&format!("{}  {}", first.run, first.task_id)), "{text}");
+        assert_eq!(run_json(first)["task_id"], first.task_id.as_str());
     }
 }

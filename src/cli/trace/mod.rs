@@ -9,7 +9,7 @@ use color_eyre::eyre::Result;
 use switchyard::engine::fold::SessionState;
 use switchyard::eval::metrics::{Metrics, table};
 
-use super::summary::{print_session, run_json};
+use switchyard::eval::session_text::{run_json, session_text};
 
 pub(super) mod diff;
 pub(super) mod to_tasks;
@@ -42,7 +42,7 @@ pub(super) fn show(file: &std::path::Path, json: bool) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         println!("{}: {} events", file.display(), events.len());
-        print_session(&state);
+        print!("{}", session_text(&state));
         let m = Metrics::from_state(state.strategy.map(|s| s.as_str()).unwrap_or("trace"), &state);
         print!("{}", table(&[m], &state.cost_unit));
         println!("{}", switchyard::eval::timing::TimeSplit::from_events(&events).describe());
