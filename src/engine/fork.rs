@@ -53,21 +53,28 @@ pub struct ForkPlan {
     pub pause: bool,
 }
 
+/// Whether a session can be forked after the first `at` events of its
+/// trace (the workbench asks before it leaves a replay for the fork).
+pub fn check_fork_point(events: &[Event], at: usize) -> Result<(), ForkError> {
+    if at > events.len() {
+        return Err(ForkError::OutOfRange { at, total: events.len() });
+    }
+    if at == events.len() && matches!(events.last().map(|e| &e.kind), Some(EventKind::SessionFinished { .. })) {
+        return Err(ForkError::AfterEnd { at });
+    }
+    if at == 0 {
+        return Err(ForkError::BeforeStart);
+    }
+    if !matches!(events.first().map(|e| &e.kind), Some(EventKind::SessionStarted { .. })) {
+        return Err(ForkError::NoStart);
+    }
+    Ok(())
+}
+
 impl ForkPlan {
     /// The plan to replay `events[..at]` of the trace `parent`.
     pub fn new(parent: &str, events: &[Event], at: usize) -> Result<ForkPlan, ForkError> {
-        if at > events.len() {
-            return Err(ForkError::OutOfRange { at, total: events.len() });
-        }
-        if at == events.len() && matches!(events.last().map(|e| &e.kind), Some(EventKind::SessionFinished { .. })) {
-            return Err(ForkError::AfterEnd { at });
-        }
-        if at == 0 {
-            return Err(ForkError::BeforeStart);
-        }
-        if !matches!(events.first().map(|e| &e.kind), Some(EventKind::SessionStarted { .. })) {
-            return Err(ForkError::NoStart);
-        }
+        check_fork_point(events, at)?;
         let prefix = events[..at].to_vec();
         let mut replies = HashMap::new();
         let mut results = HashMap::new();

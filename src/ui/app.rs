@@ -504,8 +504,13 @@ impl App {
             KeyCode::Right => self.seek(cursor + 1),
             KeyCode::Home => self.seek(0),
             KeyCode::End => self.seek(total),
-            // Time travel: what is on screen becomes a live session's past.
-            KeyCode::Char('f') => return Some(vec![Effect::Fork { at: cursor }]),
+            // Time travel: what is on screen becomes a live session's past,
+            // unless the engine would refuse that point: then the replay
+            // stays open and says why.
+            KeyCode::Char('f') => match crate::engine::fork::check_fork_point(&r.events, cursor) {
+                Ok(()) => return Some(vec![Effect::Fork { at: cursor }]),
+                Err(e) => self.nav.flash = Some(format!("{e} (←/→ move the cursor)")),
+            },
             KeyCode::Char(c) if c.is_ascii_digit() => {
                 r.jump.push(c);
                 self.nav.flash = Some(format!("jump to event {} (Enter)", r.jump));

@@ -182,7 +182,16 @@ fn replay_keys_move_the_cursor_and_controls_are_refused() {
     assert!(app.update(ch(' ')).is_empty());
     assert!(app.update(ch('p')).is_empty());
     assert!(app.dialog.is_none());
+    // At the end of a finished session, and before its first event, there is
+    // nothing to fork: the replay stays open and says why.
+    assert!(app.update(ch('f')).is_empty());
+    let said = app.nav.flash.clone().unwrap_or_default();
+    assert!(said.contains("the session had ended there"), "{said}");
+    app.update(key(KeyCode::Home));
+    assert!(app.update(ch('f')).is_empty());
+    assert!(app.nav.flash.as_deref().is_some_and(|f| f.contains("event 0")));
     // Time travel: `f` forks a live session after the events on screen.
+    app.update(key(KeyCode::End));
     app.update(key(KeyCode::Left));
     assert_eq!(app.update(ch('f')), vec![Effect::Fork { at: total - 1 }]);
     assert_eq!(app.update(ch('q')), vec![Effect::Quit]);
