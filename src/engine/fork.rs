@@ -158,6 +158,9 @@ impl Replaying {
 /// After the fork point: what is still to do once.
 pub(super) struct Forked {
     pub(super) edit: Option<ForkEdit>,
+    /// Nobody looks at the fork point (`switchyard fork`): what the parent
+    /// held there is let go, as nobody would release it.
+    pub(super) unattended: bool,
 }
 
 /// A recorded model answer, as the model would have given it.

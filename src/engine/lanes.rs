@@ -197,7 +197,7 @@ impl Engine {
             }
             // Start every lane the gate lets through.
             for (i, lane) in lanes.iter_mut().enumerate() {
-                if lane.slot == Slot::Waiting && self.try_pass()? {
+                if lane.slot == Slot::Waiting && self.lane_may_start(lane.plan.call)? {
                     let (fut, fault) = self.start_lane(lane, i)?;
                     faults.insert(i, fault);
                     running.extend(fut);
@@ -219,6 +219,13 @@ impl Engine {
                         continue;
                     }
                 }
+            }
+            if self.forked.as_ref().is_some_and(|f| f.unattended) && lanes.iter().any(|l| l.slot == Slot::Held) {
+                let held: Vec<u32> = lanes.iter().filter(|l| l.slot == Slot::Held).map(|l| l.plan.lane).collect();
+                for lane in held {
+                    self.lane_control(&mut lanes, &mut running, &mut faults, lane, LaneAction::Release)?;
+                }
+                continue;
             }
             let replaying = self.replaying();
             tokio::select! {
@@ -424,6 +431,13 @@ impl Engine {
         running: &mut FuturesUnordered<LaneFuture>,
         faults: &mut BTreeMap<usize, Option<FaultMode>>,
     ) -> Result<Replayed, EngineError> {
+        // What the user changed while the lanes waited (a parameter, the
+        // pace, a fault), and the recorded pauses, come first.
+        let at = self.fork.as_ref().map(|r| r.pos);
+        self.replay_controls()?;
+        if self.fork.as_ref().map(|r| r.pos) != at {
+            return Ok(Replayed::Control);
+        }
         if let Some((lane, action)) = self.replay_lane_control() {
             self.lane_control(lanes, running, faults, lane, action)?;
             return Ok(Replayed::Control);

@@ -124,7 +124,7 @@ impl Engine {
         // Time goes on from the parent's, not from this process's start.
         self.t_offset = last_t.saturating_sub(self.clock.now_ms());
         let plan = r.plan;
-        self.forked = Some(Forked { edit: plan.edit.clone() });
+        self.forked = Some(Forked { edit: plan.edit.clone(), unattended: !plan.pause });
         self.emit(EventKind::Forked { origin: plan.origin, edit: plan.edit })?;
         // The user's changes and whatever arrived during the replay wait for
         // the next decision point, like any control.
@@ -133,6 +133,10 @@ impl Engine {
         self.deferred = queued;
         if plan.pause {
             self.close_gate()?;
+        } else {
+            // The parent was paused here, but nobody will resume a fork
+            // that runs on by itself (`switchyard fork`): it goes on.
+            self.open_for_good()?;
         }
         Ok(())
     }
@@ -226,6 +230,19 @@ impl Engine {
         let (index, recorded) =
             self.fork.as_ref().and_then(|r| r.next().map(|e| (r.pos + 1, brief(e)))).unwrap_or((0, "nothing".into()));
         EngineError::ForkDiverged { index, recorded, replayed: format!("{waiting} cannot produce it") }
+    }
+
+    /// Whether lane call `call` may start now. In a fork's prefix a lane
+    /// starts where the trace's next event (after its recorded pauses) is
+    /// that lane's call, so the lane controls recorded before it (a hold, a
+    /// lane stepped first) are applied first, as they were; live, the gate
+    /// decides.
+    pub(super) fn lane_may_start(&mut self, call: u64) -> Result<bool, EngineError> {
+        if self.replaying() {
+            self.echo_recorded()?;
+        }
+        let Some(r) = self.fork.as_ref() else { return self.try_pass() };
+        Ok(matches!(r.next().map(|e| &e.kind), Some(EventKind::ToolCall { call: c, .. }) if *c == call))
     }
 
     /// The lane whose recorded result comes next, by call.

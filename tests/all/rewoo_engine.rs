@@ -21,6 +21,7 @@ use switchyard::budget::experience::ExperienceStore;
 use switchyard::engine::LaneAction;
 use switchyard::engine::btp::BtpSetup;
 use switchyard::engine::event::{LabelSource, RefuseReason, RunOutcome, ToolOutcome};
+use switchyard::engine::fork::ForkPlan;
 use switchyard::engine::{
     Control, Engine, EngineSetup, Event, EventKind, LogicalClock, Models, Scheduled, StrategyKind,
 };
@@ -403,6 +404,62 @@ async fn stepping_one_lane_runs_only_that_lane() {
     until(&mut rx, &mut seen, |k| matches!(k, EventKind::RunFinished { .. })).await;
     drop(handle);
     join.await.unwrap().unwrap();
+}
+
+/// A paused session whose user held a lane, stepped its sibling, failed the
+/// held lane and let it go: the tour's ReWOO step.
+async fn lanes_acted_on() -> Vec<Event> {
+    let model = Roles::new(&[(Role::Planner, TWO_LANES), (Role::Solver, "Answer: Tokyo")]);
+    let (handle, mut rx, mut seen, join) = paused_at_lanes(setup(library(), model)).await;
+    handle.send(Control::Lane { lane: 0, action: LaneAction::Hold });
+    handle.send(Control::Lane { lane: 1, action: LaneAction::Step });
+    until(&mut rx, &mut seen, |k| matches!(k, EventKind::ToolResult { lane: Some(1), .. })).await;
+    handle.send(Control::Lane { lane: 0, action: LaneAction::Fail { fault: FaultMode::Error } });
+    handle.send(Control::Lane { lane: 0, action: LaneAction::Release });
+    handle.send(Control::Lane { lane: 0, action: LaneAction::Step });
+    until(&mut rx, &mut seen, |k| matches!(k, EventKind::StepFinished { .. })).await;
+    handle.send(Control::Resume);
+    until(&mut rx, &mut seen, |k| matches!(k, EventKind::RunFinished { .. })).await;
+    drop(handle);
+    join.await.unwrap().unwrap();
+    while let Ok(e) = rx.try_recv() {
+        seen.push(e);
+    }
+    seen
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_fork_replays_the_lanes_the_user_held_stepped_and_failed() {
+    let parent = lanes_acted_on().await;
+    let lane_events = parent.iter().filter(|e| matches!(e.kind, EventKind::LaneChanged { .. })).count();
+    assert_eq!(lane_events, 5, "{parent:?}");
+    let last = parent.len() - 1;
+    for at in 1..last {
+        let model = Roles::new(&[(Role::Planner, TWO_LANES), (Role::Solver, "Answer: Tokyo")]);
+        let mut s = setup(library(), model);
+        s.fork = Some(ForkPlan::new("parent.jsonl", &parent, at).unwrap());
+        let (mut engine, handle) = Engine::new(s);
+        let mut rx = engine.subscribe();
+        // The handle stays: a fork that runs on by itself must not wait for a
+        // resume, or a lane's release, where its parent was paused or held one.
+        let outcome = tokio::time::timeout(Duration::from_secs(60), engine.run(vec![task("Capital of Japan?")]))
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "fork at {at} waits for a resume nobody will send: {:?}",
+                    parent[..at + 2].iter().map(|e| e.kind.name()).collect::<Vec<_>>()
+                )
+            });
+        outcome.unwrap_or_else(|e| panic!("fork at {at}: {e}"));
+        drop(handle);
+        let mut forked = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            forked.push(e);
+        }
+        assert_eq!(forked[..at], parent[..at], "fork at {at}");
+        assert!(matches!(forked[at].kind, EventKind::Forked { .. }), "fork at {at}: {:?}", forked[at].kind);
+        assert!(forked.iter().any(|e| matches!(e.kind, EventKind::RunFinished { .. })), "fork at {at}");
+    }
 }
 
 #[tokio::test(flavor = "current_thread")]
