@@ -71,6 +71,7 @@ fn model_events(run: u32, step: u32, t: u64, call: u64, reply: &str) -> [Event; 
                 model: "sim".into(),
                 simulated: true,
                 messages: vec![Message::system("You are the actor."), Message::user("Task: find it\n".repeat(20))],
+                wire: None,
             },
         ),
         ev(
@@ -87,6 +88,7 @@ fn model_events(run: u32, step: u32, t: u64, call: u64, reply: &str) -> [Event; 
                 cost: 0.0009,
                 latency_ms: 3,
                 fault: None,
+                wire: None,
             },
         ),
     ]

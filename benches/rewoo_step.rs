@@ -35,7 +35,7 @@ impl ChatModel for OneStep {
 
     async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let text = if req.role == Role::Planner { self.plan.clone() } else { "Answer: done".into() };
-        Ok(ChatResponse { text, tool_calls: vec![], usage: Usage::default() })
+        Ok(ChatResponse::new(text, vec![], Usage::default()))
     }
 }
 

@@ -529,7 +529,7 @@ impl Config {
             let r = Role::parse(&role).ok_or_else(|| {
                 field(
                     &format!("roles.{role}"),
-                    "unknown role (planner, solver, actor, evaluator, classifier, judge)".into(),
+                    "unknown role (planner, solver, actor, evaluator, classifier, judge, agent)".into(),
                 )
             })?;
             if !c.models.contains_key(&model) {

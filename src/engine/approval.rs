@@ -155,6 +155,8 @@ impl Engine {
                 Some(Decision::EditReply { text }) => {
                     let before = std::mem::replace(&mut resp.text, text.clone());
                     resp.tool_calls.clear();
+                    // The agent gets the edit, not the upstream's body.
+                    resp.wire = None;
                     self.emit(EventKind::ReplyEdited { call, role, before, after: text })?;
                     return Ok(resp);
                 }

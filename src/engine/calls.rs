@@ -38,6 +38,7 @@ impl Engine {
             model: info.name.clone(),
             simulated: info.simulated,
             messages: req.messages.clone(),
+            wire: req.wire.clone(),
         })?;
         let fault = self.draw_model_fault(role, &info.name, call);
         // A fork's prefix is answered from its trace, not the model.
@@ -65,6 +66,7 @@ impl Engine {
                     cost,
                     latency_ms,
                     fault,
+                    wire: resp.wire.clone(),
                 })?;
                 self.review_reply(call, role, resp).await
             }

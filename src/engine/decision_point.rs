@@ -55,6 +55,19 @@ impl Engine {
         }
     }
 
+    /// Waits for the user's next control and applies it, for a loop that
+    /// waits on something else too (a bridged agent, between its calls).
+    /// False once nobody can send one any more.
+    pub(super) async fn next_control(&mut self) -> Result<bool, EngineError> {
+        match self.controls.recv().await {
+            Some(Control::Stop) if self.replaying() => self.stop = true,
+            Some(c) if self.replaying() => self.deferred.push(c),
+            Some(c) => self.apply_control(c)?,
+            None => return Ok(false),
+        }
+        Ok(true)
+    }
+
     /// The control channel closed: nobody can open a gate any more.
     pub(super) fn open_for_good(&mut self) -> Result<(), EngineError> {
         if self.gate != Gate::Open {

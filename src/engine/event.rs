@@ -17,6 +17,7 @@ pub use crate::budget::btp::BudgetRow;
 use crate::graph::{GraphUpdate, ToolGraph};
 use crate::model::fault::{ModelFault, ModelFaultMode};
 use crate::model::price::Price;
+use crate::model::wire::{WireReply, WireRequest};
 use crate::model::{Message, ModelInfo, Role, ToolCallRequest, Usage};
 use crate::tool::fault::{Fault, FaultMode};
 use crate::tool::{CallSource, ToolError};
@@ -49,11 +50,15 @@ pub enum StrategyKind {
     Rewoo,
     /// The planner writes the tool chain as one program (docs/src/papers/atc.md).
     Atc,
+    /// An outside agent, its model calls bridged through the gateway
+    /// (docs/src/agents.md).
+    Agent,
 }
 
 impl StrategyKind {
     pub fn as_str(self) -> &'static str {
         match self {
+            StrategyKind::Agent => "agent",
             StrategyKind::React => "react",
             StrategyKind::Toolnet => "toolnet",
             StrategyKind::Rewoo => "rewoo",
@@ -70,6 +75,7 @@ impl StrategyKind {
             StrategyKind::Toolnet => &[Role::Actor, Role::Evaluator],
             StrategyKind::Rewoo => &[Role::Planner, Role::Solver, Role::Classifier],
             StrategyKind::Atc => &[Role::Planner],
+            StrategyKind::Agent => &[Role::Agent],
         }
     }
 }
@@ -486,6 +492,9 @@ pub enum EventKind {
         model: String,
         simulated: bool,
         messages: Vec<Message>,
+        /// A bridged agent's request as it sent it, in its dialect.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wire: Option<WireRequest>,
     },
     ModelReply {
         call: u64,
@@ -500,6 +509,9 @@ pub enum EventKind {
         /// An injected fault this call met.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         fault: Option<ModelFaultMode>,
+        /// The upstream's reply body a bridged agent was given as it was.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wire: Option<WireReply>,
     },
     ModelFailed {
         call: u64,
@@ -829,6 +841,22 @@ pub enum EventKind {
     Paused,
     Resumed,
     Stepped,
+    /// A bridged agent's process started (`--agent -- CMD`).
+    AgentStarted {
+        command: String,
+        pid: u32,
+    },
+    /// The agent's process ended: its exit code (none when a signal ended
+    /// it, or when it never started: then `error` says why) and the last
+    /// lines it wrote to stderr.
+    AgentExited {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<i32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        stderr_tail: Vec<String>,
+    },
     RunFinished {
         #[serde(flatten)]
         outcome: RunOutcome,
@@ -858,6 +886,8 @@ impl EventKind {
             EventKind::ToolJudged { .. } => "ToolJudged",
             EventKind::Candidates { .. } => "Candidates",
             EventKind::ModelCall { .. } => "ModelCall",
+            EventKind::AgentStarted { .. } => "AgentStarted",
+            EventKind::AgentExited { .. } => "AgentExited",
             EventKind::ModelReply { .. } => "ModelReply",
             EventKind::ModelFailed { .. } => "ModelFailed",
             EventKind::ToolCall { .. } => "ToolCall",

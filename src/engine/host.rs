@@ -124,6 +124,10 @@ pub trait Host: Send {
         None
     }
     fn emit(&mut self, kind: EventKind) -> Result<(), super::EngineError>;
+    /// Waits for the user's next control and applies it; false once none
+    /// can come. A loop that waits for something outside (a bridged
+    /// agent's next call) waits for this too, so pausing and quitting work.
+    async fn next_control(&mut self) -> Result<bool, super::EngineError>;
 
     /// One model call in its role, behind the gate; its tokens and cost are
     /// the run's.

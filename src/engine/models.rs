@@ -58,8 +58,10 @@ impl Models {
         self.others.get(&role).unwrap_or(&self.actor)
     }
 
-    /// Every role with the model that plays it.
+    /// Every role with the model that plays it; the agent role only where
+    /// a model was given it (a session with an outside agent).
     pub fn assignments(&self) -> impl Iterator<Item = (Role, &ModelSlot)> {
-        Role::ALL.into_iter().map(|r| (r, self.get(r)))
+        let agent = self.others.contains_key(&Role::Agent).then_some(Role::Agent);
+        Role::ALL.into_iter().chain(agent).map(|r| (r, self.get(r)))
     }
 }

@@ -259,8 +259,11 @@ impl Engine {
         if let Some(r) = self.fork.as_ref() {
             let e = r.plan.replies.get(&call)?;
             return match &e.kind {
-                EventKind::ModelReply { text, tool_calls, usage, latency_ms, .. } => Some(RecordedReply {
-                    result: Ok(ChatResponse { text: text.clone(), tool_calls: tool_calls.clone(), usage: *usage }),
+                EventKind::ModelReply { text, tool_calls, usage, latency_ms, wire, .. } => Some(RecordedReply {
+                    result: Ok(ChatResponse {
+                        wire: wire.clone(),
+                        ..ChatResponse::new(text.clone(), tool_calls.clone(), *usage)
+                    }),
                     latency_ms: *latency_ms,
                 }),
                 EventKind::ModelFailed { error, latency_ms, .. } => {
@@ -275,7 +278,7 @@ impl Engine {
                 let text = text.clone();
                 f.edit = None;
                 Some(RecordedReply {
-                    result: Ok(ChatResponse { text, tool_calls: Vec::new(), usage: Default::default() }),
+                    result: Ok(ChatResponse::new(text, Vec::new(), Default::default())),
                     latency_ms: 0,
                 })
             }

@@ -148,6 +148,10 @@ impl Host for Engine {
         Engine::emit(self, kind)
     }
 
+    async fn next_control(&mut self) -> Result<bool, EngineError> {
+        Engine::next_control(self).await
+    }
+
     async fn model(&mut self, req: ChatRequest) -> Result<ChatResponse, Halt> {
         self.model_call(req).await
     }

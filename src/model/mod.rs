@@ -3,10 +3,12 @@
 //! (any OpenAI-compatible endpoint) and `cassette` (record / replay).
 
 pub mod cassette;
+pub mod dialect;
 pub mod fault;
 pub mod openai;
 pub mod price;
 pub mod tokens;
+pub mod wire;
 mod wire_fault;
 
 use async_trait::async_trait;
@@ -25,6 +27,9 @@ pub enum Role {
     Evaluator,
     Classifier,
     Judge,
+    /// An outside agent's own model calls, bridged through the gateway. Not
+    /// in [`Role::ALL`]: no strategy of Switchyard's calls it.
+    Agent,
 }
 
 impl Role {
@@ -39,11 +44,12 @@ impl Role {
             Role::Evaluator => "evaluator",
             Role::Classifier => "classifier",
             Role::Judge => "judge",
+            Role::Agent => "agent",
         }
     }
 
     pub fn parse(s: &str) -> Option<Role> {
-        Role::ALL.into_iter().find(|r| r.as_str() == s)
+        Role::ALL.into_iter().chain([Role::Agent]).find(|r| r.as_str() == s)
     }
 }
 
@@ -120,11 +126,23 @@ pub struct ChatRequest {
     pub temperature: Option<f32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// A bridged agent's request as it sent it: a model that speaks its
+    /// dialect is sent this body, not one written from the fields above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire: Option<wire::WireRequest>,
 }
 
 impl ChatRequest {
     pub fn new(role: Role, messages: Vec<Message>) -> Self {
-        ChatRequest { role, messages, tools: Vec::new(), response_schema: None, temperature: None, max_tokens: None }
+        ChatRequest {
+            role,
+            messages,
+            tools: Vec::new(),
+            response_schema: None,
+            temperature: None,
+            max_tokens: None,
+            wire: None,
+        }
     }
 
     /// What every role asks: a reply that follows `schema`, at temperature 0
@@ -153,6 +171,17 @@ pub struct ChatResponse {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCallRequest>,
     pub usage: Usage,
+    /// The upstream's reply body, kept for a bridged agent: it gets the
+    /// reply as the model wrote it (ids, stop reason) unless a fault or the
+    /// user changed it, which drops this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire: Option<wire::WireReply>,
+}
+
+impl ChatResponse {
+    pub fn new(text: impl Into<String>, tool_calls: Vec<ToolCallRequest>, usage: Usage) -> Self {
+        ChatResponse { text: text.into(), tool_calls, usage, wire: None }
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,6 +220,10 @@ pub enum ModelError {
     MissingKey { model: String, var: String },
     #[error("no recorded answer for this request in cassette {path}")]
     NotRecorded { path: String },
+    /// A bridged request with a field the upstream's dialect has no
+    /// counterpart for.
+    #[error("the request cannot be translated: {0}")]
+    Untranslatable(wire::Untranslatable),
     #[error("{0}")]
     Other(String),
     /// A call to an HTTP endpoint that failed for good: which endpoint,
@@ -264,6 +297,7 @@ pub async fn fault_around<M: ChatModel + ?Sized>(
         }
         ModelFaultMode::Empty => {
             let mut resp = model.chat(req).await?;
+            resp.wire = None;
             resp.text.clear();
             resp.tool_calls.clear();
             Ok(resp)
@@ -278,6 +312,7 @@ pub async fn fault_around<M: ChatModel + ?Sized>(
                 )));
             }
             resp.text = wire_fault::first_half(&resp.text).to_string();
+            resp.wire = None;
             Ok(resp)
         }
     }

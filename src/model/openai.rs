@@ -18,6 +18,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use super::wire::{self, Dialect, WireRequest};
 use super::fault::ModelFaultMode;
 use super::{
     ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Speaker, ToolCallRequest, ToolDef, Usage,
@@ -183,7 +184,10 @@ impl OpenAiModel {
         SchemaStyle::from_u8(self.schema_style.load(std::sync::atomic::Ordering::Relaxed))
     }
 
-    fn request_body(&self, req: &ChatRequest) -> Value {
+    fn request_body(&self, req: &ChatRequest) -> Result<Value, ModelError> {
+        if let Some(wire) = &req.wire {
+            return self.bridged_body(wire);
+        }
         let messages: Vec<Value> =
             req.messages.iter().map(|m| json!({ "role": wire_role(m.role), "content": m.content })).collect();
         let mut body = Map::new();
@@ -220,7 +224,21 @@ impl OpenAiModel {
                 SchemaStyle::Off => {}
             }
         }
-        Value::Object(body)
+        Ok(Value::Object(body))
+    }
+
+    /// A bridged agent's request: as it sent it when it speaks Chat
+    /// Completions, else translated; the upstream's model name in place of
+    /// the agent's, and never streamed (the gateway streams the reply).
+    fn bridged_body(&self, wire: &WireRequest) -> Result<Value, ModelError> {
+        let mut body = wire.to_dialect(Dialect::Chat).map_err(ModelError::Untranslatable)?;
+        if let Some(obj) = body.as_object_mut() {
+            obj.insert("model".into(), json!(self.cfg.model));
+            if obj.remove("stream").is_some() {
+                obj.remove("stream_options");
+            }
+        }
+        Ok(body)
     }
 
     /// One HTTP exchange, bounded by the per-request timeout (connect, send
@@ -350,7 +368,7 @@ impl OpenAiModel {
         fault: Option<ModelFaultMode>,
         attempts: &mut u32,
     ) -> Result<ChatResponse, ModelError> {
-        let mut body = self.request_body(req);
+        let mut body = self.request_body(req)?;
         let mut retry = 0u32;
         let (mut transport, spoil) = match fault {
             Some(f) if f.is_transport() => (Some(f), None),
@@ -368,7 +386,7 @@ impl OpenAiModel {
                 Attempt::Answered { status, body, .. } if (200..300).contains(&status) => {
                     return match spoil {
                         Some(f) => parse_reply(&wire_fault::spoil(&body, f), req),
-                        None => parse_reply(&body, req),
+                        None => parse_reply(&body, req).map(|resp| keep_wire(resp, &body, req)),
                     };
                 }
                 // A server that does not know this form of response_format
@@ -384,7 +402,7 @@ impl OpenAiModel {
                     self.schema_style.store(next as u8, std::sync::atomic::Ordering::Relaxed);
                     // The refused exchange is not one of the call's 1 + max_retries attempts.
                     *attempts -= 1;
-                    body = self.request_body(req);
+                    body = self.request_body(req)?;
                     continue;
                 }
                 Attempt::Answered { status, retry_after, body } if status == 429 || status >= 500 => {
@@ -415,6 +433,21 @@ impl OpenAiModel {
             retry += 1;
         }
     }
+}
+
+/// A bridged agent gets the upstream's own body, unless the lenient reader
+/// found a tool call the body does not carry natively (written in the text):
+/// then the reply is written out from what was read.
+fn keep_wire(mut resp: ChatResponse, body: &[u8], req: &ChatRequest) -> ChatResponse {
+    if req.wire.is_none() {
+        return resp;
+    }
+    let Ok(body) = serde_json::from_slice::<Value>(body) else { return resp };
+    let native = body.pointer("/choices/0/message/tool_calls").and_then(Value::as_array).map_or(0, Vec::len);
+    if native == resp.tool_calls.len() {
+        resp.wire = Some(wire::WireReply { dialect: Dialect::Chat, body });
+    }
+    resp
 }
 
 fn backoff(retry: u32) -> Duration {
@@ -567,7 +600,7 @@ pub fn parse_reply(body: &[u8], req: &ChatRequest) -> Result<ChatResponse, Model
             completion_tokens: c.filter(|&n| n > 0).unwrap_or_else(completion_estimate),
         },
     };
-    Ok(ChatResponse { text, tool_calls, usage })
+    Ok(ChatResponse::new(text, tool_calls, usage))
 }
 
 /// Content as a string, an array of parts (`[{"type":"text","text":..}]`),

@@ -207,7 +207,7 @@ impl SpanFold {
                 }
                 self.run = Some(r);
             }
-            EventKind::ModelCall { call, role, model, simulated, messages } => {
+            EventKind::ModelCall { call, role, model, simulated, messages, .. } => {
                 // rewoo's planner writes the plan: its calls are the plan span's children.
                 if self.strategy == Some(StrategyKind::Rewoo)
                     && *role == crate::model::Role::Planner

@@ -142,6 +142,8 @@ pub struct SessionOptions {
     pub otel: crate::otel::OtelConfig,
     /// Hand back what the session learnt in its outcome (a concurrent eval).
     pub keep_learning: bool,
+    /// An outside agent's session: where its gateway's calls arrive.
+    pub bridge: Option<crate::strategy::bridge::BridgeInbox>,
 }
 
 /// Where BTP's experience comes from.
@@ -315,7 +317,7 @@ fn wrap_roles(live: &Models, by_name: &std::collections::BTreeMap<String, ModelS
     for slot in by_name.values() {
         models.offer(slot.clone());
     }
-    for role in crate::model::Role::ALL {
+    for (role, _) in live.assignments() {
         models.set(role, slot_for(role)?);
     }
     Ok(models)
@@ -345,7 +347,7 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
             (Some(graph), Some(store))
         }
         StrategyKind::Toolnet => (Some(load_graph(config, shared.data.as_ref(), &shared.library, opts.graph)?), None),
-        StrategyKind::React | StrategyKind::Rewoo | StrategyKind::Atc => (None, None),
+        StrategyKind::React | StrategyKind::Rewoo | StrategyKind::Atc | StrategyKind::Agent => (None, None),
     };
     let experience = match &opts.experience {
         ExperienceSource::DataDir => ExperienceStore::open(&shared.data()?.experience())
@@ -463,7 +465,7 @@ impl Shared {
     pub fn graph(&self, config: &Config, opts: &SessionOptions) -> Result<Option<ToolGraph>, SetupError> {
         match self.strategy {
             StrategyKind::Toolnet => Ok(Some(load_graph(config, self.data.as_ref(), &self.library, opts.graph)?)),
-            StrategyKind::React | StrategyKind::Rewoo | StrategyKind::Atc => Ok(None),
+            StrategyKind::React | StrategyKind::Rewoo | StrategyKind::Atc | StrategyKind::Agent => Ok(None),
         }
     }
 
@@ -487,6 +489,18 @@ impl Shared {
                     None => Box::new(Atc::new(atc)),
                 }
             }
+            StrategyKind::Agent => match opts.bridge.as_ref().map(|b| b.take()) {
+                Some(Some(bridge)) => Box::new(bridge),
+                Some(None) => {
+                    return Err(SetupError::Invalid("an outside agent's session runs one engine, not several".into()));
+                }
+                None => {
+                    return Err(SetupError::Invalid(
+                        "the agent strategy needs the gateway: start it with `--agent -- CMD` or `switchyard gateway`"
+                            .into(),
+                    ));
+                }
+            },
             kind => kind.into(),
         };
         let mut setup = EngineSetup::new(Arc::clone(&self.library), self.models.clone(), plays);

@@ -20,6 +20,7 @@
 //! the same request gets the same reply whatever the call order or timing.
 
 mod actor;
+mod agent;
 mod answer;
 mod arguments;
 mod atc;
@@ -95,6 +96,7 @@ impl SimModel {
             Role::Planner if atc::is_atc(&req.messages) => atc::atc_reply(&req.messages, self.config.noise, rng),
             Role::Planner => planner::planner_reply(&req.messages, self.config.noise, rng),
             Role::Solver => solver::solver_reply(&req.messages, self.config.noise, rng),
+            Role::Agent => agent::agent_reply(&req.messages, &req.tools).0,
         }
     }
 }
@@ -107,12 +109,16 @@ impl ChatModel for SimModel {
 
     async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let mut rng = self.rng_for(req);
-        let text = self.reply_text(req, &mut rng);
+        let (text, tool_calls) = match req.role {
+            Role::Agent => agent::agent_reply(&req.messages, &req.tools),
+            _ => (self.reply_text(req, &mut rng), Vec::new()),
+        };
         let mut prompt_tokens = tokens::count_messages(&req.messages);
         if !req.tools.is_empty() {
             prompt_tokens += tokens::count(&serde_json::to_string(&req.tools).unwrap_or_default());
         }
-        let usage = Usage { prompt_tokens, completion_tokens: tokens::count(&text) };
-        Ok(ChatResponse { text, tool_calls: Vec::new(), usage })
+        let calls: u64 = tool_calls.iter().map(|c| tokens::count(&format!("{}{}", c.name, c.arguments))).sum();
+        let usage = Usage { prompt_tokens, completion_tokens: tokens::count(&text) + calls };
+        Ok(ChatResponse::new(text, tool_calls, usage))
     }
 }

@@ -2,12 +2,14 @@
 //! `react` offers the top-K retrieved tools at every step, `toolnet` walks
 //! ToolNet's graph (both share the step-wise loop of `act` and the actor's
 //! protocol in `actor`), `rewoo` plans, works concurrently and solves, and
-//! `atc` writes the tool chain as one sandboxed program.
+//! `atc` writes the tool chain as one sandboxed program; `bridge` is an
+//! outside agent whose model calls arrive through the gateway.
 //! Each implements the engine's [`Strategy`] against its [`crate::engine::Host`].
 
 pub mod act;
 pub mod actor;
 pub mod atc;
+pub mod bridge;
 pub mod react;
 pub mod rewoo;
 pub mod toolnet;
@@ -22,6 +24,9 @@ impl From<StrategyKind> for Box<dyn Strategy> {
             StrategyKind::Toolnet => Box::new(toolnet::Toolnet),
             StrategyKind::Rewoo => Box::new(rewoo::Rewoo::default()),
             StrategyKind::Atc => Box::new(atc::Atc::default()),
+            // With no gateway to hear from, a bridge's run ends at once,
+            // answering nothing (the session wires a gateway to it).
+            StrategyKind::Agent => Box::new(bridge::Bridge::new(tokio::sync::mpsc::channel(1).1, None)),
         }
     }
 }

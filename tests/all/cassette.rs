@@ -43,6 +43,7 @@ impl ChatModel for Counting {
             text: format!("{last} #{n}"),
             tool_calls: vec![ToolCallRequest { name: "echo".into(), arguments: json!({"n": n}) }],
             usage: Usage { prompt_tokens: 10 + n as u64, completion_tokens: n as u64 },
+            wire: None,
         })
     }
 }

@@ -47,7 +47,7 @@ impl ChatModel for Scripted {
                 .pop_front()
                 .unwrap_or_else(|| r#"{"tool": "finish", "answer": "out of script"}"#.to_string()),
         };
-        Ok(ChatResponse { text, tool_calls: vec![], usage: Usage { prompt_tokens: 10, completion_tokens: 2 } })
+        Ok(ChatResponse::new(text, vec![], Usage { prompt_tokens: 10, completion_tokens: 2 }))
     }
 }
 
@@ -269,6 +269,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                     Message::system("Label each tool with one category."),
                     Message::user("Categories: Information Retrieval, Task Completion\n\nTools:\n- calculator: ..."),
                 ],
+                wire: None,
             },
         ),
         ev(
@@ -287,6 +288,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 cost: cost(sim, classifier_use),
                 latency_ms: 50,
                 fault: None,
+                wire: None,
             },
         ),
         ev(
@@ -335,6 +337,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 model: "sim-weak".into(),
                 simulated: true,
                 messages: vec![Message::system("Write a plan."), Message::user(format!("Task: {task}"))],
+                wire: None,
             },
         ),
         ev(
@@ -351,6 +354,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 cost: cost(weak, planner_use),
                 latency_ms: 990,
                 fault: None,
+                wire: None,
             },
         ),
         ev(
@@ -555,6 +559,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 model: "sim-strong".into(),
                 simulated: true,
                 messages: vec![Message::system("Answer from the evidence."), Message::user(format!("Task: {task}"))],
+                wire: None,
             },
         ),
         ev(
@@ -571,6 +576,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 cost: cost(strong, solver_use),
                 latency_ms: 1160,
                 fault: None,
+                wire: None,
             },
         ),
         ev(
@@ -678,7 +684,7 @@ impl ChatModel for Roles {
         self.seen.lock().unwrap().push(req.clone());
         let text = self.replies.lock().unwrap().get_mut(&req.role).and_then(VecDeque::pop_front);
         let text = text.ok_or_else(|| ModelError::Other(format!("no scripted reply left for {}", req.role)))?;
-        Ok(ChatResponse { text, tool_calls: vec![], usage: self.usage })
+        Ok(ChatResponse::new(text, vec![], self.usage))
     }
 }
 

@@ -60,7 +60,7 @@ fn jsons(items: &[Value]) -> Vec<Vec<u8>> {
 }
 
 fn response(text: &str) -> ChatResponse {
-    ChatResponse { text: text.to_string(), tool_calls: Vec::new(), usage: Default::default() }
+    ChatResponse::new(text.to_string(), Vec::new(), Default::default())
 }
 
 fn accepted_if<T, E: std::fmt::Display>(r: Result<T, E>) -> Check {
@@ -316,6 +316,7 @@ fn cassette_seeds() -> Vec<Vec<u8>> {
         text: "{\"tool\": \"calculator\"}".into(),
         tool_calls: vec![ToolCallRequest { name: "calculator".into(), arguments: json!({"expression": "2+2"}) }],
         usage: Default::default(),
+        wire: None,
     };
     let line = |req: &ChatRequest, resp: &ChatResponse| {
         json!({"key": request_key(req), "request": req, "response": resp, "model": info}).to_string()

@@ -10,7 +10,7 @@ use switchyard::model::{ChatResponse, ToolCallRequest, Usage};
 use switchyard::strategy::actor::*;
 
 fn reply(text: &str) -> ChatResponse {
-    ChatResponse { text: text.into(), tool_calls: vec![], usage: Usage::default() }
+    ChatResponse::new(text, vec![], Usage::default())
 }
 
 fn view() -> ActorInput {
@@ -99,6 +99,7 @@ fn replies_are_read_leniently() {
         text: String::new(),
         tool_calls: vec![ToolCallRequest { name: "calc".into(), arguments: json!({"x": 5}) }],
         usage: Usage::default(),
+        wire: None,
     };
     assert_eq!(parse_actor_reply(&native).unwrap(), call("calc", json!({"x": 5})));
     let err = parse_actor_reply(&reply("I am not sure what to do.")).unwrap_err();

@@ -115,6 +115,7 @@ fn an_active_model_fault_shows_in_the_dialog_the_models_pane_and_the_transcript(
         cost: 0.0,
         latency_ms: 0,
         fault: Some(ModelFaultMode::Empty),
+        wire: None,
     };
     let s = with(with(s, hit()), hit());
     assert!(s.model_faults.is_empty());

@@ -273,6 +273,7 @@ fn models_pane_names_the_rewoo_roles_and_dims_the_others() {
             cost: 0.0,
             latency_ms: 3,
             fault: None,
+            wire: None,
         },
     });
     let state = SessionState::from_events(&events);

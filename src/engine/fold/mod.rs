@@ -28,8 +28,8 @@ use crate::tool::mcp::ServerState;
 // The pieces of the state, re-exported so a view names them all from here.
 pub use self::model_faults::ActiveModelFault;
 pub use self::parts::{
-    Account, ActiveFault, Entry, FinishedCall, GraphView, InFlight, LaneState, LaneView, Mode, PlanView, RewooView,
-    RunSummary, RunTotals, RunView, StepView, ToolSpend,
+    Account, ActiveFault, AgentExit, AgentView, Entry, FinishedCall, GraphView, InFlight, LaneState, LaneView, Mode,
+    PlanView, RewooView, RunSummary, RunTotals, RunView, StepView, ToolSpend,
 };
 
 /// How many finished tool calls the state keeps for display.
@@ -596,6 +596,27 @@ impl SessionState {
                     let why = detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
                     self.push(Entry::Note(format!("mcp server '{server}' {state}{why}")));
                 }
+            }
+            EventKind::AgentStarted { command, pid } => {
+                if let Some(r) = self.current.as_mut() {
+                    r.agent = Some(AgentView { command: command.clone(), pid: *pid, exit: None });
+                }
+                self.push(Entry::Note(format!("agent started (pid {pid}): {command}")));
+            }
+            EventKind::AgentExited { code, error, stderr_tail } => {
+                let exit = AgentExit { code: *code, error: error.clone(), stderr_tail: stderr_tail.clone() };
+                let note = match (code, error) {
+                    (_, Some(e)) => format!("agent failed: {e}"),
+                    (Some(c), None) => format!("agent exited with code {c}"),
+                    (None, None) => "agent was killed by a signal".to_string(),
+                };
+                if let Some(r) = self.current.as_mut() {
+                    match r.agent.as_mut() {
+                        Some(a) => a.exit = Some(exit),
+                        None => r.agent = Some(AgentView { exit: Some(exit), ..Default::default() }),
+                    }
+                }
+                self.push(Entry::Note(note));
             }
             EventKind::RunFinished { .. } => {
                 if let Some(r) = self.current.as_mut() {

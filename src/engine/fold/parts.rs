@@ -192,6 +192,24 @@ pub struct RunView {
     pub program: Option<super::program::ProgramView>,
     /// atc: reflection rounds used (rewrites after a failure).
     pub reflections: u32,
+    /// A bridged agent's process, once started.
+    pub agent: Option<AgentView>,
+}
+
+/// A bridged agent's process as the workbench shows it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AgentView {
+    pub command: String,
+    pub pid: u32,
+    /// None while it runs.
+    pub exit: Option<AgentExit>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AgentExit {
+    pub code: Option<i32>,
+    pub error: Option<String>,
+    pub stderr_tail: Vec<String>,
 }
 
 /// Where one lane of a plan step is.

@@ -69,6 +69,7 @@ fn run(run: u32, t0: u64, call0: u64, result: ToolOutcome, answer: &str) -> Vec<
                 model: "sim".into(),
                 simulated: true,
                 messages: vec![Message::user("capital of France?")],
+                wire: None,
             },
         ),
         ev(
@@ -85,6 +86,7 @@ fn run(run: u32, t0: u64, call0: u64, result: ToolOutcome, answer: &str) -> Vec<
                 cost: 0.0,
                 latency_ms: 7 + t0,
                 fault: None,
+                wire: None,
             },
         ),
         ev(

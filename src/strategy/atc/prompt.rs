@@ -268,9 +268,7 @@ mod tests {
 
     #[test]
     fn programs_are_read_from_json_fences_or_text() {
-        let r = |t: &str| {
-            parse_program_reply(&ChatResponse { text: t.into(), tool_calls: vec![], usage: Default::default() })
-        };
+        let r = |t: &str| parse_program_reply(&ChatResponse::new(t, vec![], Default::default()));
         assert_eq!(r("{\"program\": \"let x = 1;\\nx\"}").unwrap(), "let x = 1;\nx");
         assert_eq!(r("Here:\n```rhai\nlet x = 1;\nx\n```\nDone").unwrap(), "let x = 1;\nx");
         assert_eq!(r("let x = 2;\nx").unwrap(), "let x = 2;\nx");

@@ -410,7 +410,7 @@ mod tests {
     use serde_json::json;
 
     fn resp(text: &str) -> ChatResponse {
-        ChatResponse { text: text.into(), tool_calls: Vec::new(), usage: Default::default() }
+        ChatResponse::new(text, Vec::new(), Default::default())
     }
 
     #[test]

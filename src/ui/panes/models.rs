@@ -132,6 +132,7 @@ fn strategy_roles(strategy: StrategyKind) -> &'static [Role] {
         StrategyKind::Toolnet => &[Role::Actor, Role::Evaluator],
         StrategyKind::React => &[Role::Actor],
         StrategyKind::Atc => &[Role::Planner],
+        StrategyKind::Agent => &[Role::Agent],
     }
 }
 

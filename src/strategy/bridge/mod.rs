@@ -1,0 +1,177 @@
+//! An outside agent as a strategy: its model calls arrive from the gateway
+//! (`crate::gateway`) as [`BridgedCall`]s, and each is a model call of the
+//! session like any other (the gate, faults, approvals, breakpoints, the
+//! trace), in the `agent` role. With a command, each run starts the agent
+//! for its task and ends when the agent exits, its answer the agent's.
+
+pub mod process;
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use tokio::sync::{mpsc, oneshot};
+
+use self::process::{AgentCommand, Finished};
+use crate::engine::{CostShape, EventKind, Halt, Host, Strategy, StrategyKind};
+use crate::model::{ChatRequest, ChatResponse};
+use crate::task::Task;
+
+/// One model call of a bridged agent, and where its answer goes.
+pub struct BridgedCall {
+    /// In the `agent` role, with the agent's body in `wire`.
+    pub request: ChatRequest,
+    pub reply: oneshot::Sender<Result<ChatResponse, Refusal>>,
+}
+
+/// Why a bridged call got no reply.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Refusal {
+    /// The upstream model failed (after its retries) or was made to fail.
+    Upstream(String),
+    /// The session stopped or the run ended before the call was answered.
+    Stopped,
+}
+
+pub struct Bridge {
+    calls: mpsc::Receiver<BridgedCall>,
+    agent: Option<AgentCommand>,
+}
+
+/// Where a session's bridge will hear from its gateway: set up before the
+/// session (the gateway must listen before the agent starts), taken once by
+/// the session's engine.
+#[derive(Clone)]
+pub struct BridgeInbox {
+    calls: Arc<Mutex<Option<mpsc::Receiver<BridgedCall>>>>,
+    pub agent: Option<AgentCommand>,
+}
+
+impl BridgeInbox {
+    pub fn new(calls: mpsc::Receiver<BridgedCall>, agent: Option<AgentCommand>) -> Self {
+        BridgeInbox { calls: Arc::new(Mutex::new(Some(calls))), agent }
+    }
+
+    /// The bridge, the first time; None after (one agent, one engine).
+    pub fn take(&self) -> Option<Bridge> {
+        let calls = self.calls.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+        Some(Bridge::new(calls, self.agent.clone()))
+    }
+}
+
+impl std::fmt::Debug for BridgeInbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BridgeInbox").field("agent", &self.agent.as_ref().map(|a| &a.argv)).finish()
+    }
+}
+
+impl Bridge {
+    /// Serves the calls that arrive on `calls`; with `agent`, starts it once
+    /// per run.
+    pub fn new(calls: mpsc::Receiver<BridgedCall>, agent: Option<AgentCommand>) -> Self {
+        Bridge { calls, agent }
+    }
+
+    /// One bridged call through the engine. A failed model call is the
+    /// agent's to handle; anything else ends the run.
+    async fn serve(host: &mut dyn Host, call: BridgedCall) -> Result<(), Halt> {
+        if let Err(e) = host.next_step() {
+            let _ = call.reply.send(Err(Refusal::Stopped));
+            return Err(e.into());
+        }
+        match host.model(call.request).await {
+            Ok(resp) => {
+                // The agent may have hung up: its call is recorded all the same.
+                let _ = call.reply.send(Ok(resp));
+                Ok(())
+            }
+            Err(Halt::ModelFailed(e)) => {
+                let _ = call.reply.send(Err(Refusal::Upstream(e)));
+                Ok(())
+            }
+            Err(halt) => {
+                let _ = call.reply.send(Err(Refusal::Stopped));
+                Err(halt)
+            }
+        }
+    }
+}
+
+/// What an agent's failed exit says, for the run's outcome.
+fn failure(code: Option<i32>, last_words: Option<String>) -> String {
+    let how = match code {
+        Some(c) => format!("the agent exited with code {c}"),
+        None => "the agent was killed by a signal".to_string(),
+    };
+    match last_words {
+        Some(w) => format!("{how}: {w}"),
+        None => how,
+    }
+}
+
+#[async_trait]
+impl Strategy for Bridge {
+    fn kind(&self) -> StrategyKind {
+        StrategyKind::Agent
+    }
+
+    /// The agent's calls are not Switchyard's to plan: BTP's budget counts
+    /// what they spend and nothing is reserved.
+    fn cost_shape(&self, _host: &dyn Host, _query: &str, _candidates: &[String]) -> CostShape {
+        CostShape::default()
+    }
+
+    async fn run(&mut self, host: &mut dyn Host, task: &Task) -> Result<Option<String>, Halt> {
+        let mut running = match &self.agent {
+            None => None,
+            Some(cmd) => match process::start(cmd, &task.query) {
+                Ok(r) => {
+                    host.emit(EventKind::AgentStarted { command: cmd.shown(&task.query), pid: r.pid })?;
+                    Some(r)
+                }
+                Err(error) => {
+                    host.emit(EventKind::AgentExited {
+                        code: None,
+                        error: Some(error.clone()),
+                        stderr_tail: Vec::new(),
+                    })?;
+                    return Err(Halt::ModelFailed(error));
+                }
+            },
+        };
+        let mut controls_open = true;
+        loop {
+            if host.cut_short() {
+                return Err(Halt::Stopped);
+            }
+            let exited = async {
+                match running.as_mut() {
+                    Some(r) => r.wait().await,
+                    None => std::future::pending::<Finished>().await,
+                }
+            };
+            tokio::select! {
+                call = self.calls.recv() => match call {
+                    Some(call) => Self::serve(host, call).await?,
+                    // The gateway is gone: no call can come any more.
+                    None if running.is_none() => return Ok(None),
+                    None => {}
+                },
+                finished = exited => {
+                    let Finished { code, answer, stderr_tail } = finished;
+                    let last_words = stderr_tail.last().cloned();
+                    host.emit(EventKind::AgentExited { code, error: None, stderr_tail })?;
+                    // Calls the agent left behind have nobody to answer.
+                    while let Ok(call) = self.calls.try_recv() {
+                        let _ = call.reply.send(Err(Refusal::Stopped));
+                    }
+                    // An agent that failed has no answer, whatever it printed last.
+                    return match code {
+                        Some(0) => Ok(answer),
+                        _ => Err(Halt::ModelFailed(failure(code, last_words))),
+                    };
+                }
+                open = host.next_control(), if controls_open => controls_open = open?,
+            }
+        }
+    }
+}
