@@ -11,6 +11,7 @@ pub mod config;
 pub mod dataset;
 pub mod engine;
 pub mod eval;
+pub mod gateway;
 pub mod graph;
 pub mod import;
 pub mod jsonl;

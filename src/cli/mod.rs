@@ -2,12 +2,14 @@
 //! dispatch; each subcommand in its own file, the flags and set-up they share
 //! in `args` and `setup`.
 
+mod agent;
 mod args;
 mod bench;
 mod budget;
 mod debug;
 mod eval;
 mod fork;
+mod gateway;
 mod graph;
 mod heads;
 mod otel;
@@ -72,6 +74,8 @@ enum Command {
     },
     /// Run tasks headless and print a summary.
     Run(RunArgs),
+    /// Serve the model gateway alone, for an agent started elsewhere: prints the environment it needs.
+    Gateway(gateway::GatewayArgs),
     /// Time travel: replay a trace up to event N from its own record (no model or tool called),
     /// then go on live from there with your changes.
     Fork(fork::ForkArgs),
@@ -147,6 +151,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Replay { file, theme } => ui::replay(&config, &file, theme),
         Command::Fork(a) => fork::fork(&config, a),
         Command::Run(a) => run::run(&config, a),
+        Command::Gateway(a) => gateway::serve(&config, a),
         Command::Eval(a) => eval::eval(&config, a),
         Command::Report(a) => report::report(a),
         Command::Compare(a) => report::compare(a),

@@ -10,6 +10,7 @@ use switchyard::engine::fold::SessionState;
 use switchyard::eval::metrics::{Metrics, table};
 use switchyard::session;
 
+use super::agent::{AgentArgs, bridge, for_agent};
 use super::args::{GraphTapeArgs, SessionArgs};
 use super::setup::{runtime, session_options, until_signal};
 use switchyard::eval::session_text::{run_json, session_text};
@@ -23,14 +24,20 @@ pub(super) struct RunArgs {
     json: bool,
     #[command(flatten)]
     graph_tape: GraphTapeArgs,
+    #[command(flatten)]
+    agent: AgentArgs,
 }
 
 pub(super) fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
     super::debug::refuse_headless(config, &a.session)?;
     let mut opts = session_options(&a.session, &a.graph_tape)?;
     opts.trace = a.session.trace.clone();
+    let rt = runtime()?;
+    let config = &for_agent(config, &a.agent);
+    // Listening before the session starts: the agent is given its address.
+    let _gateway = bridge(config, &rt, &a.agent, &mut opts, true)?;
     let prepared = session::prepare(config, &opts)?;
-    let outcome = runtime()?.block_on(until_signal(async { Ok(session::run(prepared).await?) }))?;
+    let outcome = rt.block_on(until_signal(async { Ok(session::run(prepared).await?) }))?;
     report(&outcome.state, a.json, a.session.trace.as_deref())
 }
 

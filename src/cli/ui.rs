@@ -11,6 +11,7 @@ use switchyard::session::fork::{ForkRequest, prepare_fork};
 use switchyard::session::{self, SessionOptions};
 use switchyard::ui::Theme;
 
+use super::agent::{AgentArgs, bridge, for_agent};
 use super::args::{GraphTapeArgs, SessionArgs};
 use super::setup::{runtime, session_options, stamp};
 
@@ -36,6 +37,8 @@ pub(super) struct UiArgs {
     paused: bool,
     #[command(flatten)]
     graph_tape: GraphTapeArgs,
+    #[command(flatten)]
+    agent: AgentArgs,
 }
 
 pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
@@ -53,8 +56,11 @@ pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
         None => config.data_paths()?.traces().join(format!("session-{}.jsonl", stamp())),
     };
     opts.trace = Some(trace.clone());
+    let rt = runtime()?;
+    let config = &for_agent(config, &a.agent);
+    let _gateway = bridge(config, &rt, &a.agent, &mut opts, true)?;
     let prepared = session::prepare(config, &opts)?;
-    runtime()?.block_on(switchyard::ui::term::run_live(prepared, theme, config.data_dir().ok()))?;
+    rt.block_on(switchyard::ui::term::run_live(prepared, theme, config.data_dir().ok()))?;
     println!("trace: {}\nreplay it with: switchyard replay {}", trace.display(), trace.display());
     Ok(ExitCode::SUCCESS)
 }

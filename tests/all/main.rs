@@ -26,6 +26,7 @@ mod experiments;
 mod fault_campaign;
 mod fork;
 mod fuzz;
+mod gateway;
 mod graph;
 mod graph_store;
 mod graph_update_fold;

@@ -1,0 +1,122 @@
+//! `--agent -- CMD` (run, ui, eval) and `gateway`: an outside agent whose
+//! model calls go through Switchyard's gateway.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Args;
+use color_eyre::eyre::{Result, eyre};
+use tokio::sync::mpsc;
+
+use switchyard::config::Config;
+use switchyard::engine::StrategyKind;
+use switchyard::gateway::{Gateway, GatewaySetup};
+use switchyard::model::Role;
+use switchyard::session::{SessionOptions, TaskSource};
+use switchyard::strategy::bridge::BridgeInbox;
+use switchyard::strategy::bridge::process::AgentCommand;
+
+/// How many bridged calls may wait for the engine at once before the
+/// gateway holds the next agent request back.
+const WAITING_CALLS: usize = 256;
+
+#[derive(Args, Debug, Default)]
+pub(super) struct AgentArgs {
+    /// Run your own agent: give its command after `--` (`{task}` in it is the task, else the task is on its
+    /// stdin). Its model calls go through Switchyard, which sets OPENAI_BASE_URL, OPENAI_API_KEY,
+    /// ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY for it.
+    #[arg(long)]
+    pub(super) agent: bool,
+    /// Where the model gateway listens (default: a free port on 127.0.0.1).
+    #[arg(long, value_name = "ADDR")]
+    pub(super) listen: Option<SocketAddr>,
+    /// The agent writes its answer to this file (default: its last line on stdout).
+    #[arg(long, value_name = "FILE", requires = "agent")]
+    pub(super) answer_file: Option<PathBuf>,
+    /// The agent's command and its arguments (after `--`).
+    #[arg(last = true, value_name = "CMD")]
+    pub(super) command: Vec<String>,
+}
+
+/// The gateway's setup from the config: the agent role's model is the one
+/// `GET /v1/models` names first.
+fn setup(config: &Config, listen: Option<SocketAddr>) -> GatewaySetup {
+    let mut models: Vec<String> = config.roles.get(&Role::Agent).into_iter().cloned().collect();
+    models.extend(config.models.keys().filter(|m| !models.contains(m)).cloned().collect::<Vec<_>>());
+    let mut s = GatewaySetup { models, ..GatewaySetup::default() };
+    if let Some(addr) = listen {
+        s.listen = addr;
+    }
+    s
+}
+
+/// With `--agent`, the config with the agent role (the actor's model by
+/// default); without, the config as it is: other sessions list no agent role.
+pub(super) fn for_agent(config: &Config, a: &AgentArgs) -> Config {
+    if a.agent { with_agent_role(config) } else { config.clone() }
+}
+
+/// The agent role defaults to the actor's model.
+pub(super) fn with_agent_role(config: &Config) -> Config {
+    let mut config = config.clone();
+    if !config.roles.contains_key(&Role::Agent) {
+        let actor = config.roles.get(&Role::Actor).cloned().unwrap_or_else(|| "sim".into());
+        config.roles.insert(Role::Agent, actor);
+    }
+    config
+}
+
+/// Starts the gateway and points the session at it, when `--agent` asks
+/// for one. `one_run`: without `--task`, `--tasks` or `{task}`, the session
+/// is one run of the agent, its command line as the task.
+pub(super) fn bridge(
+    config: &Config,
+    rt: &tokio::runtime::Runtime,
+    a: &AgentArgs,
+    opts: &mut SessionOptions,
+    one_run: bool,
+) -> Result<Option<Gateway>> {
+    if !a.agent {
+        if !a.command.is_empty() {
+            return Err(eyre!("a command after `--` is an agent's: add --agent (switchyard run --agent -- CMD)"));
+        }
+        if a.listen.is_some() {
+            return Err(eyre!("--listen is the gateway's: add --agent -- CMD, or run `switchyard gateway`"));
+        }
+        return Ok(None);
+    }
+    if a.command.is_empty() {
+        return Err(eyre!("--agent needs the agent's command after `--` (e.g. --agent -- python3 my_agent.py)"));
+    }
+    let (calls, inbox) = mpsc::channel(WAITING_CALLS);
+    let gateway = rt.block_on(Gateway::start(setup(config, a.listen), calls)).map_err(|e| {
+        eyre!("the model gateway could not listen on {}: {e}", a.listen.map_or("127.0.0.1:0".into(), |l| l.to_string()))
+    })?;
+    let cmd = AgentCommand { argv: a.command.clone(), env: gateway.agent_env(), answer_file: a.answer_file.clone() };
+    if one_run && matches!(opts.tasks, TaskSource::Configured) && !cmd.takes_task() {
+        opts.tasks = TaskSource::Text(cmd.shown(""));
+    }
+    opts.strategy = Some(StrategyKind::Agent);
+    opts.bridge = Some(BridgeInbox::new(inbox, Some(cmd)));
+    eprintln!("model gateway: {} (Anthropic: {})", gateway.openai_base_url(), gateway.anthropic_base_url());
+    Ok(Some(gateway))
+}
+
+/// `switchyard gateway`: the gateway alone, for an agent started elsewhere.
+pub(super) fn gateway_only(
+    config: &Config,
+    rt: &tokio::runtime::Runtime,
+    listen: Option<SocketAddr>,
+    opts: &mut SessionOptions,
+) -> Result<Gateway> {
+    let (calls, inbox) = mpsc::channel(WAITING_CALLS);
+    let gateway = rt
+        .block_on(Gateway::start(setup(config, listen), calls))
+        .map_err(|e| eyre!("the model gateway could not listen: {e}"))?;
+    if matches!(opts.tasks, TaskSource::Configured) {
+        opts.tasks = TaskSource::Text("an agent started outside Switchyard".into());
+    }
+    opts.strategy = Some(StrategyKind::Agent);
+    opts.bridge = Some(BridgeInbox::new(inbox, None));
+    Ok(gateway)
+}

@@ -1,0 +1,60 @@
+//! `gateway`: the model gateway alone, for an agent started elsewhere.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Args;
+use color_eyre::eyre::{Result, eyre};
+
+use switchyard::config::Config;
+
+use super::agent::{gateway_only, with_agent_role};
+
+#[derive(Args, Debug, Default)]
+pub(super) struct GatewayArgs {
+    /// Where to listen (default: a free port on 127.0.0.1).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// Write the trace (JSON Lines) here.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    #[command(flatten)]
+    common: super::args::Common,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `switchyard gateway`: prints the environment an agent needs, serves its
+/// model calls until Ctrl-C (or SIGTERM), then ends the session as `q`
+/// would (the trace closed) and prints its summary.
+pub(super) fn serve(config: &Config, a: GatewayArgs) -> Result<std::process::ExitCode> {
+    let mut opts = super::setup::common_options(&a.common)?;
+    opts.trace = a.trace.clone();
+    let rt = super::setup::runtime()?;
+    let config = &with_agent_role(config);
+    let gateway = gateway_only(config, &rt, a.listen, &mut opts)?;
+    let prepared = switchyard::session::prepare(config, &opts)?;
+    // The token goes to the user, on stdout only: it is what the agent
+    // must send, and nothing Switchyard writes keeps it.
+    for (k, v) in gateway.agent_env() {
+        println!("export {k}={v}");
+    }
+    eprintln!("model gateway ready at {}; Ctrl-C ends the session", gateway.openai_base_url());
+    let handle = prepared.handle.clone();
+    let outcome = rt.block_on(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        let mut session = tokio::spawn(switchyard::session::run(prepared));
+        tokio::select! {
+            r = &mut session => return r.map_err(|e| eyre!("the session failed: {e}")),
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        handle.send(switchyard::engine::Control::Stop);
+        session.await.map_err(|e| eyre!("the session failed: {e}"))
+    })??;
+    drop(gateway);
+    super::run::report(&outcome.state, a.json, a.trace.as_deref())
+}

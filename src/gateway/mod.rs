@@ -1,0 +1,113 @@
+//! The model gateway: Switchyard serves OpenAI Chat Completions, the
+//! Responses API and Anthropic Messages on loopback, so an agent written
+//! elsewhere (LangGraph, the OpenAI Agents SDK, a script, a coding agent)
+//! calls its model through the session: every call waits at the gate,
+//! meets the faults, approvals and breakpoints, and is traced, in the
+//! `agent` role (docs/src/agents.md).
+
+mod errors;
+mod routes;
+mod state;
+mod stream;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::strategy::bridge::BridgedCall;
+use crate::text::secret::Secret;
+
+/// 32 MB: a long conversation with images, far below what hurts.
+pub const DEFAULT_MAX_BODY: usize = 32 << 20;
+
+/// How a gateway is set up.
+#[derive(Clone, Debug)]
+pub struct GatewaySetup {
+    /// Where to listen; port 0 lets the system choose.
+    pub listen: SocketAddr,
+    /// Named by `GET /v1/models`, the agent role's model first.
+    pub models: Vec<String>,
+    pub max_body: usize,
+}
+
+impl Default for GatewaySetup {
+    fn default() -> Self {
+        GatewaySetup { listen: SocketAddr::from(([127, 0, 0, 1], 0)), models: Vec::new(), max_body: DEFAULT_MAX_BODY }
+    }
+}
+
+/// A running gateway; it stops when dropped.
+pub struct Gateway {
+    addr: SocketAddr,
+    token: Secret,
+    _stop: oneshot::Sender<()>,
+}
+
+impl Gateway {
+    /// Listens on `setup.listen` and hands every model call to `calls`.
+    /// The session token is new and random each time.
+    pub async fn start(setup: GatewaySetup, calls: mpsc::Sender<BridgedCall>) -> std::io::Result<Gateway> {
+        let token = Secret::new(new_token());
+        let state = Arc::new(state::GatewayState {
+            token: token.clone(),
+            calls,
+            models: setup.models,
+            max_body: setup.max_body,
+            conversations: Mutex::new(Default::default()),
+            served: Default::default(),
+        });
+        let listener = tokio::net::TcpListener::bind(setup.listen).await?;
+        let addr = listener.local_addr()?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let app = routes::router(state);
+        tokio::spawn(async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(async {
+                let _ = stopped.await;
+            });
+            if let Err(e) = serve.await {
+                tracing::warn!(error = %e, "the model gateway stopped");
+            }
+        });
+        Ok(Gateway { addr, token, _stop: stop })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Chat Completions' and the Responses API's base URL (`OPENAI_BASE_URL`).
+    pub fn openai_base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Anthropic's base URL (`ANTHROPIC_BASE_URL`): its SDKs add `/v1/messages`.
+    pub fn anthropic_base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The session token an agent must send as its API key.
+    pub fn token(&self) -> &Secret {
+        &self.token
+    }
+
+    /// The environment an agent is started with: both vendors' base URLs
+    /// and keys, the key being the session token.
+    pub fn agent_env(&self) -> Vec<(String, String)> {
+        let key = self.token.expose().to_string();
+        vec![
+            ("OPENAI_BASE_URL".into(), self.openai_base_url()),
+            ("OPENAI_API_KEY".into(), key.clone()),
+            ("ANTHROPIC_BASE_URL".into(), self.anthropic_base_url()),
+            ("ANTHROPIC_API_KEY".into(), key),
+        ]
+    }
+}
+
+fn new_token() -> String {
+    use rand::RngCore;
+    let mut bytes = [0u8; 24];
+    rand::rng().fill_bytes(&mut bytes);
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sy-{hex}")
+}

@@ -1,0 +1,188 @@
+//! Switchyard's model gateway driven by clients nobody here wrote: the
+//! official `openai` and `anthropic` Python SDKs, LangGraph's prebuilt ReAct
+//! agent over `langchain-openai`, and the OpenAI Agents SDK, each started by
+//! `switchyard run --agent -- …` against the simulated model. They are
+//! installed pinned by `scripts/agent-clients.sh install`; their Python comes
+//! from `SWITCHYARD_AGENT_PYTHON` (what `scripts/agent-clients.sh env`
+//! prints; `.ci/run` exports it), else from that script. On a machine
+//! without them every test says so and passes without running.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use switchyard::engine::event::EventKind;
+use switchyard::engine::trace::read_trace;
+use switchyard::model::Role;
+use switchyard::model::wire::Dialect;
+use tempfile::TempDir;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The venv's python, or why there is none.
+fn python() -> Result<PathBuf, String> {
+    if let Ok(p) = std::env::var("SWITCHYARD_AGENT_PYTHON") {
+        return Ok(PathBuf::from(p));
+    }
+    let out = Command::new("bash")
+        .arg(repo().join("scripts/agent-clients.sh"))
+        .arg("env")
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("could not run scripts/agent-clients.sh: {e}"))?;
+    if !out.status.success() {
+        return Err("the agent clients are not installed (bash scripts/agent-clients.sh install)".into());
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("export SWITCHYARD_AGENT_PYTHON="))
+        .map(|p| PathBuf::from(p.trim().trim_matches('\'')))
+        .ok_or_else(|| "scripts/agent-clients.sh env printed no SWITCHYARD_AGENT_PYTHON".into())
+}
+
+macro_rules! python_or_skip {
+    () => {
+        match python() {
+            Ok(p) => p,
+            Err(why) => {
+                eprintln!("skipped: {why}");
+                return;
+            }
+        }
+    };
+}
+
+struct Ran {
+    out: Output,
+    summary: Value,
+    events: Vec<switchyard::engine::Event>,
+    _dir: TempDir,
+}
+
+/// `switchyard run --agent -- PYTHON tests/agents/SCRIPT ARGS…`, its JSON
+/// summary and its trace.
+fn run_agent(python: &Path, script: &str, args: &[&str]) -> Ran {
+    let dir = TempDir::new().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchyard"));
+    cmd.arg("--data-dir").arg(dir.path()).args(["run", "--json", "--trace"]).arg(&trace).arg("--agent").arg("--");
+    cmd.arg(python).arg(repo().join("tests/agents").join(script)).args(args);
+    let out = cmd.output().unwrap();
+    let summary = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let events = read_trace(&trace).unwrap_or_default();
+    Ran { out, summary, events, _dir: dir }
+}
+
+impl Ran {
+    fn answer(&self) -> &str {
+        self.summary.pointer("/runs/0/answer").and_then(Value::as_str).unwrap_or_default()
+    }
+
+    fn dialects(&self) -> Vec<Dialect> {
+        self.events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::ModelCall { role: Role::Agent, wire: Some(w), .. } => Some(w.dialect),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn explain(&self) -> String {
+        format!(
+            "exit {:?}\nstdout: {}\nstderr: {}",
+            self.out.status.code(),
+            String::from_utf8_lossy(&self.out.stdout),
+            String::from_utf8_lossy(&self.out.stderr)
+        )
+    }
+
+    /// The tool loop ran: a call asked for `add`, its result came back, and
+    /// the agent answered from it; every call in `dialect`.
+    fn assert_tool_loop(&self, dialect: Dialect) {
+        assert!(self.out.status.success(), "{}", self.explain());
+        assert_eq!(self.answer(), "The answer is 5.", "{}", self.explain());
+        let dialects = self.dialects();
+        assert_eq!(dialects.len(), 2, "two model calls: the tool call, then the answer\n{}", self.explain());
+        assert!(dialects.iter().all(|d| *d == dialect), "{dialects:?}");
+        let exited = self.events.iter().any(|e| matches!(e.kind, EventKind::AgentExited { code: Some(0), .. }));
+        assert!(exited, "the agent's exit is recorded");
+    }
+}
+
+#[test]
+fn openai_chat_completions_with_a_tool_loop() {
+    let py = python_or_skip!();
+    run_agent(&py, "openai_chat.py", &["--tools", "What is 2 + 3?"]).assert_tool_loop(Dialect::Chat);
+}
+
+#[test]
+fn openai_chat_completions_streamed() {
+    let py = python_or_skip!();
+    run_agent(&py, "openai_chat.py", &["--stream", "--tools", "What is 2 + 3?"]).assert_tool_loop(Dialect::Chat);
+}
+
+#[test]
+fn openai_responses_with_a_tool_loop_streamed_and_not() {
+    let py = python_or_skip!();
+    run_agent(&py, "openai_responses.py", &["--tools", "What is 2 + 3?"]).assert_tool_loop(Dialect::Responses);
+    run_agent(&py, "openai_responses.py", &["--stream", "--tools", "What is 2 + 3?"])
+        .assert_tool_loop(Dialect::Responses);
+}
+
+#[test]
+fn anthropic_messages_with_a_tool_loop_streamed_and_not() {
+    let py = python_or_skip!();
+    run_agent(&py, "anthropic_messages.py", &["--tools", "What is 2 + 3?"]).assert_tool_loop(Dialect::Anthropic);
+    run_agent(&py, "anthropic_messages.py", &["--stream", "--tools", "What is 2 + 3?"])
+        .assert_tool_loop(Dialect::Anthropic);
+}
+
+#[test]
+fn a_langgraph_react_agent() {
+    let py = python_or_skip!();
+    run_agent(&py, "langgraph_agent.py", &["What is 2 + 3?"]).assert_tool_loop(Dialect::Chat);
+}
+
+#[test]
+fn the_openai_agents_sdk() {
+    let py = python_or_skip!();
+    run_agent(&py, "openai_agents_sdk.py", &["What is 2 + 3?"]).assert_tool_loop(Dialect::Chat);
+}
+
+#[test]
+fn the_models_list() {
+    let py = python_or_skip!();
+    let ran = run_agent(&py, "openai_models.py", &[]);
+    assert!(ran.out.status.success(), "{}", ran.explain());
+    assert!(ran.answer().split(' ').any(|m| m == "sim"), "{}", ran.explain());
+}
+
+#[test]
+fn a_wrong_key_is_refused_in_the_sdk_s_own_error() {
+    let py = python_or_skip!();
+    // The agent overrides the key it was given: the SDK raises its own
+    // AuthenticationError with the gateway's message.
+    let dir = TempDir::new().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let script = "import os, subprocess, sys; os.environ['OPENAI_API_KEY'] = 'sk-not-the-token-1234'; \
+        sys.exit(subprocess.call([sys.executable] + sys.argv[1:]))";
+    let out = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["run", "--trace"])
+        .arg(&trace)
+        .args(["--agent", "--"])
+        .arg(&py)
+        .args(["-c", script])
+        .arg(repo().join("tests/agents/openai_chat.py"))
+        .arg("hi")
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.contains("AuthenticationError"), "the agent's stderr tail names the SDK's error: {text}");
+    assert!(text.contains("\"code\":1"), "{text}");
+    assert!(!out.status.success() || text.contains("401"), "{text}");
+}

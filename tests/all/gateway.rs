@@ -1,0 +1,290 @@
+//! The model gateway in process: an engine bridging an outside agent's
+//! calls (no agent command: the test is the agent, over HTTP) to a
+//! scripted OpenAI-compatible upstream on loopback, or to the simulated
+//! model.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use switchyard::engine::{
+    Control, Engine, EngineHandle, EngineSetup, Event, EventKind, LogicalClock, ModelSlot, Models, SessionOutcome,
+};
+use switchyard::gateway::{Gateway, GatewaySetup};
+use switchyard::model::wire::Dialect;
+use switchyard::model::openai::{OpenAiConfig, OpenAiModel};
+use switchyard::model::price::Price;
+use switchyard::model::{ChatModel, Role};
+use switchyard::sim::{SimConfig, SimModel};
+use switchyard::strategy::bridge::Bridge;
+use switchyard::task::Task;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::common::small_library;
+use super::openai::{Reply, Server, completion, text_reply};
+
+struct Rig {
+    gateway: Gateway,
+    handle: EngineHandle,
+    events: mpsc::UnboundedReceiver<Event>,
+    run: JoinHandle<SessionOutcome>,
+    http: reqwest::Client,
+}
+
+async fn rig_with(model: Arc<dyn ChatModel>, max_body: usize) -> Rig {
+    let (calls, inbox) = mpsc::channel(16);
+    let setup = GatewaySetup { models: vec![model.info().name], max_body, ..GatewaySetup::default() };
+    let gateway = Gateway::start(setup, calls).await.unwrap();
+    let mut models = Models::single(model.clone(), Price::default());
+    models.set(Role::Agent, ModelSlot { model, price: Price::default() });
+    let strategy: Box<dyn switchyard::engine::Strategy> = Box::new(Bridge::new(inbox, None));
+    let mut s = EngineSetup::new(small_library(), models, strategy);
+    s.clock = Arc::new(LogicalClock::default());
+    let (mut engine, handle) = Engine::new(s);
+    let events = engine.subscribe();
+    let task = Task { id: "outside".into(), query: "an outside agent".into(), ..Task::default() };
+    let run = tokio::spawn(async move { engine.run(vec![task]).await.unwrap() });
+    Rig { gateway, handle, events, run, http: reqwest::Client::new() }
+}
+
+async fn rig(model: Arc<dyn ChatModel>) -> Rig {
+    rig_with(model, switchyard::gateway::DEFAULT_MAX_BODY).await
+}
+
+fn upstream(server: &Server) -> Arc<dyn ChatModel> {
+    let mut cfg = OpenAiConfig::new("local", server.base_url(), "test-model");
+    cfg.timeout_ms = 5_000;
+    cfg.max_retries = 0;
+    Arc::new(OpenAiModel::new(cfg).unwrap())
+}
+
+fn sim() -> Arc<dyn ChatModel> {
+    Arc::new(SimModel::new(SimConfig { name: "sim".into(), seed: 7, noise: 0.0 }))
+}
+
+impl Rig {
+    fn url(&self, dialect: Dialect) -> String {
+        match dialect {
+            Dialect::Chat => format!("{}/chat/completions", self.gateway.openai_base_url()),
+            Dialect::Responses => format!("{}/responses", self.gateway.openai_base_url()),
+            Dialect::Anthropic => format!("{}/v1/messages", self.gateway.anthropic_base_url()),
+        }
+    }
+
+    /// One request with the session token, as the dialect's SDK sends it.
+    async fn send(&self, dialect: Dialect, body: &Value) -> (u16, Value) {
+        let token = self.gateway.token().expose().to_string();
+        let rb = self.http.post(self.url(dialect)).json(body);
+        let rb = match dialect {
+            Dialect::Anthropic => rb.header("x-api-key", token).header("anthropic-version", "2023-06-01"),
+            _ => rb.bearer_auth(token),
+        };
+        let resp = rb.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    /// Ends the session as `q` would, and returns every event it sent.
+    async fn finish(mut self) -> Vec<Event> {
+        self.handle.send(Control::Stop);
+        self.run.await.unwrap();
+        let mut out = Vec::new();
+        while let Ok(e) = self.events.try_recv() {
+            out.push(e);
+        }
+        out
+    }
+}
+
+#[tokio::test]
+async fn a_chat_agent_s_request_reaches_a_chat_upstream_as_it_was_sent() {
+    let server = Server::start(vec![text_reply("Paris.")]).await;
+    let rig = rig(upstream(&server)).await;
+    // Fields the engine's own requests never use travel all the same.
+    let sent = json!({
+        "model": "test-model",
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": [{"type": "text", "text": "Capital of France?"}]},
+        ],
+        "temperature": 0.3,
+        "seed": 11,
+        "user": "someone",
+        "logit_bias": {"50256": -100},
+        "tools": [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}],
+    });
+    let (status, reply) = rig.send(Dialect::Chat, &sent).await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(server.seen()[0].body, sent, "the upstream got another body than the agent sent");
+    assert_eq!(reply["choices"][0]["message"]["content"], "Paris.");
+    assert_eq!(reply["usage"]["prompt_tokens"], 12);
+    let events = rig.finish().await;
+    let call = events.iter().find_map(|e| match &e.kind {
+        EventKind::ModelCall { role: Role::Agent, wire: Some(w), .. } => Some(w.clone()),
+        _ => None,
+    });
+    assert_eq!(call.map(|w| (w.dialect, w.body)), Some((Dialect::Chat, sent)));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.kind, EventKind::ModelReply { role: Role::Agent, text, .. } if text == "Paris."))
+    );
+}
+
+#[tokio::test]
+async fn an_anthropic_agent_is_translated_to_a_chat_upstream_and_back_with_its_ids() {
+    let call = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_9", "type": "function",
+        "function": {"name": "lookup", "arguments": "{\"city\":\"Oslo\"}"}}]});
+    let mut reply = completion(call, Some(json!({"prompt_tokens": 30, "completion_tokens": 8})));
+    reply["choices"][0]["finish_reason"] = json!("tool_calls");
+    let server = Server::start(vec![Reply::json(200, reply)]).await;
+    let rig = rig(upstream(&server)).await;
+    let sent = json!({
+        "model": "claude-x",
+        "max_tokens": 200,
+        "system": [{"type": "text", "text": "Be brief."}],
+        "tools": [{"name": "lookup", "description": "Find a city", "input_schema": {"type": "object"}}],
+        "messages": [
+            {"role": "user", "content": "Population of Bergen, then Oslo?"},
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "Looking up."},
+                {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"city": "Bergen"}},
+            ]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "285,000"}]},
+        ],
+    });
+    let (status, got) = rig.send(Dialect::Anthropic, &sent).await;
+    assert_eq!(status, 200, "{got}");
+    let upstream_body = &server.seen()[0].body;
+    assert_eq!(upstream_body["model"], "test-model");
+    assert_eq!(upstream_body["max_tokens"], 200);
+    assert_eq!(upstream_body["messages"][0], json!({"role": "system", "content": "Be brief."}));
+    assert_eq!(upstream_body["messages"][2]["tool_calls"][0]["id"], "toolu_1");
+    assert_eq!(upstream_body["messages"][3], json!({"role": "tool", "tool_call_id": "toolu_1", "content": "285,000"}));
+    assert_eq!(upstream_body["tools"][0]["function"]["name"], "lookup");
+    assert_eq!(got["type"], "message");
+    assert_eq!(got["model"], "claude-x");
+    assert_eq!(got["stop_reason"], "tool_use");
+    assert_eq!(
+        got["content"][0],
+        json!({"type": "tool_use", "id": "call_9", "name": "lookup", "input": {"city": "Oslo"}})
+    );
+    assert_eq!(got["usage"], json!({"input_tokens": 30, "output_tokens": 8}));
+    rig.finish().await;
+}
+
+#[tokio::test]
+async fn a_responses_agent_s_previous_response_is_answered_from_the_session() {
+    let rig = rig(sim()).await;
+    let tools = json!([{"type": "function", "name": "add", "description": "Add two numbers",
+        "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+        "required": ["a", "b"]}}]);
+    let (status, first) =
+        rig.send(Dialect::Responses, &json!({"model": "m", "input": "What is 2 + 3?", "tools": tools})).await;
+    assert_eq!(status, 200, "{first}");
+    let call = first["output"].as_array().unwrap().iter().find(|i| i["type"] == "function_call").unwrap().clone();
+    assert_eq!(call["name"], "add");
+    let args: Value = serde_json::from_str(call["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({"a": 2, "b": 3}));
+    let next = json!({
+        "model": "m",
+        "previous_response_id": first["id"],
+        "input": [{"type": "function_call_output", "call_id": call["call_id"], "output": "5"}],
+        "tools": tools,
+    });
+    let (status, second) = rig.send(Dialect::Responses, &next).await;
+    assert_eq!(status, 200, "{second}");
+    assert_eq!(second["output"][0]["content"][0]["text"], "The answer is 5.");
+    assert_ne!(first["id"], second["id"]);
+    let unknown = json!({"model": "m", "previous_response_id": "resp_nonesuch", "input": "hi"});
+    let (status, err) = rig.send(Dialect::Responses, &unknown).await;
+    assert_eq!((status, err["error"]["param"].clone()), (404, json!("previous_response_id")));
+    rig.finish().await;
+}
+
+#[tokio::test]
+async fn refusals_come_in_each_dialect_s_own_shape() {
+    let rig = rig_with(sim(), 4096).await;
+    let token = rig.gateway.token().expose().to_string();
+    // A wrong key: 401, and the right one is never in the answer.
+    for (dialect, shape) in [(Dialect::Chat, "/error/type"), (Dialect::Anthropic, "/error/type")] {
+        let resp = rig.http.post(rig.url(dialect)).bearer_auth("sk-wrong").json(&json!({})).send().await.unwrap();
+        assert_eq!(resp.status().as_u16(), 401);
+        let text = resp.text().await.unwrap();
+        assert!(!text.contains(&token));
+        let body: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(body.pointer(shape), Some(&json!("authentication_error")), "{dialect}: {body}");
+        if dialect == Dialect::Anthropic {
+            assert_eq!(body["type"], "error");
+        }
+    }
+    // A field with no counterpart upstream is named, not dropped.
+    let thinking = json!({"model": "m", "max_tokens": 10, "thinking": {"type": "enabled", "budget_tokens": 5},
+        "messages": [{"role": "user", "content": "hi"}]});
+    let (status, err) = rig.send(Dialect::Anthropic, &thinking).await;
+    assert_eq!(status, 400);
+    assert_eq!(err["error"]["type"], "invalid_request_error");
+    assert!(err["error"]["message"].as_str().unwrap().starts_with("thinking:"), "{err}");
+    let hosted = json!({"model": "m", "input": "hi", "tools": [{"type": "web_search"}]});
+    let (status, err) = rig.send(Dialect::Responses, &hosted).await;
+    assert_eq!((status, err["error"]["param"].clone()), (400, json!("tools[0].type")));
+    // Too large, and not JSON.
+    let big = json!({"model": "m", "messages": [{"role": "user", "content": "x".repeat(5000)}]});
+    let (status, err) = rig.send(Dialect::Chat, &big).await;
+    assert_eq!((status, err["error"]["type"].clone()), (413, json!("invalid_request_error")));
+    let resp = rig.http.post(rig.url(Dialect::Chat)).bearer_auth(&token).body("{not json").send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 400);
+    // The session went on through all of it.
+    let (status, ok) =
+        rig.send(Dialect::Chat, &json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]})).await;
+    assert_eq!(status, 200, "{ok}");
+    let events = rig.finish().await;
+    let calls = events.iter().filter(|e| matches!(e.kind, EventKind::ModelCall { .. })).count();
+    assert_eq!(calls, 1, "only the good request reached the model");
+}
+
+#[tokio::test]
+async fn an_upstream_that_fails_is_a_502_and_the_session_goes_on() {
+    let server = Server::start(vec![Reply::raw(500, "overloaded"), text_reply("Back.")]).await;
+    let rig = rig(upstream(&server)).await;
+    let ask = json!({"model": "test-model", "messages": [{"role": "user", "content": "hi"}]});
+    let (status, err) = rig.send(Dialect::Chat, &ask).await;
+    assert_eq!(status, 502);
+    assert!(err["error"]["message"].as_str().unwrap().contains("HTTP 500"), "{err}");
+    let (status, ok) = rig.send(Dialect::Chat, &ask).await;
+    assert_eq!((status, ok["choices"][0]["message"]["content"].clone()), (200, json!("Back.")));
+    let events = rig.finish().await;
+    assert!(events.iter().any(|e| matches!(e.kind, EventKind::ModelFailed { role: Role::Agent, .. })));
+    assert!(events.iter().any(|e| matches!(e.kind, EventKind::RunFinished { .. })));
+    assert!(events.iter().any(|e| matches!(e.kind, EventKind::SessionFinished { .. })));
+}
+
+#[tokio::test]
+async fn a_streamed_reply_reassembles_into_the_reply_it_streams() {
+    let rig = rig(sim()).await;
+    let tools = json!([{"type": "function", "function": {"name": "add", "parameters": {"type": "object",
+        "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}}}]);
+    let ask = json!({"model": "m", "messages": [{"role": "user", "content": "What is 2 + 3?"}], "tools": tools,
+        "stream": true, "stream_options": {"include_usage": true}});
+    let token = rig.gateway.token().expose().to_string();
+    let resp = rig.http.post(rig.url(Dialect::Chat)).bearer_auth(&token).json(&ask).send().await.unwrap();
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    let text = resp.text().await.unwrap();
+    let chunks: Vec<Value> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    assert!(text.trim_end().ends_with("data: [DONE]"));
+    let name: String =
+        chunks.iter().filter_map(|c| c.pointer("/choices/0/delta/tool_calls/0/function/name")?.as_str()).collect();
+    let args: String =
+        chunks.iter().filter_map(|c| c.pointer("/choices/0/delta/tool_calls/0/function/arguments")?.as_str()).collect();
+    assert_eq!(name, "add");
+    assert_eq!(serde_json::from_str::<Value>(&args).unwrap(), json!({"a": 2, "b": 3}));
+    let usage = chunks.last().unwrap();
+    assert!(usage["usage"]["completion_tokens"].as_u64().unwrap() > 0, "{usage}");
+    rig.finish().await;
+}
