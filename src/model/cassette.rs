@@ -72,7 +72,7 @@ impl std::fmt::Debug for Cassette {
 /// keys sorted at every depth, so a schema written with its keys in another
 /// order is the same request).
 pub fn request_key(req: &ChatRequest) -> String {
-    let v = json!({
+    let mut v = json!({
         "role": req.role,
         "messages": req.messages,
         "tools": req.tools,
@@ -80,6 +80,11 @@ pub fn request_key(req: &ChatRequest) -> String {
         "temperature": req.temperature,
         "max_tokens": req.max_tokens,
     });
+    // A bridged agent's body, whole: two requests that read the same as
+    // text may differ in what the agent sent (ids, settings, images).
+    if let Some(wire) = &req.wire {
+        v["wire"] = json!(wire);
+    }
     let digest = Sha256::digest(canonical(v).to_string().as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
