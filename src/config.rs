@@ -45,7 +45,13 @@ pub enum ModelConfig {
         #[serde(default)]
         price: Price,
     },
+    /// An HTTP endpoint: `kind = "openai"` (Chat Completions, any
+    /// compatible server), `"openai-responses"` (the Responses API) or
+    /// `"anthropic"` (Messages); `api` is which, set from the kind.
+    #[serde(alias = "anthropic", alias = "openai-responses")]
     Openai {
+        #[serde(skip)]
+        api: crate::model::wire::Dialect,
         base_url: String,
         model: String,
         #[serde(default)]
@@ -67,6 +73,14 @@ pub enum ModelConfig {
         #[serde(default)]
         price: Price,
     },
+}
+
+/// Each model's `kind` as written: the HTTP kinds share one variant, so
+/// which API it names is read here.
+fn model_kinds(text: &str) -> BTreeMap<String, String> {
+    let Ok(table) = text.parse::<toml::Table>() else { return BTreeMap::new() };
+    let Some(models) = table.get("models").and_then(toml::Value::as_table) else { return BTreeMap::new() };
+    models.iter().filter_map(|(name, m)| Some((name.clone(), m.get("kind")?.as_str()?.to_string()))).collect()
 }
 
 fn default_noise() -> f64 {
@@ -501,7 +515,15 @@ impl Config {
             p.validate().map_err(|e| field(&format!("params.{}", e.param), e.why))?;
             c.params = p;
         }
-        for (name, m) in raw.models {
+        let kinds = model_kinds(text);
+        for (name, mut m) in raw.models {
+            if let ModelConfig::Openai { api, .. } = &mut m {
+                *api = match kinds.get(&name).map(String::as_str) {
+                    Some("anthropic") => crate::model::wire::Dialect::Anthropic,
+                    Some("openai-responses") => crate::model::wire::Dialect::Responses,
+                    _ => crate::model::wire::Dialect::Chat,
+                };
+            }
             match &m {
                 ModelConfig::Sim { noise, .. } if !(0.0..=1.0).contains(noise) => {
                     return Err(field(&format!("models.{name}.noise"), format!("must be within [0, 1], got {noise}")));
@@ -620,6 +642,7 @@ impl Config {
                     price: *price,
                 },
                 ModelConfig::Openai {
+                    api,
                     base_url,
                     model,
                     api_key_env,
@@ -647,6 +670,7 @@ impl Config {
                         json_schema: *json_schema,
                         max_tokens: *max_tokens,
                         max_reply_bytes,
+                        api: *api,
                     })
                     .map_err(|e| ConfigError::Field {
                         path: origin.clone(),

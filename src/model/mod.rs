@@ -189,6 +189,11 @@ impl ChatResponse {
 pub enum ModelKind {
     Sim,
     Openai,
+    /// Anthropic Messages, natively.
+    Anthropic,
+    /// The OpenAI Responses API, natively.
+    #[serde(rename = "openai-responses")]
+    OpenaiResponses,
     Replay,
 }
 

@@ -18,8 +18,9 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::wire::{self, Dialect, WireRequest};
+use super::dialect;
 use super::fault::ModelFaultMode;
+use super::wire::{self, Dialect, WireRequest};
 use super::{
     ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Speaker, ToolCallRequest, ToolDef, Usage,
     tokens, wire_fault,
@@ -60,6 +61,11 @@ pub struct OpenAiConfig {
     /// without end must not take the process's memory with it.
     #[serde(default = "default_max_reply_bytes")]
     pub max_reply_bytes: u64,
+    /// The API the endpoint speaks: Chat Completions (`kind = "openai"`),
+    /// the Responses API (`kind = "openai-responses"`) or Anthropic
+    /// Messages (`kind = "anthropic"`).
+    #[serde(default)]
+    pub api: Dialect,
 }
 
 /// 16 MB: far beyond any chat reply, far below what hurts.
@@ -97,9 +103,13 @@ impl OpenAiConfig {
             json_schema: true,
             max_tokens: default_max_tokens(),
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
+            api: Dialect::Chat,
         }
     }
 }
+
+/// The version of Anthropic's API the requests are written for.
+const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 const BACKOFF_BASE_MS: u64 = 500;
 const BACKOFF_CAP_MS: u64 = 8_000;
@@ -175,8 +185,15 @@ impl OpenAiModel {
         let client = reqwest::Client::builder()
             .build()
             .map_err(|e| ModelError::Transport(format!("could not build the HTTP client: {}", error_chain(&e))))?;
-        let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
-        let style = if cfg.json_schema { SchemaStyle::JsonSchema } else { SchemaStyle::Off };
+        let path = match cfg.api {
+            Dialect::Chat => "chat/completions",
+            Dialect::Responses => "responses",
+            Dialect::Anthropic => "messages",
+        };
+        let url = format!("{}/{path}", cfg.base_url.trim_end_matches('/'));
+        // Anthropic's Messages have no response format to constrain a reply with.
+        let style =
+            if cfg.json_schema && cfg.api != Dialect::Anthropic { SchemaStyle::JsonSchema } else { SchemaStyle::Off };
         Ok(OpenAiModel { cfg, api_key, client, url, schema_style: std::sync::atomic::AtomicU8::new(style as u8) })
     }
 
@@ -184,10 +201,21 @@ impl OpenAiModel {
         SchemaStyle::from_u8(self.schema_style.load(std::sync::atomic::Ordering::Relaxed))
     }
 
+    /// The request in the endpoint's API.
     fn request_body(&self, req: &ChatRequest) -> Result<Value, ModelError> {
         if let Some(wire) = &req.wire {
             return self.bridged_body(wire);
         }
+        let chat = self.chat_body(req);
+        let translated = match self.cfg.api {
+            Dialect::Chat => return Ok(chat),
+            Dialect::Responses => dialect::responses::request_from_chat(&chat),
+            Dialect::Anthropic => dialect::anthropic::request_from_chat(&chat, Some(self.cfg.max_tokens)),
+        };
+        translated.map_err(ModelError::Untranslatable)
+    }
+
+    fn chat_body(&self, req: &ChatRequest) -> Value {
         let messages: Vec<Value> =
             req.messages.iter().map(|m| json!({ "role": wire_role(m.role), "content": m.content })).collect();
         let mut body = Map::new();
@@ -224,14 +252,14 @@ impl OpenAiModel {
                 SchemaStyle::Off => {}
             }
         }
-        Ok(Value::Object(body))
+        Value::Object(body)
     }
 
-    /// A bridged agent's request: as it sent it when it speaks Chat
-    /// Completions, else translated; the upstream's model name in place of
-    /// the agent's, and never streamed (the gateway streams the reply).
+    /// A bridged agent's request: as it sent it when it speaks the
+    /// endpoint's API, else translated; the upstream's model name in place
+    /// of the agent's, and never streamed (the gateway streams the reply).
     fn bridged_body(&self, wire: &WireRequest) -> Result<Value, ModelError> {
-        let mut body = wire.to_dialect(Dialect::Chat).map_err(ModelError::Untranslatable)?;
+        let mut body = wire.to_dialect(self.cfg.api).map_err(ModelError::Untranslatable)?;
         if let Some(obj) = body.as_object_mut() {
             obj.insert("model".into(), json!(self.cfg.model));
             if obj.remove("stream").is_some() {
@@ -257,8 +285,13 @@ impl OpenAiModel {
                 _ => {}
             }
             let mut rb = self.client.post(&self.url).json(body);
-            if let Some(key) = &self.api_key {
-                rb = rb.bearer_auth(key.expose());
+            match (&self.api_key, self.cfg.api) {
+                (Some(key), Dialect::Anthropic) => rb = rb.header("x-api-key", key.expose()),
+                (Some(key), _) => rb = rb.bearer_auth(key.expose()),
+                (None, _) => {}
+            }
+            if self.cfg.api == Dialect::Anthropic {
+                rb = rb.header("anthropic-version", ANTHROPIC_VERSION);
             }
             let resp = rb.send().await?;
             let status = resp.status().as_u16();
@@ -337,7 +370,12 @@ enum Attempt {
 #[async_trait]
 impl ChatModel for OpenAiModel {
     fn info(&self) -> ModelInfo {
-        ModelInfo { name: self.cfg.name.clone(), kind: ModelKind::Openai, simulated: false }
+        let kind = match self.cfg.api {
+            Dialect::Chat => ModelKind::Openai,
+            Dialect::Responses => ModelKind::OpenaiResponses,
+            Dialect::Anthropic => ModelKind::Anthropic,
+        };
+        ModelInfo { name: self.cfg.name.clone(), kind, simulated: false }
     }
 
     async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
@@ -384,9 +422,10 @@ impl OpenAiModel {
             *attempts += 1;
             let (failure, wait) = match redacted(self.attempt(&body, transport.take()).await?) {
                 Attempt::Answered { status, body, .. } if (200..300).contains(&status) => {
+                    let chat = self.as_chat(&body)?;
                     return match spoil {
-                        Some(f) => parse_reply(&wire_fault::spoil(&body, f), req),
-                        None => parse_reply(&body, req).map(|resp| keep_wire(resp, &body, req)),
+                        Some(f) => parse_reply(&wire_fault::spoil(&chat, f), req),
+                        None => parse_reply(&chat, req).map(|resp| self.keep_wire(resp, &body, &chat, req)),
                     };
                 }
                 // A server that does not know this form of response_format
@@ -435,19 +474,42 @@ impl OpenAiModel {
     }
 }
 
-/// A bridged agent gets the upstream's own body, unless the lenient reader
-/// found a tool call the body does not carry natively (written in the text):
-/// then the reply is written out from what was read.
-fn keep_wire(mut resp: ChatResponse, body: &[u8], req: &ChatRequest) -> ChatResponse {
-    if req.wire.is_none() {
-        return resp;
+impl OpenAiModel {
+    /// A reply body in the pivot (Chat Completions), which the lenient
+    /// reader and the fault injection read.
+    fn as_chat(&self, body: &[u8]) -> Result<Vec<u8>, ModelError> {
+        if self.cfg.api == Dialect::Chat {
+            return Ok(body.to_vec());
+        }
+        let value: Value = serde_json::from_slice(body).map_err(|e| {
+            ModelError::Malformed(format!(
+                "body is not JSON ({e}); it starts: {}",
+                truncate(&String::from_utf8_lossy(&body[..body.len().min(2 * ERROR_BODY_CHARS)]))
+            ))
+        })?;
+        let chat = wire::WireReply { dialect: self.cfg.api, body: value }
+            .to_chat()
+            .map_err(|u| ModelError::Malformed(format!("the reply cannot be read: {u}")))?;
+        Ok(chat.to_string().into_bytes())
     }
-    let Ok(body) = serde_json::from_slice::<Value>(body) else { return resp };
-    let native = body.pointer("/choices/0/message/tool_calls").and_then(Value::as_array).map_or(0, Vec::len);
-    if native == resp.tool_calls.len() {
-        resp.wire = Some(wire::WireReply { dialect: Dialect::Chat, body });
+
+    /// A bridged agent gets the upstream's own body, unless the lenient
+    /// reader found a tool call the body does not carry natively (written
+    /// in the text): then the reply is written out from what was read.
+    fn keep_wire(&self, mut resp: ChatResponse, body: &[u8], chat: &[u8], req: &ChatRequest) -> ChatResponse {
+        if req.wire.is_none() {
+            return resp;
+        }
+        let (Ok(body), Ok(chat)) = (serde_json::from_slice::<Value>(body), serde_json::from_slice::<Value>(chat))
+        else {
+            return resp;
+        };
+        let native = chat.pointer("/choices/0/message/tool_calls").and_then(Value::as_array).map_or(0, Vec::len);
+        if native == resp.tool_calls.len() {
+            resp.wire = Some(wire::WireReply { dialect: self.cfg.api, body });
+        }
+        resp
     }
-    resp
 }
 
 fn backoff(retry: u32) -> Duration {

@@ -6,10 +6,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// An API an agent speaks to its model.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[serde(rename_all = "lowercase")]
 pub enum Dialect {
     /// OpenAI Chat Completions (`POST /v1/chat/completions`).
+    #[default]
     Chat,
     /// The OpenAI Responses API (`POST /v1/responses`).
     Responses,

@@ -419,7 +419,8 @@ impl SpanFold {
 
     fn provider(&self, model: &str, simulated: bool) -> &'static str {
         match self.kinds.get(model) {
-            Some(ModelKind::Openai) => "openai",
+            Some(ModelKind::Openai | ModelKind::OpenaiResponses) => "openai",
+            Some(ModelKind::Anthropic) => "anthropic",
             Some(ModelKind::Replay) => "switchyard.replay",
             Some(ModelKind::Sim) => "switchyard.sim",
             None if simulated => "switchyard.sim",

@@ -288,3 +288,24 @@ async fn a_streamed_reply_reassembles_into_the_reply_it_streams() {
     assert!(usage["usage"]["completion_tokens"].as_u64().unwrap() > 0, "{usage}");
     rig.finish().await;
 }
+
+#[tokio::test]
+async fn an_anthropic_agent_reaches_an_anthropic_upstream_as_it_was_sent() {
+    let reply = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": [{"type": "text", "text": "Hello."}], "stop_reason": "end_turn", "stop_sequence": null,
+        "usage": {"input_tokens": 5, "output_tokens": 2}});
+    let server = Server::start(vec![Reply::json(200, reply.clone())]).await;
+    let mut cfg = OpenAiConfig::new("claude", server.base_url(), "claude-test");
+    cfg.api = Dialect::Anthropic;
+    cfg.max_retries = 0;
+    let rig = rig(Arc::new(OpenAiModel::new(cfg).unwrap())).await;
+    let sent = json!({"model": "claude-test", "max_tokens": 64, "system": "Be brief.", "top_p": 0.9,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi", "cache_control": {"type": "ephemeral"}}]}]});
+    let (status, got) = rig.send(Dialect::Anthropic, &sent).await;
+    assert_eq!(status, 200, "{got}");
+    assert_eq!(server.seen()[0].body, sent);
+    let mut expected = reply;
+    expected["id"] = json!("msg_1_1");
+    assert_eq!(got, expected, "the agent gets the upstream's reply as it was, its id numbered");
+    rig.finish().await;
+}

@@ -677,3 +677,58 @@ async fn a_declared_length_over_the_cap_is_refused_before_reading() {
         "model reply passed the 2048 bytes limit (max_reply_mb) and was cut off: the endpoint may be streaming without end"
     );
 }
+
+#[tokio::test]
+async fn an_anthropic_endpoint_is_spoken_natively() {
+    let reply = json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": [{"type": "text", "text": "Searching."},
+            {"type": "tool_use", "id": "toolu_7", "name": "search", "input": {"q": "rust"}}],
+        "stop_reason": "tool_use", "usage": {"input_tokens": 21, "output_tokens": 9},
+    });
+    let server = Server::start(vec![Reply::json(200, reply)]).await;
+    let mut cfg = config(&server);
+    cfg.api = switchyard::model::wire::Dialect::Anthropic;
+    cfg.api_key_env = Some("SWITCHYARD_TEST_ANTHROPIC_KEY".into());
+    // SAFETY: the variable is this test's own; no other test reads it.
+    unsafe { std::env::set_var("SWITCHYARD_TEST_ANTHROPIC_KEY", "sk-ant-test-key") };
+    let model = OpenAiModel::new(cfg).unwrap();
+    assert_eq!(model.info().kind, ModelKind::Anthropic);
+    let mut req = request_with_tools();
+    req.messages.insert(0, Message::system("Be brief."));
+    let resp = model.chat(&req).await.unwrap();
+    assert_eq!(resp.text, "Searching.");
+    assert_eq!(resp.tool_calls[0].name, "search");
+    assert_eq!(resp.tool_calls[0].arguments, json!({"q": "rust"}));
+    assert_eq!((resp.usage.prompt_tokens, resp.usage.completion_tokens), (21, 9));
+    let seen = &server.seen()[0];
+    assert_eq!(seen.path, "/v1/messages");
+    assert_eq!(seen.header("x-api-key"), Some("sk-ant-test-key"));
+    assert_eq!(seen.header("authorization"), None);
+    assert!(seen.header("anthropic-version").is_some());
+    assert_eq!(seen.body["system"], "Be brief.\n\nYou are terse.", "system messages join into one");
+    assert_eq!(seen.body["tools"][0]["input_schema"]["required"], json!(["q"]));
+    assert!(seen.body["max_tokens"].as_u64().unwrap() > 0, "Anthropic requires max_tokens");
+}
+
+#[tokio::test]
+async fn a_responses_endpoint_is_spoken_natively() {
+    let reply = json!({
+        "id": "resp_1", "object": "response", "status": "completed", "model": "gpt-test",
+        "output": [{"type": "function_call", "id": "fc_1", "call_id": "call_3", "name": "search",
+            "arguments": "{\"q\":\"rust\"}", "status": "completed"}],
+        "usage": {"input_tokens": 17, "output_tokens": 6, "total_tokens": 23},
+    });
+    let server = Server::start(vec![Reply::json(200, reply)]).await;
+    let mut cfg = config(&server);
+    cfg.api = switchyard::model::wire::Dialect::Responses;
+    let model = OpenAiModel::new(cfg).unwrap();
+    let resp = model.chat(&request_with_tools()).await.unwrap();
+    assert_eq!(resp.tool_calls[0].arguments, json!({"q": "rust"}));
+    assert_eq!((resp.usage.prompt_tokens, resp.usage.completion_tokens), (17, 6));
+    let seen = &server.seen()[0];
+    assert_eq!(seen.path, "/v1/responses");
+    assert_eq!(seen.body["store"], false);
+    assert_eq!(seen.body["tools"][0]["name"], "search");
+    assert!(seen.body["input"].as_array().is_some_and(|i| !i.is_empty()));
+}
