@@ -10,9 +10,9 @@ use switchyard::engine::{
     Control, Engine, EngineHandle, EngineSetup, Event, EventKind, LogicalClock, ModelSlot, Models, SessionOutcome,
 };
 use switchyard::gateway::{Gateway, GatewaySetup};
-use switchyard::model::wire::Dialect;
 use switchyard::model::openai::{OpenAiConfig, OpenAiModel};
 use switchyard::model::price::Price;
+use switchyard::model::wire::Dialect;
 use switchyard::model::{ChatModel, Role};
 use switchyard::sim::{SimConfig, SimModel};
 use switchyard::strategy::bridge::Bridge;
@@ -308,4 +308,97 @@ async fn an_anthropic_agent_reaches_an_anthropic_upstream_as_it_was_sent() {
     expected["id"] = json!("msg_1_1");
     assert_eq!(got, expected, "the agent gets the upstream's reply as it was, its id numbered");
     rig.finish().await;
+}
+
+/// `run --json`'s summary and the trace's events.
+fn run_cli(args: &[&str]) -> (std::process::Output, Value, Vec<Event>) {
+    let dir = tempfile::TempDir::new().unwrap();
+    let trace = dir.path().join("t.jsonl");
+    let mut all = vec!["--data-dir", dir.path().to_str().unwrap(), "run", "--json", "--trace", trace.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = super::cli_helpers::run(&all);
+    let summary = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let events = switchyard::engine::trace::read_trace(&trace).unwrap_or_default();
+    (out, summary, events)
+}
+
+#[test]
+fn only_an_agent_s_session_lists_the_agent_role() {
+    let (_, _, events) = run_cli(&["--task", "What is 2 + 3?"]);
+    let EventKind::SessionStarted { models, .. } = &events[0].kind else { panic!("{:?}", events[0]) };
+    assert!(models.iter().all(|m| m.role != Role::Agent));
+    let (_, _, events) = run_cli(&["--agent", "--", "true"]);
+    let EventKind::SessionStarted { models, .. } = &events[0].kind else { panic!("{:?}", events[0]) };
+    assert!(models.iter().any(|m| m.role == Role::Agent));
+}
+
+#[test]
+fn an_agent_that_cannot_start_or_fails_at_once_is_recorded_and_the_session_ends() {
+    let (out, summary, events) = run_cli(&["--agent", "--", "/nonexistent/agent", "--flag"]);
+    assert_eq!(out.status.code(), Some(2), "a failed run: {}", String::from_utf8_lossy(&out.stderr));
+    let error = events.iter().find_map(|e| match &e.kind {
+        EventKind::AgentExited { error: Some(e), .. } => Some(e.clone()),
+        _ => None,
+    });
+    assert!(error.is_some_and(|e| e.contains("could not start `/nonexistent/agent`")), "{events:?}");
+    assert!(matches!(events.last().map(|e| &e.kind), Some(EventKind::SessionFinished { .. })));
+    let outcome = &summary["runs"][0]["outcome"];
+    assert_eq!(outcome["outcome"], "failed", "{summary}");
+    assert!(outcome["error"].as_str().unwrap().contains("could not start"), "{summary}");
+    // An agent that exits at once with an error: its code and stderr are kept.
+    let script = "echo 'Traceback: no module named agents' >&2; exit 3";
+    let (_, _, events) = run_cli(&["--agent", "--", "sh", "-c", script]);
+    let exited = events.iter().find_map(|e| match &e.kind {
+        EventKind::AgentExited { code, stderr_tail, .. } => Some((*code, stderr_tail.clone())),
+        _ => None,
+    });
+    assert_eq!(exited, Some((Some(3), vec!["Traceback: no module named agents".to_string()])));
+    let failed = events.iter().find_map(|e| match &e.kind {
+        EventKind::RunFinished { outcome: switchyard::engine::event::RunOutcome::Failed { error }, .. } => {
+            Some(error.clone())
+        }
+        _ => None,
+    });
+    assert_eq!(failed.as_deref(), Some("the agent exited with code 3: Traceback: no module named agents"));
+}
+
+#[test]
+fn an_agent_command_needs_the_agent_flag_and_the_flag_a_command() {
+    let out = super::cli_helpers::run(&["run", "--", "python3", "agent.py"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("add --agent"));
+    let out = super::cli_helpers::run(&["run", "--agent"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs the agent's command after `--`"));
+}
+
+#[test]
+fn the_task_reaches_the_agent_in_its_arguments_or_on_stdin() {
+    // `{task}` in the arguments; the answer is the agent's last line.
+    let (_, summary, _) =
+        run_cli(&["--task", "Say hi", "--agent", "--", "sh", "-c", "echo thinking; echo \"$0!\"", "{task}"]);
+    assert_eq!(summary["runs"][0]["answer"], "Say hi!", "{summary}");
+    let (_, summary, _) = run_cli(&["--task", "Say bye", "--agent", "--", "sh", "-c", "read t; echo \"got: $t\""]);
+    assert_eq!(summary["runs"][0]["answer"], "got: Say bye", "{summary}");
+}
+
+#[tokio::test]
+async fn a_hundred_concurrent_streams_are_all_answered() {
+    let rig = rig(sim()).await;
+    let mut calls = Vec::new();
+    for i in 0..100 {
+        let (http, url, token) = (rig.http.clone(), rig.url(Dialect::Chat), rig.gateway.token().expose().to_string());
+        calls.push(tokio::spawn(async move {
+            let ask = json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": format!("Question {i}?")}]});
+            let resp = http.post(url).bearer_auth(token).json(&ask).send().await.unwrap();
+            (resp.status().as_u16(), resp.text().await.unwrap())
+        }));
+    }
+    for c in calls {
+        let (status, text) = c.await.unwrap();
+        assert_eq!(status, 200);
+        assert!(text.ends_with("data: [DONE]\n\n"));
+    }
+    let events = rig.finish().await;
+    assert_eq!(events.iter().filter(|e| matches!(e.kind, EventKind::ModelReply { .. })).count(), 100);
 }
