@@ -88,6 +88,11 @@ impl Group {
         Group(pgid)
     }
 
+    /// SIGKILL to the group now; the leader is still to be waited for.
+    pub(crate) fn kill(&self) {
+        kill_group(self.0);
+    }
+
     /// The leader exited and was reaped: nothing left to kill by this id.
     pub(crate) fn release(mut self) {
         forget(self.0);

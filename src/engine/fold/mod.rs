@@ -248,7 +248,7 @@ impl SessionState {
             EventKind::ModelCall { role, model, messages, .. } => {
                 self.push(Entry::Prompt { role: *role, model: model.clone(), messages: messages.clone() });
             }
-            EventKind::ModelReply { role, model, text, usage, cost, latency_ms, .. } => {
+            EventKind::ModelReply { role, model, text, tool_calls, usage, cost, latency_ms, .. } => {
                 let a = self.accounts.entry((*role, model.clone())).or_default();
                 a.calls += 1;
                 a.usage.prompt_tokens += usage.prompt_tokens;
@@ -261,10 +261,19 @@ impl SessionState {
                     r.usage.prompt_tokens += usage.prompt_tokens;
                     r.usage.completion_tokens += usage.completion_tokens;
                 }
+                // The tool calls a reply asks for natively (an outside
+                // agent's) are what it says.
+                let mut shown = text.clone();
+                for c in tool_calls {
+                    if !shown.is_empty() {
+                        shown.push('\n');
+                    }
+                    shown.push_str(&format!("→ {}({})", c.name, c.arguments));
+                }
                 self.push(Entry::Reply {
                     role: *role,
                     model: model.clone(),
-                    text: text.clone(),
+                    text: shown,
                     usage: *usage,
                     cost: *cost,
                     latency_ms: *latency_ms,
@@ -605,11 +614,16 @@ impl SessionState {
             }
             EventKind::AgentExited { code, error, stderr_tail } => {
                 let exit = AgentExit { code: *code, error: error.clone(), stderr_tail: stderr_tail.clone() };
-                let note = match (code, error) {
+                let mut note = match (code, error) {
                     (_, Some(e)) => format!("agent failed: {e}"),
                     (Some(c), None) => format!("agent exited with code {c}"),
                     (None, None) => "agent was killed by a signal".to_string(),
                 };
+                // The last lines of its stderr say why, where it failed.
+                let tail: Vec<&str> = stderr_tail.iter().rev().take(3).rev().map(String::as_str).collect();
+                if !tail.is_empty() && *code != Some(0) {
+                    note.push_str(&format!("; its stderr ends: {}", tail.join(" ⏎ ")));
+                }
                 if let Some(r) = self.current.as_mut() {
                     match r.agent.as_mut() {
                         Some(a) => a.exit = Some(exit),

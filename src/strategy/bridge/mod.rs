@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
 
-use self::process::{AgentCommand, Finished};
+use self::process::{AgentCommand, Finished, Running};
 use crate::engine::{CostShape, EventKind, Halt, Host, Strategy, StrategyKind};
 use crate::model::{ChatRequest, ChatResponse};
 use crate::task::Task;
@@ -138,7 +138,24 @@ impl Strategy for Bridge {
                 }
             },
         };
-        let mut controls_open = true;
+        let outcome = self.until_done(host, &mut running).await;
+        // Stopped, restarted or failed while the agent still runs: it is
+        // killed with its group, and its end recorded.
+        if let Some(mut r) = running.filter(|r| r.alive()) {
+            r.kill();
+            let Finished { stderr_tail, .. } = r.wait().await;
+            let error = Some("stopped with its run".to_string());
+            host.emit(EventKind::AgentExited { code: None, error, stderr_tail })?;
+        }
+        outcome
+    }
+}
+
+impl Bridge {
+    /// Serves the agent's calls until it exits (its answer), the gateway is
+    /// gone with no agent to wait for, or the user stops the run.
+    async fn until_done(&mut self, host: &mut dyn Host, running: &mut Option<Running>) -> Result<Option<String>, Halt> {
+        let (mut controls_open, mut gateway_open) = (true, true);
         loop {
             if host.cut_short() {
                 return Err(Halt::Stopped);
@@ -150,11 +167,11 @@ impl Strategy for Bridge {
                 }
             };
             tokio::select! {
-                call = self.calls.recv() => match call {
+                call = self.calls.recv(), if gateway_open => match call {
                     Some(call) => Self::serve(host, call).await?,
                     // The gateway is gone: no call can come any more.
                     None if running.is_none() => return Ok(None),
-                    None => {}
+                    None => gateway_open = false,
                 },
                 finished = exited => {
                     let Finished { code, answer, stderr_tail } = finished;

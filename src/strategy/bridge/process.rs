@@ -138,6 +138,18 @@ fn cut(line: &str) -> String {
 }
 
 impl Running {
+    /// Not yet waited for to the end.
+    pub fn alive(&self) -> bool {
+        self.group.is_some()
+    }
+
+    /// Kills the agent and whatever it started (its process group).
+    pub fn kill(&mut self) {
+        if let Some(g) = self.group.as_ref() {
+            g.kill();
+        }
+    }
+
     /// Waits for the process to end (cancel-safe: the wait can be
     /// abandoned and started again), then reads its answer and stderr.
     pub async fn wait(&mut self) -> Finished {

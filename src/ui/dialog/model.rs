@@ -19,8 +19,11 @@ const NAME_W: usize = 22;
 
 #[derive(Clone, Debug)]
 pub struct ModelDialog {
-    /// Per role (in `Role::ALL` order), the chosen entry of `available_models`.
-    choice: [Option<usize>; 6],
+    /// The session's roles: every strategy role, and the agent role in an
+    /// outside agent's session.
+    roles: Vec<Role>,
+    /// Per role, the chosen entry of `available_models`.
+    choice: Vec<Option<usize>>,
     row: usize,
 }
 
@@ -34,27 +37,34 @@ fn describe(m: &ModelInfo) -> String {
 
 impl ModelDialog {
     pub(super) fn new(state: &SessionState) -> ModelDialog {
-        let choice = Role::ALL
-            .map(|r| current(state, r).and_then(|m| state.available_models.iter().position(|a| a.name == m.name)));
-        ModelDialog { choice, row: Role::ALL.iter().position(|r| *r == Role::Actor).unwrap_or(0) }
+        let agent = state.models.iter().any(|m| m.role == Role::Agent).then_some(Role::Agent);
+        let roles: Vec<Role> = Role::ALL.into_iter().chain(agent).collect();
+        let choice = roles
+            .iter()
+            .map(|r| current(state, *r).and_then(|m| state.available_models.iter().position(|a| a.name == m.name)))
+            .collect();
+        // An outside agent's session is about its model: the cursor starts there.
+        let start = if agent.is_some() { Role::Agent } else { Role::Actor };
+        let row = roles.iter().position(|r| *r == start).unwrap_or(0);
+        ModelDialog { roles, choice, row }
     }
 
     /// The model chosen for role `i` when it differs from the one playing it.
     fn switch<'s>(&self, i: usize, state: &'s SessionState) -> Option<&'s ModelInfo> {
         let chosen = state.available_models.get(self.choice[i]?)?;
-        let now = current(state, Role::ALL[i]);
+        let now = current(state, self.roles[i]);
         (now.map(|m| &m.name) != Some(&chosen.name)).then_some(chosen)
     }
 
     pub(super) fn handle_key(&mut self, key: KeyEvent, state: &SessionState) -> Outcome {
-        let n = Role::ALL.len();
+        let n = self.roles.len();
         let models = state.available_models.len();
         match key.code {
             KeyCode::Enter => {
                 let controls = (0..n)
                     .filter_map(|i| {
                         self.switch(i, state)
-                            .map(|m| Control::SwitchModel { role: Role::ALL[i], model: m.name.clone() })
+                            .map(|m| Control::SwitchModel { role: self.roles[i], model: m.name.clone() })
                     })
                     .collect();
                 return Outcome::Submit(controls);
@@ -77,7 +87,7 @@ impl ModelDialog {
 
     pub(super) fn render(&self, frame: &mut Frame, area: Rect, state: &SessionState, theme: &Theme) {
         let [note, _, head, table, _, avail_head, avail, hint_row] =
-            rows(area, [Some(1), Some(1), Some(1), Some(Role::ALL.len() as u16), Some(1), Some(1), None, Some(1)]);
+            rows(area, [Some(1), Some(1), Some(1), Some(self.roles.len() as u16), Some(1), Some(1), None, Some(1)]);
         frame.render_widget(
             Paragraph::new(Span::styled("  A switch takes effect at the role's next call.", theme.muted())),
             note,
@@ -86,7 +96,7 @@ impl ModelDialog {
         frame.render_widget(Paragraph::new(Span::styled(header, theme.title())), head);
 
         let model_style = |m: &ModelInfo| if m.simulated { theme.fg(theme.simulated) } else { Style::default() };
-        for (i, role) in Role::ALL.iter().enumerate() {
+        for (i, role) in self.roles.iter().enumerate() {
             if i as u16 >= table.height {
                 break;
             }

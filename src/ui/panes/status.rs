@@ -71,6 +71,9 @@ fn info(ctx: &PaneCtx) -> Vec<Segment> {
     if let Some(servers) = servers(s, th) {
         out.push(servers);
     }
+    if let Some(agent) = agent(s, th) {
+        out.push(agent);
+    }
     let task = match &s.current {
         Some(r) => format!("task {}/{}", r.index, s.total_tasks),
         None => format!("task –/{}", s.total_tasks),
@@ -113,6 +116,21 @@ fn servers(s: &SessionState, th: &Theme) -> Option<Segment> {
         spans.push(Span::styled(format!("{sym}{word}"), look));
     }
     Some(spans)
+}
+
+/// An outside agent's process: its pid while it runs, how it ended after.
+fn agent(s: &SessionState, th: &Theme) -> Option<Segment> {
+    let a = s.current.as_ref()?.agent.as_ref()?;
+    let (word, colour) = match &a.exit {
+        None => (format!("agent pid {} {OK} running", a.pid), th.ok),
+        Some(e) => match (e.code, &e.error) {
+            (Some(0), None) => (format!("agent pid {} exited 0", a.pid), th.ok),
+            (Some(c), None) => (format!("agent pid {} {FAILING} exited {c}", a.pid), th.failing),
+            (None, None) => (format!("agent pid {} {FAILING} killed", a.pid), th.failing),
+            (_, Some(_)) => (format!("agent {FAILING} did not start"), th.failing),
+        },
+    };
+    Some(vec![Span::styled(word, th.fg(colour).add_modifier(Modifier::BOLD))])
 }
 
 fn mode(s: &SessionState, th: &Theme) -> (&'static str, ratatui::style::Color) {
