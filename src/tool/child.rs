@@ -74,6 +74,22 @@ pub(crate) fn spawn(mut command: Command) -> std::io::Result<(Child, i32)> {
     Ok((child, pgid))
 }
 
+/// `bytes` as a file to give a child as its stdin, already unlinked. Not a
+/// pipe: a child that exits without reading its input would make the write
+/// raise SIGPIPE, which ends Switchyard (it keeps SIGPIPE's default, to
+/// stop quietly when its own output is cut, as in `| head`).
+pub(crate) fn stdin_file(bytes: &[u8]) -> std::io::Result<std::fs::File> {
+    use std::io::{Seek, Write};
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("switchyard-stdin-{}-{n}", std::process::id()));
+    let mut file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path)?;
+    std::fs::remove_file(&path)?;
+    file.write_all(bytes)?;
+    file.rewind()?;
+    Ok(file)
+}
+
 /// A child's process group, killed when this is dropped unless released:
 /// a call abandoned half way (a timeout, a cancelled task, the runtime
 /// shutting down on a signal) takes the tool's own children with it.

@@ -6,7 +6,7 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 
 use super::child::Group;
@@ -24,13 +24,22 @@ fn err(kind: ToolErrorKind, msg: impl Into<String>) -> ToolError {
 /// Starts the tool in a process group of its own (see [`super::child`]):
 /// the returned group kills it and whatever it started if the call is
 /// abandoned before the tool was waited for.
-fn spawn(tool: &str, argv: &[String], cwd: Option<&Path>, io: bool) -> Result<(Child, Group), ToolError> {
+/// Starts the tool: with `input`, given it as stdin and its output piped
+/// back; without, all three null.
+fn spawn(tool: &str, argv: &[String], cwd: Option<&Path>, input: Option<&[u8]>) -> Result<(Child, Group), ToolError> {
     let (program, rest) =
         argv.split_first().ok_or_else(|| err(ToolErrorKind::Failed, format!("'{tool}' has an empty argv")))?;
     let mut cmd = Command::new(program);
     cmd.args(rest);
-    let pipe = || if io { Stdio::piped() } else { Stdio::null() };
-    cmd.stdin(pipe()).stdout(pipe()).stderr(pipe());
+    let pipe = || if input.is_some() { Stdio::piped() } else { Stdio::null() };
+    let stdin = match input {
+        Some(bytes) => Stdio::from(
+            super::child::stdin_file(bytes)
+                .map_err(|e| err(ToolErrorKind::Failed, format!("could not write the input of '{tool}': {e}")))?,
+        ),
+        None => Stdio::null(),
+    };
+    cmd.stdin(stdin).stdout(pipe()).stderr(pipe());
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
@@ -114,12 +123,11 @@ pub(crate) async fn run(
     timeout: Duration,
     output_cap: u64,
 ) -> ToolResult {
-    let (mut child, group) = spawn(tool, argv, cwd, true)?;
-    let stdin = child.stdin.take();
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
     let mut input = serde_json::to_vec(args).unwrap_or_else(|_| b"{}".to_vec());
     input.push(b'\n');
+    let (mut child, group) = spawn(tool, argv, cwd, Some(&input))?;
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
 
     let too_much = || {
         err(
@@ -131,22 +139,16 @@ pub(crate) async fn run(
         )
     };
     let overflowed = std::sync::atomic::AtomicBool::new(false);
-    // Writing, reading stdout and reading stderr run together: a tool that
-    // fills one pipe before reading its input would otherwise deadlock.
+    // Reading stdout and stderr run together: a tool that fills one pipe
+    // while we wait on the other would otherwise deadlock. Its input is a
+    // file, read when it likes, or never.
     let exchange = async {
-        let write = async {
-            if let Some(mut stdin) = stdin {
-                // A tool may exit without reading its input; that is its choice.
-                let _ = stdin.write_all(&input).await;
-                let _ = stdin.shutdown().await;
-            }
-        };
         let out = async {
             let out = drain(stdout, usize::try_from(output_cap).unwrap_or(usize::MAX), false).await;
             overflowed.store(out.1, std::sync::atomic::Ordering::Relaxed);
             out
         };
-        let ((), out, errs) = tokio::join!(write, out, drain(stderr, STDERR_KEEP, true));
+        let (out, errs) = tokio::join!(out, drain(stderr, STDERR_KEEP, true));
         let status = child.wait().await;
         (out, errs, status)
     };
@@ -202,7 +204,7 @@ pub fn read_stdout(tool: &str, out: &[u8]) -> ToolResult {
 /// An injected crash: the process really starts and is killed at once, so
 /// the tool is seen to die as a real crash would.
 pub(crate) async fn crash(tool: &str, argv: &[String], cwd: Option<&Path>, timeout: Duration) -> ToolResult {
-    let (mut child, group) = spawn(tool, argv, cwd, false)?;
+    let (mut child, group) = spawn(tool, argv, cwd, None)?;
     let pid = child.id().map_or_else(String::new, |p| format!(" (pid {p})"));
     drop(group);
     let how = match tokio::time::timeout(timeout, child.wait()).await {

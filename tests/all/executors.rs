@@ -536,3 +536,26 @@ async fn http_header_from_env_and_secrets_stay_out_of_errors() {
     assert_eq!(err.kind, ToolErrorKind::Failed);
     assert!(err.message.contains(&format!("environment variable {missing_var} is not set")), "{err}");
 }
+
+/// A tool that exits without reading its input, many times over, through
+/// the binary (which keeps SIGPIPE's default): a write of the input into a
+/// closed pipe ended the whole process (exit 141).
+#[test]
+fn a_command_tool_that_ignores_its_input_does_not_end_switchyard() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let big = "x".repeat(100_000);
+    std::fs::write(
+        dir.path().join("tools.toml"),
+        "[[tool]]\nname = \"deaf\"\ndescription = \"Answers without listening.\"\n\
+         [tool.parameters]\ntype = \"object\"\n[tool.executor]\nkind = \"command\"\nargv = [\"sh\", \"-c\", \"echo 1\"]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("switchyard.toml"), "library = [\"tools.toml\"]\n").unwrap();
+    let config = dir.path().join("switchyard.toml");
+    let args = serde_json::json!({ "padding": big }).to_string();
+    for _ in 0..10 {
+        let out =
+            super::cli_helpers::run(&["--config", config.to_str().unwrap(), "tools", "call", "deaf", "--args", &args]);
+        assert!(out.status.success(), "exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
+    }
+}

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Stdio;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
@@ -83,22 +83,21 @@ pub fn start(cmd: &AgentCommand, task: &str) -> Result<Running, String> {
     let Some((program, rest)) = args.split_first() else {
         return Err("the agent command is empty (give it after `--agent --`)".to_string());
     };
+    let stdin = if cmd.takes_task() {
+        Stdio::null()
+    } else {
+        let file = child::stdin_file(format!("{task}\n").as_bytes());
+        Stdio::from(file.map_err(|e| format!("could not hand the task to `{program}`: {e}"))?)
+    };
     let mut command = Command::new(program);
     command
         .args(rest)
         .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-        .stdin(if cmd.takes_task() { Stdio::null() } else { Stdio::piped() })
+        .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let (mut child, pgid) = child::spawn(command).map_err(|e| format!("could not start `{program}`: {e}"))?;
     let pid = child.id().unwrap_or(0);
-    if let Some(mut stdin) = child.stdin.take() {
-        let text = format!("{task}\n");
-        // An agent that never reads its stdin must not hold the run up.
-        tokio::spawn(async move {
-            let _ = stdin.write_all(text.as_bytes()).await;
-        });
-    }
     let stdout = child.stdout.take().map(BufReader::new);
     let stderr = child.stderr.take().map(BufReader::new);
     let stdout = tokio::spawn(async move {
