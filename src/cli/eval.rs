@@ -62,23 +62,39 @@ pub(super) struct EvalArgs {
     /// no task has a gold answer), and Path% and Prec% when tasks name their gold tools.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    agent: super::agent::AgentArgs,
 }
 
 pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
     let rt = runtime()?;
+    let config = &super::agent::for_agent(config, &a.agent);
+    let mut base = common_options(&a.common)?;
+    // Listening before any task starts: each task's agent is given its address.
+    let _gateway = super::agent::bridge(config, &rt, &a.agent, &mut base, false)?;
+    if a.agent.agent {
+        if a.strategy.is_some() || !a.matrix.is_empty() || a.warmup {
+            return Err(eyre!(
+                "--agent runs your agent over the tasks: --strategy, --matrix and --warmup do not apply"
+            ));
+        }
+        if a.jobs > 1 {
+            return Err(eyre!("--agent runs one task at a time (each task's agent shares the gateway): drop --jobs"));
+        }
+    }
+    let agent_only = [StrategyKind::Agent];
     // A config may carry the budget too (a benchmark's, as `bench import toolbench` writes),
     // which a later `--set budget=none` lifts.
     let set_budget = a.common.set.iter().rev().find_map(|s| s.strip_prefix("budget=").or(s.strip_prefix("B=")));
     let budgeted =
         a.common.budget.is_some() || set_budget.map_or(config.params.budget.is_some(), |b| b.trim() != "none");
     let spec = EvalSpec {
-        strategies: a.strategy.as_deref(),
+        strategies: if a.agent.agent { Some(&agent_only) } else { a.strategy.as_deref() },
         react_k: &a.react_k,
         sweep: a.sweep.as_deref(),
         matrix: &a.matrix,
         budgeted,
     };
-    let base = common_options(&a.common)?;
     if a.warmup {
         // The flags are checked before the warm-up's run, not after it.
         batch::settings(config, spec, &base, &[])?;

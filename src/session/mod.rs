@@ -489,11 +489,8 @@ impl Shared {
                     None => Box::new(Atc::new(atc)),
                 }
             }
-            StrategyKind::Agent => match opts.bridge.as_ref().map(|b| b.take()) {
-                Some(Some(bridge)) => Box::new(bridge),
-                Some(None) => {
-                    return Err(SetupError::Invalid("an outside agent's session runs one engine, not several".into()));
-                }
+            StrategyKind::Agent => match opts.bridge.as_ref() {
+                Some(inbox) => Box::new(inbox.bridge()),
                 None => {
                     return Err(SetupError::Invalid(
                         "the agent strategy needs the gateway: start it with `--agent -- CMD` or `switchyard gateway`"

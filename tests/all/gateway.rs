@@ -347,12 +347,17 @@ fn an_agent_that_cannot_start_or_fails_at_once_is_recorded_and_the_session_ends(
     assert!(outcome["error"].as_str().unwrap().contains("could not start"), "{summary}");
     // An agent that exits at once with an error: its code and stderr are kept.
     let script = "echo 'Traceback: no module named agents' >&2; exit 3";
-    let (_, _, events) = run_cli(&["--agent", "--", "sh", "-c", script]);
+    let (out, _, events) = run_cli(&["--agent", "--", "sh", "-c", script]);
     let exited = events.iter().find_map(|e| match &e.kind {
         EventKind::AgentExited { code, stderr_tail, .. } => Some((*code, stderr_tail.clone())),
         _ => None,
     });
-    assert_eq!(exited, Some((Some(3), vec!["Traceback: no module named agents".to_string()])));
+    assert_eq!(
+        exited,
+        Some((Some(3), vec!["Traceback: no module named agents".to_string()])),
+        "{}\n{events:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let failed = events.iter().find_map(|e| match &e.kind {
         EventKind::RunFinished { outcome: switchyard::engine::event::RunOutcome::Failed { error }, .. } => {
             Some(error.clone())
@@ -401,4 +406,34 @@ async fn a_hundred_concurrent_streams_are_all_answered() {
     }
     let events = rig.finish().await;
     assert_eq!(events.iter().filter(|e| matches!(e.kind, EventKind::ModelReply { .. })).count(), 100);
+}
+
+#[test]
+fn eval_runs_the_agent_once_per_task_and_judges_its_answers() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let tasks = dir.path().join("tasks.jsonl");
+    std::fs::write(&tasks, "{\"id\": \"a\", \"query\": \"say one\", \"answer\": \"ONE\"}\n{\"id\": \"b\", \"query\": \"say two\", \"answer\": \"TWO\"}\n").unwrap();
+    let out = dir.path().join("out");
+    let agent = "echo \"$0\" | cut -d' ' -f2 | tr a-z A-Z";
+    let stdout = super::cli_helpers::ok(&[
+        "--data-dir",
+        dir.path().to_str().unwrap(),
+        "eval",
+        "--json",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--agent",
+        "--",
+        "sh",
+        "-c",
+        agent,
+        "{task}",
+    ]);
+    let metrics: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(metrics[0]["label"], "agent");
+    assert_eq!((metrics[0]["tasks"].clone(), metrics[0]["success_rate"].clone()), (json!(2), json!(1.0)), "{metrics}");
+    let refused = super::cli_helpers::run(&["eval", "--jobs", "2", "--agent", "--", "true"]);
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("one task at a time"));
 }

@@ -6,7 +6,7 @@
 
 pub mod process;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
@@ -33,7 +33,9 @@ pub enum Refusal {
 }
 
 pub struct Bridge {
-    calls: mpsc::Receiver<BridgedCall>,
+    /// Shared by the session's engines, one after another (an eval's
+    /// tasks): one agent runs at a time.
+    calls: Arc<tokio::sync::Mutex<mpsc::Receiver<BridgedCall>>>,
     agent: Option<AgentCommand>,
 }
 
@@ -42,19 +44,20 @@ pub struct Bridge {
 /// the session's engine.
 #[derive(Clone)]
 pub struct BridgeInbox {
-    calls: Arc<Mutex<Option<mpsc::Receiver<BridgedCall>>>>,
+    calls: Arc<tokio::sync::Mutex<mpsc::Receiver<BridgedCall>>>,
     pub agent: Option<AgentCommand>,
 }
 
 impl BridgeInbox {
     pub fn new(calls: mpsc::Receiver<BridgedCall>, agent: Option<AgentCommand>) -> Self {
-        BridgeInbox { calls: Arc::new(Mutex::new(Some(calls))), agent }
+        BridgeInbox { calls: Arc::new(tokio::sync::Mutex::new(calls)), agent }
     }
 
-    /// The bridge, the first time; None after (one agent, one engine).
-    pub fn take(&self) -> Option<Bridge> {
-        let calls = self.calls.lock().unwrap_or_else(|p| p.into_inner()).take()?;
-        Some(Bridge::new(calls, self.agent.clone()))
+    /// A bridge over this inbox, for the session's next engine. The
+    /// engines of one session take turns (`eval --agent` runs one task at
+    /// a time): two at once would answer each other's agents.
+    pub fn bridge(&self) -> Bridge {
+        Bridge { calls: Arc::clone(&self.calls), agent: self.agent.clone() }
     }
 }
 
@@ -68,7 +71,7 @@ impl Bridge {
     /// Serves the calls that arrive on `calls`; with `agent`, starts it once
     /// per run.
     pub fn new(calls: mpsc::Receiver<BridgedCall>, agent: Option<AgentCommand>) -> Self {
-        Bridge { calls, agent }
+        Bridge { calls: Arc::new(tokio::sync::Mutex::new(calls)), agent }
     }
 
     /// One bridged call through the engine. A failed model call is the
@@ -156,6 +159,8 @@ impl Bridge {
     /// gone with no agent to wait for, or the user stops the run.
     async fn until_done(&mut self, host: &mut dyn Host, running: &mut Option<Running>) -> Result<Option<String>, Halt> {
         let (mut controls_open, mut gateway_open) = (true, true);
+        let calls = Arc::clone(&self.calls);
+        let mut calls = calls.lock().await;
         loop {
             if host.cut_short() {
                 return Err(Halt::Stopped);
@@ -167,7 +172,7 @@ impl Bridge {
                 }
             };
             tokio::select! {
-                call = self.calls.recv(), if gateway_open => match call {
+                call = calls.recv(), if gateway_open => match call {
                     Some(call) => Self::serve(host, call).await?,
                     // The gateway is gone: no call can come any more.
                     None if running.is_none() => return Ok(None),
@@ -178,7 +183,7 @@ impl Bridge {
                     let last_words = stderr_tail.last().cloned();
                     host.emit(EventKind::AgentExited { code, error: None, stderr_tail })?;
                     // Calls the agent left behind have nobody to answer.
-                    while let Ok(call) = self.calls.try_recv() {
+                    while let Ok(call) = calls.try_recv() {
                         let _ = call.reply.send(Err(Refusal::Stopped));
                     }
                     // An agent that failed has no answer, whatever it printed last.
