@@ -26,6 +26,7 @@ fn model_name() -> String {
 
 fn openai(url: &str) -> ModelConfig {
     ModelConfig::Openai {
+        api: Default::default(),
         base_url: url.to_string(),
         model: model_name(),
         api_key_env: None,

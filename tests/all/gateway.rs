@@ -220,12 +220,12 @@ async fn refusals_come_in_each_dialect_s_own_shape() {
         }
     }
     // A field with no counterpart upstream is named, not dropped.
-    let thinking = json!({"model": "m", "max_tokens": 10, "thinking": {"type": "enabled", "budget_tokens": 5},
-        "messages": [{"role": "user", "content": "hi"}]});
-    let (status, err) = rig.send(Dialect::Anthropic, &thinking).await;
+    let document = json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": [
+        {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "x"}}]}]});
+    let (status, err) = rig.send(Dialect::Anthropic, &document).await;
     assert_eq!(status, 400);
     assert_eq!(err["error"]["type"], "invalid_request_error");
-    assert!(err["error"]["message"].as_str().unwrap().starts_with("thinking:"), "{err}");
+    assert!(err["error"]["message"].as_str().unwrap().starts_with("messages[0].content[0].type:"), "{err}");
     let hosted = json!({"model": "m", "input": "hi", "tools": [{"type": "web_search"}]});
     let (status, err) = rig.send(Dialect::Responses, &hosted).await;
     assert_eq!((status, err["error"]["param"].clone()), (400, json!("tools[0].type")));
@@ -436,4 +436,43 @@ fn eval_runs_the_agent_once_per_task_and_judges_its_answers() {
     assert_eq!((metrics[0]["tasks"].clone(), metrics[0]["success_rate"].clone()), (json!(2), json!(1.0)), "{metrics}");
     let refused = super::cli_helpers::run(&["eval", "--jobs", "2", "--agent", "--", "true"]);
     assert!(String::from_utf8_lossy(&refused.stderr).contains("one task at a time"));
+}
+
+/// What Codex CLI 0.169 and Claude Code 2.1 send by default (their request
+/// shapes, trimmed), read into Chat Completions.
+#[test]
+fn coding_agents_default_requests_translate() {
+    use switchyard::model::wire::WireRequest;
+    let codex = json!({
+        "model": "m", "store": false, "stream": true, "include": ["reasoning.encrypted_content"],
+        "prompt_cache_key": "k", "reasoning": {"summary": "auto"}, "client_metadata": {"originator": "codex_exec"},
+        "parallel_tool_calls": false, "tool_choice": "auto",
+        "input": [{"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Be careful."}]},
+                  {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}],
+        "tools": [{"type": "function", "name": "shell", "parameters": {"type": "object"}},
+                  {"type": "namespace", "name": "multi_agent_v1", "tools": [
+                      {"type": "function", "name": "spawn_agent", "parameters": {"type": "object"}}]}],
+    });
+    let chat = WireRequest { dialect: Dialect::Responses, body: codex }.to_chat().unwrap();
+    assert_eq!(chat["messages"][0], json!({"role": "system", "content": "Be careful."}));
+    let names: Vec<&str> =
+        chat["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["shell", "spawn_agent"]);
+    assert!(chat.get("client_metadata").is_none() && chat.get("store").is_none());
+    let web = json!({"model": "m", "input": "hi", "tools": [{"type": "web_search", "external_web_access": false}]});
+    let err = WireRequest { dialect: Dialect::Responses, body: web }.to_chat().unwrap_err();
+    assert_eq!(err.field, "tools[0].type");
+
+    let claude = json!({
+        "model": "claude-opus-4-8", "max_tokens": 32000, "stream": true, "metadata": {"user_id": "u"},
+        "thinking": {"type": "adaptive"}, "output_config": {"effort": "high"},
+        "context_management": {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
+        "system": [{"type": "text", "text": "You are Claude Code.", "cache_control": {"type": "ephemeral"}}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]},
+                     {"role": "system", "content": "Agent types: general."}],
+    });
+    let chat = WireRequest { dialect: Dialect::Anthropic, body: claude }.to_chat().unwrap();
+    let roles: Vec<&str> = chat["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "system"]);
+    assert!(chat.get("thinking").is_none() && chat.get("context_management").is_none());
 }

@@ -7,9 +7,12 @@ use serde_json::{Map, Value, json};
 use super::chat::{ReplyParts, check_keys, reply_from_parts, reply_parts, text_of};
 use crate::model::wire::{Untranslatable, untranslatable};
 
-/// Request fields read; `metadata` and a block's `cache_control` are hints
-/// for Anthropic's own service with no effect on the reply, so they are
-/// accepted and not passed on.
+/// Request fields read. `metadata`, a block's `cache_control` and
+/// `context_management` concern Anthropic's own service (who calls, what it
+/// caches, which old thinking it clears); `thinking` and `output_config`
+/// ask for reasoning a Chat Completions model does or does not do on its
+/// own: all are accepted and not passed on (the reply has no thinking
+/// blocks).
 const REQUEST_KEYS: &[&str] = &[
     "model",
     "messages",
@@ -23,15 +26,12 @@ const REQUEST_KEYS: &[&str] = &[
     "tool_choice",
     "metadata",
     "thinking",
+    "context_management",
+    "output_config",
 ];
 
 pub fn request_to_chat(body: &Value) -> Result<Value, Untranslatable> {
     check_keys(body, REQUEST_KEYS, "")?;
-    if let Some(t) = body.get("thinking")
-        && t.get("type").and_then(Value::as_str) != Some("disabled")
-    {
-        return Err(untranslatable("thinking", "extended thinking has no counterpart in Chat Completions"));
-    }
     let mut messages = Vec::new();
     match body.get("system") {
         None | Some(Value::Null) => {}
@@ -53,6 +53,18 @@ pub fn request_to_chat(body: &Value) -> Result<Value, Untranslatable> {
     };
     for (i, m) in turns.iter().enumerate() {
         let role = m.get("role").and_then(Value::as_str).unwrap_or_default();
+        // A system message mid-conversation (Claude Code's) is one in Chat Completions too.
+        if role == "system" {
+            let text = match m.get("content") {
+                Some(Value::Array(blocks)) => {
+                    blocks.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect()
+                }
+                Some(v) => text_of(v),
+                None => String::new(),
+            };
+            messages.push(json!({"role": "system", "content": text}));
+            continue;
+        }
         if role != "user" && role != "assistant" {
             return Err(untranslatable(
                 format!("messages[{i}].role"),

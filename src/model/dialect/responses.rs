@@ -11,8 +11,9 @@ use super::chat::{ReplyParts, check_keys, content_text, reply_from_parts, reply_
 use crate::model::wire::{Untranslatable, untranslatable};
 
 /// Request fields read. `store`, `include`, `prompt_cache_key`,
-/// `metadata`, `user`, `service_tier` and `truncation` concern OpenAI's own
-/// service (what it keeps, caches, bills): accepted and not passed on.
+/// `metadata`, `client_metadata`, `user`, `service_tier` and `truncation`
+/// concern OpenAI's own service (what it keeps, caches, bills, who calls):
+/// accepted and not passed on.
 const REQUEST_KEYS: &[&str] = &[
     "model",
     "input",
@@ -30,6 +31,7 @@ const REQUEST_KEYS: &[&str] = &[
     "include",
     "prompt_cache_key",
     "metadata",
+    "client_metadata",
     "user",
     "service_tier",
     "truncation",
@@ -70,10 +72,24 @@ pub fn request_to_chat(body: &Value) -> Result<Value, Untranslatable> {
     }
     if let Some(tools) = body.get("tools").and_then(Value::as_array) {
         let mut defs = Vec::new();
-        for (i, t) in tools.iter().enumerate() {
+        // A namespace groups function tools (Codex's sub-agents): its
+        // functions are offered as they are.
+        let flat: Vec<(String, &Value)> = tools
+            .iter()
+            .enumerate()
+            .flat_map(|(i, t)| {
+                match (t.get("type").and_then(Value::as_str), t.get("tools").and_then(Value::as_array)) {
+                    (Some("namespace"), Some(inner)) => {
+                        inner.iter().enumerate().map(|(j, f)| (format!("tools[{i}].tools[{j}]"), f)).collect::<Vec<_>>()
+                    }
+                    _ => vec![(format!("tools[{i}]"), t)],
+                }
+            })
+            .collect();
+        for (at, t) in flat {
             if t.get("type").and_then(Value::as_str) != Some("function") {
                 return Err(untranslatable(
-                    format!("tools[{i}].type"),
+                    format!("{at}.type"),
                     format!(
                         "a '{}' tool (one of OpenAI's own) has no counterpart in Chat Completions",
                         t.get("type").map(text_of).unwrap_or_default()
@@ -126,7 +142,9 @@ fn read_item(item: &Value, at: &str, messages: &mut Vec<Value>) -> Result<(), Un
     match kind {
         "message" => {
             let role = match item.get("role").and_then(Value::as_str) {
-                Some(r @ ("user" | "assistant" | "system" | "developer")) => r,
+                Some(r @ ("user" | "assistant" | "system")) => r,
+                // Chat Completions servers other than OpenAI's know no developer role.
+                Some("developer") => "system",
                 other => return Err(untranslatable(format!("{at}.role"), format!("unknown role {other:?}"))),
             };
             let content = match item.get("content") {
