@@ -121,7 +121,9 @@ async fn call(st: &GatewayState, headers: &HeaderMap, body: Body, dialect: Diale
         .map_err(|_| fail(StatusCode::SERVICE_UNAVAILABLE, "the Switchyard session has ended".into()))?;
     let resp = match rx.await {
         Ok(Ok(resp)) => resp,
-        Ok(Err(Refusal::Upstream(e))) => return Err(fail(StatusCode::BAD_GATEWAY, format!("the model failed: {e}"))),
+        Ok(Err(Refusal::Upstream { status, error })) => {
+            return Err(fail(upstream_refusal(status), format!("the model failed: {error}")));
+        }
         Ok(Err(Refusal::Stopped)) | Err(_) => {
             return Err(fail(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -155,6 +157,18 @@ async fn call(st: &GatewayState, headers: &HeaderMap, body: Body, dialect: Diale
         return Ok(r);
     }
     Ok(axum::Json(reply).into_response())
+}
+
+/// The status an agent is given for a failed model call. The upstream's
+/// refusal of the request itself (too long a context, a bad field) is the
+/// agent's to see as such, and not to retry; a rate limit may be retried;
+/// anything else (the upstream down, failing after its retries, refusing
+/// Switchyard's own key, an injected fault) is a bad gateway.
+fn upstream_refusal(status: Option<u16>) -> StatusCode {
+    match status {
+        Some(s @ (400 | 404 | 413 | 422 | 429)) => StatusCode::from_u16(s).unwrap_or(StatusCode::BAD_GATEWAY),
+        _ => StatusCode::BAD_GATEWAY,
+    }
 }
 
 /// Responses API: `previous_response_id` answered from the session's own

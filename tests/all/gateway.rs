@@ -261,6 +261,27 @@ async fn an_upstream_that_fails_is_a_502_and_the_session_goes_on() {
 }
 
 #[tokio::test]
+async fn an_upstream_s_refusal_of_the_request_is_the_agent_s_to_see() {
+    let too_long =
+        r#"{"error": {"message": "maximum context length is 4096 tokens", "type": "invalid_request_error"}}"#;
+    let server = Server::start(vec![Reply::raw(400, too_long), Reply::raw(401, "bad key")]).await;
+    let rig = rig(upstream(&server)).await;
+    let ask = json!({"model": "test-model", "messages": [{"role": "user", "content": "hi"}]});
+    let (status, err) = rig.send(Dialect::Anthropic, &ask_anthropic()).await;
+    assert_eq!(status, 400, "not a 502 an agent would retry: {err}");
+    assert_eq!(err["error"]["type"], "invalid_request_error");
+    assert!(err["error"]["message"].as_str().unwrap().contains("maximum context length"), "{err}");
+    // The upstream refusing Switchyard's own key is not the agent's fault.
+    let (status, _) = rig.send(Dialect::Chat, &ask).await;
+    assert_eq!(status, 502);
+    rig.finish().await;
+}
+
+fn ask_anthropic() -> Value {
+    json!({"model": "m", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]})
+}
+
+#[tokio::test]
 async fn a_streamed_reply_reassembles_into_the_reply_it_streams() {
     let rig = rig(sim()).await;
     let tools = json!([{"type": "function", "function": {"name": "add", "parameters": {"type": "object",

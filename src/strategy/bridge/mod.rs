@@ -26,8 +26,9 @@ pub struct BridgedCall {
 /// Why a bridged call got no reply.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Refusal {
-    /// The upstream model failed (after its retries) or was made to fail.
-    Upstream(String),
+    /// The upstream model failed (after its retries) or was made to fail;
+    /// `status`: the HTTP status it answered with, when it answered.
+    Upstream { status: Option<u16>, error: String },
     /// The session stopped or the run ended before the call was answered.
     Stopped,
 }
@@ -88,7 +89,8 @@ impl Bridge {
                 Ok(())
             }
             Err(Halt::ModelFailed(e)) => {
-                let _ = call.reply.send(Err(Refusal::Upstream(e)));
+                let status = upstream_status(&e);
+                let _ = call.reply.send(Err(Refusal::Upstream { status, error: e }));
                 Ok(())
             }
             Err(halt) => {
@@ -97,6 +99,14 @@ impl Bridge {
             }
         }
     }
+}
+
+/// The HTTP status in a model call's error, as `ModelError::Http` writes
+/// it ("model endpoint answered HTTP 400: …"), so the agent can be told
+/// the upstream refused its request rather than that it failed.
+fn upstream_status(error: &str) -> Option<u16> {
+    let rest = error.split("model endpoint answered HTTP ").nth(1)?;
+    rest.get(..3)?.parse().ok()
 }
 
 /// What an agent's failed exit says, for the run's outcome.
@@ -195,5 +205,19 @@ impl Bridge {
                 open = host.next_control(), if controls_open => controls_open = open?,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ModelError;
+
+    #[test]
+    fn the_upstream_s_status_is_read_from_the_model_s_error() {
+        let http = ModelError::Http { status: 400, body: "context length exceeded".into() };
+        let at = ModelError::AtEndpoint { url: "http://x/v1".into(), attempts: 1, error: Box::new(http) };
+        assert_eq!(upstream_status(&at.to_string()), Some(400));
+        assert_eq!(upstream_status(&ModelError::Timeout { ms: 5 }.to_string()), None);
     }
 }
