@@ -89,6 +89,7 @@ fn model_events(run: u32, step: u32, t: u64, call: u64, reply: &str) -> [Event; 
                 latency_ms: 3,
                 fault: None,
                 wire: None,
+                first_token_ms: None,
             },
         ),
     ]

@@ -70,6 +70,9 @@ pub enum ModelConfig {
         /// The most a reply's body may take, in MB (whole or fractional).
         #[serde(default = "default_max_reply_mb")]
         max_reply_mb: f64,
+        /// Ask for replies as streams (see `OpenAiConfig::stream`).
+        #[serde(default = "yes")]
+        stream: bool,
         #[serde(default)]
         price: Price,
     },
@@ -652,6 +655,7 @@ impl Config {
                     json_schema,
                     max_tokens,
                     max_reply_mb,
+                    stream,
                     price,
                 } => {
                     let max_reply_bytes = limit_bytes(*max_reply_mb).map_err(|why| ConfigError::Field {
@@ -671,6 +675,7 @@ impl Config {
                         max_tokens: *max_tokens,
                         max_reply_bytes,
                         api: *api,
+                        stream: *stream,
                     })
                     .map_err(|e| ConfigError::Field {
                         path: origin.clone(),

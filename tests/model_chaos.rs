@@ -302,6 +302,8 @@ impl Client {
     }
 }
 
+/// Replies come whole (`stream = false`): the proxy frames an exchange by
+/// its Content-Length. A cut stream is `tests/all/streaming.rs`'s.
 fn write_config(dir: &Path, port: u16, client: &Client) -> PathBuf {
     let roles: String = ["planner", "solver", "actor", "evaluator", "classifier", "judge"]
         .iter()
@@ -310,7 +312,7 @@ fn write_config(dir: &Path, port: u16, client: &Client) -> PathBuf {
     let toml = format!(
         "data_dir = {data:?}\n\
          [models.local]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"{MODEL}\"\n\
-         timeout_ms = {timeout}\nmax_retries = {retries}\nnative_tools = false\njson_schema = true\nmax_tokens = 256\n\
+         timeout_ms = {timeout}\nmax_retries = {retries}\nnative_tools = false\njson_schema = true\nmax_tokens = 256\nstream = false\n\
          [roles]\n{roles}",
         data = dir.join("data").display().to_string(),
         timeout = client.timeout_ms,

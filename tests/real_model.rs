@@ -10,6 +10,7 @@ use switchyard::engine::event::{EventKind, RefuseReason, RunOutcome};
 use switchyard::engine::trace::read_trace;
 use switchyard::engine::{SessionState, StrategyKind};
 use switchyard::model::openai::{OpenAiConfig, OpenAiModel};
+use switchyard::model::stream::{Delta, Tokens};
 use switchyard::model::{ChatModel, ChatRequest, Message, Role};
 use switchyard::session::{self, GraphSource, SessionOptions, Tape, TaskSource};
 use switchyard::strategy::actor::{self, ActorAction, ActorInput, CandidateInput, finish_candidate};
@@ -36,6 +37,7 @@ fn openai(url: &str) -> ModelConfig {
         json_schema: true,
         max_tokens: 1024,
         max_reply_mb: 16.0,
+        stream: true,
         price: Default::default(),
     }
 }
@@ -57,11 +59,35 @@ fn run(config: &Config, opts: &SessionOptions) -> SessionState {
     rt.block_on(session::run(session::prepare(config, opts).unwrap())).unwrap().state
 }
 
+/// Unstreamed: llama-cpp-python's server counts a reply's tokens only in
+/// a reply sent whole.
 fn model() -> OpenAiModel {
     let mut cfg = OpenAiConfig::new("local", base_url(), model_name());
     cfg.native_tools = false;
     cfg.timeout_ms = 180_000;
+    cfg.stream = false;
     OpenAiModel::new(cfg).unwrap()
+}
+
+#[tokio::test]
+#[ignore = "needs the local model: scripts/local-model.sh start"]
+async fn a_streamed_reply_arrives_in_pieces_that_make_the_whole() {
+    let mut cfg = OpenAiConfig::new("local", base_url(), model_name());
+    cfg.timeout_ms = 180_000;
+    let m = OpenAiModel::new(cfg).unwrap();
+    let mut req = ChatRequest::new(Role::Actor, vec![Message::user("Count from one to ten in words.")]);
+    req.temperature = Some(0.0);
+    req.max_tokens = Some(48);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let r = m.chat_streaming(&req, None, &Tokens::to(tx)).await.unwrap();
+    let mut pieces = Vec::new();
+    while let Ok(Delta::Text(t)) = rx.try_recv() {
+        pieces.push(t);
+    }
+    assert!(pieces.len() > 5, "the reply came in {} pieces", pieces.len());
+    assert_eq!(pieces.concat(), r.text);
+    // The server counts no tokens in a stream: they are estimated.
+    assert!(r.usage.prompt_tokens > 0 && r.usage.completion_tokens > 0, "{:?}", r.usage);
 }
 
 #[tokio::test]

@@ -11,6 +11,7 @@ use super::error::EngineError;
 use super::event::{EventKind, ToolOutcome};
 use super::gate::Pass;
 use super::host::Halt;
+use crate::model::stream::{Delta, Tokens};
 use crate::model::{ChatRequest, ChatResponse};
 use crate::tool::fault::FaultMode;
 use crate::tool::{ToolError, ToolErrorKind, ToolResult, ToolSpec};
@@ -42,12 +43,12 @@ impl Engine {
         })?;
         let fault = self.draw_model_fault(role, &info.name, call);
         // A fork's prefix is answered from its trace, not the model.
-        let (result, latency_ms) = match self.recorded_reply(call) {
-            Some(r) => (r.result, r.latency_ms),
+        let (result, latency_ms, first_token_ms) = match self.recorded_reply(call) {
+            Some(r) => (r.result, r.latency_ms, r.first_token_ms),
             None => {
                 let t0 = self.clock.now_ms();
-                let result = slot.model.chat_with_fault(&req, fault).await;
-                (result, self.clock.now_ms().saturating_sub(t0))
+                let (result, first) = self.streamed(call, slot.model.as_ref(), &req, fault).await?;
+                (result, self.clock.now_ms().saturating_sub(t0), first.map(|t| t.saturating_sub(t0)))
             }
         };
         match result {
@@ -67,6 +68,7 @@ impl Engine {
                     latency_ms,
                     fault,
                     wire: resp.wire.clone(),
+                    first_token_ms,
                 })?;
                 self.review_reply(call, role, resp).await
             }
@@ -77,6 +79,46 @@ impl Engine {
                 Err(Halt::ModelFailed(error))
             }
         }
+    }
+
+    /// The model's answer, its reply shown as it streams in; and when its
+    /// first token came, on the engine's clock. The engine reads no
+    /// control meanwhile: a pause lets a started stream finish and holds
+    /// the next call at the gate.
+    async fn streamed(
+        &mut self,
+        call: u64,
+        model: &dyn crate::model::ChatModel,
+        req: &ChatRequest,
+        fault: Option<crate::model::fault::ModelFaultMode>,
+    ) -> Result<(Result<ChatResponse, crate::model::ModelError>, Option<u64>), Halt> {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let tokens = Tokens::to(tx);
+        let answer = model.chat_streaming(req, fault, &tokens);
+        tokio::pin!(answer);
+        let mut first = None;
+        let result = loop {
+            tokio::select! {
+                biased;
+                Some(delta) = rx.recv() => self.tell_tokens(call, delta, &mut first)?,
+                result = &mut answer => break result,
+            }
+        };
+        while let Ok(delta) = rx.try_recv() {
+            self.tell_tokens(call, delta, &mut first)?;
+        }
+        Ok((result, first))
+    }
+
+    fn tell_tokens(&mut self, call: u64, delta: Delta, first: &mut Option<u64>) -> Result<(), EngineError> {
+        let (text, restart) = match delta {
+            Delta::Text(text) => {
+                first.get_or_insert_with(|| self.clock.now_ms());
+                (text, false)
+            }
+            Delta::Restart => (String::new(), true),
+        };
+        self.publish_live(EventKind::ModelTokens { call, text, restart })
     }
 
     pub(super) async fn tool_call(&mut self, tool: &str, args: &Value) -> Result<ToolResult, Halt> {

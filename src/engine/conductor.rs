@@ -515,6 +515,21 @@ impl Engine {
         self.publish(event)
     }
 
+    /// An event shown as it happens and never recorded (a reply's tokens):
+    /// the fold and the subscribers see it, the trace, a fork's replay and
+    /// the breakpoints do not.
+    pub(super) fn publish_live(&mut self, kind: EventKind) -> Result<(), EngineError> {
+        debug_assert!(kind.is_live_only());
+        // The last event's time: reading the clock would move a logical
+        // clock on by the number of pieces, and a replay (in one piece)
+        // would not keep the recorded times.
+        let t = self.state.t;
+        let event = Event { v: event::SCHEMA_VERSION, run: self.run_no, step: self.step, t, kind };
+        self.state.apply(&event);
+        self.sinks.retain(|s| s.send(event.clone()).is_ok());
+        Ok(())
+    }
+
     /// Writes an event to the trace, the fold and the subscribers.
     pub(super) fn publish(&mut self, event: Event) -> Result<(), EngineError> {
         if let Some(t) = self.trace.as_mut() {

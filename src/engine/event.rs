@@ -512,6 +512,18 @@ pub enum EventKind {
         /// The upstream's reply body a bridged agent was given as it was.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         wire: Option<WireReply>,
+        /// A streamed reply: milliseconds from the call to its first token.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first_token_ms: Option<u64>,
+    },
+    /// More of a reply as it streams in. Live only: never written to a
+    /// trace, which keeps the whole reply ([`EventKind::is_live_only`]).
+    ModelTokens {
+        call: u64,
+        text: String,
+        /// The stream broke off and started again: the text so far is void.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        restart: bool,
     },
     ModelFailed {
         call: u64,
@@ -877,8 +889,15 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// Shown as it happens, not recorded: a trace, a fork and a replay
+    /// never see it.
+    pub fn is_live_only(&self) -> bool {
+        matches!(self, EventKind::ModelTokens { .. })
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
+            EventKind::ModelTokens { .. } => "ModelTokens",
             EventKind::SessionStarted { .. } => "SessionStarted",
             EventKind::RunStarted { .. } => "RunStarted",
             EventKind::Retrieved { .. } => "Retrieved",

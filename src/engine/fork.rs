@@ -167,6 +167,7 @@ pub(super) struct Forked {
 pub(super) struct RecordedReply {
     pub(super) result: Result<ChatResponse, ModelError>,
     pub(super) latency_ms: u64,
+    pub(super) first_token_ms: Option<u64>,
 }
 
 /// A recorded tool answer.

@@ -259,16 +259,21 @@ impl Engine {
         if let Some(r) = self.fork.as_ref() {
             let e = r.plan.replies.get(&call)?;
             return match &e.kind {
-                EventKind::ModelReply { text, tool_calls, usage, latency_ms, wire, .. } => Some(RecordedReply {
-                    result: Ok(ChatResponse {
-                        wire: wire.clone(),
-                        ..ChatResponse::new(text.clone(), tool_calls.clone(), *usage)
-                    }),
-                    latency_ms: *latency_ms,
-                }),
-                EventKind::ModelFailed { error, latency_ms, .. } => {
-                    Some(RecordedReply { result: Err(ModelError::Other(error.clone())), latency_ms: *latency_ms })
+                EventKind::ModelReply { text, tool_calls, usage, latency_ms, wire, first_token_ms, .. } => {
+                    Some(RecordedReply {
+                        result: Ok(ChatResponse {
+                            wire: wire.clone(),
+                            ..ChatResponse::new(text.clone(), tool_calls.clone(), *usage)
+                        }),
+                        latency_ms: *latency_ms,
+                        first_token_ms: *first_token_ms,
+                    })
                 }
+                EventKind::ModelFailed { error, latency_ms, .. } => Some(RecordedReply {
+                    result: Err(ModelError::Other(error.clone())),
+                    latency_ms: *latency_ms,
+                    first_token_ms: None,
+                }),
                 _ => None,
             };
         }
@@ -280,6 +285,7 @@ impl Engine {
                 Some(RecordedReply {
                     result: Ok(ChatResponse::new(text, Vec::new(), Default::default())),
                     latency_ms: 0,
+                    first_token_ms: None,
                 })
             }
             _ => None,

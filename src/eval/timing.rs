@@ -232,6 +232,7 @@ mod tests {
                     latency_ms: 100,
                     fault: None,
                     wire: None,
+                    first_token_ms: None,
                 },
             ),
             // Paused for 5 s; a call waits 3 s for approval.

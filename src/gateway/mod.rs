@@ -8,7 +8,7 @@
 mod errors;
 mod routes;
 mod state;
-mod stream;
+pub mod stream;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

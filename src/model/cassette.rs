@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::fault::ModelFaultMode;
+use super::stream::{Delta, Tokens};
 use super::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, fault_around};
 use crate::jsonl::{JsonlError, read_records};
 
@@ -39,12 +40,17 @@ struct Line {
     request: ChatRequest,
     response: ChatResponse,
     model: ModelInfo,
+    /// The reply streamed in: a replay tells its text as one piece, so the
+    /// replayed trace times its first token as the recorded one did.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    streamed: bool,
 }
 
-/// The answers recorded for one request key, handed out in recorded order;
-/// the last one repeats once they run out.
+/// The answers recorded for one request key (each with whether it
+/// streamed), handed out in recorded order; the last one repeats once they
+/// run out.
 struct Answers {
-    responses: Vec<ChatResponse>,
+    responses: Vec<(ChatResponse, bool)>,
     next: usize,
 }
 
@@ -130,7 +136,7 @@ impl Cassette {
                 .entry(line.key)
                 .or_insert_with(|| Answers { responses: Vec::new(), next: 0 })
                 .responses
-                .push(line.response);
+                .push((line.response, line.streamed));
         }
         let info = match info {
             Some(m) => ModelInfo { name: m.name, kind: ModelKind::Replay, simulated: m.simulated },
@@ -179,8 +185,9 @@ impl Cassette {
         file: &Mutex<File>,
         req: &ChatRequest,
         response: ChatResponse,
+        streamed: bool,
     ) -> Result<ChatResponse, ModelError> {
-        let line = Line { key: request_key(req), request: req.clone(), response, model: inner.info() };
+        let line = Line { key: request_key(req), request: req.clone(), response, model: inner.info(), streamed };
         self.append(file, &line)?;
         Ok(line.response)
     }
@@ -206,27 +213,64 @@ impl ChatModel for Cassette {
         match (&self.mode, fault) {
             (Mode::Record { inner, file }, Some(f)) if f.is_transport() => {
                 let response = inner.chat_with_fault(req, Some(f)).await?;
-                self.keep(inner.as_ref(), file, req, response)
+                self.keep(inner.as_ref(), file, req, response, false)
             }
             _ => fault_around(self, req, fault).await,
         }
     }
 
+    /// While recording, the recorded model streams to the watcher; a
+    /// replay answers in one piece.
+    async fn chat_streaming(
+        &self,
+        req: &ChatRequest,
+        fault: Option<ModelFaultMode>,
+        tokens: &Tokens,
+    ) -> Result<ChatResponse, ModelError> {
+        match (&self.mode, fault) {
+            (Mode::Record { inner, file }, None) => {
+                let response = inner.chat_streaming(req, None, tokens).await?;
+                self.keep(inner.as_ref(), file, req, response, tokens.told())
+            }
+            (Mode::Replay { .. }, None) => {
+                let (response, streamed) = self.answer(req)?;
+                if streamed {
+                    tokens.send(Delta::Text(shown(&response)));
+                }
+                Ok(response)
+            }
+            _ => self.chat_with_fault(req, fault).await,
+        }
+    }
+
     async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let key = request_key(req);
         match &self.mode {
             Mode::Record { inner, file } => {
                 let response = inner.chat(req).await?;
-                self.keep(inner.as_ref(), file, req, response)
+                self.keep(inner.as_ref(), file, req, response, false)
             }
-            Mode::Replay { answers, .. } => {
-                let mut answers = answers.lock().unwrap_or_else(|p| p.into_inner());
-                let not_recorded = || ModelError::NotRecorded { path: self.path.display().to_string() };
-                let a = answers.get_mut(&key).ok_or_else(not_recorded)?;
-                let i = a.next.min(a.responses.len().saturating_sub(1));
-                a.next = a.next.saturating_add(1);
-                a.responses.get(i).cloned().ok_or_else(not_recorded)
-            }
+            Mode::Replay { .. } => self.answer(req).map(|(response, _)| response),
         }
     }
+}
+
+impl Cassette {
+    /// The next recorded answer to `req`, and whether it streamed.
+    fn answer(&self, req: &ChatRequest) -> Result<(ChatResponse, bool), ModelError> {
+        let not_recorded = || ModelError::NotRecorded { path: self.path.display().to_string() };
+        let Mode::Replay { answers, .. } = &self.mode else { return Err(not_recorded()) };
+        let mut answers = answers.lock().unwrap_or_else(|p| p.into_inner());
+        let a = answers.get_mut(&request_key(req)).ok_or_else(not_recorded)?;
+        let i = a.next.min(a.responses.len().saturating_sub(1));
+        a.next = a.next.saturating_add(1);
+        a.responses.get(i).cloned().ok_or_else(not_recorded)
+    }
+}
+
+/// A recorded reply's text as one piece (its tool calls when it has none).
+fn shown(r: &ChatResponse) -> String {
+    if !r.text.is_empty() {
+        return r.text.clone();
+    }
+    r.tool_calls.iter().map(|c| format!("→ {} {}", c.name, c.arguments)).collect::<Vec<_>>().join("\n")
 }

@@ -7,6 +7,7 @@ pub mod dialect;
 pub mod fault;
 pub mod openai;
 pub mod price;
+pub mod stream;
 pub mod tokens;
 pub mod wire;
 mod wire_fault;
@@ -269,6 +270,18 @@ pub trait ChatModel: Send + Sync {
         fault: Option<ModelFaultMode>,
     ) -> Result<ChatResponse, ModelError> {
         fault_around(self, req, fault).await
+    }
+
+    /// `chat_with_fault`, telling `tokens` the reply as it arrives. A model
+    /// that does not stream answers in one piece and tells nothing.
+    async fn chat_streaming(
+        &self,
+        req: &ChatRequest,
+        fault: Option<ModelFaultMode>,
+        tokens: &stream::Tokens,
+    ) -> Result<ChatResponse, ModelError> {
+        let _ = tokens;
+        self.chat_with_fault(req, fault).await
     }
 }
 

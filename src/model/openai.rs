@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 
 use super::dialect;
 use super::fault::ModelFaultMode;
+use super::stream::{Delta, Frames, Reassembly, Tokens};
 use super::wire::{self, Dialect, WireRequest};
 use super::{
     ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Speaker, ToolCallRequest, ToolDef, Usage,
@@ -66,6 +67,11 @@ pub struct OpenAiConfig {
     /// Messages (`kind = "anthropic"`).
     #[serde(default)]
     pub api: Dialect,
+    /// Ask for the reply as a stream of events, so its tokens show as they
+    /// arrive and its time to first token is measured. A server that
+    /// answers in one piece anyway is read as before.
+    #[serde(default = "default_true")]
+    pub stream: bool,
 }
 
 /// 16 MB: far beyond any chat reply, far below what hurts.
@@ -104,6 +110,7 @@ impl OpenAiConfig {
             max_tokens: default_max_tokens(),
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             api: Dialect::Chat,
+            stream: true,
         }
     }
 }
@@ -207,12 +214,27 @@ impl OpenAiModel {
             return self.bridged_body(wire);
         }
         let chat = self.chat_body(req);
-        let translated = match self.cfg.api {
-            Dialect::Chat => return Ok(chat),
-            Dialect::Responses => dialect::responses::request_from_chat(&chat),
-            Dialect::Anthropic => dialect::anthropic::request_from_chat(&chat, Some(self.cfg.max_tokens)),
+        let mut body = match self.cfg.api {
+            Dialect::Chat => chat,
+            Dialect::Responses => dialect::responses::request_from_chat(&chat).map_err(ModelError::Untranslatable)?,
+            Dialect::Anthropic => dialect::anthropic::request_from_chat(&chat, Some(self.cfg.max_tokens))
+                .map_err(ModelError::Untranslatable)?,
         };
-        translated.map_err(ModelError::Untranslatable)
+        if self.cfg.stream {
+            self.ask_stream(&mut body);
+        }
+        Ok(body)
+    }
+
+    /// A request asking for its reply as a stream, with its usage (which
+    /// Chat Completions leaves out of a stream unless asked).
+    fn ask_stream(&self, body: &mut Value) {
+        if let Some(obj) = body.as_object_mut() {
+            obj.insert("stream".into(), json!(true));
+            if self.cfg.api == Dialect::Chat {
+                obj.insert("stream_options".into(), json!({"include_usage": true}));
+            }
+        }
     }
 
     fn chat_body(&self, req: &ChatRequest) -> Value {
@@ -257,14 +279,21 @@ impl OpenAiModel {
 
     /// A bridged agent's request: as it sent it when it speaks the
     /// endpoint's API, else translated; the upstream's model name in place
-    /// of the agent's, and never streamed (the gateway streams the reply).
+    /// of the agent's. It streams from the upstream when the agent asked
+    /// for a stream (and this model streams): the gateway writes the
+    /// agent's own stream once the engine has the whole reply.
     fn bridged_body(&self, wire: &WireRequest) -> Result<Value, ModelError> {
         let mut body = wire.to_dialect(self.cfg.api).map_err(ModelError::Untranslatable)?;
+        let streams = self.cfg.stream && wire.body.get("stream") == Some(&Value::Bool(true));
         if let Some(obj) = body.as_object_mut() {
             obj.insert("model".into(), json!(self.cfg.model));
-            if obj.remove("stream").is_some() {
+            if wire.dialect != self.cfg.api || !streams {
+                obj.remove("stream");
                 obj.remove("stream_options");
             }
+        }
+        if streams && wire.dialect != self.cfg.api {
+            self.ask_stream(&mut body);
         }
         Ok(body)
     }
@@ -273,7 +302,17 @@ impl OpenAiModel {
     /// and reading the body together). An injected transport fault takes
     /// the exchange's place (an HTTP error never reaches the endpoint) or
     /// holds it up within the same timeout.
-    async fn attempt(&self, body: &Value, injected: Option<ModelFaultMode>) -> Result<Attempt, ModelError> {
+    ///
+    /// A streamed reply is read event by event, its text told to `tokens`;
+    /// `cut` breaks it off after its first piece of text (the injected
+    /// `truncated` fault, as a dropped connection looks on a stream).
+    async fn attempt(
+        &self,
+        body: &Value,
+        injected: Option<ModelFaultMode>,
+        tokens: &Tokens,
+        cut: bool,
+    ) -> Result<Attempt, ModelError> {
         if let Some(answered) = injected.and_then(injected_answer) {
             return Ok(answered);
         }
@@ -304,6 +343,14 @@ impl OpenAiModel {
             if resp.content_length().is_some_and(|n| n > cap) {
                 return Ok(Attempt::TooLarge);
             }
+            let streamed = resp
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.contains("text/event-stream"));
+            if streamed && (200..300).contains(&status) {
+                return self.read_stream(resp, tokens, cut).await;
+            }
             // Read chunk by chunk so that an endless body stops at the cap
             // instead of filling memory.
             let mut resp = resp;
@@ -323,6 +370,48 @@ impl OpenAiModel {
             Ok(Err(e)) if e.is_builder() => Err(ModelError::Transport(error_chain(&e))),
             Ok(Err(e)) => Ok(Attempt::Failed(error_chain(&e))),
         }
+    }
+}
+
+impl OpenAiModel {
+    /// A streamed reply, event by event, put back together into the body
+    /// the endpoint would have sent in one piece.
+    async fn read_stream(
+        &self,
+        mut resp: reqwest::Response,
+        tokens: &Tokens,
+        cut: bool,
+    ) -> Result<Attempt, reqwest::Error> {
+        let (mut frames, mut reply, mut read) = (Frames::default(), Reassembly::new(self.cfg.api), 0u64);
+        while let Some(chunk) = resp.chunk().await? {
+            read += chunk.len() as u64;
+            if read > self.cfg.max_reply_bytes {
+                return Ok(Attempt::TooLarge);
+            }
+            for frame in frames.push(&chunk) {
+                match reply.feed(&frame) {
+                    Ok(Some(text)) => {
+                        tokens.send(Delta::Text(redact(&text).into_owned()));
+                        if cut {
+                            return Ok(Attempt::Cut(format!(
+                                "the stream broke off mid-reply after {} events (injected fault)",
+                                reply.events
+                            )));
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(why) => return Ok(Attempt::Failed(why)),
+                }
+            }
+        }
+        if !reply.finished() {
+            return Ok(Attempt::Failed(format!(
+                "the stream ended after {} events, before the reply was finished",
+                reply.events
+            )));
+        }
+        let body = serde_json::to_vec(&reply.body()).unwrap_or_default();
+        Ok(Attempt::Answered { status: 200, retry_after: None, body })
     }
 }
 
@@ -351,6 +440,7 @@ fn redacted(attempt: Attempt) -> Attempt {
             Attempt::Answered { status, retry_after, body }
         }
         Attempt::Failed(msg) => Attempt::Failed(redact(&msg).into_owned()),
+        Attempt::Cut(msg) => Attempt::Cut(msg),
         Attempt::TooLarge => Attempt::TooLarge,
     }
 }
@@ -365,6 +455,8 @@ enum Attempt {
     Failed(String),
     /// The body passed `max_reply_bytes`: not retried, it would only pass it again.
     TooLarge,
+    /// A stream broken off by the injected `truncated` fault, which it spent.
+    Cut(String),
 }
 
 #[async_trait]
@@ -389,8 +481,17 @@ impl ChatModel for OpenAiModel {
         req: &ChatRequest,
         fault: Option<ModelFaultMode>,
     ) -> Result<ChatResponse, ModelError> {
+        self.chat_streaming(req, fault, &Tokens::none()).await
+    }
+
+    async fn chat_streaming(
+        &self,
+        req: &ChatRequest,
+        fault: Option<ModelFaultMode>,
+        tokens: &Tokens,
+    ) -> Result<ChatResponse, ModelError> {
         let mut attempts = 0;
-        self.exchanges(req, fault, &mut attempts).await.map_err(|error| ModelError::AtEndpoint {
+        self.exchanges(req, fault, tokens, &mut attempts).await.map_err(|error| ModelError::AtEndpoint {
             url: self.url.clone(),
             attempts,
             error: Box::new(error),
@@ -404,14 +505,19 @@ impl OpenAiModel {
         &self,
         req: &ChatRequest,
         fault: Option<ModelFaultMode>,
+        tokens: &Tokens,
         attempts: &mut u32,
     ) -> Result<ChatResponse, ModelError> {
         let mut body = self.request_body(req)?;
         let mut retry = 0u32;
-        let (mut transport, spoil) = match fault {
+        let (mut transport, mut spoil) = match fault {
             Some(f) if f.is_transport() => (Some(f), None),
             other => (None, other),
         };
+        // On a stream, `truncated` is the stream breaking off mid-reply,
+        // once: the retry reads the whole reply. A server that answers in
+        // one piece has its reply cut in half instead.
+        let mut cut = spoil == Some(ModelFaultMode::Truncated);
         if let Some(f) = fault {
             tracing::info!(model = %self.cfg.name, fault = %f, "injecting a model fault");
         }
@@ -420,7 +526,11 @@ impl OpenAiModel {
             // A timeout is not retried: a slow local model would only be slow
             // again, multiplying the wait; the caller decides.
             *attempts += 1;
-            let (failure, wait) = match redacted(self.attempt(&body, transport.take()).await?) {
+            if *attempts > 1 {
+                tokens.send(Delta::Restart);
+            }
+            let attempt = self.attempt(&body, transport.take(), tokens, std::mem::take(&mut cut)).await?;
+            let (failure, wait) = match redacted(attempt) {
                 Attempt::Answered { status, body, .. } if (200..300).contains(&status) => {
                     let chat = self.as_chat(&body)?;
                     return match spoil {
@@ -452,6 +562,10 @@ impl OpenAiModel {
                     return Err(ModelError::Http { status, body: truncate(&String::from_utf8_lossy(&body)) });
                 }
                 Attempt::Failed(msg) => (ModelError::Transport(msg), backoff(retry)),
+                Attempt::Cut(msg) => {
+                    spoil = None;
+                    (ModelError::Transport(msg), backoff(retry))
+                }
                 Attempt::TooLarge => {
                     return Err(ModelError::TooLarge {
                         limit: crate::tool::limits::megabytes(self.cfg.max_reply_bytes),

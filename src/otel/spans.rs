@@ -230,9 +230,13 @@ impl SpanFold {
                 }
                 self.models.insert(*call, c);
             }
-            EventKind::ModelReply { call, text, tool_calls, usage, cost, .. } => {
+            EventKind::ModelReply { call, text, tool_calls, usage, cost, first_token_ms, .. } => {
                 if let Some(mut c) = self.models.remove(call) {
                     let reason = if tool_calls.is_empty() { "stop" } else { "tool_call" };
+                    if let Some(ms) = first_token_ms {
+                        // The semantic conventions' client metric, as seconds.
+                        c.set("gen_ai.server.time_to_first_token", *ms as f64 / 1000.0);
+                    }
                     c.set("gen_ai.usage.input_tokens", usage.prompt_tokens);
                     c.set("gen_ai.usage.output_tokens", usage.completion_tokens);
                     c.set("gen_ai.response.finish_reasons", vec![reason.to_string()]);

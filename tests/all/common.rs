@@ -289,6 +289,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 latency_ms: 50,
                 fault: None,
                 wire: None,
+                first_token_ms: None,
             },
         ),
         ev(
@@ -355,6 +356,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 latency_ms: 990,
                 fault: None,
                 wire: None,
+                first_token_ms: None,
             },
         ),
         ev(
@@ -577,6 +579,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 latency_ms: 1160,
                 fault: None,
                 wire: None,
+                first_token_ms: None,
             },
         ),
         ev(

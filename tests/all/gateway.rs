@@ -23,15 +23,19 @@ use tokio::task::JoinHandle;
 use super::common::small_library;
 use super::openai::{Reply, Server, completion, text_reply};
 
-struct Rig {
-    gateway: Gateway,
-    handle: EngineHandle,
-    events: mpsc::UnboundedReceiver<Event>,
+pub(crate) struct Rig {
+    pub(crate) gateway: Gateway,
+    pub(crate) handle: EngineHandle,
+    pub(crate) events: mpsc::UnboundedReceiver<Event>,
     run: JoinHandle<SessionOutcome>,
-    http: reqwest::Client,
+    pub(crate) http: reqwest::Client,
 }
 
 async fn rig_with(model: Arc<dyn ChatModel>, max_body: usize) -> Rig {
+    rig_traced(model, max_body, None).await
+}
+
+pub(crate) async fn rig_traced(model: Arc<dyn ChatModel>, max_body: usize, trace: Option<&std::path::Path>) -> Rig {
     let (calls, inbox) = mpsc::channel(16);
     let setup = GatewaySetup { models: vec![model.info().name], max_body, ..GatewaySetup::default() };
     let gateway = Gateway::start(setup, calls).await.unwrap();
@@ -41,13 +45,16 @@ async fn rig_with(model: Arc<dyn ChatModel>, max_body: usize) -> Rig {
     let mut s = EngineSetup::new(small_library(), models, strategy);
     s.clock = Arc::new(LogicalClock::default());
     let (mut engine, handle) = Engine::new(s);
+    if let Some(path) = trace {
+        engine.set_trace(switchyard::engine::trace::TraceWriter::create(path).unwrap());
+    }
     let events = engine.subscribe();
     let task = Task { id: "outside".into(), query: "an outside agent".into(), ..Task::default() };
     let run = tokio::spawn(async move { engine.run(vec![task]).await.unwrap() });
     Rig { gateway, handle, events, run, http: reqwest::Client::new() }
 }
 
-async fn rig(model: Arc<dyn ChatModel>) -> Rig {
+pub(crate) async fn rig(model: Arc<dyn ChatModel>) -> Rig {
     rig_with(model, switchyard::gateway::DEFAULT_MAX_BODY).await
 }
 
@@ -63,7 +70,7 @@ fn sim() -> Arc<dyn ChatModel> {
 }
 
 impl Rig {
-    fn url(&self, dialect: Dialect) -> String {
+    pub(crate) fn url(&self, dialect: Dialect) -> String {
         match dialect {
             Dialect::Chat => format!("{}/chat/completions", self.gateway.openai_base_url()),
             Dialect::Responses => format!("{}/responses", self.gateway.openai_base_url()),
@@ -72,7 +79,7 @@ impl Rig {
     }
 
     /// One request with the session token, as the dialect's SDK sends it.
-    async fn send(&self, dialect: Dialect, body: &Value) -> (u16, Value) {
+    pub(crate) async fn send(&self, dialect: Dialect, body: &Value) -> (u16, Value) {
         let token = self.gateway.token().expose().to_string();
         let rb = self.http.post(self.url(dialect)).json(body);
         let rb = match dialect {
@@ -86,7 +93,7 @@ impl Rig {
     }
 
     /// Ends the session as `q` would, and returns every event it sent.
-    async fn finish(mut self) -> Vec<Event> {
+    pub(crate) async fn finish(mut self) -> Vec<Event> {
         self.handle.send(Control::Stop);
         self.run.await.unwrap();
         let mut out = Vec::new();

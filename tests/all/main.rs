@@ -51,6 +51,7 @@ mod sandbox;
 mod secrets;
 mod sim;
 mod soak_bounds;
+mod streaming;
 mod tool_tape;
 mod tools_cli;
 mod trace_diff;

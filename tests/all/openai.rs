@@ -20,21 +20,34 @@ pub(crate) struct Reply {
     headers: Vec<(String, String)>,
     body: String,
     hang: bool,
+    /// A stream: written without a length, as it goes.
+    sse: bool,
+    /// Write the body up to this byte, then wait for the test's word.
+    hold: Option<(usize, Arc<tokio::sync::Notify>)>,
 }
 
 impl Reply {
     pub(crate) fn json(status: u16, body: Value) -> Self {
-        Reply { status, headers: vec![], body: body.to_string(), hang: false }
+        Reply::raw(status, &body.to_string())
     }
     pub(crate) fn raw(status: u16, body: &str) -> Self {
-        Reply { status, headers: vec![], body: body.to_string(), hang: false }
+        Reply { status, headers: vec![], body: body.to_string(), hang: false, sse: false, hold: None }
+    }
+    /// A `text/event-stream` body of server-sent events.
+    pub(crate) fn sse(events: &str) -> Self {
+        Reply { sse: true, ..Reply::raw(200, events) }
+    }
+    /// The body stops after `at` bytes until `go` is notified.
+    pub(crate) fn held(mut self, at: usize, go: Arc<tokio::sync::Notify>) -> Self {
+        self.hold = Some((at.min(self.body.len()), go));
+        self
     }
     pub(crate) fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.to_string(), value.to_string()));
         self
     }
     pub(crate) fn hang() -> Self {
-        Reply { status: 0, headers: vec![], body: String::new(), hang: true }
+        Reply { status: 0, hang: true, ..Reply::raw(0, "") }
     }
 }
 
@@ -121,17 +134,30 @@ async fn serve(mut stream: TcpStream, seen: Arc<Mutex<Vec<Seen>>>, script: Arc<M
     if reply.hang {
         std::future::pending::<()>().await;
     }
-    let mut out = format!(
-        "HTTP/1.1 {} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
-        reply.status,
-        reply.body.len()
-    );
+    let mut out = if reply.sse {
+        format!("HTTP/1.1 {} Scripted\r\ncontent-type: text/event-stream\r\nconnection: close\r\n", reply.status)
+    } else {
+        format!(
+            "HTTP/1.1 {} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+            reply.status,
+            reply.body.len()
+        )
+    };
     for (k, v) in &reply.headers {
         out.push_str(&format!("{k}: {v}\r\n"));
     }
     out.push_str("\r\n");
-    out.push_str(&reply.body);
+    let (first, rest) = match &reply.hold {
+        Some((at, _)) => reply.body.split_at(*at),
+        None => (reply.body.as_str(), ""),
+    };
+    out.push_str(first);
     let _ = stream.write_all(out.as_bytes()).await;
+    if let Some((_, go)) = &reply.hold {
+        let _ = stream.flush().await;
+        go.notified().await;
+        let _ = stream.write_all(rest.as_bytes()).await;
+    }
     let _ = stream.shutdown().await;
 }
 

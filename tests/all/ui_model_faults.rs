@@ -116,6 +116,7 @@ fn an_active_model_fault_shows_in_the_dialog_the_models_pane_and_the_transcript(
         latency_ms: 0,
         fault: Some(ModelFaultMode::Empty),
         wire: None,
+        first_token_ms: None,
     };
     let s = with(with(s, hit()), hit());
     assert!(s.model_faults.is_empty());

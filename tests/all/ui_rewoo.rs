@@ -274,6 +274,7 @@ fn models_pane_names_the_rewoo_roles_and_dims_the_others() {
             latency_ms: 3,
             fault: None,
             wire: None,
+            first_token_ms: None,
         },
     });
     let state = SessionState::from_events(&events);

@@ -176,6 +176,13 @@ impl SessionState {
     }
 
     pub fn apply(&mut self, ev: &Event) {
+        // A reply's tokens are not one of the session's recorded events.
+        if let EventKind::ModelTokens { call, text, restart } = &ev.kind {
+            if let Some(r) = self.current.as_mut() {
+                r.stream(*call, text, *restart);
+            }
+            return;
+        }
         self.events += 1;
         self.t = ev.t;
         self.step = ev.step;
@@ -248,9 +255,27 @@ impl SessionState {
             EventKind::ModelCall { role, model, messages, .. } => {
                 self.push(Entry::Prompt { role: *role, model: model.clone(), messages: messages.clone() });
             }
-            EventKind::ModelReply { role, model, text, tool_calls, usage, cost, latency_ms, .. } => {
+            EventKind::ModelTokens { .. } => {}
+            EventKind::ModelReply {
+                call,
+                role,
+                model,
+                text,
+                tool_calls,
+                usage,
+                cost,
+                latency_ms,
+                first_token_ms,
+                ..
+            } => {
                 let a = self.accounts.entry((*role, model.clone())).or_default();
                 a.calls += 1;
+                if let Some(first) = first_token_ms {
+                    a.streamed += 1;
+                    a.first_token_ms += first;
+                    a.streaming_ms += latency_ms.saturating_sub(*first);
+                    a.streamed_tokens += usage.completion_tokens;
+                }
                 a.usage.prompt_tokens += usage.prompt_tokens;
                 a.usage.completion_tokens += usage.completion_tokens;
                 a.cost += cost;
@@ -260,6 +285,7 @@ impl SessionState {
                     r.cost += cost;
                     r.usage.prompt_tokens += usage.prompt_tokens;
                     r.usage.completion_tokens += usage.completion_tokens;
+                    r.end_stream(*call);
                 }
                 // The tool calls a reply asks for natively (an outside
                 // agent's) are what it says.
@@ -279,8 +305,11 @@ impl SessionState {
                     latency_ms: *latency_ms,
                 });
             }
-            EventKind::ModelFailed { role, model, error, .. } => {
+            EventKind::ModelFailed { call, role, model, error, .. } => {
                 self.accounts.entry((*role, model.clone())).or_default().calls += 1;
+                if let Some(r) = self.current.as_mut() {
+                    r.end_stream(*call);
+                }
                 self.push(Entry::ModelError { role: *role, model: model.clone(), error: error.clone() });
             }
             EventKind::ToolCall { call, tool, args, lane } => {

@@ -39,6 +39,24 @@ pub struct Account {
     pub usage: Usage,
     pub cost: f64,
     pub latency_ms: u64,
+    /// Replies that streamed, and over them: the time to their first
+    /// token, the time from it to the end, and their tokens.
+    pub streamed: u64,
+    pub first_token_ms: u64,
+    pub streaming_ms: u64,
+    pub streamed_tokens: u64,
+}
+
+impl Account {
+    /// The mean time to a streamed reply's first token.
+    pub fn time_to_first_token_ms(&self) -> Option<u64> {
+        (self.streamed > 0).then(|| self.first_token_ms / self.streamed)
+    }
+
+    /// Tokens a second once a streamed reply has begun.
+    pub fn tokens_per_second(&self) -> Option<f64> {
+        (self.streaming_ms > 0).then(|| self.streamed_tokens as f64 * 1000.0 / self.streaming_ms as f64)
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -62,6 +80,11 @@ pub enum Entry {
         usage: Usage,
         cost: f64,
         latency_ms: u64,
+    },
+    /// A reply still streaming in: what has arrived of it.
+    Streaming {
+        call: u64,
+        text: String,
     },
     ModelError {
         role: Role,
@@ -194,6 +217,37 @@ pub struct RunView {
     pub reflections: u32,
     /// A bridged agent's process, once started.
     pub agent: Option<AgentView>,
+}
+
+/// How many of a transcript's last entries may hold a streamed reply's text.
+const STREAM_SEARCH: usize = 8;
+
+impl RunView {
+    /// More of call `call`'s reply; `restart`: what came before is void.
+    pub(super) fn stream(&mut self, call: u64, text: &str, restart: bool) {
+        match self.transcript.last_mut() {
+            Some(Entry::Streaming { call: c, text: so_far }) if *c == call => {
+                if restart {
+                    so_far.clear();
+                }
+                so_far.push_str(text);
+            }
+            _ => self.transcript.push(Entry::Streaming { call, text: text.to_string() }),
+        }
+    }
+
+    /// The reply (or the failure) took the streamed text's place. The
+    /// streamed text is among the last entries (nothing else runs while a
+    /// model call does): only they are searched, or every reply of a long
+    /// run would scan its whole transcript.
+    pub(super) fn end_stream(&mut self, call: u64) {
+        let from = self.transcript.len().saturating_sub(STREAM_SEARCH);
+        let found =
+            self.transcript[from..].iter().rposition(|e| matches!(e, Entry::Streaming { call: c, .. } if *c == call));
+        if let Some(i) = found {
+            self.transcript.remove(from + i);
+        }
+    }
 }
 
 /// A bridged agent's process as the workbench shows it.

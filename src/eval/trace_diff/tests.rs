@@ -87,6 +87,7 @@ fn run(run: u32, t0: u64, call0: u64, result: ToolOutcome, answer: &str) -> Vec<
                 latency_ms: 7 + t0,
                 fault: None,
                 wire: None,
+                first_token_ms: None,
             },
         ),
         ev(

@@ -2,7 +2,9 @@
 //! Simulated models are marked, so nobody mistakes a simulated run for a real one.
 //! Roles the session's strategy does not call are dimmed (and named below the
 //! table), unless they made calls after all. A model fault in force on a
-//! role or its model is tagged after the model's name.
+//! role or its model is tagged after the model's name. Once a reply has
+//! streamed, the mean time to the first token and the tokens a second after
+//! it show too.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -45,11 +47,14 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         .unwrap_or(5)
         .max(5);
     let role_w = s.models.iter().map(|m| width(m.role.as_str())).chain([width("total")]).max().unwrap_or(5);
-    // role, model, calls, tok in, tok out, cost, avg, price: the calls and
-    // the cost matter most after who plays the role.
-    let widths = [role_w, 0, 6, 7, 7, width(&cost_head).max(9), 7, 21];
+    // role, model, calls, tok in, tok out, cost, avg, first token, tok/s,
+    // price: the calls and the cost matter most after who plays the role.
+    // The streaming columns only once a reply streamed.
+    let widths = [role_w, 0, 6, 7, 7, width(&cost_head).max(9), 7, 7, 6, 21];
     let base = role_w + 1 + widest.min(MODEL_MIN);
-    let mut show = visible_columns(inner.width as usize, base, &widths, &[2, 5, 3, 4, 6, 7]);
+    let streams = s.accounts.values().any(|a| a.streamed > 0);
+    let priority: &[usize] = if streams { &[2, 5, 3, 4, 6, 7, 8, 9] } else { &[2, 5, 3, 4, 6, 9] };
+    let mut show = visible_columns(inner.width as usize, base, &widths, priority);
     show[0] = true;
     show[1] = true;
     let others: usize = widths.iter().zip(&show).skip(2).filter(|(_, s)| **s).map(|(w, _)| w + 1).sum();
@@ -93,11 +98,14 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         num(fmt_count(total.usage.completion_tokens)),
         num(fmt_cost(total.cost)),
         num(avg_latency(&total)),
+        num(first_token(&total)),
+        num(rate(&total)),
     ];
     grid.push((total_row, th.base().add_modifier(Modifier::BOLD)));
     let mut header: Vec<Cell> = vec![Cell::from("role"), Cell::from("model")];
     header.extend(
-        ["calls", "tok in", "tok out", cost_head.as_str(), "avg", "price in/out /Mtok"].map(|h| num(h.to_string())),
+        ["calls", "tok in", "tok out", cost_head.as_str(), "avg", "1st tok", "tok/s", "price in/out /Mtok"]
+            .map(|h| num(h.to_string())),
     );
     let pick = |cells: Vec<Cell<'static>>| -> Vec<Cell<'static>> {
         cells.into_iter().zip(&show).filter_map(|(c, s)| s.then_some(c)).collect()
@@ -188,6 +196,8 @@ fn cells<'a>(role: Role, m: ModelCell, a: &Account, price: Option<Price>, ctx: &
         num(fmt_count(a.usage.completion_tokens)).style(figures),
         num(fmt_cost(a.cost)).style(figures),
         num(avg_latency(a)).style(th.muted()),
+        num(first_token(a)).style(th.muted()),
+        num(rate(a)).style(th.muted()),
         num(price.unwrap_or_default()).style(th.muted()),
     ]
 }
@@ -198,6 +208,20 @@ fn add(total: &mut Account, a: &Account) {
     total.usage.completion_tokens += a.usage.completion_tokens;
     total.cost += a.cost;
     total.latency_ms += a.latency_ms;
+    total.streamed += a.streamed;
+    total.first_token_ms += a.first_token_ms;
+    total.streaming_ms += a.streaming_ms;
+    total.streamed_tokens += a.streamed_tokens;
+}
+
+/// Mean time to a streamed reply's first token.
+fn first_token(a: &Account) -> String {
+    a.time_to_first_token_ms().map_or_else(|| "—".to_string(), fmt_ms)
+}
+
+/// Tokens a second once streamed replies began.
+fn rate(a: &Account) -> String {
+    a.tokens_per_second().map_or_else(|| "—".to_string(), |r| format!("{r:.1}"))
 }
 
 /// Mean latency a call. A failed call counts as a call but the fold records

@@ -65,6 +65,22 @@ pub(super) fn entry_lines(e: &Entry, next: Option<&Entry>, ctx: &PaneCtx, w: usi
             }
             text_block(text, "  ", th.base(), unfold, th, out);
         }
+        Entry::Streaming { text, .. } => {
+            let n = text.split_whitespace().count();
+            out.push(Logical::one(format!("◂ streaming… ({n} words so far)"), th.accent()));
+            // The tail of a long reply, where the new tokens arrive.
+            let lines: Vec<&str> = text.lines().collect();
+            let from = if unfold { 0 } else { lines.len().saturating_sub(TEXT_LINES_MAX) };
+            if from > 0 {
+                out.push(Logical::one(format!("  … ({from} lines above)"), th.muted()));
+            }
+            for line in &lines[from..] {
+                out.push(Logical::new(vec![
+                    Span::styled("  ", th.base()),
+                    Span::styled(clean(line).into_owned(), th.base()),
+                ]));
+            }
+        }
         Entry::ModelError { role, model, error } => {
             let style = th.fg(th.failing).add_modifier(Modifier::BOLD);
             out.push(Logical::one(format!("{FAILING} {role} · {model} failed: {}", clean(error)), style));
