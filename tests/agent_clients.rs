@@ -64,9 +64,19 @@ struct Ran {
 /// `switchyard run --agent -- PYTHON tests/agents/SCRIPT ARGS…`, its JSON
 /// summary and its trace.
 fn run_agent(python: &Path, script: &str, args: &[&str]) -> Ran {
+    run_agent_with(python, None, script, args)
+}
+
+/// `run_agent` with a config of `[models]` and `[roles]` (TOML).
+fn run_agent_with(python: &Path, config: Option<&str>, script: &str, args: &[&str]) -> Ran {
     let dir = TempDir::new().unwrap();
     let trace = dir.path().join("trace.jsonl");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchyard"));
+    if let Some(text) = config {
+        let path = dir.path().join("switchyard.toml");
+        std::fs::write(&path, text).unwrap();
+        cmd.arg("--config").arg(path);
+    }
     cmd.arg("--data-dir").arg(dir.path()).args(["run", "--json", "--trace"]).arg(&trace).arg("--agent").arg("--");
     cmd.arg(python).arg(repo().join("tests/agents").join(script)).args(args);
     let out = cmd.output().unwrap();
@@ -185,4 +195,43 @@ fn a_wrong_key_is_refused_in_the_sdk_s_own_error() {
     assert!(text.contains("AuthenticationError"), "the agent's stderr tail names the SDK's error: {text}");
     assert!(text.contains("\"code\":1"), "{text}");
     assert!(!out.status.success() || text.contains("401"), "{text}");
+}
+
+/// The local Qwen server as the agent role's model (Chat Completions), or
+/// why there is none.
+fn local_model() -> Result<String, String> {
+    let url = std::env::var("SWITCHYARD_LOCAL_MODEL_URL")
+        .map_err(|_| "SWITCHYARD_LOCAL_MODEL_URL is not set (scripts/local-model.sh start)".to_string())?;
+    let name = std::env::var("SWITCHYARD_LOCAL_MODEL_NAME").unwrap_or_else(|_| "qwen2.5-coder-0.5b-instruct".into());
+    Ok(format!(
+        "[models.qwen]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"{name}\"\ntimeout_ms = 180000\n\
+         max_retries = 1\n\n[roles]\nagent = \"qwen\"\n"
+    ))
+}
+
+/// The Anthropic SDK's requests translated to the local model's Chat
+/// Completions and its replies back, streamed from the model: every
+/// request is served (a small model need not get the sum right).
+#[test]
+#[ignore = "needs the local model: scripts/local-model.sh start"]
+fn the_anthropic_sdk_through_translation_to_the_local_model() {
+    let py = python_or_skip!();
+    let config = local_model().unwrap();
+    for args in [&["--stream", "Say hello in one word."][..], &["--stream", "--tools", "What is 2 + 3?"][..]] {
+        let ran = run_agent_with(&py, Some(&config), "anthropic_messages.py", args);
+        let calls = ran.dialects();
+        assert!(!calls.is_empty() && calls.iter().all(|d| *d == Dialect::Anthropic), "{calls:?}\n{}", ran.explain());
+        let streamed = ran
+            .events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::ModelReply { role: Role::Agent, first_token_ms: Some(_), .. }))
+            .count();
+        assert_eq!(streamed, calls.len(), "every reply streamed from the model\n{}", ran.explain());
+        let failed = ran.events.iter().any(|e| matches!(e.kind, EventKind::ModelFailed { .. }));
+        assert!(!failed, "{}", ran.explain());
+        if !args.contains(&"--tools") {
+            assert!(ran.out.status.success(), "{}", ran.explain());
+            assert!(!ran.answer().trim().is_empty(), "{}", ran.explain());
+        }
+    }
 }
