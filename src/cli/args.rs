@@ -25,6 +25,9 @@ pub(super) struct Common {
     /// model:ROLE|MODEL:MODE[:SCOPE][@TASK], MODE malformed, empty, truncated, http-500, 429[=MS], timeout, slow=MS.
     #[arg(long = "fault", value_name = "SPEC")]
     pub(super) faults: Vec<String>,
+    /// Give a role a configured model, e.g. actor=gpt-4o-mini or agent=qwen (in place of `[roles]`).
+    #[arg(long = "model", value_name = "ROLE=MODEL")]
+    pub(super) models: Vec<String>,
     /// Timestamps in ticks instead of milliseconds (byte-identical traces for a seed).
     #[arg(long)]
     pub(super) logical_clock: bool,

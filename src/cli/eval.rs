@@ -68,7 +68,7 @@ pub(super) struct EvalArgs {
 
 pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
     let rt = runtime()?;
-    let config = &super::agent::for_agent(config, &a.agent);
+    let config = &super::agent::for_agent(&super::setup::with_models(config, &a.common.models)?, &a.agent);
     let mut base = common_options(&a.common)?;
     // Listening before any task starts: each task's agent is given its address.
     let _gateway = super::agent::bridge(config, &rt, &a.agent, &mut base, false)?;

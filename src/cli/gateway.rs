@@ -32,7 +32,7 @@ pub(super) fn serve(config: &Config, a: GatewayArgs) -> Result<std::process::Exi
     let mut opts = super::setup::common_options(&a.common)?;
     opts.trace = a.trace.clone();
     let rt = super::setup::runtime()?;
-    let config = &with_agent_role(config);
+    let config = &with_agent_role(&super::setup::with_models(config, &a.common.models)?);
     let gateway = gateway_only(config, &rt, a.listen, &mut opts)?;
     let prepared = switchyard::session::prepare(config, &opts)?;
     // The token goes to the user, on stdout only: it is what the agent

@@ -33,7 +33,7 @@ pub(super) fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
     let mut opts = session_options(&a.session, &a.graph_tape)?;
     opts.trace = a.session.trace.clone();
     let rt = runtime()?;
-    let config = &for_agent(config, &a.agent);
+    let config = &for_agent(&super::setup::with_models(config, &a.session.common.models)?, &a.agent);
     // Listening before the session starts: the agent is given its address.
     let _gateway = bridge(config, &rt, &a.agent, &mut opts, true)?;
     let prepared = session::prepare(config, &opts)?;

@@ -5,6 +5,7 @@ use color_eyre::eyre::{Result, WrapErr, eyre};
 
 use switchyard::config::Config;
 use switchyard::engine::{ParamChange, Scheduled, fault_control};
+use switchyard::model::Role;
 use switchyard::session::{GraphSource, SessionOptions, Tape, TaskSource};
 
 use super::args::{Common, GraphTapeArgs, SessionArgs};
@@ -84,6 +85,24 @@ pub(super) async fn until_signal<T>(work: impl Future<Output = Result<T>>) -> Re
     };
     switchyard::tool::child::kill_all();
     Err(eyre!("interrupted ({name}): stopped before the end; the trace keeps every event written"))
+}
+
+/// The config with `--model ROLE=MODEL`'s roles in place of its own.
+pub(super) fn with_models(config: &Config, models: &[String]) -> Result<Config> {
+    let mut config = config.clone();
+    for m in models {
+        let (role, name) = m.split_once('=').ok_or_else(|| eyre!("--model {m}: expected ROLE=MODEL"))?;
+        let role = Role::parse(role.trim()).ok_or_else(|| {
+            eyre!("--model {m}: unknown role '{role}' (planner, solver, actor, evaluator, classifier, judge, agent)")
+        })?;
+        let name = name.trim();
+        if !config.models.contains_key(name) {
+            let known: Vec<&str> = config.models.keys().map(String::as_str).collect();
+            return Err(eyre!("--model {m}: no model named '{name}' in the config (it has: {})", known.join(", ")));
+        }
+        config.roles.insert(role, name.to_string());
+    }
+    Ok(config)
 }
 
 pub(super) fn common_options(c: &Common) -> Result<SessionOptions> {

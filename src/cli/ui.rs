@@ -57,7 +57,7 @@ pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
     };
     opts.trace = Some(trace.clone());
     let rt = runtime()?;
-    let config = &for_agent(config, &a.agent);
+    let config = &for_agent(&super::setup::with_models(config, &a.session.common.models)?, &a.agent);
     let _gateway = bridge(config, &rt, &a.agent, &mut opts, true)?;
     let prepared = session::prepare(config, &opts)?;
     rt.block_on(switchyard::ui::term::run_live(prepared, theme, config.data_dir().ok()))?;

@@ -524,3 +524,17 @@ fn tool_cassette_flags_are_offered_and_a_damaged_cassette_exits_1() {
     let both = fails(d.path(), &["run", "--record-tools", tape, "--replay-tools", tape]);
     assert!(both.contains("cannot be used with"), "{both}");
 }
+
+#[test]
+fn a_role_s_model_is_chosen_on_the_command_line() {
+    let d = tempfile::tempdir().unwrap();
+    let smoke = sample("tasks/smoke.toml");
+    let smoke = smoke.to_str().unwrap();
+    let json = ok(d.path(), &["run", "--tasks", smoke, "--json", "--strategy", "react", "--model", "actor=sim-strong"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["models"][0]["model"], "sim-strong", "{}", v["models"]);
+    let err = fails(d.path(), &["run", "--tasks", smoke, "--model", "actor=gpt-9"]);
+    assert!(err.contains("--model actor=gpt-9: no model named 'gpt-9'") && err.contains("sim-strong"), "{err}");
+    let err = fails(d.path(), &["run", "--tasks", smoke, "--model", "pilot=sim"]);
+    assert!(err.contains("unknown role 'pilot'"), "{err}");
+}
