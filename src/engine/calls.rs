@@ -29,7 +29,10 @@ impl Engine {
         self.break_before(None)?;
         self.gate_or_halt().await?;
         let role = req.role;
-        let slot = self.models.get(role).clone();
+        // A bridged agent that names a configured model gets that one; any
+        // other name, the agent role's.
+        let asked = req.wire.as_ref().and_then(|w| w.body.get("model")?.as_str()).and_then(|n| self.models.named(n));
+        let slot = asked.unwrap_or_else(|| self.models.get(role)).clone();
         let info = slot.model.info();
         self.next_call += 1;
         let call = self.next_call;

@@ -54,6 +54,11 @@ impl Models {
         }
     }
 
+    /// The available model called `name`.
+    pub fn named(&self, name: &str) -> Option<&ModelSlot> {
+        self.available.get(name)
+    }
+
     pub fn get(&self, role: Role) -> &ModelSlot {
         self.others.get(&role).unwrap_or(&self.actor)
     }

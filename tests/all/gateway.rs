@@ -32,15 +32,24 @@ pub(crate) struct Rig {
 }
 
 async fn rig_with(model: Arc<dyn ChatModel>, max_body: usize) -> Rig {
-    rig_traced(model, max_body, None).await
+    rig_traced(model, max_body, None, Vec::new()).await
 }
 
-pub(crate) async fn rig_traced(model: Arc<dyn ChatModel>, max_body: usize, trace: Option<&std::path::Path>) -> Rig {
+/// `offered`: more configured models, besides the agent role's.
+pub(crate) async fn rig_traced(
+    model: Arc<dyn ChatModel>,
+    max_body: usize,
+    trace: Option<&std::path::Path>,
+    offered: Vec<Arc<dyn ChatModel>>,
+) -> Rig {
     let (calls, inbox) = mpsc::channel(16);
     let setup = GatewaySetup { models: vec![model.info().name], max_body, ..GatewaySetup::default() };
     let gateway = Gateway::start(setup, calls).await.unwrap();
     let mut models = Models::single(model.clone(), Price::default());
     models.set(Role::Agent, ModelSlot { model, price: Price::default() });
+    for model in offered {
+        models.offer(ModelSlot { model, price: Price::default() });
+    }
     let strategy: Box<dyn switchyard::engine::Strategy> = Box::new(Bridge::new(inbox, None));
     let mut s = EngineSetup::new(small_library(), models, strategy);
     s.clock = Arc::new(LogicalClock::default());
@@ -503,4 +512,26 @@ fn coding_agents_default_requests_translate() {
     let roles: Vec<&str> = chat["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["system", "user", "system"]);
     assert!(chat.get("thinking").is_none() && chat.get("context_management").is_none());
+}
+
+#[tokio::test]
+async fn an_agent_naming_a_configured_model_is_answered_by_it() {
+    let server = Server::start(vec![text_reply("From the upstream.")]).await;
+    let rig = rig_traced(upstream(&server), switchyard::gateway::DEFAULT_MAX_BODY, None, vec![sim()]).await;
+    let ask = |model: &str| json!({"model": model, "messages": [{"role": "user", "content": "Say hi."}]});
+    let (status, reply) = rig.send(Dialect::Chat, &ask("sim")).await;
+    assert_eq!(status, 200, "{reply}");
+    assert!(server.seen().is_empty(), "the simulated model answered, not the upstream");
+    let (status, reply) = rig.send(Dialect::Chat, &ask("gpt-5-mini")).await;
+    assert_eq!((status, &reply["choices"][0]["message"]["content"]), (200, &json!("From the upstream.")));
+    let models: Vec<String> = rig
+        .finish()
+        .await
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::ModelCall { role: Role::Agent, model, .. } => Some(model),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(models, ["sim", "local"]);
 }

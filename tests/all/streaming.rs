@@ -157,7 +157,7 @@ async fn a_pause_mid_stream_lets_it_finish_and_holds_the_next_call() {
     let server = Server::start(vec![Reply::sse(&sse).held(at, go.clone()), text_reply("Done.")]).await;
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("trace.jsonl");
-    let mut rig = rig_traced(upstream(&server), switchyard::gateway::DEFAULT_MAX_BODY, Some(&trace)).await;
+    let mut rig = rig_traced(upstream(&server), switchyard::gateway::DEFAULT_MAX_BODY, Some(&trace), Vec::new()).await;
     let (http, url, token) = (rig.http.clone(), rig.url(Dialect::Chat), rig.gateway.token().expose().to_string());
     let agent = |stream: bool| {
         let (http, url, token) = (http.clone(), url.clone(), token.clone());
