@@ -525,6 +525,13 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         restart: bool,
     },
+    /// The gateway refused a bridged agent's request before it reached
+    /// the session: what the agent was told.
+    GatewayRefused {
+        dialect: crate::model::wire::Dialect,
+        status: u16,
+        error: String,
+    },
     ModelFailed {
         call: u64,
         role: Role,
@@ -898,6 +905,7 @@ impl EventKind {
     pub fn name(&self) -> &'static str {
         match self {
             EventKind::ModelTokens { .. } => "ModelTokens",
+            EventKind::GatewayRefused { .. } => "GatewayRefused",
             EventKind::SessionStarted { .. } => "SessionStarted",
             EventKind::RunStarted { .. } => "RunStarted",
             EventKind::Retrieved { .. } => "Retrieved",

@@ -16,11 +16,19 @@ pub struct GatewayError {
     pub message: String,
     /// The field at fault, when one is.
     pub param: Option<String>,
+    /// The session already knows (the model call failed in it, or it has
+    /// ended): nothing to tell it.
+    pub known: bool,
 }
 
 impl GatewayError {
     pub fn new(dialect: Dialect, status: StatusCode, message: impl Into<String>) -> Self {
-        GatewayError { dialect, status, message: message.into(), param: None }
+        GatewayError { dialect, status, message: message.into(), param: None, known: false }
+    }
+
+    pub fn known(mut self) -> Self {
+        self.known = true;
+        self
     }
 
     pub fn at(mut self, param: impl Into<String>) -> Self {

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::strategy::bridge::BridgedCall;
+use crate::strategy::bridge::Bridged;
 use crate::text::secret::Secret;
 
 /// 32 MB: a long conversation with images, far below what hurts.
@@ -47,7 +47,7 @@ pub struct Gateway {
 impl Gateway {
     /// Listens on `setup.listen` and hands every model call to `calls`.
     /// The session token is new and random each time.
-    pub async fn start(setup: GatewaySetup, calls: mpsc::Sender<BridgedCall>) -> std::io::Result<Gateway> {
+    pub async fn start(setup: GatewaySetup, calls: mpsc::Sender<Bridged>) -> std::io::Result<Gateway> {
         let token = Secret::new(new_token());
         let state = Arc::new(state::GatewayState {
             token: token.clone(),

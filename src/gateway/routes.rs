@@ -17,7 +17,7 @@ use super::state::GatewayState;
 use super::stream;
 use crate::model::Role;
 use crate::model::wire::{Dialect, WireRequest};
-use crate::strategy::bridge::{BridgedCall, Refusal};
+use crate::strategy::bridge::{Bridged, BridgedCall, GatewayRefusal, Refusal};
 
 type Shared = State<Arc<GatewayState>>;
 
@@ -79,6 +79,14 @@ async fn serve(State(st): Shared, headers: HeaderMap, body: Body, dialect: Diale
         Ok(r) => r,
         Err(e) => {
             tracing::info!(dialect = %dialect, status = e.status.as_u16(), error = %e.message, "gateway refused a request");
+            if !e.known {
+                // The workbench shows it; a full queue only loses the notice.
+                let _ = st.calls.try_send(Bridged::Refused(GatewayRefusal {
+                    dialect,
+                    status: e.status.as_u16(),
+                    error: e.message.clone(),
+                }));
+            }
             e.into_response()
         }
     }
@@ -116,19 +124,20 @@ async fn call(st: &GatewayState, headers: &HeaderMap, body: Body, dialect: Diale
         .map_err(|u| fail(StatusCode::BAD_REQUEST, format!("{}: {}", u.field, u.why)).at(u.field))?;
     let (tx, rx) = oneshot::channel();
     st.calls
-        .send(BridgedCall { request, reply: tx })
+        .send(Bridged::Call(Box::new(BridgedCall { request, reply: tx })))
         .await
-        .map_err(|_| fail(StatusCode::SERVICE_UNAVAILABLE, "the Switchyard session has ended".into()))?;
+        .map_err(|_| fail(StatusCode::SERVICE_UNAVAILABLE, "the Switchyard session has ended".into()).known())?;
     let resp = match rx.await {
         Ok(Ok(resp)) => resp,
         Ok(Err(Refusal::Upstream { status, error })) => {
-            return Err(fail(upstream_refusal(status), format!("the model failed: {error}")));
+            return Err(fail(upstream_refusal(status), format!("the model failed: {error}")).known());
         }
         Ok(Err(Refusal::Stopped)) | Err(_) => {
             return Err(fail(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the Switchyard session stopped before this call was answered".into(),
-            ));
+            )
+            .known());
         }
     };
     let mut reply = resp.to_dialect(dialect, &model).map_err(|u| {

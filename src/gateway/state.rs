@@ -7,13 +7,13 @@ use std::sync::Mutex;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::strategy::bridge::BridgedCall;
+use crate::strategy::bridge::Bridged;
 use crate::text::secret::Secret;
 
 pub struct GatewayState {
     /// What an agent must send as its API key.
     pub token: Secret,
-    pub calls: mpsc::Sender<BridgedCall>,
+    pub calls: mpsc::Sender<Bridged>,
     /// Listed by `GET /v1/models`: the agent role's model first.
     pub models: Vec<String>,
     /// The most bytes a request body may take.

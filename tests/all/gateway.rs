@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use switchyard::engine::fold::Entry;
 use switchyard::engine::{
     Control, Engine, EngineHandle, EngineSetup, Event, EventKind, LogicalClock, ModelSlot, Models, SessionOutcome,
 };
@@ -258,6 +259,23 @@ async fn refusals_come_in_each_dialect_s_own_shape() {
     let events = rig.finish().await;
     let calls = events.iter().filter(|e| matches!(e.kind, EventKind::ModelCall { .. })).count();
     assert_eq!(calls, 1, "only the good request reached the model");
+    // Each refusal is the session's to show and keep, without the key.
+    let refused: Vec<(u16, String)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::GatewayRefused { status, error, .. } => Some((*status, error.clone())),
+            _ => None,
+        })
+        .collect();
+    let statuses: Vec<u16> = refused.iter().map(|(s, _)| *s).collect();
+    assert_eq!(statuses, [401, 401, 400, 400, 413, 400]);
+    assert!(refused.iter().all(|(_, e)| !e.contains(&token) && !e.contains("sk-wrong")), "{refused:?}");
+    assert!(refused[2].1.starts_with("messages[0].content[0].type:"), "{refused:?}");
+    let mut state = switchyard::engine::SessionState::default();
+    events.iter().for_each(|e| state.apply(e));
+    let notes = state.current.map(|r| r.transcript).unwrap_or_default();
+    let shown = notes.iter().filter(|e| matches!(e, Entry::Note(n) if n.contains("gateway refused"))).count();
+    assert_eq!(shown, 6, "the Transcript shows each refusal");
 }
 
 #[tokio::test]

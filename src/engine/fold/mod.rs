@@ -256,6 +256,11 @@ impl SessionState {
                 self.push(Entry::Prompt { role: *role, model: model.clone(), messages: messages.clone() });
             }
             EventKind::ModelTokens { .. } => {}
+            EventKind::GatewayRefused { dialect, status, error } => {
+                self.push(Entry::Note(format!(
+                    "the gateway refused the agent's {dialect} request ({status}): {error}"
+                )));
+            }
             EventKind::ModelReply {
                 call,
                 role,

@@ -16,6 +16,23 @@ use crate::engine::{CostShape, EventKind, Halt, Host, Strategy, StrategyKind};
 use crate::model::{ChatRequest, ChatResponse};
 use crate::task::Task;
 
+/// What the gateway hands the session.
+pub enum Bridged {
+    Call(Box<BridgedCall>),
+    /// A request refused before it reached the session (a wrong key, a
+    /// body too large or not JSON, an unknown `previous_response_id`, a
+    /// reply that cannot be given in the agent's API).
+    Refused(GatewayRefusal),
+}
+
+/// A request the gateway refused, as the agent was told.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GatewayRefusal {
+    pub dialect: crate::model::wire::Dialect,
+    pub status: u16,
+    pub error: String,
+}
+
 /// One model call of a bridged agent, and where its answer goes.
 pub struct BridgedCall {
     /// In the `agent` role, with the agent's body in `wire`.
@@ -36,7 +53,7 @@ pub enum Refusal {
 pub struct Bridge {
     /// Shared by the session's engines, one after another (an eval's
     /// tasks): one agent runs at a time.
-    calls: Arc<tokio::sync::Mutex<mpsc::Receiver<BridgedCall>>>,
+    calls: Arc<tokio::sync::Mutex<mpsc::Receiver<Bridged>>>,
     agent: Option<AgentCommand>,
 }
 
@@ -45,12 +62,12 @@ pub struct Bridge {
 /// the session's engine.
 #[derive(Clone)]
 pub struct BridgeInbox {
-    calls: Arc<tokio::sync::Mutex<mpsc::Receiver<BridgedCall>>>,
+    calls: Arc<tokio::sync::Mutex<mpsc::Receiver<Bridged>>>,
     pub agent: Option<AgentCommand>,
 }
 
 impl BridgeInbox {
-    pub fn new(calls: mpsc::Receiver<BridgedCall>, agent: Option<AgentCommand>) -> Self {
+    pub fn new(calls: mpsc::Receiver<Bridged>, agent: Option<AgentCommand>) -> Self {
         BridgeInbox { calls: Arc::new(tokio::sync::Mutex::new(calls)), agent }
     }
 
@@ -71,7 +88,7 @@ impl std::fmt::Debug for BridgeInbox {
 impl Bridge {
     /// Serves the calls that arrive on `calls`; with `agent`, starts it once
     /// per run.
-    pub fn new(calls: mpsc::Receiver<BridgedCall>, agent: Option<AgentCommand>) -> Self {
+    pub fn new(calls: mpsc::Receiver<Bridged>, agent: Option<AgentCommand>) -> Self {
         Bridge { calls: Arc::new(tokio::sync::Mutex::new(calls)), agent }
     }
 
@@ -183,7 +200,10 @@ impl Bridge {
             };
             tokio::select! {
                 call = calls.recv(), if gateway_open => match call {
-                    Some(call) => Self::serve(host, call).await?,
+                    Some(Bridged::Call(call)) => Self::serve(host, *call).await?,
+                    Some(Bridged::Refused(GatewayRefusal { dialect, status, error })) => {
+                        host.emit(EventKind::GatewayRefused { dialect, status, error })?;
+                    }
                     // The gateway is gone: no call can come any more.
                     None if running.is_none() => return Ok(None),
                     None => gateway_open = false,
@@ -193,8 +213,15 @@ impl Bridge {
                     let last_words = stderr_tail.last().cloned();
                     host.emit(EventKind::AgentExited { code, error: None, stderr_tail })?;
                     // Calls the agent left behind have nobody to answer.
-                    while let Ok(call) = calls.try_recv() {
-                        let _ = call.reply.send(Err(Refusal::Stopped));
+                    while let Ok(left) = calls.try_recv() {
+                        match left {
+                            Bridged::Call(call) => {
+                                let _ = call.reply.send(Err(Refusal::Stopped));
+                            }
+                            Bridged::Refused(GatewayRefusal { dialect, status, error }) => {
+                                host.emit(EventKind::GatewayRefused { dialect, status, error })?;
+                            }
+                        }
                     }
                     // An agent that failed has no answer, whatever it printed last.
                     return match code {
