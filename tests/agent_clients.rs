@@ -235,3 +235,55 @@ fn the_anthropic_sdk_through_translation_to_the_local_model() {
         }
     }
 }
+
+/// `switchyard fork` of an agent's session: the agent is started again, its
+/// first calls answered from the trace, and the call at the fork point
+/// given the user's answer; an agent that asks otherwise than it recorded
+/// stops the fork at the first field that differs.
+#[test]
+fn a_fork_starts_the_agent_again_and_answers_its_first_calls_from_the_trace() {
+    let py = python_or_skip!();
+    let parent = run_agent(&py, "openai_chat.py", &["--tools", "What is 2 + 3?"]);
+    parent.assert_tool_loop(Dialect::Chat);
+    let trace = parent._dir.path().join("trace.jsonl");
+    // Replaying this many events puts the cursor on the second reply.
+    let second_reply = parent
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e.kind, EventKind::ModelReply { .. }))
+        .nth(1)
+        .map(|(i, _)| i)
+        .unwrap();
+    let fork = |env: &[(&str, &str)], out: &Path| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchyard"));
+        cmd.arg("--data-dir").arg(parent._dir.path()).arg("fork").arg(&trace);
+        cmd.args(["--at", &second_reply.to_string(), "--answer", "The answer is 6.", "--json", "--trace"]).arg(out);
+        cmd.envs(env.iter().copied()).output().unwrap()
+    };
+    let out_path = parent._dir.path().join("fork.jsonl");
+    let out = fork(&[], &out_path);
+    let explain = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{explain}");
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The first call came from the trace (its tool call, 2 + 3), the second
+    // is the user's answer, which the agent printed as its own.
+    assert_eq!(summary.pointer("/runs/0/answer"), Some(&Value::from("The answer is 6.")), "{explain}");
+    let forked = read_trace(&out_path).unwrap();
+    let pids: Vec<u32> = [&parent.events, &forked]
+        .iter()
+        .filter_map(|evs| {
+            evs.iter().find_map(|e| match e.kind {
+                EventKind::AgentStarted { pid, .. } => Some(pid),
+                _ => None,
+            })
+        })
+        .collect();
+    assert!(pids.len() == 2 && pids[0] != pids[1], "the agent ran again as a process of its own: {pids:?}");
+
+    let out = fork(&[("AGENT_MODEL", "another-model")], &parent._dir.path().join("diverged.jsonl"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains(".wire.body.model: \"gpt-4o-mini\" recorded, \"another-model\" replayed"), "{err}");
+    assert!(err.contains("The agent sent another request than the one recorded"), "{err}");
+}

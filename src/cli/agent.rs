@@ -88,18 +88,32 @@ pub(super) fn bridge(
     if a.command.is_empty() {
         return Err(eyre!("--agent needs the agent's command after `--` (e.g. --agent -- python3 my_agent.py)"));
     }
-    let (calls, inbox) = mpsc::channel(WAITING_CALLS);
-    let gateway = rt.block_on(Gateway::start(setup(config, a.listen), calls)).map_err(|e| {
-        eyre!("the model gateway could not listen on {}: {e}", a.listen.map_or("127.0.0.1:0".into(), |l| l.to_string()))
-    })?;
-    let cmd = AgentCommand { argv: a.command.clone(), env: gateway.agent_env(), answer_file: a.answer_file.clone() };
+    let (gateway, cmd) = start_agent(config, rt, a.listen, a.command.clone(), a.answer_file.clone(), opts)?;
     if one_run && matches!(opts.tasks, TaskSource::Configured) && !cmd.takes_task() {
         opts.tasks = TaskSource::Text(cmd.shown(""));
     }
-    opts.strategy = Some(StrategyKind::Agent);
-    opts.bridge = Some(BridgeInbox::new(inbox, Some(cmd)));
-    eprintln!("model gateway: {} (Anthropic: {})", gateway.openai_base_url(), gateway.anthropic_base_url());
     Ok(Some(gateway))
+}
+
+/// The gateway listening, and the session set to start `argv` as its
+/// agent with the gateway's address and token.
+pub(super) fn start_agent(
+    config: &Config,
+    rt: &tokio::runtime::Runtime,
+    listen: Option<SocketAddr>,
+    argv: Vec<String>,
+    answer_file: Option<PathBuf>,
+    opts: &mut SessionOptions,
+) -> Result<(Gateway, AgentCommand)> {
+    let (calls, inbox) = mpsc::channel(WAITING_CALLS);
+    let gateway = rt.block_on(Gateway::start(setup(config, listen), calls)).map_err(|e| {
+        eyre!("the model gateway could not listen on {}: {e}", listen.map_or("127.0.0.1:0".into(), |l| l.to_string()))
+    })?;
+    let cmd = AgentCommand { argv, env: gateway.agent_env(), answer_file };
+    opts.strategy = Some(StrategyKind::Agent);
+    opts.bridge = Some(BridgeInbox::new(inbox, Some(cmd.clone())));
+    eprintln!("model gateway: {} (Anthropic: {})", gateway.openai_base_url(), gateway.anthropic_base_url());
+    Ok((gateway, cmd))
 }
 
 /// `switchyard gateway`: the gateway alone, for an agent started elsewhere.

@@ -9,7 +9,9 @@ use clap::Args;
 use color_eyre::eyre::{Result, eyre};
 
 use switchyard::config::Config;
-use switchyard::engine::Control;
+use switchyard::engine::event::EventKind;
+use switchyard::engine::trace::read_trace;
+use switchyard::engine::{Control, StrategyKind};
 use switchyard::model::Role;
 use switchyard::session::fork::{ForkRequest, prepare_fork};
 use switchyard::session::{self, TaskSource};
@@ -66,12 +68,58 @@ pub(super) fn fork(config: &Config, a: ForkArgs) -> Result<ExitCode> {
     };
     opts.trace = Some(trace.clone());
     let req = ForkRequest { parent: a.file.clone(), at: a.at, answer: a.answer.clone(), controls, pause: false };
-    let prepared = prepare_fork(config, &req, &opts)?;
-    let outcome = runtime()?.block_on(until_signal(async { Ok(session::run(prepared).await?) }))?;
+    let rt = runtime()?;
+    let (config, _gateway) = agent_for_fork(config, &rt, &a.file, &mut opts)?;
+    let prepared = prepare_fork(&config, &req, &opts)?;
+    let outcome = rt.block_on(until_signal(async { Ok(session::run(prepared).await?) }))?;
     if !a.json {
         println!("forked from {} after its event {}", a.file.display(), a.at);
     }
     report(&outcome.state, a.json, Some(&trace))
+}
+
+/// An outside agent's session: its command is started again, behind a
+/// gateway of its own, and its first calls answered from the trace. The
+/// config gets the agent role; the gateway lives as long as the fork.
+pub(super) fn agent_for_fork(
+    config: &Config,
+    rt: &tokio::runtime::Runtime,
+    parent: &std::path::Path,
+    opts: &mut switchyard::session::SessionOptions,
+) -> Result<(Config, Option<switchyard::gateway::Gateway>)> {
+    match recorded_agent(parent)? {
+        None => Ok((config.clone(), None)),
+        Some((argv, answer_file)) => {
+            let config = super::agent::with_agent_role(config);
+            let (gateway, _) = super::agent::start_agent(&config, rt, None, argv, answer_file, opts)?;
+            Ok((config, Some(gateway)))
+        }
+    }
+}
+
+/// The agent command a trace of an outside agent's session started, `{task}`
+/// unfilled, and where it wrote its answer; None for Switchyard's own
+/// strategies.
+fn recorded_agent(trace: &std::path::Path) -> Result<Option<(Vec<String>, Option<PathBuf>)>> {
+    let events = read_trace(trace)?;
+    let agent =
+        events.iter().any(|e| matches!(e.kind, EventKind::SessionStarted { strategy: StrategyKind::Agent, .. }));
+    if !agent {
+        return Ok(None);
+    }
+    let started = events.iter().find_map(|e| match &e.kind {
+        EventKind::AgentStarted { argv, answer_file, .. } if !argv.is_empty() => {
+            Some((argv.clone(), answer_file.clone()))
+        }
+        _ => None,
+    });
+    started.map(Some).ok_or_else(|| {
+        eyre!(
+            "{}: the agent of this session was not started by Switchyard (`switchyard gateway`, or a trace older than \
+             the agent's recorded command): a fork cannot start it again",
+            trace.display()
+        )
+    })
 }
 
 /// The user's changes, as the controls the fork applies at its fork point.

@@ -82,13 +82,14 @@ pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<Stri
     // `f` in the replay: the same session goes on live from the cursor,
     // paused there so the user can change things first.
     let trace = config.data_paths()?.traces().join(format!("fork-{}.jsonl", stamp()));
-    let opts = SessionOptions {
+    let mut opts = SessionOptions {
         linger: true,
         pace_ms: config.pace_ms,
         trace: Some(trace.clone()),
         ..SessionOptions::default()
     };
     let req = ForkRequest { parent: file.to_path_buf(), at, pause: true, ..ForkRequest::default() };
+    let (config, _gateway) = &super::fork::agent_for_fork(config, &rt, file, &mut opts)?;
     let prepared = prepare_fork(config, &req, &opts)?;
     rt.block_on(switchyard::ui::term::run_live(prepared, theme, config.data_dir().ok()))?;
     println!(

@@ -26,10 +26,22 @@ pub enum EngineError {
     NoBtp,
     /// A fork's replay produced another event than the trace records.
     #[error(
-        "the fork's replay diverged from the trace at its event {index} ({recorded}): {replayed}. The library, the models or the label cache differ from the recorded session's"
+        "the fork's replay diverged from the trace at its event {index} ({recorded}): {replayed}. {}",
+        why_diverged(replayed)
     )]
     ForkDiverged { index: usize, recorded: String, replayed: String },
     /// A run started while another held the strategy.
     #[error("a run started inside another run")]
     Reentered,
+}
+
+/// What a divergence most likely means: an outside agent that sent another
+/// request than it recorded, or a set-up that differs.
+fn why_diverged(replayed: &str) -> &'static str {
+    if replayed.starts_with(".wire.") {
+        "The agent sent another request than the one recorded: it is not deterministic, or its inputs (files, \
+         environment, clock) changed; nothing was answered in its place"
+    } else {
+        "The library, the models or the label cache differ from the recorded session's"
+    }
 }

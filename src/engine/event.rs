@@ -864,6 +864,11 @@ pub enum EventKind {
     AgentStarted {
         command: String,
         pid: u32,
+        /// The command as given, `{task}` unfilled: what a fork starts again.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        argv: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer_file: Option<std::path::PathBuf>,
     },
     /// The agent's process ended: its exit code (none when a signal ended
     /// it, or when it never started: then `error` says why) and the last

@@ -14,9 +14,20 @@ use super::fork::{ForkEdit, Forked, Recorded, RecordedReply, RecordedResult, Rep
 use crate::budget::btp::BudgetRow;
 use crate::model::{ChatResponse, ModelError};
 
-/// Equal but for the time: the replayed answers carry their recorded latency.
+/// Equal but for the time (the replayed answers carry their recorded
+/// latency) and an agent's pid (its process is started again).
 fn same(a: &Event, b: &Event) -> bool {
-    a.run == b.run && a.step == b.step && a.kind == b.kind
+    let kind = match (&a.kind, &b.kind) {
+        (EventKind::AgentStarted { pid, .. }, EventKind::AgentStarted { .. }) => {
+            let mut b = b.kind.clone();
+            if let EventKind::AgentStarted { pid: p, .. } = &mut b {
+                *p = *pid;
+            }
+            a.kind == b
+        }
+        _ => a.kind == b.kind,
+    };
+    a.run == b.run && a.step == b.step && kind
 }
 
 /// A short description of an event, for the error when a replay diverges.
@@ -75,7 +86,11 @@ impl Engine {
                 replayed: first_difference(recorded, &event),
             });
         }
-        let recorded = recorded.clone();
+        let mut recorded = recorded.clone();
+        // The agent started again is another process: its own pid.
+        if matches!(event.kind, EventKind::AgentStarted { .. }) {
+            recorded.kind = event.kind;
+        }
         r.pos += 1;
         let done = r.pos == r.plan.events.len();
         Ok((recorded, done))

@@ -640,7 +640,7 @@ impl SessionState {
                     self.push(Entry::Note(format!("mcp server '{server}' {state}{why}")));
                 }
             }
-            EventKind::AgentStarted { command, pid } => {
+            EventKind::AgentStarted { command, pid, .. } => {
                 if let Some(r) = self.current.as_mut() {
                     r.agent = Some(AgentView { command: command.clone(), pid: *pid, exit: None });
                 }

@@ -155,7 +155,12 @@ impl Strategy for Bridge {
             None => None,
             Some(cmd) => match process::start(cmd, &task.query) {
                 Ok(r) => {
-                    host.emit(EventKind::AgentStarted { command: cmd.shown(&task.query), pid: r.pid })?;
+                    host.emit(EventKind::AgentStarted {
+                        command: cmd.shown(&task.query),
+                        pid: r.pid,
+                        argv: cmd.argv.clone(),
+                        answer_file: cmd.answer_file.clone(),
+                    })?;
                     Some(r)
                 }
                 Err(error) => {
@@ -175,7 +180,11 @@ impl Strategy for Bridge {
             r.kill();
             let Finished { stderr_tail, .. } = r.wait().await;
             let error = Some("stopped with its run".to_string());
-            host.emit(EventKind::AgentExited { code: None, error, stderr_tail })?;
+            let recorded = host.emit(EventKind::AgentExited { code: None, error, stderr_tail });
+            // The run's own failure comes first (a fork that diverged says where).
+            if outcome.is_ok() {
+                recorded?;
+            }
         }
         outcome
     }
