@@ -157,6 +157,10 @@ impl App {
                     self.dialog = None;
                     Vec::new()
                 }
+                Outcome::Quit => {
+                    self.dialog = None;
+                    self.quit()
+                }
                 Outcome::Submit(controls) => {
                     self.dialog = None;
                     if controls.is_empty() {

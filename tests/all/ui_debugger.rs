@@ -8,6 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
 use switchyard::engine::debug::{ApprovalPolicy, Decision};
+use switchyard::engine::event::RunOutcome;
 use switchyard::engine::fold::Mode;
 use switchyard::engine::{Control, EventKind, Scheduled, StrategyKind};
 use switchyard::session::{GraphSource, SessionOptions, TaskSource};
@@ -236,4 +237,22 @@ async fn b_sets_a_breakpoint_whose_hit_pauses_and_counts_and_the_replay_shows_it
     assert!(text.contains("a replay is read-only") && text.contains("step=2"), "{text}");
     let notes = notes(&replay);
     assert!(notes.iter().any(|n| n.starts_with("breakpoint #1 (step=2) hit")), "{notes:?}");
+}
+
+/// `q` leaves the workbench while a reply waits for review, as it does
+/// anywhere else, and the trace closes the run and the session.
+#[tokio::test(flavor = "current_thread")]
+async fn q_quits_while_a_review_waits_and_the_run_is_closed() {
+    let mut rig = start(Vec::new());
+    rig.until(|k| matches!(k, EventKind::Paused)).await;
+    rig.press([ch('a')]);
+    rig.until(|k| matches!(k, EventKind::ApprovalSet { .. })).await;
+    rig.press([ch(' ')]);
+    rig.until(is_pending).await;
+    assert!(rig.panel_open() && rig.screen().contains("q quit"), "{}", rig.screen());
+    assert_eq!(rig.press([ch('q')]), vec![Control::Stop]);
+    assert!(rig.app.quit);
+    let finished = rig.until(|k| matches!(k, EventKind::RunFinished { .. })).await.kind;
+    assert!(matches!(finished, EventKind::RunFinished { outcome: RunOutcome::Stopped, .. }), "{finished:?}");
+    rig.until(|k| matches!(k, EventKind::SessionFinished { stopped: true, .. })).await;
 }

@@ -85,6 +85,7 @@ impl ApprovalDialog {
         match &mut self.mode {
             Mode::Look => match key.code {
                 KeyCode::Esc => Outcome::Cancel,
+                KeyCode::Char('q') => Outcome::Quit,
                 KeyCode::Enter | KeyCode::Char('y') => match self.pending {
                     Pending::Call { .. } => self.decide(Decision::Approve),
                     _ => self.decide(Decision::Keep),
@@ -219,10 +220,16 @@ impl ApprovalDialog {
             frame.render_widget(Paragraph::new(error_message(m, theme)), message);
         }
         let keys: &[(&str, &str)] = match (&self.mode, &self.pending) {
-            (Mode::Look, Pending::Call { .. }) => {
-                &[("Enter/y", "approve"), ("e", "edit arguments"), ("r", "reject"), ("Esc", "hide (a shows it)")]
+            (Mode::Look, Pending::Call { .. }) => &[
+                ("Enter/y", "approve"),
+                ("e", "edit arguments"),
+                ("r", "reject"),
+                ("Esc", "hide (a shows it)"),
+                ("q", "quit"),
+            ],
+            (Mode::Look, _) => {
+                &[("Enter/k", "keep"), ("e", "edit"), ("↑/↓", "scroll"), ("Esc", "hide (a shows it)"), ("q", "quit")]
             }
-            (Mode::Look, _) => &[("Enter/k", "keep"), ("e", "edit"), ("↑/↓", "scroll"), ("Esc", "hide (a shows it)")],
             (Mode::Edit(_), _) => &[("Ctrl+S / F5", "send the edit"), ("Enter", "new line"), ("Esc", "back")],
             (Mode::Note(_), _) => &[("Enter", "reject with this note"), ("Esc", "back")],
         };

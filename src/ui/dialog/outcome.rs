@@ -12,4 +12,7 @@ pub enum Outcome {
     Cancel,
     /// Close it and send these controls, in order (empty when nothing changed).
     Submit(Vec<Control>),
+    /// Quit the workbench, as `q` does outside a dialog: a dialog that
+    /// waits on the user (an approval) must not keep them from leaving.
+    Quit,
 }
