@@ -1,12 +1,14 @@
 //! Where a session's time went, from its trace: in the model, in the tools,
 //! waiting for the user (paused, stepping, a call waiting for approval) or
-//! the pace, or in Switchyard itself (everything else inside the runs:
+//! the pace, in an outside agent's own code between its model calls, or in
+//! Switchyard itself (everything else inside the runs:
 //! prompts, parsing, the graph, events, the trace). The engine's own overhead per
 //! step, set against the model's latency, is the figure that matters.
 
 use serde::Serialize;
 
 use crate::engine::{Event, EventKind};
+use crate::model::Role;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct TimeSplit {
@@ -23,6 +25,10 @@ pub struct TimeSplit {
     /// The pace's waits before calls (`--pace`, `+`/`-`), estimated from
     /// the pace in force and the gap before each call.
     pub pace_ms: u64,
+    /// An outside agent's own time: from its start to its first model
+    /// call, between a reply and its next call, and from its last reply to
+    /// its exit, when neither the user nor the pace held it.
+    pub agent_ms: u64,
     /// Decision steps (a plan step for rewoo).
     pub steps: u64,
 }
@@ -41,12 +47,20 @@ impl TimeSplit {
         let mut paced_calls: Vec<u64> = Vec::new();
         let mut pace = 0u64;
         let mut last_t = 0u64;
+        let mut agent_since: Option<u64> = None;
+        let mut agent: Vec<(u64, u64)> = Vec::new();
+        let mut agent_pace = 0u64;
         for e in events {
             match &e.kind {
                 EventKind::SessionStarted { pace_ms, .. } => pace = *pace_ms,
                 EventKind::PaceChanged { ms } => pace = *ms,
                 EventKind::RunStarted { .. } => run_start = Some(e.t),
+                EventKind::AgentStarted { .. } => agent_since = Some(e.t),
+                EventKind::AgentExited { .. } => {
+                    agent.extend(agent_since.take().map(|s| (s, e.t.max(s))));
+                }
                 EventKind::RunFinished { steps, .. } => {
+                    agent_since = None;
                     // A call still waiting for the user waited until the run ended (stopped).
                     user.extend(reviews.drain(..).map(|(_, s)| (s, e.t.max(s))));
                     if let Some(s) = run_start.take() {
@@ -79,11 +93,20 @@ impl TimeSplit {
                         user.push((s, e.t.max(s)));
                     }
                 }
-                EventKind::ModelCall { call, .. } => {
+                EventKind::ModelCall { call, role, .. } => {
                     model_open.push((*call, e.t));
-                    t.pace_ms += paced(pace, paused_at, last_t, e.t);
+                    let waited = paced(pace, paused_at, last_t, e.t);
+                    t.pace_ms += waited;
+                    if *role == Role::Agent {
+                        agent_pace += waited;
+                        agent.extend(agent_since.take().map(|s| (s, e.t.max(s))));
+                    }
                 }
-                EventKind::ModelReply { call, latency_ms, .. } | EventKind::ModelFailed { call, latency_ms, .. } => {
+                EventKind::ModelReply { call, latency_ms, role, .. }
+                | EventKind::ModelFailed { call, latency_ms, role, .. } => {
+                    if *role == Role::Agent {
+                        agent_since = Some(e.t);
+                    }
                     t.model_ms += latency_ms;
                     t.model_calls += 1;
                     if let Some(i) = model_open.iter().position(|(c, _)| c == call) {
@@ -115,13 +138,14 @@ impl TimeSplit {
         busy.extend(tools.iter().copied());
         t.tool_ms = union_length(tools);
         t.user_ms = union_length(user.clone()).saturating_sub(overlap(&user, &busy));
+        t.agent_ms = union_length(agent.clone()).saturating_sub(overlap(&agent, &user)).saturating_sub(agent_pace);
         t
     }
 
     /// Time inside runs spent neither waiting for a model, a tool, the
     /// user nor the pace.
     pub fn engine_ms(&self) -> u64 {
-        self.runs_ms.saturating_sub(self.model_ms + self.tool_ms + self.user_ms + self.pace_ms)
+        self.runs_ms.saturating_sub(self.model_ms + self.tool_ms + self.user_ms + self.pace_ms + self.agent_ms)
     }
 
     /// One line for a person.
@@ -134,6 +158,9 @@ impl TimeSplit {
         }
         if self.pace_ms > 0 {
             waits.push_str(&format!(", the pace {:.1} s", self.pace_ms as f64 / 1000.0));
+        }
+        if self.agent_ms > 0 {
+            waits.push_str(&format!(", the agent itself {:.1} s", self.agent_ms as f64 / 1000.0));
         }
         format!(
             "time in runs {:.1} s: models {:.1} s ({} calls, {:.0} ms each), tools {:.1} s{waits}, switchyard {:.2} s \
@@ -203,7 +230,7 @@ mod tests {
     #[test]
     fn the_user_s_and_the_pace_s_time_are_not_switchyard_s() {
         use crate::engine::event::{RunOutcome, ToolOutcome};
-        use crate::model::{Role, Usage};
+        use crate::model::Usage;
         let events = vec![
             ev(0, EventKind::PaceChanged { ms: 400 }),
             ev(0, EventKind::RunStarted { task_id: "t".into(), task: "q".into(), gold: None, index: 1, total: 1 }),
@@ -282,5 +309,61 @@ mod tests {
         assert_eq!(t.pace_ms, 490, "400 before the model call, 90 (the gap) before the call asked for approval");
         assert_eq!(t.engine_ms(), 8720 - 100 - 100 - 8000 - 490);
         assert!(t.describe().contains("waiting for you 8.0 s, the pace 0.5 s"), "{}", t.describe());
+    }
+
+    #[test]
+    fn an_outside_agent_s_own_time_is_not_switchyard_s() {
+        use crate::engine::event::RunOutcome;
+        use crate::model::Usage;
+        let call = |n: u64| EventKind::ModelCall {
+            call: n,
+            role: Role::Agent,
+            model: "m".into(),
+            simulated: true,
+            messages: vec![],
+            wire: None,
+        };
+        let reply = |n: u64| EventKind::ModelReply {
+            call: n,
+            role: Role::Agent,
+            model: "m".into(),
+            text: String::new(),
+            tool_calls: vec![],
+            usage: Usage::default(),
+            cost: 0.0,
+            latency_ms: 100,
+            fault: None,
+            wire: None,
+            first_token_ms: None,
+        };
+        let events = vec![
+            ev(0, EventKind::RunStarted { task_id: "t".into(), task: "q".into(), gold: None, index: 1, total: 1 }),
+            ev(10, EventKind::AgentStarted { command: "a".into(), pid: 1, argv: vec!["a".into()], answer_file: None }),
+            // The agent starts up for 1 s, calls, works 2 s, is paused 1 s
+            // before its next call, then exits 0.5 s after the last reply.
+            ev(1010, call(1)),
+            ev(1110, reply(1)),
+            ev(2110, EventKind::Paused),
+            ev(3110, EventKind::Resumed),
+            ev(4110, call(2)),
+            ev(4210, reply(2)),
+            ev(4710, EventKind::AgentExited { code: Some(0), error: None, stderr_tail: vec![] }),
+            ev(
+                4720,
+                EventKind::RunFinished {
+                    outcome: RunOutcome::Answered,
+                    answer: None,
+                    success: None,
+                    cost: 0.0,
+                    usage: Usage::default(),
+                    steps: 2,
+                    tool_calls: 0,
+                },
+            ),
+        ];
+        let t = TimeSplit::from_events(&events);
+        assert_eq!((t.model_ms, t.user_ms, t.agent_ms), (200, 1000, 1000 + 2000 + 500));
+        assert_eq!(t.engine_ms(), 4720 - 200 - 1000 - 3500);
+        assert!(t.describe().contains("the agent itself 3.5 s"), "{}", t.describe());
     }
 }
