@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
 # MCP's conformance suite (@modelcontextprotocol/conformance, installed by
 # scripts/mcp-servers.sh) against Switchyard as an MCP client over
-# Streamable HTTP.
+# Streamable HTTP, or (`server`) against Switchyard as an MCP server.
 #
-#   scripts/mcp-conformance.sh BIN [SCENARIO...]     e.g. BIN=target/debug/switchyard
+#   scripts/mcp-conformance.sh BIN [SCENARIO...]          e.g. BIN=target/debug/switchyard
+#   scripts/mcp-conformance.sh server BIN [SCENARIO...]
+#
+# Server scenarios (default: all seven): `BIN mcp serve --listen
+# 127.0.0.1:0` over the library of tests/fixtures/mcp-gateway (the tools
+# the suite calls, as command tools), then the suite against
+# http://localhost:PORT/mcp:
+#   server-initialize, ping, tools-list, json-schema-2020-12 (the schema's
+#   $schema, $defs and additionalProperties kept), dns-rebinding-protection
+#   (a foreign Host/Origin refused, localhost's accepted),
+#   tools-call-simple-text, tools-call-error (a failed tool is isError).
+# The others are about what a gateway of tools does not serve (prompts,
+# resources, completion, logging, sampling, elicitation, progress, images).
 #
 # Scenarios (default: both):
 #   initialize   the suite serves plain JSON at http://localhost:PORT (no path) and
@@ -25,11 +37,20 @@
 set -euo pipefail
 
 if [ $# -lt 1 ]; then
-  echo "usage: $0 BIN [initialize|tools_call ...]" >&2; exit 2
+  echo "usage: $0 [server] BIN [SCENARIO ...]" >&2; exit 2
 fi
-bin=$1; shift
+side=client
+if [ "$1" = server ]; then side=server; shift; fi
+bin=${1:?usage: $0 [server] BIN [SCENARIO ...]}; shift
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(initialize tools_call)
+if [ ${#scenarios[@]} = 0 ]; then
+  if [ "$side" = server ]; then
+    scenarios=(server-initialize ping tools-list json-schema-2020-12 dns-rebinding-protection
+      tools-call-simple-text tools-call-error)
+  else
+    scenarios=(initialize tools_call)
+  fi
+fi
 
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -z "${SWITCHYARD_MCP_CONFORMANCE:-}" ]; then
@@ -47,6 +68,44 @@ qbin=$(printf '%q' "$bin")
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/switchyard-conformance.XXXXXX")
 passed=0; failed=0
+
+if [ "$side" = server ]; then
+  fixtures=$(cd "$here/../tests/fixtures/mcp-gateway" && pwd)
+  "$bin" --config "$fixtures/config.toml" --data-dir "$out/data" mcp serve --listen 127.0.0.1:0 \
+    2> "$out/serve.err" &
+  server=$!
+  trap 'kill -INT $server 2>/dev/null || true; wait $server 2>/dev/null || true' EXIT
+  url=
+  for _ in $(seq 1 100); do
+    url=$(sed -n 's|^MCP endpoint ready at http://127.0.0.1:\([0-9]*\)/mcp.*|http://localhost:\1/mcp|p' "$out/serve.err")
+    [ -n "$url" ] && break
+    kill -0 $server 2>/dev/null || { cat "$out/serve.err" >&2; echo "mcp-conformance: mcp serve exited" >&2; exit 1; }
+    sleep 0.1
+  done
+  [ -n "$url" ] || { cat "$out/serve.err" >&2; echo "mcp-conformance: mcp serve never got ready" >&2; exit 1; }
+  for s in "${scenarios[@]}"; do
+    echo "== conformance server scenario $s against $url"
+    rc=0
+    # shellcheck disable=SC2086 # SWITCHYARD_MCP_CONFORMANCE is "<node22> <conformance js>"
+    $SWITCHYARD_MCP_CONFORMANCE server --url "$url" --scenario "$s" -o "$out" 2>&1 | tee "$out/$s.log" || rc=$?
+    # The suite prints "Passed: N/M, F failed, W warnings"; all must pass, none may warn.
+    line=$(grep -a "^Passed:" "$out/$s.log" | tail -1 || true)
+    if [ "$rc" = 0 ] && [[ "$line" =~ ^Passed:\ ([0-9]+)/([0-9]+),\ 0\ failed,\ 0\ warnings ]] \
+      && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] && [ "${BASH_REMATCH[1]}" -gt 0 ]; then
+      echo "== $s: PASSED"
+      passed=$((passed + 1))
+    else
+      echo "== $s: FAILED (suite exit $rc; ${line:-no result line})"
+      failed=$((failed + 1))
+    fi
+  done
+  kill -INT $server; wait $server || true
+  trap - EXIT
+  if [ "$failed" = 0 ]; then rm -rf "$out"; fi
+  echo "conformance (server): $passed passed, $failed failed"
+  [ "$failed" = 0 ]
+  exit
+fi
 for s in "${scenarios[@]}"; do
   case "$s" in
     initialize) client="$qbin tools list --mcp-url"; want=mcp-client-initialization ;;

@@ -15,6 +15,7 @@ pub mod gateway;
 pub mod graph;
 pub mod import;
 pub mod jsonl;
+pub mod mcp_gateway;
 pub mod model;
 pub mod otel;
 pub mod program;

@@ -112,7 +112,13 @@ pub(super) fn start_agent(
     let cmd = AgentCommand { argv, env: gateway.agent_env(), answer_file };
     opts.strategy = Some(StrategyKind::Agent);
     opts.bridge = Some(BridgeInbox::new(inbox, Some(cmd.clone())));
-    eprintln!("model gateway: {} (Anthropic: {})", gateway.openai_base_url(), gateway.anthropic_base_url());
+    opts.mcp_desk = Some(gateway.tools().clone());
+    eprintln!(
+        "model gateway: {} (Anthropic: {}; MCP: {})",
+        gateway.openai_base_url(),
+        gateway.anthropic_base_url(),
+        gateway.mcp_url()
+    );
     Ok((gateway, cmd))
 }
 
@@ -132,5 +138,6 @@ pub(super) fn gateway_only(
     }
     opts.strategy = Some(StrategyKind::Agent);
     opts.bridge = Some(BridgeInbox::new(inbox, None));
+    opts.mcp_desk = Some(gateway.tools().clone());
     Ok(gateway)
 }

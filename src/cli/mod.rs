@@ -12,6 +12,7 @@ mod fork;
 mod gateway;
 mod graph;
 mod heads;
+mod mcp;
 mod otel;
 mod probe;
 mod progress;
@@ -76,6 +77,9 @@ enum Command {
     Run(RunArgs),
     /// Serve the model gateway alone, for an agent started elsewhere: prints the environment it needs.
     Gateway(gateway::GatewayArgs),
+    /// Switchyard as an MCP server: the library's tools, each call a tool call of a session.
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
     /// Time travel: replay a trace up to event N from its own record (no model or tool called),
     /// then go on live from there with your changes.
     Fork(fork::ForkArgs),
@@ -152,6 +156,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Fork(a) => fork::fork(&config, a),
         Command::Run(a) => run::run(&config, a),
         Command::Gateway(a) => gateway::serve(&config, a),
+        Command::Mcp(cmd) => mcp::run(&config, cmd),
         Command::Eval(a) => eval::eval(&config, a),
         Command::Report(a) => report::report(a),
         Command::Compare(a) => report::compare(a),

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::mcp_gateway::{HttpOptions, SessionDesk, ToolDesk};
 use crate::strategy::bridge::Bridged;
 use crate::text::secret::Secret;
 
@@ -41,6 +42,7 @@ impl Default for GatewaySetup {
 pub struct Gateway {
     addr: SocketAddr,
     token: Secret,
+    tools: Arc<SessionDesk>,
     _stop: oneshot::Sender<()>,
 }
 
@@ -49,6 +51,8 @@ impl Gateway {
     /// The session token is new and random each time.
     pub async fn start(setup: GatewaySetup, calls: mpsc::Sender<Bridged>) -> std::io::Result<Gateway> {
         let token = Secret::new(new_token());
+        let desk = Arc::new(SessionDesk::new(calls.clone()));
+        let tools: Arc<dyn ToolDesk> = desk.clone();
         let state = Arc::new(state::GatewayState {
             token: token.clone(),
             calls,
@@ -60,7 +64,9 @@ impl Gateway {
         let listener = tokio::net::TcpListener::bind(setup.listen).await?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel::<()>();
-        let app = routes::router(state);
+        let opts = HttpOptions { listen: Some(addr), max_body: Some(setup.max_body) };
+        let mcp = axum::Router::new().nest_service("/mcp", crate::mcp_gateway::http_service(tools.clone(), &opts));
+        let app = routes::router(state, mcp);
         tokio::spawn(async move {
             let serve = axum::serve(listener, app).with_graceful_shutdown(async {
                 let _ = stopped.await;
@@ -69,7 +75,7 @@ impl Gateway {
                 tracing::warn!(error = %e, "the model gateway stopped");
             }
         });
-        Ok(Gateway { addr, token, _stop: stop })
+        Ok(Gateway { addr, token, tools: desk, _stop: stop })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -86,20 +92,35 @@ impl Gateway {
         format!("http://{}", self.addr)
     }
 
+    /// The MCP endpoint's URL (Streamable HTTP), for the session token as
+    /// a bearer token.
+    pub fn mcp_url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// What the MCP endpoint offers; the session's library goes here once
+    /// the session is set up.
+    pub fn tools(&self) -> &Arc<SessionDesk> {
+        &self.tools
+    }
+
     /// The session token an agent must send as its API key.
     pub fn token(&self) -> &Secret {
         &self.token
     }
 
     /// The environment an agent is started with: both vendors' base URLs
-    /// and keys, the key being the session token.
+    /// and keys, the key being the session token, and the MCP endpoint
+    /// with the same token as its bearer token.
     pub fn agent_env(&self) -> Vec<(String, String)> {
         let key = self.token.expose().to_string();
         vec![
             ("OPENAI_BASE_URL".into(), self.openai_base_url()),
             ("OPENAI_API_KEY".into(), key.clone()),
             ("ANTHROPIC_BASE_URL".into(), self.anthropic_base_url()),
-            ("ANTHROPIC_API_KEY".into(), key),
+            ("ANTHROPIC_API_KEY".into(), key.clone()),
+            ("SWITCHYARD_MCP_URL".into(), self.mcp_url()),
+            ("SWITCHYARD_MCP_TOKEN".into(), key),
         ]
     }
 }

@@ -21,14 +21,17 @@ use crate::strategy::bridge::{Bridged, BridgedCall, GatewayRefusal, Refusal};
 
 type Shared = State<Arc<GatewayState>>;
 
-pub fn router(state: Arc<GatewayState>) -> Router {
-    Router::new()
+pub fn router(state: Arc<GatewayState>, mcp: Router) -> Router {
+    // MCP's endpoint asks for the session token like the model endpoints.
+    let mcp = mcp.layer(axum::middleware::from_fn_with_state(Arc::clone(&state), mcp_admits));
+    let api = Router::new()
         .route("/v1/chat/completions", post(|s: Shared, h: HeaderMap, b: Body| serve(s, h, b, Dialect::Chat)))
         .route("/v1/responses", post(|s: Shared, h: HeaderMap, b: Body| serve(s, h, b, Dialect::Responses)))
         .route("/v1/messages", post(|s: Shared, h: HeaderMap, b: Body| serve(s, h, b, Dialect::Anthropic)))
         .route("/v1/models", get(models))
         .fallback(not_found)
-        .with_state(state)
+        .with_state(state);
+    mcp.merge(api)
 }
 
 /// Anthropic's SDKs send `anthropic-version`; OpenAI's never do.
@@ -38,10 +41,20 @@ fn dialect_of(headers: &HeaderMap) -> Dialect {
 
 async fn not_found(headers: HeaderMap, uri: axum::http::Uri) -> Response {
     let message = format!(
-        "Switchyard's gateway serves POST /v1/chat/completions, /v1/responses and /v1/messages and GET /v1/models, not {}",
+        "Switchyard's gateway serves POST /v1/chat/completions, /v1/responses and /v1/messages, GET /v1/models and MCP at /mcp, not {}",
         uri.path()
     );
     GatewayError::new(dialect_of(&headers), StatusCode::NOT_FOUND, message).into_response()
+}
+
+/// The MCP endpoint's door: without the token, a JSON-RPC error in a 401.
+async fn mcp_admits(State(st): Shared, request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    if st.admits(request.headers()) {
+        return next.run(request).await;
+    }
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001,
+        "message": "invalid or missing bearer token: send the session token Switchyard gave the agent (its SWITCHYARD_MCP_TOKEN)"}});
+    (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], axum::Json(body)).into_response()
 }
 
 async fn models(State(st): Shared, headers: HeaderMap) -> Response {

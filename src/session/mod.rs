@@ -144,6 +144,9 @@ pub struct SessionOptions {
     pub keep_learning: bool,
     /// An outside agent's session: where its gateway's calls arrive.
     pub bridge: Option<crate::strategy::bridge::BridgeInbox>,
+    /// The MCP endpoint that serves this session's tools (the library is
+    /// offered there once loaded).
+    pub mcp_desk: Option<Arc<crate::mcp_gateway::SessionDesk>>,
 }
 
 /// Where BTP's experience comes from.
@@ -402,6 +405,9 @@ pub fn shared(config: &Config, opts: &SessionOptions) -> Result<Shared, SetupErr
     // The command line's costs over the config's.
     if let Some(c) = opts.tool_costs.or(config.btp.tool_costs) {
         library = Arc::new(with_costs(&library, c, seed)?);
+    }
+    if let Some(desk) = &opts.mcp_desk {
+        desk.offer(ToolLibrary::clone(&library));
     }
     let strategy = opts.strategy.unwrap_or(config.strategy);
     let mut params = config.params.clone();

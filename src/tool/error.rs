@@ -21,6 +21,9 @@ pub enum ToolErrorKind {
     /// The user rejected the call before it ran (approvals); the message
     /// carries their note to the model.
     Rejected,
+    /// The engine refused the call before it ran: BTP's budget or
+    /// blacklist forbids it (a bridged agent's call; the message says why).
+    Refused,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, thiserror::Error)]

@@ -12,13 +12,20 @@ use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
 
 use self::process::{AgentCommand, Finished, Running};
+use serde_json::Value;
+
+use crate::budget::btp::{self as budget_rules, RunBudget};
+use crate::budget::experience::Experience;
 use crate::engine::{CostShape, EventKind, Halt, Host, Strategy, StrategyKind};
 use crate::model::{ChatRequest, ChatResponse};
 use crate::task::Task;
+use crate::tool::{ToolError, ToolErrorKind, ToolResult};
 
-/// What the gateway hands the session.
+/// What the gateways hand the session.
 pub enum Bridged {
     Call(Box<BridgedCall>),
+    /// A tool call from the MCP gateway (`crate::mcp_gateway`).
+    Tool(Box<BridgedToolCall>),
     /// A request refused before it reached the session (a wrong key, a
     /// body too large or not JSON, an unknown `previous_response_id`, a
     /// reply that cannot be given in the agent's API).
@@ -38,6 +45,14 @@ pub struct BridgedCall {
     /// In the `agent` role, with the agent's body in `wire`.
     pub request: ChatRequest,
     pub reply: oneshot::Sender<Result<ChatResponse, Refusal>>,
+}
+
+/// One tool call of a bridged agent, and where its result goes: the
+/// tool's own error is a result too (the agent's model reads it).
+pub struct BridgedToolCall {
+    pub tool: String,
+    pub args: Value,
+    pub reply: oneshot::Sender<Result<ToolResult, Refusal>>,
 }
 
 /// Why a bridged call got no reply.
@@ -118,6 +133,60 @@ impl Bridge {
     }
 }
 
+/// What a bridged run keeps of its tool calls: BTP's budget for the
+/// run, and each call's usage for BTP's experience.
+#[derive(Default)]
+struct ToolLedger {
+    budget: Option<RunBudget>,
+    usages: Vec<Experience>,
+}
+
+impl Bridge {
+    /// One bridged tool call through the engine (the gate, faults,
+    /// approvals, breakpoints, the trace). BTP refuses a call its plan or
+    /// blacklist forbids, with an error the agent's model can read.
+    async fn serve_tool(
+        host: &mut dyn Host,
+        query: &str,
+        ledger: &mut ToolLedger,
+        call: BridgedToolCall,
+    ) -> Result<(), Halt> {
+        let BridgedToolCall { tool, args, reply } = call;
+        let refused = ledger
+            .budget
+            .as_ref()
+            .filter(|_| host.library().get(&tool).is_some())
+            .and_then(|b| crate::engine::btp::refusal(b, &tool));
+        if let Some((reason, detail)) = refused {
+            host.emit(EventKind::Refused { tool: tool.clone(), reason, detail: detail.clone() })?;
+            let _ = reply.send(Ok(Err(ToolError::new(ToolErrorKind::Refused, detail))));
+            return Ok(());
+        }
+        let result = match host.tool(&tool, &args).await {
+            Ok(result) => result,
+            Err(halt) => {
+                let _ = reply.send(Err(Refusal::Stopped));
+                return Err(halt);
+            }
+        };
+        let raw: Result<Value, String> = result.clone().map_err(|e| e.message);
+        let helpful = budget_rules::rule(&raw);
+        ledger.usages.push(budget_rules::usage(query, &tool, &args, &raw, helpful));
+        if let Some(b) = ledger.budget.as_mut() {
+            // Notes are for Switchyard's own actor; the agent reads refusals.
+            host.spend(b, &tool, &mut Vec::new())?;
+            if !helpful {
+                b.blacklisted.insert(tool.clone());
+                let reason = "its result was an error or empty for this task".to_string();
+                host.emit(EventKind::Blacklisted { tool: tool.clone(), reason })?;
+            }
+        }
+        // The agent may have hung up: its call is recorded all the same.
+        let _ = reply.send(Ok(result));
+        Ok(())
+    }
+}
+
 /// The HTTP status in a model call's error, as `ModelError::Http` writes
 /// it ("model endpoint answered HTTP 400: …"), so the agent can be told
 /// the upstream refused its request rather than that it failed.
@@ -173,7 +242,11 @@ impl Strategy for Bridge {
                 }
             },
         };
-        let outcome = self.until_done(host, &mut running).await;
+        let mut ledger = ToolLedger { budget: host.plan_budget(&task.query, self)?, usages: Vec::new() };
+        let outcome = self.until_done(host, &task.query, &mut ledger, &mut running).await;
+        if !ledger.usages.is_empty() && outcome.is_ok() {
+            host.record_usages(&ledger.usages)?;
+        }
         // Stopped, restarted or failed while the agent still runs: it is
         // killed with its group, and its end recorded.
         if let Some(mut r) = running.filter(|r| r.alive()) {
@@ -193,7 +266,13 @@ impl Strategy for Bridge {
 impl Bridge {
     /// Serves the agent's calls until it exits (its answer), the gateway is
     /// gone with no agent to wait for, or the user stops the run.
-    async fn until_done(&mut self, host: &mut dyn Host, running: &mut Option<Running>) -> Result<Option<String>, Halt> {
+    async fn until_done(
+        &mut self,
+        host: &mut dyn Host,
+        query: &str,
+        ledger: &mut ToolLedger,
+        running: &mut Option<Running>,
+    ) -> Result<Option<String>, Halt> {
         let (mut controls_open, mut gateway_open) = (true, true);
         let calls = Arc::clone(&self.calls);
         let mut calls = calls.lock().await;
@@ -210,6 +289,7 @@ impl Bridge {
             tokio::select! {
                 call = calls.recv(), if gateway_open => match call {
                     Some(Bridged::Call(call)) => Self::serve(host, *call).await?,
+                    Some(Bridged::Tool(call)) => Self::serve_tool(host, query, ledger, *call).await?,
                     Some(Bridged::Refused(GatewayRefusal { dialect, status, error })) => {
                         host.emit(EventKind::GatewayRefused { dialect, status, error })?;
                     }
@@ -225,6 +305,9 @@ impl Bridge {
                     while let Ok(left) = calls.try_recv() {
                         match left {
                             Bridged::Call(call) => {
+                                let _ = call.reply.send(Err(Refusal::Stopped));
+                            }
+                            Bridged::Tool(call) => {
                                 let _ = call.reply.send(Err(Refusal::Stopped));
                             }
                             Bridged::Refused(GatewayRefusal { dialect, status, error }) => {

@@ -1,0 +1,114 @@
+//! `mcp serve`: the library as one MCP server, each call a tool call of a
+//! Switchyard session (the gate, faults, approvals, BTP, the trace).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use color_eyre::eyre::{Result, eyre};
+use tokio::sync::mpsc;
+
+use switchyard::config::Config;
+use switchyard::engine::{Control, StrategyKind};
+use switchyard::mcp_gateway::{HttpOptions, SessionDesk, ToolDesk, http_service, serve_stdio};
+use switchyard::session::TaskSource;
+use switchyard::strategy::bridge::BridgeInbox;
+
+use super::agent::with_agent_role;
+
+/// How many tool calls may wait for the engine at once.
+const WAITING_CALLS: usize = 256;
+
+#[derive(Subcommand, Debug)]
+pub(super) enum McpCommand {
+    /// Serve the library as one MCP server: over stdio (for clients that start their servers), or
+    /// Streamable HTTP at http://ADDR/mcp with --listen. Every call is a tool call of a session.
+    Serve(ServeArgs),
+}
+
+#[derive(Args, Debug)]
+pub(super) struct ServeArgs {
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (loopback unless you name another address).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// Write the trace (JSON Lines) here.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    #[command(flatten)]
+    common: super::args::Common,
+    /// Print the summary as JSON (with --listen; over stdio the summary goes to stderr).
+    #[arg(long)]
+    json: bool,
+}
+
+pub(super) fn run(config: &Config, cmd: McpCommand) -> Result<ExitCode> {
+    match cmd {
+        McpCommand::Serve(a) => serve(config, a),
+    }
+}
+
+fn serve(config: &Config, a: ServeArgs) -> Result<ExitCode> {
+    let mut opts = super::setup::common_options(&a.common)?;
+    opts.trace = a.trace.clone();
+    let config = &with_agent_role(&super::setup::with_models(config, &a.common.models)?);
+    let (calls, inbox) = mpsc::channel(WAITING_CALLS);
+    let desk = Arc::new(SessionDesk::new(calls));
+    if matches!(opts.tasks, TaskSource::Configured) {
+        opts.tasks = TaskSource::Text("an MCP client's tool calls".into());
+    }
+    opts.strategy = Some(StrategyKind::Agent);
+    opts.bridge = Some(BridgeInbox::new(inbox, None));
+    opts.mcp_desk = Some(Arc::clone(&desk));
+    let rt = super::setup::runtime()?;
+    let prepared = switchyard::session::prepare(config, &opts)?;
+    let handle = prepared.handle.clone();
+    let listener = match a.listen {
+        Some(addr) => Some(
+            rt.block_on(tokio::net::TcpListener::bind(addr))
+                .map_err(|e| eyre!("the MCP endpoint could not listen on {addr}: {e}"))?,
+        ),
+        None => None,
+    };
+    let desk: Arc<dyn ToolDesk> = desk;
+    let outcome = rt.block_on(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        let mut session = tokio::spawn(switchyard::session::run(prepared));
+        let served = async move {
+            match listener {
+                None => serve_stdio(desk).await,
+                Some(listener) => {
+                    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+                    let opts = HttpOptions { listen: Some(addr), max_body: None };
+                    let app = axum::Router::new().nest_service("/mcp", http_service(desk, &opts));
+                    eprintln!("MCP endpoint ready at http://{addr}/mcp; Ctrl-C ends the session");
+                    axum::serve(listener, app).await.map_err(|e| e.to_string())
+                }
+            }
+        };
+        tokio::select! {
+            r = &mut session => return r.map_err(|e| eyre!("the session failed: {e}")),
+            r = served => if let Err(e) = r { eprintln!("mcp serve: {e}") },
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        handle.send(Control::Stop);
+        session.await.map_err(|e| eyre!("the session failed: {e}"))
+    })??;
+    // Stdin may still be read by a blocking thread: it is not waited for.
+    rt.shutdown_timeout(Duration::from_millis(200));
+    if a.listen.is_some() {
+        return super::run::report(&outcome.state, a.json, a.trace.as_deref());
+    }
+    // Over stdio, stdout was the client's: the summary goes to stderr.
+    let calls: u32 = outcome.state.finished.iter().map(|r| r.tool_calls).sum();
+    match &a.trace {
+        Some(t) => eprintln!("mcp serve: session ended after {calls} tool calls; trace: {}", t.display()),
+        None => eprintln!("mcp serve: session ended after {calls} tool calls"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
