@@ -287,3 +287,147 @@ fn a_fork_starts_the_agent_again_and_answers_its_first_calls_from_the_trace() {
     assert!(err.contains(".wire.body.model: \"gpt-4o-mini\" recorded, \"another-model\" replayed"), "{err}");
     assert!(err.contains("The agent sent another request than the one recorded"), "{err}");
 }
+
+/// The JSON lines an MCP client script printed.
+fn json_lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+/// The line the client printed for its call of `tool` (the `nth`).
+fn call_line<'a>(lines: &'a [Value], tool: &str, nth: usize) -> &'a Value {
+    lines.iter().filter(|l| l["call"] == tool).nth(nth).unwrap_or_else(|| panic!("no call of {tool}: {lines:?}"))
+}
+
+/// The MCP Python SDK's client starts `switchyard mcp serve` over stdio:
+/// every library tool listed (two pages), a call answered, structured
+/// content where the tool has an output schema, an unknown tool an
+/// invalid-params error naming it, arguments that break the schema a tool
+/// error the model can read; the calls that ran are the session's, traced.
+#[test]
+fn the_mcp_sdk_over_stdio_through_mcp_serve() {
+    let py = python_or_skip!();
+    let dir = TempDir::new().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    // The sample tools and 120 synthesized quotes: two pages of tools/list.
+    let quotes: String = (0..120)
+        .map(|i| {
+            format!(
+                "[[tool]]\nname = \"quote_{i:03}\"\ndescription = \"A stock quote\"\n[tool.executor]\n\
+                 kind = \"synthesized\"\n[tool.response]\ntype = \"object\"\nrequired = [\"price\"]\n\
+                 [tool.response.properties.price]\ntype = \"number\"\n\n"
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("quotes.toml"), quotes).unwrap();
+    let config = dir.path().join("switchyard.toml");
+    let samples = repo().join("sample-tools");
+    std::fs::write(&config, format!("library = [{:?}, \"quotes.toml\"]\n", samples.display().to_string())).unwrap();
+    let out = Command::new(&py)
+        .arg(repo().join("tests/agents/mcp_client.py"))
+        .args(["--stdio", "--call", "calculator", r#"{"expression": "2+3"}"#, "--call", "calculater", "{}"])
+        .args(["--call", "calculator", r#"{"expr": 5}"#, "--call", "quote_119", "{}", "--"])
+        .arg(env!("CARGO_BIN_EXE_switchyard"))
+        .arg("--config")
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["mcp", "serve", "--trace"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    let explain =
+        format!("stdout: {}\nstderr: {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{explain}");
+    let lines = json_lines(&out);
+    let listed = lines.iter().find(|l| l["tools"].is_array()).expect(&explain);
+    let tools = listed["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 137, "every tool of the library, across pages: {explain}");
+    assert_eq!(listed["pages"], 2, "{explain}");
+    assert!(tools.iter().any(|t| t == "calculator") && tools.iter().any(|t| t == "quote_119"), "{explain}");
+    let quote = call_line(&lines, "quote_119", 0);
+    assert!(quote["structured"]["price"].is_number(), "an output schema gives structured content: {explain}");
+    let ok = call_line(&lines, "calculator", 0);
+    assert_eq!(ok["is_error"], false, "{explain}");
+    assert!(ok["text"].as_str().unwrap().contains('5'), "{explain}");
+    let unknown = call_line(&lines, "calculater", 0);
+    assert_eq!(unknown["code"], -32602, "{explain}");
+    assert!(unknown["error"].as_str().unwrap().contains("did you mean calculator"), "{explain}");
+    let bad = call_line(&lines, "calculator", 1);
+    assert_eq!(bad["is_error"], true, "{explain}");
+    assert!(bad["text"].as_str().unwrap().starts_with("bad_arguments:"), "{explain}");
+    let events = read_trace(&trace).unwrap();
+    let calls =
+        events.iter().filter(|e| matches!(&e.kind, EventKind::ToolCall { tool, .. } if tool == "calculator")).count();
+    assert_eq!(calls, 2, "both calls of a known tool are the session's");
+    assert!(
+        events.iter().any(|e| matches!(e.kind, EventKind::SessionFinished { .. })),
+        "the session ended with the client"
+    );
+}
+
+/// An agent started with `--agent` finds the gateway's MCP endpoint and
+/// token in its environment (SWITCHYARD_MCP_URL, SWITCHYARD_MCP_TOKEN); its
+/// calls meet the session's faults, and the path is the run's.
+#[test]
+fn the_mcp_sdk_over_http_through_the_gateway_meets_an_injected_fault() {
+    let py = python_or_skip!();
+    let dir = TempDir::new().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["run", "--json", "--fault", "calculator:error", "--trace"])
+        .arg(&trace)
+        .args(["--agent", "--"])
+        .arg(&py)
+        .arg(repo().join("tests/agents/mcp_client.py"))
+        .args(["--http", "--call", "calculator", r#"{"expression": "2+3"}"#])
+        .args(["--call", "roman_numerals", r#"{"value": "12"}"#])
+        .output()
+        .unwrap();
+    let explain =
+        format!("stdout: {}\nstderr: {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{explain}");
+    let summary: Value = serde_json::from_slice(&out.stdout).expect(&explain);
+    assert_eq!(
+        summary.pointer("/runs/0/path"),
+        Some(&serde_json::json!(["calculator", "roman_numerals"])),
+        "{explain}"
+    );
+    let events = read_trace(&trace).unwrap();
+    let results: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolResult { tool, outcome, fault, .. } => Some((tool.clone(), outcome.clone(), *fault)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(results[0].2.is_some(), "the injected fault hit the agent's call: {results:?}");
+    assert!(matches!(results[0].1, switchyard::engine::event::ToolOutcome::Err { .. }), "{results:?}");
+    assert!(matches!(results[1].1, switchyard::engine::event::ToolOutcome::Ok { .. }), "{results:?}");
+}
+
+/// Without the session token the gateway's MCP endpoint answers 401 with
+/// a JSON-RPC error, which the SDK's client raises with its message.
+#[test]
+fn the_gateway_s_mcp_endpoint_asks_for_the_token() {
+    let py = python_or_skip!();
+    let dir = TempDir::new().unwrap();
+    let script = "import os, subprocess, sys; os.environ['SWITCHYARD_MCP_TOKEN'] = 'sy-not-the-token'; \
+        sys.exit(subprocess.call([sys.executable] + sys.argv[1:]))";
+    let out = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["run", "--agent", "--"])
+        .arg(&py)
+        .args(["-c", script])
+        .arg(repo().join("tests/agents/mcp_client.py"))
+        .arg("--http")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("invalid or missing bearer token"), "the client reads the refusal: {stderr}");
+    assert!(!stderr.contains("sy-not-the-token"), "{stderr}");
+}

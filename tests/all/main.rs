@@ -35,6 +35,7 @@ mod library_sources;
 mod manifest;
 mod matrix;
 mod mcp_config;
+mod mcp_gateway;
 mod model_faults;
 mod openai;
 mod openapi;

@@ -1,0 +1,147 @@
+//! The MCP gateway in process: tool calls handed to a session through the
+//! model gateway's desk (what `/mcp` serves) are the session's tool calls,
+//! BTP's budget included; its HTTP endpoint asks for the token and refuses
+//! a foreign `Host`. (The MCP Python SDK drives it in `tests/agent_clients.rs`,
+//! MCP's conformance suite in `scripts/mcp-conformance.sh server`.)
+
+use std::sync::Arc;
+
+use serde_json::json;
+use switchyard::budget::experience::ExperienceStore;
+use switchyard::engine::btp::BtpSetup;
+use switchyard::engine::event::RefuseReason;
+use switchyard::engine::{Control, Engine, EngineSetup, Event, EventKind, LogicalClock, ModelSlot, Models};
+use switchyard::gateway::{Gateway, GatewaySetup};
+use switchyard::mcp_gateway::{DeskError, ToolDesk};
+use switchyard::model::Role;
+use switchyard::model::price::Price;
+use switchyard::sim::{SimConfig, SimModel};
+use switchyard::strategy::bridge::Bridge;
+use switchyard::task::Task;
+use switchyard::tool::ToolErrorKind;
+use tokio::sync::mpsc;
+
+use super::common::small_library;
+
+struct Rig {
+    gateway: Gateway,
+    handle: switchyard::engine::EngineHandle,
+    events: mpsc::UnboundedReceiver<Event>,
+    run: tokio::task::JoinHandle<switchyard::engine::SessionOutcome>,
+}
+
+async fn rig(budget: Option<f64>) -> Rig {
+    let (calls, inbox) = mpsc::channel(16);
+    let gateway =
+        Gateway::start(GatewaySetup { models: vec!["sim".into()], ..GatewaySetup::default() }, calls).await.unwrap();
+    gateway.tools().offer(switchyard::tool::ToolLibrary::clone(&small_library()));
+    let model = Arc::new(SimModel::new(SimConfig { name: "sim".into(), seed: 7, noise: 0.0 }));
+    let mut models = Models::single(model.clone(), Price::default());
+    models.set(Role::Agent, ModelSlot { model, price: Price::default() });
+    let strategy: Box<dyn switchyard::engine::Strategy> = Box::new(Bridge::new(inbox, None));
+    let mut s = EngineSetup::new(small_library(), models, strategy);
+    s.clock = Arc::new(LogicalClock::default());
+    s.params.top_k = 4;
+    s.params.budget = budget;
+    if budget.is_some() {
+        s.btp = Some(BtpSetup::new(ExperienceStore::in_memory(Vec::new())));
+    }
+    let (mut engine, handle) = Engine::new(s);
+    let events = engine.subscribe();
+    let task = Task { id: "outside".into(), query: "calculate 2 + 3".into(), ..Task::default() };
+    let run = tokio::spawn(async move { engine.run(vec![task]).await.unwrap() });
+    Rig { gateway, handle, events, run }
+}
+
+impl Rig {
+    async fn finish(mut self) -> Vec<Event> {
+        self.handle.send(Control::Stop);
+        self.run.await.unwrap();
+        let mut out = Vec::new();
+        while let Ok(e) = self.events.try_recv() {
+            out.push(e);
+        }
+        out
+    }
+}
+
+#[tokio::test]
+async fn a_call_through_the_desk_is_a_tool_call_of_the_session_with_its_faults() {
+    let rig = rig(None).await;
+    let (tool, fault) = switchyard::tool::fault::Fault::parse_spec("geo_lookup:error").unwrap();
+    rig.handle.send(Control::InjectFault { tool, fault });
+    let desk = rig.gateway.tools().clone();
+    let ok = desk.call("calculator", json!({"expression": "2+3"})).await.unwrap();
+    assert_eq!(ok.unwrap()["result"], json!(5));
+    let broken = desk.call("geo_lookup", json!({"country": "France"})).await.unwrap();
+    assert!(broken.is_err(), "the injected fault reaches the agent: {broken:?}");
+    let unknown = desk.find("calculater").await.unwrap_err();
+    assert!(matches!(&unknown, DeskError::UnknownTool { hint, .. } if hint.contains("calculator")), "{unknown}");
+    let events = rig.finish().await;
+    let results: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolResult { tool, fault, .. } => Some((tool.as_str(), fault.is_some())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, [("calculator", false), ("geo_lookup", true)]);
+}
+
+#[tokio::test]
+async fn btp_refuses_a_bridged_call_its_plan_forbids_and_says_why() {
+    // Each tool costs 1: a budget of 1.5 leaves one call in the plan.
+    let rig = rig(Some(1.5)).await;
+    let desk = rig.gateway.tools().clone();
+    let mut refused = Vec::new();
+    for _ in 0..3 {
+        if let Err(e) = desk.call("calculator", json!({"expression": "2+3"})).await.unwrap() {
+            refused.push(e);
+        }
+    }
+    assert!(!refused.is_empty(), "the plan does not allow three calls within 1.5");
+    assert!(refused.iter().all(|e| e.kind == ToolErrorKind::Refused && e.message.contains("forbidden")), "{refused:?}");
+    let events = rig.finish().await;
+    assert!(events.iter().any(|e| matches!(e.kind, EventKind::PlanMade { .. })), "BTP planned the bridged run");
+    let refusals =
+        events.iter().filter(|e| matches!(&e.kind, EventKind::Refused { reason: RefuseReason::Forbidden, .. })).count();
+    assert_eq!(refusals, refused.len(), "each refusal is an event");
+    let ran = events.iter().filter(|e| matches!(e.kind, EventKind::ToolCall { .. })).count();
+    assert_eq!(ran + refused.len(), 3, "a refused call never runs");
+    let spent = events.iter().rev().find_map(|e| match &e.kind {
+        EventKind::BudgetSpent { spent, .. } => Some(*spent),
+        _ => None,
+    });
+    assert!(spent.is_some_and(|s| s <= 1.5), "{spent:?}");
+}
+
+#[tokio::test]
+async fn the_http_endpoint_asks_for_the_token_and_refuses_a_foreign_host() {
+    let rig = rig(None).await;
+    let http = reqwest::Client::new();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    let post = |host: Option<&str>, token: Option<&str>| {
+        let mut rb =
+            http.post(rig.gateway.mcp_url()).header("accept", "application/json, text/event-stream").json(&init);
+        if let Some(h) = host {
+            rb = rb.header("host", h);
+        }
+        if let Some(t) = token {
+            rb = rb.bearer_auth(t);
+        }
+        rb.send()
+    };
+    let token = rig.gateway.token().expose().to_string();
+    let none = post(None, None).await.unwrap();
+    assert_eq!(none.status(), 401);
+    let body: serde_json::Value = none.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32001, "{body}");
+    assert_eq!(post(None, Some("sy-wrong")).await.unwrap().status(), 401);
+    let foreign = post(Some("evil.example.com"), Some(&token)).await.unwrap();
+    assert!(foreign.status().is_client_error(), "DNS rebinding: {}", foreign.status());
+    let ok = post(None, Some(&token)).await.unwrap();
+    assert!(ok.status().is_success(), "{}", ok.status());
+    assert!(ok.text().await.unwrap().contains("switchyard"), "the initialize result names the server");
+    rig.finish().await;
+}
