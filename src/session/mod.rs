@@ -341,7 +341,7 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
     // ToolNet's graph, and where what it learns is kept: saved after every
     // update, so a session killed mid-run keeps every finished task's.
     let (graph, graph_store) = match shared.strategy {
-        StrategyKind::Toolnet if opts.save_graph => {
+        StrategyKind::Toolnet | StrategyKind::Agent if opts.save_graph => {
             let (saved, store) = GraphStore::open(shared.data()?.graph())?;
             let graph = match (opts.graph, saved) {
                 (GraphSource::Saved, Some(g)) => g,
@@ -349,8 +349,10 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
             };
             (Some(graph), Some(store))
         }
-        StrategyKind::Toolnet => (Some(load_graph(config, shared.data.as_ref(), &shared.library, opts.graph)?), None),
-        StrategyKind::React | StrategyKind::Rewoo | StrategyKind::Atc | StrategyKind::Agent => (None, None),
+        StrategyKind::Toolnet | StrategyKind::Agent => {
+            (Some(load_graph(config, shared.data.as_ref(), &shared.library, opts.graph)?), None)
+        }
+        StrategyKind::React | StrategyKind::Rewoo | StrategyKind::Atc => (None, None),
     };
     let experience = match &opts.experience {
         ExperienceSource::DataDir => ExperienceStore::open(&shared.data()?.experience())

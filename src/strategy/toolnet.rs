@@ -70,7 +70,7 @@ impl Strategy for Toolnet {
 
 /// ToolNet's dynamic construction: the evaluator scores every tool used,
 /// and the graph learns from the scores.
-async fn evaluate(
+pub(crate) async fn evaluate(
     host: &mut dyn Host,
     task: &Task,
     history: &[HistoryEntry],

@@ -145,3 +145,30 @@ async fn the_http_endpoint_asks_for_the_token_and_refuses_a_foreign_host() {
     assert!(ok.text().await.unwrap().contains("switchyard"), "the initialize result names the server");
     rig.finish().await;
 }
+
+#[tokio::test]
+async fn the_graph_learns_from_a_bridged_run_by_the_rule() {
+    let mut rig = rig(None).await;
+    let (tool, fault) = switchyard::tool::fault::Fault::parse_spec("geo_lookup:error").unwrap();
+    rig.handle.send(Control::InjectFault { tool, fault });
+    let desk = rig.gateway.tools().clone();
+    desk.call("geo_lookup", json!({"country": "France"})).await.unwrap().unwrap_err();
+    desk.call("geo_lookup_mirror", json!({"country": "France"})).await.unwrap().unwrap();
+    // The agent is gone (no gateway, no desk): the run ends, and learns.
+    drop(desk);
+    drop(rig.gateway);
+    let outcome = rig.run.await.unwrap();
+    let mut events = Vec::new();
+    while let Ok(e) = rig.events.try_recv() {
+        events.push(e);
+    }
+    let scores = events.iter().find_map(|e| match &e.kind {
+        EventKind::Evaluated { scores } => Some(scores.clone()),
+        _ => None,
+    });
+    let want = [("geo_lookup".to_string(), -1), ("geo_lookup_mirror".to_string(), 1)].into();
+    assert_eq!(scores, Some(want), "the failed tool loses, its backup gains");
+    assert!(events.iter().any(|e| matches!(e.kind, EventKind::GraphUpdated { .. })), "the graph learnt");
+    let graph = outcome.graph.expect("an agent's session keeps a graph");
+    assert!(graph.score("geo_lookup_mirror") > graph.score("geo_lookup"));
+}

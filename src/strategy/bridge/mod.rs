@@ -6,6 +6,7 @@
 
 pub mod process;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -17,7 +18,9 @@ use serde_json::Value;
 use crate::budget::btp::{self as budget_rules, RunBudget};
 use crate::budget::experience::Experience;
 use crate::engine::{CostShape, EventKind, Halt, Host, Strategy, StrategyKind};
-use crate::model::{ChatRequest, ChatResponse};
+use crate::model::{ChatRequest, ChatResponse, Role};
+use crate::strategy::actor::{HistoryEntry, Observation};
+use crate::strategy::toolnet;
 use crate::task::Task;
 use crate::tool::{ToolError, ToolErrorKind, ToolResult};
 
@@ -139,6 +142,49 @@ impl Bridge {
 struct ToolLedger {
     budget: Option<RunBudget>,
     usages: Vec<Experience>,
+    /// The run's tool calls in order: ToolNet's trajectory of the run.
+    history: Vec<HistoryEntry>,
+}
+
+/// ToolNet's rule when no model evaluates: each call that helped counts
+/// +1 for its tool, each that did not -1, clamped to the evaluator's
+/// [-3, 3].
+fn rule_scores(history: &[HistoryEntry]) -> BTreeMap<String, i32> {
+    let mut scores = BTreeMap::new();
+    for h in history {
+        let raw: Result<Value, String> = match &h.observation {
+            Observation::Result(v) => Ok(v.clone()),
+            Observation::Error(e) | Observation::Refused(e) => Err(e.clone()),
+        };
+        *scores.entry(h.tool.clone()).or_insert(0) += if budget_rules::rule(&raw) { 1 } else { -1 };
+    }
+    scores.values_mut().for_each(|s: &mut i32| *s = (*s).clamp(-3, 3));
+    scores
+}
+
+/// The graph learns from a bridged run as from one of ToolNet's: the
+/// evaluator scores every tool the agent used when its role has a real
+/// model, else the rule does; a run cut short teaches nothing.
+async fn learn_from(
+    host: &mut dyn Host,
+    task: &Task,
+    history: &[HistoryEntry],
+    answer: Option<&str>,
+) -> Result<(), Halt> {
+    if history.is_empty() || host.cut_short() {
+        return Ok(());
+    }
+    if !host.models().get(Role::Evaluator).model.info().simulated {
+        return match toolnet::evaluate(host, task, history, answer).await {
+            Err(Halt::Engine(e)) => Err(Halt::Engine(e)),
+            _ => Ok(()),
+        };
+    }
+    let scores: BTreeMap<String, i32> =
+        rule_scores(history).into_iter().filter(|(t, _)| host.library().get(t).is_some()).collect();
+    host.emit(EventKind::Evaluated { scores: scores.clone() })?;
+    host.learn(&scores)?;
+    Ok(())
 }
 
 impl Bridge {
@@ -159,6 +205,11 @@ impl Bridge {
             .and_then(|b| crate::engine::btp::refusal(b, &tool));
         if let Some((reason, detail)) = refused {
             host.emit(EventKind::Refused { tool: tool.clone(), reason, detail: detail.clone() })?;
+            ledger.history.push(HistoryEntry {
+                tool,
+                arguments: args,
+                observation: Observation::Refused(detail.clone()),
+            });
             let _ = reply.send(Ok(Err(ToolError::new(ToolErrorKind::Refused, detail))));
             return Ok(());
         }
@@ -172,6 +223,11 @@ impl Bridge {
         let raw: Result<Value, String> = result.clone().map_err(|e| e.message);
         let helpful = budget_rules::rule(&raw);
         ledger.usages.push(budget_rules::usage(query, &tool, &args, &raw, helpful));
+        let observation = match &result {
+            Ok(v) => Observation::Result(v.clone()),
+            Err(e) => Observation::Error(e.message.clone()),
+        };
+        ledger.history.push(HistoryEntry { tool: tool.clone(), arguments: args, observation });
         if let Some(b) = ledger.budget.as_mut() {
             // Notes are for Switchyard's own actor; the agent reads refusals.
             host.spend(b, &tool, &mut Vec::new())?;
@@ -213,6 +269,12 @@ impl Strategy for Bridge {
         StrategyKind::Agent
     }
 
+    /// ToolNet's graph learns from the agent's tool calls (through the MCP
+    /// gateway), so the Graph pane follows an outside agent too.
+    fn walks_graph(&self) -> bool {
+        true
+    }
+
     /// The agent's calls are not Switchyard's to plan: BTP's budget counts
     /// what they spend and nothing is reserved.
     fn cost_shape(&self, _host: &dyn Host, _query: &str, _candidates: &[String]) -> CostShape {
@@ -242,10 +304,14 @@ impl Strategy for Bridge {
                 }
             },
         };
-        let mut ledger = ToolLedger { budget: host.plan_budget(&task.query, self)?, usages: Vec::new() };
+        let mut ledger = ToolLedger { budget: host.plan_budget(&task.query, self)?, ..ToolLedger::default() };
         let outcome = self.until_done(host, &task.query, &mut ledger, &mut running).await;
-        if !ledger.usages.is_empty() && outcome.is_ok() {
-            host.record_usages(&ledger.usages)?;
+        if outcome.is_ok() {
+            if !ledger.usages.is_empty() {
+                host.record_usages(&ledger.usages)?;
+            }
+            let answer = outcome.as_ref().ok().and_then(|a| a.as_deref());
+            learn_from(host, task, &ledger.history, answer).await?;
         }
         // Stopped, restarted or failed while the agent still runs: it is
         // killed with its group, and its end recorded.
