@@ -18,7 +18,7 @@ pub(super) struct Common {
     pub(super) count: Option<usize>,
     #[arg(long)]
     pub(super) seed: Option<u64>,
-    /// Change a parameter: alpha, beta, tau, budget, top_k, weight_format, max_steps.
+    /// Change a parameter: alpha, beta, tau, budget, top_k, weight_format, max_steps, narrow, narrow_k.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub(super) set: Vec<String>,
     /// Break a tool: TOOL:MODE[:SCOPE][@TASK], e.g. geo_lookup:error@50; or a role's or model's calls:

@@ -30,7 +30,7 @@ pub(super) struct ForkArgs {
     /// Replace the answer the cursor is on: a model reply's text, or a tool result (JSON).
     #[arg(long, value_name = "TEXT")]
     answer: Option<String>,
-    /// At the fork point: change a parameter (alpha, beta, tau, budget, top_k, weight_format, max_steps).
+    /// At the fork point: change a parameter (alpha, beta, tau, budget, top_k, weight_format, max_steps, narrow, narrow_k).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
     /// At the fork point: break a tool, TOOL:MODE[:SCOPE].

@@ -25,7 +25,7 @@ impl Engine {
         }
     }
 
-    pub(super) async fn model_call(&mut self, req: ChatRequest) -> Result<ChatResponse, Halt> {
+    pub(super) async fn model_call(&mut self, mut req: ChatRequest) -> Result<ChatResponse, Halt> {
         self.break_before(None)?;
         self.gate_or_halt().await?;
         let role = req.role;
@@ -36,6 +36,7 @@ impl Engine {
         let info = slot.model.info();
         self.next_call += 1;
         let call = self.next_call;
+        self.narrow_tools(call, &mut req)?;
         self.emit(EventKind::ModelCall {
             call,
             role,

@@ -525,6 +525,15 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         restart: bool,
     },
+    /// The tools of a bridged agent's model request were narrowed before
+    /// it went upstream (`narrow`): the tools its model saw, and the
+    /// tools it did not (a call to one of those is still served).
+    ToolsNarrowed {
+        call: u64,
+        mode: super::params::Narrowing,
+        kept: Vec<String>,
+        dropped: Vec<String>,
+    },
     /// The gateway refused a bridged agent's request before it reached
     /// the session: what the agent was told.
     GatewayRefused {
@@ -911,6 +920,7 @@ impl EventKind {
         match self {
             EventKind::ModelTokens { .. } => "ModelTokens",
             EventKind::GatewayRefused { .. } => "GatewayRefused",
+            EventKind::ToolsNarrowed { .. } => "ToolsNarrowed",
             EventKind::SessionStarted { .. } => "SessionStarted",
             EventKind::RunStarted { .. } => "RunStarted",
             EventKind::Retrieved { .. } => "Retrieved",

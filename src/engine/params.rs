@@ -19,6 +19,65 @@ pub struct Params {
     pub top_k: usize,
     pub weight_format: WeightFormat,
     pub max_steps: u32,
+    /// Which tools of a bridged agent's request its model sees.
+    #[serde(skip_serializing_if = "Narrowing::is_off")]
+    pub narrow: Narrowing,
+    /// How many tools narrowing keeps.
+    #[serde(skip_serializing_if = "is_default_narrow_k")]
+    pub narrow_k: usize,
+}
+
+/// How the tools of a bridged agent's model request are narrowed before
+/// they go upstream: kept by ToolNet's weights from the agent's last tool
+/// that helped, by retrieval from the task and the latest message, or
+/// both (alternating the two rankings).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Narrowing {
+    #[default]
+    Off,
+    Graph,
+    Retrieval,
+    Both,
+}
+
+impl Narrowing {
+    pub const ALL: [Narrowing; 4] = [Narrowing::Off, Narrowing::Graph, Narrowing::Retrieval, Narrowing::Both];
+
+    pub fn is_off(&self) -> bool {
+        *self == Narrowing::Off
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Narrowing::Off => "off",
+            Narrowing::Graph => "graph",
+            Narrowing::Retrieval => "retrieval",
+            Narrowing::Both => "both",
+        }
+    }
+}
+
+impl std::fmt::Display for Narrowing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Narrowing {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Narrowing::ALL
+            .into_iter()
+            .find(|n| n.as_str() == s)
+            .ok_or_else(|| format!("'{s}' is not a narrowing (off, graph, retrieval, both)"))
+    }
+}
+
+const DEFAULT_NARROW_K: usize = 8;
+
+fn is_default_narrow_k(k: &usize) -> bool {
+    *k == DEFAULT_NARROW_K
 }
 
 impl Default for Params {
@@ -32,6 +91,8 @@ impl Default for Params {
             weight_format: WeightFormat::Integer,
             // The ToolNet paper's limit.
             max_steps: 8,
+            narrow: Narrowing::Off,
+            narrow_k: DEFAULT_NARROW_K,
         }
     }
 }
@@ -46,6 +107,8 @@ pub enum ParamChange {
     TopK(usize),
     WeightFormat(WeightFormat),
     MaxSteps(u32),
+    Narrow(Narrowing),
+    NarrowK(usize),
 }
 
 #[derive(thiserror::Error, Debug, Clone, PartialEq)]
@@ -67,6 +130,7 @@ impl ParamChange {
             }
             ParamChange::TopK(0) => bad("top_k", "must be at least 1"),
             ParamChange::MaxSteps(0) => bad("max_steps", "must be at least 1"),
+            ParamChange::NarrowK(0) => bad("narrow_k", "must be at least 1"),
             _ => Ok(()),
         }
     }
@@ -89,6 +153,8 @@ impl ParamChange {
             "budget" | "B" => ParamChange::Budget(if value == "none" { None } else { Some(num("budget")?) }),
             "top_k" | "k" | "K" => ParamChange::TopK(int("top_k")? as usize),
             "max_steps" => ParamChange::MaxSteps(int("max_steps")?.min(u32::MAX as u64) as u32),
+            "narrow" => ParamChange::Narrow(value.parse().map_err(|why| ParamError { param: "narrow", why })?),
+            "narrow_k" => ParamChange::NarrowK(int("narrow_k")? as usize),
             "weight_format" => ParamChange::WeightFormat(
                 value
                     .parse()
@@ -98,7 +164,8 @@ impl ParamChange {
                 return Err(ParamError {
                     param: "param",
                     why: format!(
-                        "unknown parameter '{other}' (alpha, beta, tau, budget, top_k, weight_format, max_steps)"
+                        "unknown parameter '{other}' (alpha, beta, tau, budget, top_k, weight_format, max_steps, narrow, \
+                         narrow_k)"
                     ),
                 });
             }
@@ -118,6 +185,8 @@ impl Params {
             ParamChange::TopK(k) => self.top_k = k,
             ParamChange::WeightFormat(f) => self.weight_format = f,
             ParamChange::MaxSteps(m) => self.max_steps = m,
+            ParamChange::Narrow(n) => self.narrow = n,
+            ParamChange::NarrowK(k) => self.narrow_k = k,
         }
     }
 
@@ -129,6 +198,7 @@ impl Params {
             ParamChange::Budget(self.budget),
             ParamChange::TopK(self.top_k),
             ParamChange::MaxSteps(self.max_steps),
+            ParamChange::NarrowK(self.narrow_k),
         ]
         .iter()
         .try_for_each(ParamChange::validate)

@@ -54,6 +54,19 @@ async fn rig(budget: Option<f64>) -> Rig {
 }
 
 impl Rig {
+    /// Reads events until `n` have matched: the controls sent before took
+    /// effect (a control and a request racing would make a flaky test).
+    async fn until(&mut self, n: usize, mut hit: impl FnMut(&EventKind) -> bool) {
+        let mut seen = 0;
+        while seen < n {
+            let e = tokio::time::timeout(std::time::Duration::from_secs(30), self.events.recv()).await;
+            let e = e.expect("no such event within 30 s").expect("the session ended");
+            if hit(&e.kind) {
+                seen += 1;
+            }
+        }
+    }
+
     async fn finish(mut self) -> Vec<Event> {
         self.handle.send(Control::Stop);
         self.run.await.unwrap();
@@ -67,9 +80,10 @@ impl Rig {
 
 #[tokio::test]
 async fn a_call_through_the_desk_is_a_tool_call_of_the_session_with_its_faults() {
-    let rig = rig(None).await;
+    let mut rig = rig(None).await;
     let (tool, fault) = switchyard::tool::fault::Fault::parse_spec("geo_lookup:error").unwrap();
     rig.handle.send(Control::InjectFault { tool, fault });
+    rig.until(1, |k| matches!(k, EventKind::FaultInjected { .. })).await;
     let desk = rig.gateway.tools().clone();
     let ok = desk.call("calculator", json!({"expression": "2+3"})).await.unwrap();
     assert_eq!(ok.unwrap()["result"], json!(5));
@@ -151,6 +165,7 @@ async fn the_graph_learns_from_a_bridged_run_by_the_rule() {
     let mut rig = rig(None).await;
     let (tool, fault) = switchyard::tool::fault::Fault::parse_spec("geo_lookup:error").unwrap();
     rig.handle.send(Control::InjectFault { tool, fault });
+    rig.until(1, |k| matches!(k, EventKind::FaultInjected { .. })).await;
     let desk = rig.gateway.tools().clone();
     desk.call("geo_lookup", json!({"country": "France"})).await.unwrap().unwrap_err();
     desk.call("geo_lookup_mirror", json!({"country": "France"})).await.unwrap().unwrap();
@@ -171,4 +186,84 @@ async fn the_graph_learns_from_a_bridged_run_by_the_rule() {
     assert!(events.iter().any(|e| matches!(e.kind, EventKind::GraphUpdated { .. })), "the graph learnt");
     let graph = outcome.graph.expect("an agent's session keeps a graph");
     assert!(graph.score("geo_lookup_mirror") > graph.score("geo_lookup"));
+}
+
+/// A Chat Completions request offering `names` as function tools.
+fn chat_with_tools(names: &[&str], question: &str) -> serde_json::Value {
+    let tools: Vec<_> = names
+        .iter()
+        .map(|n| {
+            json!({"type": "function", "function": {"name": n, "description": format!("{n} tool"),
+            "parameters": {"type": "object", "properties": {}}}})
+        })
+        .collect();
+    json!({"model": "sim", "messages": [{"role": "user", "content": question}], "tools": tools})
+}
+
+async fn post_chat(rig: &Rig, body: &serde_json::Value) -> u16 {
+    let url = format!("{}/chat/completions", rig.gateway.openai_base_url());
+    let token = rig.gateway.token().expose().to_string();
+    reqwest::Client::new().post(url).bearer_auth(token).json(body).send().await.unwrap().status().as_u16()
+}
+
+#[tokio::test]
+async fn narrowing_keeps_the_top_k_tools_of_an_agent_s_request_and_says_what_it_dropped() {
+    let mut rig = rig(None).await;
+    let offered = ["web_search", "calculator", "geo_lookup", "geo_lookup_mirror", "agent_own_tool"];
+    // Off: the request goes as it is, and nothing is said.
+    assert_eq!(post_chat(&rig, &chat_with_tools(&offered, "What is the capital of France?")).await, 200);
+    for change in ["narrow=retrieval", "narrow_k=2"] {
+        rig.handle.send(Control::SetParam { change: switchyard::engine::ParamChange::parse(change).unwrap() });
+    }
+    rig.until(2, |k| matches!(k, EventKind::ParamChanged { .. })).await;
+    assert_eq!(
+        post_chat(&rig, &chat_with_tools(&offered, "What is the capital of France? Look up the country.")).await,
+        200
+    );
+    // A tool the model no longer sees is still served.
+    let desk = rig.gateway.tools().clone();
+    desk.call("calculator", json!({"expression": "1+1"})).await.unwrap().unwrap();
+    let events = rig.finish().await;
+    let narrowed: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolsNarrowed { mode, kept, dropped, .. } => Some((*mode, kept.clone(), dropped.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(narrowed.len(), 1, "only the request made with narrowing on: {narrowed:?}");
+    let (mode, kept, dropped) = &narrowed[0];
+    assert_eq!(*mode, switchyard::engine::Narrowing::Retrieval);
+    assert_eq!(kept.len(), 2);
+    assert!(kept.iter().all(|k| k.starts_with("geo_lookup")), "the country lookups rank first: {kept:?}");
+    assert_eq!(dropped, &["web_search", "calculator", "agent_own_tool"], "the rest, in the request's order");
+    // The model was asked with the kept tools only.
+    let sent = events.iter().rev().find_map(|e| match &e.kind {
+        EventKind::ModelCall { wire: Some(w), .. } => Some(w.body["tools"].clone()),
+        _ => None,
+    });
+    let names: Vec<&str> =
+        sent.as_ref().unwrap().as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, kept.iter().map(String::as_str).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn graph_narrowing_ranks_by_the_weights_from_the_agent_s_last_tool() {
+    let mut rig = rig(None).await;
+    // The agent stands on calculator; geo_lookup_mirror is made the heaviest way on.
+    let desk = rig.gateway.tools().clone();
+    desk.call("calculator", json!({"expression": "1+1"})).await.unwrap().unwrap();
+    rig.handle.send(Control::EditScore { tool: "geo_lookup_mirror".into(), score: 3.0 });
+    for change in ["narrow=graph", "narrow_k=1"] {
+        rig.handle.send(Control::SetParam { change: switchyard::engine::ParamChange::parse(change).unwrap() });
+    }
+    rig.until(3, |k| matches!(k, EventKind::ParamChanged { .. } | EventKind::ScoreEdited { .. })).await;
+    let offered = ["web_search", "geo_lookup", "geo_lookup_mirror", "agent_own_tool"];
+    assert_eq!(post_chat(&rig, &chat_with_tools(&offered, "next?")).await, 200);
+    let events = rig.finish().await;
+    let kept = events.iter().find_map(|e| match &e.kind {
+        EventKind::ToolsNarrowed { kept, .. } => Some(kept.clone()),
+        _ => None,
+    });
+    assert_eq!(kept, Some(vec!["geo_lookup_mirror".to_string()]));
 }

@@ -260,6 +260,9 @@ fn params_dialog_sends_pace_and_typed_values() {
     press(&mut d, &s, KeyCode::Tab); // top_k
     press(&mut d, &s, KeyCode::Tab); // weight_format, typed this time
     type_text(&mut d, &s, "decimal");
+    presses(&mut d, &s, KeyCode::Tab, 2); // narrow: off → graph → retrieval, back to graph
+    presses(&mut d, &s, KeyCode::Right, 2);
+    press(&mut d, &s, KeyCode::Left);
     presses(&mut d, &s, KeyCode::Tab, 2); // pace
     type_text(&mut d, &s, "250");
     assert_eq!(
@@ -267,6 +270,7 @@ fn params_dialog_sends_pace_and_typed_values() {
         Outcome::Submit(vec![
             Control::SetParam { change: ParamChange::Budget(Some(12.5)) },
             Control::SetParam { change: ParamChange::WeightFormat(WeightFormat::Decimal) },
+            Control::SetParam { change: ParamChange::Narrow(switchyard::engine::Narrowing::Graph) },
             Control::SetPace { ms: 250 },
         ])
     );

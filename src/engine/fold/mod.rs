@@ -256,6 +256,15 @@ impl SessionState {
                 self.push(Entry::Prompt { role: *role, model: model.clone(), messages: messages.clone() });
             }
             EventKind::ModelTokens { .. } => {}
+            EventKind::ToolsNarrowed { mode, kept, dropped, .. } => {
+                self.push(Entry::Note(format!(
+                    "narrowed by {mode}: the model sees {} of {} tools ({}); dropped {}",
+                    kept.len(),
+                    kept.len() + dropped.len(),
+                    kept.join(", "),
+                    crate::text::ellipsis(&dropped.join(", "), 120)
+                )));
+            }
             EventKind::GatewayRefused { dialect, status, error } => {
                 self.push(Entry::Note(format!(
                     "the gateway refused the agent's {dialect} request ({status}): {error}"

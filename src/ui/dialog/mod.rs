@@ -147,7 +147,7 @@ impl Dialog {
         match self {
             Dialog::Fault(d) => (110, d.height()),
             Dialog::Score(d) => (90, d.height(state)),
-            Dialog::Params(_) => (96, 16),
+            Dialog::Params(_) => (96, 18),
             Dialog::Model(_) => (96, 20),
             Dialog::Task(d) => (120, d.height()),
             Dialog::Category(d) => (100, d.height(state)),

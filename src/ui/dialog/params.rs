@@ -10,12 +10,12 @@ use super::field::Field;
 use super::kit::{error_line, error_message, field_row, hints, label, rows};
 use super::outcome::Outcome;
 use crate::engine::fold::SessionState;
-use crate::engine::{Control, ParamChange, Params};
+use crate::engine::{Control, Narrowing, ParamChange, Params};
 use crate::graph::WeightFormat;
 use crate::ui::Theme;
 
 /// (name as `ParamChange::parse` reads it, what it means)
-const ROWS: [(&str, &str); 8] = [
+const ROWS: [(&str, &str); 10] = [
     ("alpha", "α: ToolNet's learning speed (≥ 0)"),
     ("beta", "β: share of the prior weight (0–1)"),
     ("tau", "τ: BTP's value threshold (0–1)"),
@@ -23,10 +23,13 @@ const ROWS: [(&str, &str); 8] = [
     ("top_k", "K: tools offered at the start (≥ 1)"),
     ("weight_format", "←/→: none, decimal, integer, x10"),
     ("max_steps", "steps allowed per task (≥ 1)"),
+    ("narrow", "←/→: off, graph, retrieval, both"),
+    ("narrow_k", "tools narrowing keeps (≥ 1)"),
     ("pace", "ms to wait before each call; 0 = flat out"),
 ];
 const WEIGHT_FORMAT: usize = 5;
-const PACE: usize = 7;
+const NARROW: usize = 7;
+const PACE: usize = 9;
 const FORMATS: [WeightFormat; 4] =
     [WeightFormat::None, WeightFormat::Decimal, WeightFormat::Integer, WeightFormat::X10];
 const LABEL_W: usize = 14;
@@ -46,7 +49,7 @@ pub struct ParamsDialog {
     refused: bool,
 }
 
-fn current(params: &Params, pace_ms: u64) -> [String; 8] {
+fn current(params: &Params, pace_ms: u64) -> [String; 10] {
     [
         params.alpha.to_string(),
         params.beta.to_string(),
@@ -55,6 +58,8 @@ fn current(params: &Params, pace_ms: u64) -> [String; 8] {
         params.top_k.to_string(),
         params.weight_format.to_string(),
         params.max_steps.to_string(),
+        params.narrow.to_string(),
+        params.narrow_k.to_string(),
         pace_ms.to_string(),
     ]
 }
@@ -121,6 +126,14 @@ impl ParamsDialog {
         self.fields[WEIGHT_FORMAT].set_text(&next.to_string());
     }
 
+    fn cycle_narrow(&mut self, forward: bool) {
+        let now = self.fields[NARROW].text().parse::<Narrowing>().unwrap_or_default();
+        let all = Narrowing::ALL;
+        let i = all.iter().position(|n| *n == now).unwrap_or(0);
+        let next = all[if forward { (i + 1) % all.len() } else { (i + all.len() - 1) % all.len() }];
+        self.fields[NARROW].set_text(next.as_str());
+    }
+
     pub(super) fn handle_key(&mut self, key: KeyEvent, state: &SessionState) -> Outcome {
         let n = ROWS.len();
         match key.code {
@@ -130,6 +143,7 @@ impl ParamsDialog {
             KeyCode::Left | KeyCode::Right if self.row == WEIGHT_FORMAT => {
                 self.cycle_format(key.code == KeyCode::Right)
             }
+            KeyCode::Left | KeyCode::Right if self.row == NARROW => self.cycle_narrow(key.code == KeyCode::Right),
             _ => {
                 self.fields[self.row].input(key);
             }
@@ -173,7 +187,7 @@ impl ParamsDialog {
         } else {
             frame.render_widget(Paragraph::new(Span::styled("  • changed", theme.muted())), message);
         }
-        let keys = [("↑/↓", "row"), ("←/→", "format"), ("Enter", "apply changes"), ("Esc", "cancel")];
+        let keys = [("↑/↓", "row"), ("←/→", "choose"), ("Enter", "apply changes"), ("Esc", "cancel")];
         frame.render_widget(Paragraph::new(hints(&keys, theme)), hint_row);
     }
 }
