@@ -33,7 +33,8 @@ fn output_schema(spec: &ToolSpec) -> Option<&Value> {
     spec.response.as_ref().filter(|r| r.get("type").and_then(Value::as_str) == Some("object"))
 }
 
-/// A `tools/call` result. A failed tool is `isError: true` with its
+/// A `tools/call` result (`resultType` for revision 2026-07-28; rmcp
+/// strips it for older peers). A failed tool is `isError: true` with its
 /// message, for the agent's model to read; a value is text (JSON unless it
 /// is a string), and also `structuredContent` where the tool has an output
 /// schema and the value is an object.
@@ -44,13 +45,15 @@ pub fn result(spec: &ToolSpec, result: &ToolResult) -> Value {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            let mut out = json!({"content": [{"type": "text", "text": text}], "isError": false});
+            let mut out =
+                json!({"content": [{"type": "text", "text": text}], "isError": false, "resultType": "complete"});
             if output_schema(spec).is_some() && value.is_object() {
                 out["structuredContent"] = value.clone();
             }
             out
         }
-        Err(e) => json!({"content": [{"type": "text", "text": error_text(e)}], "isError": true}),
+        Err(e) => json!({"content": [{"type": "text", "text": error_text(e)}], "isError": true,
+            "resultType": "complete"}),
     }
 }
 

@@ -69,7 +69,9 @@ impl rmcp::ServerHandler for Handler {
         let start = page_start(cursor, offered.len())?;
         let end = (start + PAGE).min(offered.len());
         let tools: Vec<Value> = offered[start..end].iter().map(|t| content::listed(t)).collect();
-        let mut page = json!({ "tools": tools });
+        // Revision 2026-07-28 requires `resultType`; rmcp strips it for
+        // older peers.
+        let mut page = json!({ "tools": tools, "resultType": "complete" });
         if end < offered.len() {
             page["nextCursor"] = json!(end.to_string());
         }
