@@ -431,3 +431,36 @@ fn the_gateway_s_mcp_endpoint_asks_for_the_token() {
     assert!(stderr.contains("invalid or missing bearer token"), "the client reads the refusal: {stderr}");
     assert!(!stderr.contains("sy-not-the-token"), "{stderr}");
 }
+
+/// The OpenAI Agents SDK with no tool of its own and Switchyard as its MCP
+/// server: its model calls and its tool calls both go through the session,
+/// the path is the agent's, and its answer comes from the tool's result.
+#[test]
+fn the_openai_agents_sdk_with_switchyard_s_tools_over_mcp() {
+    let py = python_or_skip!();
+    let ran = run_agent(&py, "openai_agents_mcp.py", &["Convert the roman numerals MCMXCIV"]);
+    assert!(ran.out.status.success(), "{}", ran.explain());
+    assert!(ran.answer().contains("1994"), "{}", ran.explain());
+    assert_eq!(ran.summary.pointer("/runs/0/path"), Some(&serde_json::json!(["roman_numerals"])), "{}", ran.explain());
+    assert_eq!(ran.dialects(), [Dialect::Chat, Dialect::Chat], "the tool call, then the answer");
+    let offered = ran.events.iter().find_map(|e| match &e.kind {
+        EventKind::ModelCall { wire: Some(w), .. } => w.body["tools"].as_array().map(Vec::len),
+        _ => None,
+    });
+    assert_eq!(offered, Some(17), "the SDK offered its model the library's tools");
+}
+
+/// The same agent with the local model as its model: both gateways serve
+/// every call (a 0.5B model need not choose well).
+#[test]
+#[ignore = "needs the local model: scripts/local-model.sh start"]
+fn the_openai_agents_sdk_over_mcp_with_the_local_model() {
+    let py = python_or_skip!();
+    let config = local_model().unwrap();
+    let ran = run_agent_with(&py, Some(&config), "openai_agents_mcp.py", &["--max-turns", "4", "What is 21 * 3?"]);
+    assert!(!ran.dialects().is_empty(), "{}", ran.explain());
+    assert!(!ran.events.iter().any(|e| matches!(e.kind, EventKind::ModelFailed { .. })), "{}", ran.explain());
+    let calls = ran.events.iter().filter(|e| matches!(e.kind, EventKind::ToolCall { .. })).count();
+    let results = ran.events.iter().filter(|e| matches!(e.kind, EventKind::ToolResult { .. })).count();
+    assert_eq!(calls, results, "every tool call the model made was answered\n{}", ran.explain());
+}
