@@ -111,7 +111,9 @@ pub(super) fn start_agent(
     })?;
     let cmd = AgentCommand { argv, env: gateway.agent_env(), answer_file };
     opts.strategy = Some(StrategyKind::Agent);
-    opts.bridge = Some(BridgeInbox::new(inbox, Some(cmd.clone())));
+    let mut inbox = BridgeInbox::new(inbox, Some(cmd.clone()));
+    inbox.offer = Some(gateway.tools().offer_sender());
+    opts.bridge = Some(inbox);
     opts.mcp_desk = Some(gateway.tools().clone());
     eprintln!(
         "model gateway: {} (Anthropic: {}; MCP: {})",
@@ -137,7 +139,9 @@ pub(super) fn gateway_only(
         opts.tasks = TaskSource::Text("an agent started outside Switchyard".into());
     }
     opts.strategy = Some(StrategyKind::Agent);
-    opts.bridge = Some(BridgeInbox::new(inbox, None));
+    let mut inbox = BridgeInbox::new(inbox, None);
+    inbox.offer = Some(gateway.tools().offer_sender());
+    opts.bridge = Some(inbox);
     opts.mcp_desk = Some(gateway.tools().clone());
     Ok(gateway)
 }

@@ -60,7 +60,9 @@ fn serve(config: &Config, a: ServeArgs) -> Result<ExitCode> {
         opts.tasks = TaskSource::Text("an MCP client's tool calls".into());
     }
     opts.strategy = Some(StrategyKind::Agent);
-    opts.bridge = Some(BridgeInbox::new(inbox, None));
+    let mut inbox = BridgeInbox::new(inbox, None);
+    inbox.offer = Some(desk.offer_sender());
+    opts.bridge = Some(inbox);
     opts.mcp_desk = Some(Arc::clone(&desk));
     let rt = super::setup::runtime()?;
     let prepared = switchyard::session::prepare(config, &opts)?;

@@ -115,6 +115,11 @@ pub trait Host: Send {
     fn next_step(&mut self) -> Result<(), super::EngineError>;
     /// The user stopped the session or restarted the task.
     fn cut_short(&self) -> bool;
+    /// The library's tools narrowing keeps for a bridged agent's tool list
+    /// (`narrow`, `narrow_k`), best first; None when it keeps them all.
+    fn narrowed_offer(&mut self) -> Result<Option<Vec<String>>, super::EngineError> {
+        Ok(None)
+    }
     /// atc: the user's edit of the running program (fix and continue), once.
     fn take_user_program(&mut self) -> Option<String> {
         None

@@ -87,6 +87,26 @@ impl Engine {
         self.emit(EventKind::ToolsNarrowed { call, mode, kept, dropped })
     }
 
+    /// The library's tools narrowing keeps, best first, for the MCP
+    /// gateway's tool list; None when narrowing is off or keeps them all.
+    pub(super) fn narrowed_library(&mut self) -> Result<Option<Vec<String>>, EngineError> {
+        let (mode, k) = (self.params.narrow, self.params.narrow_k);
+        if mode == Narrowing::Off || self.library.len() <= k {
+            return Ok(None);
+        }
+        let all: Vec<String> = self.library.names().map(str::to_string).collect();
+        let ranked = match mode {
+            Narrowing::Off => return Ok(None),
+            Narrowing::Graph => self.by_graph(&all),
+            Narrowing::Retrieval => self.by_retrieval(&all, &[])?,
+            Narrowing::Both => {
+                let graph = self.by_graph(&all);
+                alternate(graph, self.by_retrieval(&all, &[])?)
+            }
+        };
+        Ok(Some(ranked.into_iter().take(k).collect()))
+    }
+
     /// By the weight of the edge from the agent's last tool (from start
     /// before its first), the heaviest first; ties and tools off the graph
     /// keep the request's order.

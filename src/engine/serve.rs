@@ -196,6 +196,10 @@ impl Host for Engine {
         Ok(())
     }
 
+    fn narrowed_offer(&mut self) -> Result<Option<Vec<String>>, EngineError> {
+        self.narrowed_library()
+    }
+
     fn learn(&mut self, scores: &BTreeMap<String, i32>) -> Result<(), EngineError> {
         let (alpha, beta) = (self.params.alpha, self.params.beta);
         if let Some(g) = self.graph.as_mut() {

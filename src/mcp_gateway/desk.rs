@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::strategy::bridge::{Bridged, BridgedToolCall, Refusal};
+use crate::strategy::bridge::{Bridged, BridgedToolCall, OfferSender, Refusal, ToolOffer};
 use crate::tool::{ToolLibrary, ToolResult, ToolSpec};
 
 /// Why a call got no result at all (a tool's own failure is a result).
@@ -31,7 +31,7 @@ pub trait ToolDesk: Send + Sync + 'static {
     async fn find(&self, name: &str) -> Result<Arc<ToolSpec>, DeskError>;
     async fn call(&self, tool: &str, args: Value) -> Result<ToolResult, DeskError>;
     /// Changes each time the offered set does (`notifications/tools/list_changed`).
-    fn changes(&self) -> watch::Receiver<u64>;
+    fn changes(&self) -> watch::Receiver<ToolOffer>;
 }
 
 /// The tools of a session, every call handed to its engine (the bridge
@@ -39,40 +39,53 @@ pub trait ToolDesk: Send + Sync + 'static {
 pub struct SessionDesk {
     calls: mpsc::Sender<Bridged>,
     /// The session's library, once the session is set up (the endpoint
-    /// listens before: an agent may start at once).
-    library: watch::Sender<Option<ToolLibrary>>,
-    changed: watch::Sender<u64>,
+    /// listens before: an agent may start at once), and what narrowing
+    /// keeps of it (the bridge narrows).
+    offer: OfferSender,
 }
 
 impl std::fmt::Debug for SessionDesk {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let tools = self.library.borrow().as_ref().map(ToolLibrary::len);
+        let tools = self.offer.borrow().library.as_ref().map(ToolLibrary::len);
         f.debug_struct("SessionDesk").field("tools", &tools).finish()
     }
 }
 
 impl SessionDesk {
     pub fn new(calls: mpsc::Sender<Bridged>) -> Self {
-        SessionDesk { calls, library: watch::channel(None).0, changed: watch::channel(0).0 }
+        SessionDesk { calls, offer: Arc::new(watch::channel(ToolOffer::default()).0) }
     }
 
     /// Offers `library`: clients listening are told the list changed.
     pub fn offer(&self, library: ToolLibrary) {
-        self.library.send_replace(Some(library));
-        self.changed.send_modify(|g| *g += 1);
+        self.offer.send_modify(|o| o.library = Some(library));
+    }
+
+    /// Where the session's bridge narrows what is listed.
+    pub fn offer_sender(&self) -> OfferSender {
+        Arc::clone(&self.offer)
     }
 
     async fn library(&self) -> Result<ToolLibrary, DeskError> {
-        let mut rx = self.library.subscribe();
-        let ready = rx.wait_for(Option::is_some).await.map_err(|_| DeskError::Stopped)?;
-        Ok(ready.clone().unwrap_or_default())
+        Ok(self.offered_now().await?.0)
+    }
+
+    /// The library and what narrowing keeps of it, once there is a library.
+    async fn offered_now(&self) -> Result<(ToolLibrary, Option<Vec<String>>), DeskError> {
+        let mut rx = self.offer.subscribe();
+        let ready = rx.wait_for(|o| o.library.is_some()).await.map_err(|_| DeskError::Stopped)?;
+        Ok((ready.library.clone().unwrap_or_default(), ready.narrowed.clone()))
     }
 }
 
 #[async_trait]
 impl ToolDesk for SessionDesk {
     async fn offered(&self) -> Vec<Arc<ToolSpec>> {
-        self.library().await.map(|l| l.tools().to_vec()).unwrap_or_default()
+        match self.offered_now().await {
+            Ok((library, None)) => library.tools().to_vec(),
+            Ok((library, Some(kept))) => kept.iter().filter_map(|n| library.get(n).cloned()).collect(),
+            Err(_) => Vec::new(),
+        }
     }
 
     async fn find(&self, name: &str) -> Result<Arc<ToolSpec>, DeskError> {
@@ -94,7 +107,7 @@ impl ToolDesk for SessionDesk {
         }
     }
 
-    fn changes(&self) -> watch::Receiver<u64> {
-        self.changed.subscribe()
+    fn changes(&self) -> watch::Receiver<ToolOffer> {
+        self.offer.subscribe()
     }
 }

@@ -38,7 +38,8 @@ async fn rig(budget: Option<f64>) -> Rig {
     let model = Arc::new(SimModel::new(SimConfig { name: "sim".into(), seed: 7, noise: 0.0 }));
     let mut models = Models::single(model.clone(), Price::default());
     models.set(Role::Agent, ModelSlot { model, price: Price::default() });
-    let strategy: Box<dyn switchyard::engine::Strategy> = Box::new(Bridge::new(inbox, None));
+    let bridge = Bridge::new(inbox, None).with_offer(gateway.tools().offer_sender());
+    let strategy: Box<dyn switchyard::engine::Strategy> = Box::new(bridge);
     let mut s = EngineSetup::new(small_library(), models, strategy);
     s.clock = Arc::new(LogicalClock::default());
     s.params.top_k = 4;
@@ -266,4 +267,28 @@ async fn graph_narrowing_ranks_by_the_weights_from_the_agent_s_last_tool() {
         _ => None,
     });
     assert_eq!(kept, Some(vec!["geo_lookup_mirror".to_string()]));
+}
+
+#[tokio::test]
+async fn narrowing_applies_to_the_mcp_tool_list_and_each_change_is_announced() {
+    let rig = rig(None).await;
+    let desk = rig.gateway.tools().clone();
+    assert_eq!(desk.offered().await.len(), 4, "off: the whole library");
+    let mut changes = desk.changes();
+    changes.mark_unchanged();
+    desk.call("geo_lookup", json!({"country": "France"})).await.unwrap().unwrap();
+    rig.handle.send(Control::EditScore { tool: "geo_lookup_mirror".into(), score: 3.0 });
+    for change in ["narrow=graph", "narrow_k=1"] {
+        rig.handle.send(Control::SetParam { change: switchyard::engine::ParamChange::parse(change).unwrap() });
+    }
+    let narrowed = changes.wait_for(|o| o.narrowed.as_ref().is_some_and(|n| n.len() == 1)).await.unwrap().clone();
+    assert_eq!(narrowed.narrowed, Some(vec!["geo_lookup_mirror".to_string()]), "the heaviest edge from geo_lookup");
+    let listed: Vec<String> = desk.offered().await.iter().map(|t| t.name.clone()).collect();
+    assert_eq!(listed, ["geo_lookup_mirror"]);
+    // A tool no longer listed is still served.
+    desk.call("calculator", json!({"expression": "1+1"})).await.unwrap().unwrap();
+    rig.handle.send(Control::SetParam { change: switchyard::engine::ParamChange::parse("narrow=off").unwrap() });
+    changes.wait_for(|o| o.narrowed.is_none()).await.unwrap();
+    assert_eq!(desk.offered().await.len(), 4, "off again: the whole library, announced");
+    rig.finish().await;
 }

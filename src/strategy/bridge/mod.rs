@@ -58,6 +58,18 @@ pub struct BridgedToolCall {
     pub reply: oneshot::Sender<Result<ToolResult, Refusal>>,
 }
 
+/// What the MCP gateway lists (`tools/list`): the session's library once
+/// it is set up, and the names narrowing keeps of it (None: every tool).
+/// Each change is a `notifications/tools/list_changed`.
+#[derive(Clone, Debug, Default)]
+pub struct ToolOffer {
+    pub library: Option<crate::tool::ToolLibrary>,
+    pub narrowed: Option<Vec<String>>,
+}
+
+/// Where the bridge tells the MCP gateway what narrowing keeps.
+pub type OfferSender = Arc<tokio::sync::watch::Sender<ToolOffer>>;
+
 /// Why a bridged call got no reply.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Refusal {
@@ -73,6 +85,9 @@ pub struct Bridge {
     /// tasks): one agent runs at a time.
     calls: Arc<tokio::sync::Mutex<mpsc::Receiver<Bridged>>>,
     agent: Option<AgentCommand>,
+    offer: Option<OfferSender>,
+    /// What the offer was last narrowed for: (narrowing, K, tool calls served).
+    offered_for: Option<(crate::engine::Narrowing, usize, usize)>,
 }
 
 /// Where a session's bridge will hear from its gateway: set up before the
@@ -82,18 +97,25 @@ pub struct Bridge {
 pub struct BridgeInbox {
     calls: Arc<tokio::sync::Mutex<mpsc::Receiver<Bridged>>>,
     pub agent: Option<AgentCommand>,
+    /// The MCP gateway's offer, narrowed as `narrow` says.
+    pub offer: Option<OfferSender>,
 }
 
 impl BridgeInbox {
     pub fn new(calls: mpsc::Receiver<Bridged>, agent: Option<AgentCommand>) -> Self {
-        BridgeInbox { calls: Arc::new(tokio::sync::Mutex::new(calls)), agent }
+        BridgeInbox { calls: Arc::new(tokio::sync::Mutex::new(calls)), agent, offer: None }
     }
 
     /// A bridge over this inbox, for the session's next engine. The
     /// engines of one session take turns (`eval --agent` runs one task at
     /// a time): two at once would answer each other's agents.
     pub fn bridge(&self) -> Bridge {
-        Bridge { calls: Arc::clone(&self.calls), agent: self.agent.clone() }
+        Bridge {
+            calls: Arc::clone(&self.calls),
+            agent: self.agent.clone(),
+            offer: self.offer.clone(),
+            offered_for: None,
+        }
     }
 }
 
@@ -107,7 +129,31 @@ impl Bridge {
     /// Serves the calls that arrive on `calls`; with `agent`, starts it once
     /// per run.
     pub fn new(calls: mpsc::Receiver<Bridged>, agent: Option<AgentCommand>) -> Self {
-        Bridge { calls: Arc::new(tokio::sync::Mutex::new(calls)), agent }
+        Bridge { calls: Arc::new(tokio::sync::Mutex::new(calls)), agent, offer: None, offered_for: None }
+    }
+
+    /// Narrows what the MCP gateway lists as `narrow` says.
+    pub fn with_offer(mut self, offer: OfferSender) -> Self {
+        self.offer = Some(offer);
+        self
+    }
+
+    /// Narrows the MCP gateway's offer again when narrowing, its K or the
+    /// agent's place changed since it was last narrowed.
+    fn publish_offer(&mut self, host: &mut dyn Host, served: usize) -> Result<(), Halt> {
+        let Some(offer) = self.offer.as_ref() else { return Ok(()) };
+        let key = (host.params().narrow, host.params().narrow_k, served);
+        if self.offered_for == Some(key) {
+            return Ok(());
+        }
+        self.offered_for = Some(key);
+        let narrowed = host.narrowed_offer()?;
+        offer.send_if_modified(|o| {
+            let changed = o.narrowed != narrowed;
+            o.narrowed = narrowed;
+            changed
+        });
+        Ok(())
     }
 
     /// One bridged call through the engine. A failed model call is the
@@ -343,6 +389,7 @@ impl Bridge {
         let calls = Arc::clone(&self.calls);
         let mut calls = calls.lock().await;
         loop {
+            self.publish_offer(host, ledger.history.len())?;
             if host.cut_short() {
                 return Err(Halt::Stopped);
             }
