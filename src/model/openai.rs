@@ -295,6 +295,9 @@ impl OpenAiModel {
         if streams && wire.dialect != self.cfg.api {
             self.ask_stream(&mut body);
         }
+        if self.cfg.api == Dialect::Chat {
+            tool_texts_as_strings(&mut body);
+        }
         Ok(body)
     }
 
@@ -645,6 +648,23 @@ fn parse_retry_after(v: &str) -> Option<Duration> {
     Some(Duration::from_millis(ms.min(RETRY_AFTER_CAP_MS)))
 }
 
+/// A tool message whose content is a list of text parts, as one string.
+/// Chat Completions takes either, and agents send parts (the OpenAI Agents
+/// SDK does); llama.cpp's servers take only the string.
+fn tool_texts_as_strings(body: &mut Value) {
+    let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) else { return };
+    for m in messages.iter_mut().filter(|m| m.get("role").and_then(Value::as_str) == Some("tool")) {
+        let Some(parts) = m.get("content").and_then(Value::as_array) else { continue };
+        let texts: Option<Vec<&str>> = parts
+            .iter()
+            .map(|p| (p.get("type").and_then(Value::as_str) == Some("text")).then(|| p.get("text")?.as_str()).flatten())
+            .collect();
+        if let Some(texts) = texts {
+            m["content"] = Value::String(texts.join("\n"));
+        }
+    }
+}
+
 /// Our `Message` has no `tool_call_id`, and endpoints reject a `tool` message
 /// without one, so tool observations go over the wire as user turns.
 fn wire_role(s: Speaker) -> &'static str {
@@ -842,6 +862,19 @@ fn tool_call_value(v: &Value, tools: &[ToolDef]) -> Option<ToolCallRequest> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_message_s_text_parts_go_as_one_string() {
+        let mut body = json!({"messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "tool", "tool_call_id": "c", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+            {"role": "tool", "tool_call_id": "d", "content": [{"type": "image_url", "image_url": {"url": "x"}}]},
+        ]});
+        tool_texts_as_strings(&mut body);
+        assert_eq!(body["messages"][1]["content"], "a\nb");
+        assert!(body["messages"][0]["content"].is_array(), "only tool messages");
+        assert!(body["messages"][2]["content"].is_array(), "parts that are not text stay as they are");
+    }
 
     fn tool(name: &str) -> ToolDef {
         ToolDef { name: name.into(), description: String::new(), parameters: json!({"type": "object"}) }
