@@ -256,6 +256,27 @@ pub fn build_graph(config: &Config, library: &ToolLibrary) -> Result<ToolGraph, 
     Ok(graph)
 }
 
+/// An outside agent's graph starts from the config's trajectories where
+/// they fit its library; trajectories of other tools (the sample ones
+/// under a library of the user's own) leave it uniform rather than stop a
+/// session that does not walk the graph itself. ToolNet's own runs need
+/// them right.
+fn graph_for(
+    kind: StrategyKind,
+    built: Result<ToolGraph, SetupError>,
+    library: &ToolLibrary,
+) -> Result<ToolGraph, SetupError> {
+    match (kind, built) {
+        (StrategyKind::Agent, Err(e)) => {
+            tracing::warn!(error = %e, "the trajectories do not fit the library: the agent's graph starts uniform");
+            let mut graph = ToolGraph::fully_connected(&library.names().map(str::to_string).collect::<Vec<_>>());
+            graph.take_tools(library.generation(), library.names());
+            Ok(graph)
+        }
+        (_, built) => built,
+    }
+}
+
 pub fn load_graph(
     config: &Config,
     data: Option<&DataPaths>,
@@ -345,12 +366,13 @@ pub fn prepare(config: &Config, opts: &SessionOptions) -> Result<Prepared, Setup
             let (saved, store) = GraphStore::open(shared.data()?.graph())?;
             let graph = match (opts.graph, saved) {
                 (GraphSource::Saved, Some(g)) => g,
-                _ => build_graph(config, &shared.library)?,
+                _ => graph_for(shared.strategy, build_graph(config, &shared.library), &shared.library)?,
             };
             (Some(graph), Some(store))
         }
         StrategyKind::Toolnet | StrategyKind::Agent => {
-            (Some(load_graph(config, shared.data.as_ref(), &shared.library, opts.graph)?), None)
+            let loaded = load_graph(config, shared.data.as_ref(), &shared.library, opts.graph);
+            (Some(graph_for(shared.strategy, loaded, &shared.library)?), None)
         }
         StrategyKind::React | StrategyKind::Rewoo | StrategyKind::Atc => (None, None),
     };

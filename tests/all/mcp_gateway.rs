@@ -292,3 +292,24 @@ async fn narrowing_applies_to_the_mcp_tool_list_and_each_change_is_announced() {
     assert_eq!(desk.offered().await.len(), 4, "off again: the whole library, announced");
     rig.finish().await;
 }
+
+/// A library of the user's own under the sample trajectories (which name
+/// other tools): an agent's session starts with a uniform graph instead
+/// of refusing to serve.
+#[test]
+fn an_agent_session_starts_when_the_trajectories_name_other_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp-gateway/config.toml");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .arg("--config")
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["run", "--json", "--agent", "--", "python3", "-c", "print('done')"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary.pointer("/runs/0/answer"), Some(&json!("done")), "{stderr}");
+}
