@@ -221,12 +221,19 @@ fn the_anthropic_sdk_through_translation_to_the_local_model() {
         let ran = run_agent_with(&py, Some(&config), "anthropic_messages.py", args);
         let calls = ran.dialects();
         assert!(!calls.is_empty() && calls.iter().all(|d| *d == Dialect::Anthropic), "{calls:?}\n{}", ran.explain());
-        let streamed = ran
+        // A reply that is only a tool call tells no text, so it has no
+        // first token to time; every reply with text must have one.
+        let unstreamed = ran
             .events
             .iter()
-            .filter(|e| matches!(e.kind, EventKind::ModelReply { role: Role::Agent, first_token_ms: Some(_), .. }))
+            .filter(|e| {
+                matches!(&e.kind, EventKind::ModelReply { role: Role::Agent, first_token_ms: None, text, .. }
+                    if !text.trim().is_empty())
+            })
             .count();
-        assert_eq!(streamed, calls.len(), "every reply streamed from the model\n{}", ran.explain());
+        let replies = ran.events.iter().filter(|e| matches!(e.kind, EventKind::ModelReply { .. })).count();
+        assert_eq!(replies, calls.len(), "every call answered\n{}", ran.explain());
+        assert_eq!(unstreamed, 0, "every reply with text streamed from the model\n{}", ran.explain());
         let failed = ran.events.iter().any(|e| matches!(e.kind, EventKind::ModelFailed { .. }));
         assert!(!failed, "{}", ran.explain());
         if !args.contains(&"--tools") {
