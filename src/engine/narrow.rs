@@ -4,6 +4,8 @@
 //! or both, and only the top K sent upstream. A tool the request carries
 //! that is no tool of the library ranks after those that are.
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
 use super::conductor::Engine;
@@ -72,10 +74,10 @@ impl Engine {
         let ranked = match mode {
             Narrowing::Off => return Ok(()),
             Narrowing::Graph => self.by_graph(&offered),
-            Narrowing::Retrieval => self.by_retrieval(&offered, &req.messages)?,
+            Narrowing::Retrieval => self.by_retrieval(&offered, &req.messages, k)?,
             Narrowing::Both => {
                 let graph = self.by_graph(&offered);
-                alternate(graph, self.by_retrieval(&offered, &req.messages)?)
+                alternate(graph, self.by_retrieval(&offered, &req.messages, k)?)
             }
         };
         let kept: Vec<String> = ranked.into_iter().take(k).collect();
@@ -98,10 +100,10 @@ impl Engine {
         let ranked = match mode {
             Narrowing::Off => return Ok(None),
             Narrowing::Graph => self.by_graph(&all),
-            Narrowing::Retrieval => self.by_retrieval(&all, &[])?,
+            Narrowing::Retrieval => self.by_retrieval(&all, &[], k)?,
             Narrowing::Both => {
                 let graph = self.by_graph(&all);
-                alternate(graph, self.by_retrieval(&all, &[])?)
+                alternate(graph, self.by_retrieval(&all, &[], k)?)
             }
         };
         Ok(Some(ranked.into_iter().take(k).collect()))
@@ -118,12 +120,16 @@ impl Engine {
         ranked.into_iter().map(|(_, n)| n.clone()).collect()
     }
 
-    /// By the session's retriever on the task and the latest user message;
-    /// tools it does not know keep the request's order after those it ranks.
+    /// By the session's retriever on the task and the latest user message:
+    /// its best `k` among the offered tools first, then the rest in the
+    /// request's order. Only those `k` are shown as the `Retrieved` event:
+    /// this runs on every narrowed model call, and a library may hold
+    /// 16,000 tools.
     fn by_retrieval(
         &mut self,
         offered: &[String],
         messages: &[crate::model::Message],
+        k: usize,
     ) -> Result<Vec<String>, EngineError> {
         let task = self.state.current.as_ref().map(|r| r.task.clone()).unwrap_or_default();
         let latest = messages.iter().rev().find(|m| m.role == Speaker::User).map(|m| m.content.as_str());
@@ -131,11 +137,35 @@ impl Engine {
             Some(l) if l != task => format!("{task}\n{l}"),
             _ => task,
         };
-        let known: Vec<&String> = offered.iter().filter(|n| self.library.get(n).is_some()).collect();
-        let ranked = self.retrieve_k(&query, self.library.len())?;
-        let mut out: Vec<String> = ranked.into_iter().filter(|n| known.contains(&n)).collect();
-        let unknown: Vec<String> = offered.iter().filter(|n| !out.contains(n)).cloned().collect();
-        out.extend(unknown);
+        if query.trim().is_empty() {
+            // Before a task (the MCP list at the start), nothing to rank by.
+            return Ok(offered.to_vec());
+        }
+        let wanted: HashSet<&str> = offered.iter().map(String::as_str).collect();
+        let size = self.library.len();
+        // Deepened only when the offered tools are a small part of the
+        // library and the first depth holds fewer than k of them.
+        let mut depth = (4 * k).max(32).min(size);
+        let hits = loop {
+            let mut hits = match self.retriever.search(&query, depth) {
+                Ok(hits) => hits,
+                Err(e) => {
+                    self.fall_back_to_lexical(&e)?;
+                    self.retriever.search_lexical(&query, depth)
+                }
+            };
+            let exhausted = depth >= size || hits.len() < depth;
+            hits.retain(|h| wanted.contains(h.name.as_str()));
+            if hits.len() >= k || exhausted {
+                hits.truncate(k);
+                break hits;
+            }
+            depth = (depth * 4).min(size);
+        };
+        self.emit(EventKind::Retrieved { query, source: self.retriever.source(), hits: hits.clone() })?;
+        let mut out: Vec<String> = hits.into_iter().map(|h| h.name).collect();
+        let rest: Vec<String> = offered.iter().filter(|n| !out.contains(n)).cloned().collect();
+        out.extend(rest);
         Ok(out)
     }
 }

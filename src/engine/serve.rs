@@ -62,7 +62,7 @@ impl Engine {
     }
 
     /// The dense part failed: BM25 ranks alone from now on, and says so.
-    fn fall_back_to_lexical(&mut self, e: &crate::retrieve::EmbedError) -> Result<(), EngineError> {
+    pub(super) fn fall_back_to_lexical(&mut self, e: &crate::retrieve::EmbedError) -> Result<(), EngineError> {
         let from = self.retriever.source();
         self.retriever.drop_dense();
         self.emit(EventKind::RetrievalFallback { from, reason: e.to_string() })

@@ -238,6 +238,16 @@ async fn narrowing_keeps_the_top_k_tools_of_an_agent_s_request_and_says_what_it_
     assert_eq!(kept.len(), 2);
     assert!(kept.iter().all(|k| k.starts_with("geo_lookup")), "the country lookups rank first: {kept:?}");
     assert_eq!(dropped, &["web_search", "calculator", "agent_own_tool"], "the rest, in the request's order");
+    // What the retriever shows is the kept ranking, not the whole library.
+    let shown: Vec<usize> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Retrieved { hits, .. } => Some(hits.len()),
+            _ => None,
+        })
+        .collect();
+    // (The MCP list is ranked too, by the task alone, when narrowing changes.)
+    assert!(shown.iter().all(|&n| n <= 2) && shown.contains(&2), "at most K hits a ranking: {shown:?}");
     // The model was asked with the kept tools only.
     let sent = events.iter().rev().find_map(|e| match &e.kind {
         EventKind::ModelCall { wire: Some(w), .. } => Some(w.body["tools"].clone()),
