@@ -12,7 +12,7 @@ use crate::model::Role;
 use crate::session::{self, ExperienceSource, GraphSource, SessionOptions, SetupError};
 
 /// The parameters a sweep may vary.
-pub const SWEEPABLE: [&str; 5] = ["tau", "budget", "alpha", "beta", "top_k"];
+pub const SWEEPABLE: [&str; 7] = ["tau", "budget", "alpha", "beta", "top_k", "narrow", "narrow_k"];
 
 /// One setting of an eval.
 pub struct Setting {
@@ -105,9 +105,9 @@ fn strategy_settings(
                     ParamChange::parse(&format!("{sweep_name}={sweep_value}"))
                         .map_err(|e| invalid(format!("--sweep: {e}")))?,
                 );
-                let value =
-                    sweep_value.parse().map_err(|_| invalid(format!("--sweep: '{sweep_value}' is not a number")))?;
-                swept = Some(Sweep { name: sweep_name.clone(), value });
+                // A value that is a name (narrow=graph, budget=none) is
+                // compared by its setting's label, not plotted on an axis.
+                swept = sweep_value.parse().ok().map(|value| Sweep { name: sweep_name.clone(), value });
             }
             opts.strategy = Some(*strategy);
             let mut label = strategy.as_str().to_string();
@@ -214,6 +214,15 @@ mod tests {
     }
 
     #[test]
+    fn a_sweep_of_named_values_is_compared_by_label() {
+        let agent = EvalSpec { strategies: Some(&[StrategyKind::Agent]), sweep: Some("narrow=off,graph"), ..spec() };
+        let s = settings(&Config::default(), agent, &SessionOptions::default(), &[]).unwrap();
+        assert_eq!(labels(&s), ["agent narrow=off", "agent narrow=graph"]);
+        assert!(s.iter().all(|x| x.sweep.is_none()), "named values are not plotted on an axis");
+        assert!(s[1].opts.param_changes.contains(&ParamChange::Narrow(crate::engine::Narrowing::Graph)));
+    }
+
+    #[test]
     fn a_matrix_runs_rewoo_once_per_combination() {
         let config = Config::default();
         let matrix = ["planner=sim-weak,sim-strong".to_string(), "solver=sim-weak".to_string()];
@@ -229,6 +238,7 @@ mod tests {
         let err = |spec: EvalSpec| settings(&config, spec, &base, &[]).err().expect("an error").to_string();
         assert!(err(EvalSpec { sweep: Some("gamma=1"), ..spec() }).contains("'gamma' cannot be swept"));
         assert!(err(EvalSpec { sweep: Some("tau=x"), ..spec() }).contains("--sweep"));
+        assert!(err(EvalSpec { sweep: Some("narrow=sideways"), ..spec() }).contains("--sweep"));
         assert!(err(EvalSpec { react_k: "some", ..spec() }).contains("--react-k: 'some'"));
         let matrix = ["pilot=sim".to_string()];
         assert!(err(EvalSpec { matrix: &matrix, ..spec() }).contains("unknown role 'pilot'"));

@@ -32,7 +32,8 @@ pub(super) struct EvalArgs {
     /// How many tools `react` is offered: a number, or `all` (the paper's baseline).
     #[arg(long, default_value = "all")]
     react_k: String,
-    /// One row per value: tau=0,0.05,0.1 or budget=10,20,30.
+    /// One row per value: tau=0,0.05,0.1, budget=10,20,30, or narrow=off,graph,retrieval,both
+    /// (alpha, beta, top_k, narrow_k too).
     #[arg(long)]
     sweep: Option<String>,
     /// Before measuring, gather experience with one unbudgeted react pass over
@@ -105,6 +106,9 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
         session::load_task_list(config, &settings[0].opts.tasks, a.common.count)?.iter().cloned().collect();
     let jobs = a.jobs.max(1);
     let out = out_dir(config, &a)?;
+    // The parameters the tasks ran with: the config's, then each --set.
+    let mut params = config.params.clone();
+    base.param_changes.iter().for_each(|c| params.apply(c));
     let meta = EvalMeta {
         command: std::env::args().skip(1).collect::<Vec<_>>().join(" "),
         config: config.path.clone(),
@@ -113,7 +117,7 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
         seed: a.common.seed.unwrap_or(config.seed),
         jobs,
         settings: settings.iter().map(|s| s.label.clone()).collect(),
-        params: serde_json::to_value(&config.params)?,
+        params: serde_json::to_value(&params)?,
         cost_unit: config.cost_unit.clone(),
         started: chrono::Local::now().to_rfc3339(),
     };
