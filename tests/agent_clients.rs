@@ -418,6 +418,45 @@ fn the_mcp_sdk_over_http_through_the_gateway_meets_an_injected_fault() {
     assert!(matches!(results[1].1, switchyard::engine::event::ToolOutcome::Ok { .. }), "{results:?}");
 }
 
+/// A client that reads its servers from a file (Claude Code's
+/// `--mcp-config` form) is given one with `{mcp_config}`: the MCP SDK
+/// connects from it alone (the script refuses a file others may read), and
+/// the file, which holds the token, is gone with the session.
+#[test]
+fn the_mcp_sdk_connects_from_the_client_file_the_gateway_writes() {
+    let py = python_or_skip!();
+    let dir = TempDir::new().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["run", "--json", "--trace"])
+        .arg(&trace)
+        .args(["--agent", "--"])
+        .arg(&py)
+        .arg(repo().join("tests/agents/mcp_client.py"))
+        .args(["--config", "{mcp_config}", "--call", "calculator", r#"{"expression": "2+3"}"#])
+        .output()
+        .unwrap();
+    let explain =
+        format!("stdout: {}\nstderr: {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{explain}");
+    let summary: Value = serde_json::from_slice(&out.stdout).expect(&explain);
+    assert_eq!(summary.pointer("/runs/0/path"), Some(&serde_json::json!(["calculator"])), "{explain}");
+    let events = read_trace(&trace).unwrap();
+    let command = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::AgentStarted { command, .. } => Some(command.clone()),
+            _ => None,
+        })
+        .expect("the agent started");
+    let file = command.split_whitespace().find(|a| a.ends_with("mcp.json")).expect(&command);
+    assert!(!std::path::Path::new(file).exists(), "{file} is removed with the session");
+    let written = std::fs::read_to_string(&trace).unwrap();
+    assert!(!written.contains("Bearer sy-"), "the token is not in the trace");
+}
+
 /// Without the session token the gateway's MCP endpoint answers 401 with
 /// a JSON-RPC error, which the SDK's client raises with its message.
 #[test]

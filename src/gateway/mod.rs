@@ -5,12 +5,14 @@
 //! meets the faults, approvals and breakpoints, and is traced, in the
 //! `agent` role (docs/src/agents.md).
 
+mod client_config;
 mod errors;
 mod routes;
 mod state;
 pub mod stream;
 
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
@@ -43,8 +45,11 @@ pub struct Gateway {
     addr: SocketAddr,
     token: Secret,
     tools: Arc<SessionDesk>,
+    client_config: client_config::ClientConfig,
     _stop: oneshot::Sender<()>,
 }
+
+pub use client_config::SERVER_NAME as MCP_SERVER_NAME;
 
 impl Gateway {
     /// Listens on `setup.listen` and hands every model call to `calls`.
@@ -63,6 +68,7 @@ impl Gateway {
         });
         let listener = tokio::net::TcpListener::bind(setup.listen).await?;
         let addr = listener.local_addr()?;
+        let client_config = client_config::ClientConfig::write(&format!("http://{addr}/mcp"), &token)?;
         let (stop, stopped) = oneshot::channel::<()>();
         let opts = HttpOptions { listen: Some(addr), max_body: Some(setup.max_body) };
         let mcp = axum::Router::new().nest_service("/mcp", crate::mcp_gateway::http_service(tools.clone(), &opts));
@@ -75,7 +81,7 @@ impl Gateway {
                 tracing::warn!(error = %e, "the model gateway stopped");
             }
         });
-        Ok(Gateway { addr, token, tools: desk, _stop: stop })
+        Ok(Gateway { addr, token, tools: desk, client_config, _stop: stop })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -98,6 +104,13 @@ impl Gateway {
         format!("http://{}/mcp", self.addr)
     }
 
+    /// A client configuration file naming the MCP endpoint and the token
+    /// (`{"mcpServers": {"switchyard": {"type": "http", ...}}}`), mode
+    /// 0600, removed when the gateway stops.
+    pub fn mcp_config_path(&self) -> &Path {
+        self.client_config.path()
+    }
+
     /// What the MCP endpoint offers; the session's library goes here once
     /// the session is set up.
     pub fn tools(&self) -> &Arc<SessionDesk> {
@@ -110,8 +123,8 @@ impl Gateway {
     }
 
     /// The environment an agent is started with: both vendors' base URLs
-    /// and keys, the key being the session token, and the MCP endpoint
-    /// with the same token as its bearer token.
+    /// and keys, the key being the session token, the MCP endpoint with
+    /// the same token as its bearer token, and the client file naming both.
     pub fn agent_env(&self) -> Vec<(String, String)> {
         let key = self.token.expose().to_string();
         vec![
@@ -121,6 +134,7 @@ impl Gateway {
             ("ANTHROPIC_API_KEY".into(), key.clone()),
             ("SWITCHYARD_MCP_URL".into(), self.mcp_url()),
             ("SWITCHYARD_MCP_TOKEN".into(), key),
+            ("SWITCHYARD_MCP_CONFIG".into(), self.mcp_config_path().display().to_string()),
         ]
     }
 }

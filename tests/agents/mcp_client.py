@@ -3,6 +3,7 @@
     mcp_client.py --stdio -- CMD ARG...     start CMD and speak MCP on its stdin/stdout
     mcp_client.py --http [URL]              Streamable HTTP at URL (default: $SWITCHYARD_MCP_URL),
                                             the bearer token from $SWITCHYARD_MCP_TOKEN when set
+    mcp_client.py --config FILE             the first server of an mcpServers file (mode 0600)
     then --call TOOL JSON (repeatable)      call TOOL with the JSON arguments, in order
 
 Lists every tool (following nextCursor), then makes the calls. Prints one
@@ -52,17 +53,33 @@ async def session_work(session: ClientSession, calls) -> int:
     return len(names)
 
 
+def from_config(path: str):
+    """The first server of an `mcpServers` file (Claude Code's --mcp-config
+    form): its URL and headers. A file others may read is refused."""
+    mode = os.stat(path).st_mode & 0o777
+    if mode & 0o077:
+        raise SystemExit(f"{NAME}: {path} has mode {oct(mode)}: it holds a token")
+    with open(path) as f:
+        server = next(iter(json.load(f)["mcpServers"].values()))
+    if server.get("type") != "http":
+        raise SystemExit(f"{NAME}: {path}: the server's type is {server.get('type')!r}, not 'http'")
+    return server["url"], server.get("headers")
+
+
 async def main_async(a) -> int:
     if a.stdio:
         params = StdioServerParameters(command=a.command[0], args=a.command[1:], env=dict(os.environ))
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
                 return await session_work(session, a.call)
-    url = a.http or os.environ.get("SWITCHYARD_MCP_URL")
-    if not url:
-        raise SystemExit(f"{NAME}: no URL: pass --http URL or set SWITCHYARD_MCP_URL")
-    token = os.environ.get("SWITCHYARD_MCP_TOKEN")
-    headers = {"Authorization": f"Bearer {token}"} if token else None
+    if a.config:
+        url, headers = from_config(a.config)
+    else:
+        url = a.http or os.environ.get("SWITCHYARD_MCP_URL")
+        if not url:
+            raise SystemExit(f"{NAME}: no URL: pass --http URL or set SWITCHYARD_MCP_URL")
+        token = os.environ.get("SWITCHYARD_MCP_TOKEN")
+        headers = {"Authorization": f"Bearer {token}"} if token else None
     async with create_mcp_http_client(headers=headers) as http:
         async with streamable_http_client(url, http_client=http) as streams:
             async with ClientSession(streams[0], streams[1]) as session:
@@ -73,11 +90,12 @@ def main() -> None:
     p = argparse.ArgumentParser(prog=NAME, description=__doc__.split("\n\n")[0])
     p.add_argument("--stdio", action="store_true", help="start the command after -- and speak over its stdio")
     p.add_argument("--http", nargs="?", const="", default=None, help="Streamable HTTP URL")
+    p.add_argument("--config", help="an mcpServers file (Claude Code's --mcp-config form): its first server, over HTTP")
     p.add_argument("--call", nargs=2, action="append", default=[], metavar=("TOOL", "JSON"))
     p.add_argument("command", nargs="*")
     a = p.parse_args()
-    if a.stdio == (a.http is not None):
-        raise SystemExit(f"{NAME}: give one of --stdio -- CMD or --http [URL]")
+    if [a.stdio, a.http is not None, a.config is not None].count(True) != 1:
+        raise SystemExit(f"{NAME}: give one of --stdio -- CMD, --http [URL] or --config FILE")
     emit({"client": "mcp", "version": version("mcp")})
     try:
         n = asyncio.run(main_async(a))

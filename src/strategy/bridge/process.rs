@@ -20,12 +20,16 @@ const LINE_CHARS: usize = 300;
 
 /// Where a task's text goes in an agent's arguments.
 pub const TASK_MARK: &str = "{task}";
+/// Where the gateway's MCP URL and its client file go in an agent's
+/// arguments, each the value of the environment variable beside it.
+const ENV_MARKS: [(&str, &str); 2] = [("{mcp_url}", "SWITCHYARD_MCP_URL"), ("{mcp_config}", "SWITCHYARD_MCP_CONFIG")];
 
 /// How to start the agent, and where its answer is.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AgentCommand {
-    /// Program and arguments; `{task}` in an argument is the task's text.
-    /// Without one, the task is written to the agent's stdin.
+    /// Program and arguments; `{task}` in an argument is the task's text
+    /// (without one, the task is written to the agent's stdin), and
+    /// `{mcp_url}` and `{mcp_config}` the gateway's MCP URL and client file.
     pub argv: Vec<String>,
     /// Set in the agent's environment (the gateway's URLs and token). Never
     /// recorded: the token is a secret.
@@ -46,7 +50,18 @@ impl AgentCommand {
     }
 
     fn args(&self, task: &str) -> Vec<String> {
-        self.argv.iter().map(|a| a.replace(TASK_MARK, task)).collect()
+        let env = |name: &str| self.env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+        self.argv
+            .iter()
+            .map(|a| {
+                // The task last: its text may hold a mark of its own.
+                let a = ENV_MARKS.iter().fold(a.clone(), |a, (mark, var)| match env(var) {
+                    Some(v) if a.contains(mark) => a.replace(mark, v),
+                    _ => a,
+                });
+                a.replace(TASK_MARK, task)
+            })
+            .collect()
     }
 }
 
@@ -163,5 +178,28 @@ impl Running {
             None => printed,
         };
         Finished { code, answer, stderr_tail }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_take_the_task_and_the_gateway_s_mcp_endpoint() {
+        let argv = ["claude", "--mcp-config", "{mcp_config}", "-c", "url=\"{mcp_url}\"", "{task}", "{other}"];
+        let cmd = AgentCommand {
+            argv: argv.iter().map(|a| a.to_string()).collect(),
+            env: vec![
+                ("SWITCHYARD_MCP_URL".into(), "http://127.0.0.1:9/mcp".into()),
+                ("SWITCHYARD_MCP_CONFIG".into(), "/tmp/x/mcp.json".into()),
+            ],
+            answer_file: None,
+        };
+        let args = cmd.args("say {mcp_url}");
+        assert_eq!(args[2], "/tmp/x/mcp.json");
+        assert_eq!(args[4], "url=\"http://127.0.0.1:9/mcp\"");
+        assert_eq!(args[5], "say {mcp_url}", "a task's own text is left as it is");
+        assert_eq!(args[6], "{other}");
     }
 }
