@@ -1,5 +1,6 @@
 //! `mcp serve`: the library as one MCP server, each call a tool call of a
-//! Switchyard session (the gate, faults, approvals, BTP, the trace).
+//! Switchyard session (the gate, faults, approvals, BTP, the trace); and
+//! the `mcp login`/`logout` commands (`mcp_login.rs`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -26,7 +27,15 @@ const WAITING_CALLS: usize = 256;
 pub(super) enum McpCommand {
     /// Serve the library as one MCP server: over stdio (for clients that start their servers), or
     /// Streamable HTTP at http://ADDR/mcp with --listen. Every call is a tool call of a session.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
+    /// Authorize Switchyard for a remote [[mcp]] server that wants a user ([mcp.oauth]): prints the address to
+    /// open, waits for the redirect, and keeps the token in the data directory (mode 0600).
+    Login(super::mcp_login::LoginArgs),
+    /// Forget the token kept for a remote [[mcp]] server.
+    Logout {
+        /// The [[mcp]] entry's name.
+        name: String,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -46,7 +55,9 @@ pub(super) struct ServeArgs {
 
 pub(super) fn run(config: &Config, cmd: McpCommand) -> Result<ExitCode> {
     match cmd {
-        McpCommand::Serve(a) => serve(config, a),
+        McpCommand::Serve(a) => serve(config, *a),
+        McpCommand::Login(a) => super::mcp_login::login(config, a),
+        McpCommand::Logout { name } => super::mcp_login::logout(config, &name),
     }
 }
 

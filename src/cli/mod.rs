@@ -13,6 +13,7 @@ mod gateway;
 mod graph;
 mod heads;
 mod mcp;
+mod mcp_login;
 mod otel;
 mod probe;
 mod progress;

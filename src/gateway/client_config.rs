@@ -5,7 +5,6 @@
 //! lives in a directory of its own that only its owner can open, the file
 //! mode 0600, and both go when the gateway does.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::text::secret::Secret;
@@ -29,16 +28,11 @@ impl ClientConfig {
             "url": url,
             "headers": {"Authorization": format!("Bearer {}", token.expose())},
         }}});
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
+        // tempfile makes its folder with the umask's mode: only the user's.
         #[cfg(unix)]
-        {
-            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
-            options.mode(0o600);
-        }
-        let mut file = options.open(&path)?;
-        file.write_all(serde_json::to_string_pretty(&body).map_err(std::io::Error::other)?.as_bytes())?;
+        std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
+        let bytes = serde_json::to_vec_pretty(&body).map_err(std::io::Error::other)?;
+        crate::text::secret::write_private(&path, &bytes)?;
         Ok(ClientConfig { _dir: dir, path })
     }
 

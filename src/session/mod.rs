@@ -183,6 +183,11 @@ pub struct Tools {
     pub mcp: Option<Arc<McpHub>>,
 }
 
+/// Where the OAuth tokens of the `[[mcp]]` server `name` are kept.
+pub fn oauth_token_file(config: &Config, name: &str) -> Result<PathBuf, crate::config::ConfigError> {
+    Ok(config.data_dir()?.join("oauth").join(format!("{name}.json")))
+}
+
 /// Loads every source of tools: the library's files, then the `[[mcp]]`
 /// servers (started, and listed; a name another source took gets the
 /// server's name in front).
@@ -192,8 +197,15 @@ pub fn load_tools(config: &Config) -> Result<Tools, SetupError> {
     if !config.mcp.is_empty() {
         let taken: HashSet<String> = lib.names().map(str::to_string).collect();
         let shown = config.path.as_deref().map_or_else(|| "config".to_string(), |p| p.display().to_string());
+        let mut servers = config.mcp.clone();
+        for s in &mut servers {
+            if let Some(o) = s.oauth.as_mut() {
+                // Without a data directory the server's connect says so.
+                o.token_file = oauth_token_file(config, &s.name).ok();
+            }
+        }
         let (hub, specs) =
-            McpHub::start(&config.mcp, &taken).map_err(|source| SetupError::Mcp { config: shown, source })?;
+            McpHub::start(&servers, &taken).map_err(|source| SetupError::Mcp { config: shown, source })?;
         for spec in specs {
             lib.insert(spec)?;
         }

@@ -10,6 +10,8 @@
 //! it through `redact` (or [`redact_bytes`]) before it goes on.
 
 use std::borrow::Cow;
+use std::io::Write;
+use std::path::Path;
 use std::sync::RwLock;
 
 /// What a secret is replaced with.
@@ -183,6 +185,28 @@ fn base64(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// Writes `bytes` (a token, say) to `path` so that only the user can read
+/// it: the folder 0700 when it is made, the file 0600 from its creation,
+/// then renamed over the old one.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)?;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".part");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)
 }
 
 #[cfg(test)]

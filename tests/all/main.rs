@@ -36,6 +36,7 @@ mod manifest;
 mod matrix;
 mod mcp_config;
 mod mcp_gateway;
+mod mcp_oauth;
 mod model_faults;
 mod openai;
 mod openapi;

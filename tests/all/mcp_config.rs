@@ -48,6 +48,15 @@ fn a_bad_mcp_entry_is_named_by_its_field() {
         ("[[mcp]]\nname = \"a\"\ncommand = \"x\"\ncost = -1\n", "mcp[0].cost"),
         ("[[mcp]]\nname = \"a\"\nurl = \"http://h/mcp\"\nargs = [\"x\"]\n", "mcp[0].args"),
         ("[[mcp]]\nname = \"a\"\ncommand = \"x\"\n[[mcp]]\nname = \"a\"\ncommand = \"y\"\n", "mcp[1].name"),
+        ("[[mcp]]\nname = \"a\"\ncommand = \"x\"\n[mcp.oauth]\n", "mcp[0].oauth"),
+        (
+            "[[mcp]]\nname = \"a\"\nurl = \"http://h/mcp\"\n[mcp.oauth]\nclient_secret_env = \"S\"\n",
+            "mcp[0].oauth.client_secret_env",
+        ),
+        (
+            "[[mcp]]\nname = \"a\"\nurl = \"http://h/mcp\"\n[mcp.oauth]\nclient_metadata_url = \"http://x/c.json\"\n",
+            "mcp[0].oauth.client_metadata_url",
+        ),
     ] {
         let err = parse(toml).unwrap_err();
         assert!(err.contains("switchyard.toml") && err.contains(field), "{toml}: {err}");

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use super::oauth::OAuthConfig;
 use crate::tool::HeaderValue;
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -52,6 +53,9 @@ pub struct McpServerConfig {
     /// stops the server instead of filling memory.
     #[serde(default = "default_max_message_mb")]
     pub max_message_mb: f64,
+    /// A remote server that wants an authorized user: `[mcp.oauth]`.
+    #[serde(default)]
+    pub oauth: Option<OAuthConfig>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -100,6 +104,7 @@ impl McpServerConfig {
             overrides: BTreeMap::new(),
             max_restarts: default_restarts(),
             max_message_mb: default_max_message_mb(),
+            oauth: None,
         }
     }
 
@@ -137,6 +142,20 @@ impl McpServerConfig {
         }
         if self.url.is_none() && !self.headers.is_empty() {
             return Err(("headers", "`headers` are for a `url` server".into()));
+        }
+        if let Some(o) = &self.oauth {
+            if self.url.is_none() {
+                return Err(("oauth", "is for a `url` server".into()));
+            }
+            if o.client_secret_env.is_some() && o.client_id.is_none() {
+                return Err((
+                    "oauth.client_secret_env",
+                    "goes with the pre-registered `client_id` it belongs to".into(),
+                ));
+            }
+            if let Some(u) = o.client_metadata_url.as_ref().filter(|u| !u.starts_with("https://")) {
+                return Err(("oauth.client_metadata_url", format!("'{u}' is not an https:// URL")));
+            }
         }
         if self.timeout_ms == 0 {
             return Err(("timeout_ms", "must be at least 1".into()));

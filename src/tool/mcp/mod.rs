@@ -1,12 +1,14 @@
 //! MCP servers as tool sources: `[[mcp]]` entries, the connection behind
-//! our own trait (`link`, spoken with `rmcp`), the hub that starts, calls,
-//! restarts and stops the servers, and their tools as library tools.
+//! our own trait (`link`, spoken with `rmcp`, `oauth` for servers that want
+//! an authorized user), the hub that starts, calls, restarts and stops the
+//! servers, and their tools as library tools.
 
 mod capped;
 pub mod child;
 mod config;
 mod hub;
 mod link;
+pub mod oauth;
 mod rmcp_link;
 mod tools;
 

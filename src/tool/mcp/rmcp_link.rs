@@ -57,9 +57,47 @@ fn broken(e: ServiceError) -> LinkError {
     match e {
         ServiceError::McpError(e) => LinkError::Refused(said(format!("error {}: {}", e.code.0, e.message))),
         ServiceError::TransportClosed => LinkError::Broken("the connection closed".into()),
-        ServiceError::TransportSend(e) => LinkError::Broken(said(format!("could not send: {e}"))),
+        ServiceError::TransportSend(e) => match authorization(&e) {
+            Some(why) => LinkError::Refused(why),
+            None => LinkError::Broken(said(format!("could not send: {e}"))),
+        },
         ServiceError::UnexpectedResponse => LinkError::Broken("answered something that is not the reply".into()),
         other => LinkError::Refused(said(other.to_string())),
+    }
+}
+
+/// A send the server refused for want of authorization (401) or of a
+/// scope (403): the connection is fine, the user must log in (again).
+fn authorization(e: &rmcp::transport::DynamicTransportError) -> Option<String> {
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e.error.as_ref());
+    while let Some(c) = cause {
+        if let Some(s) = c.downcast_ref::<InsufficientScopeError>() {
+            return Some(format!("{SCOPE_WANTED}'{}'", s.get_required_scope().unwrap_or_default()));
+        }
+        if c.downcast_ref::<AuthRequiredError>().is_some() {
+            return Some(TOKEN_REFUSED.to_string());
+        }
+        cause = c.source();
+    }
+    None
+}
+
+/// How the two refusals begin, for the hint that names the server.
+const SCOPE_WANTED: &str = "the kept token lacks a scope this call needs; the server wants ";
+const TOKEN_REFUSED: &str = "the server refused the kept token";
+
+/// The refusal of a server that wants an authorization, with what to run.
+fn login_hint(server: &str, e: LinkError) -> LinkError {
+    match e {
+        LinkError::Refused(why) if why.starts_with(SCOPE_WANTED) => {
+            let scope = why.trim_start_matches(SCOPE_WANTED).trim_matches('\'');
+            LinkError::Refused(format!("{why}: log in again with `switchyard mcp login {server} --scope '{scope}'`"))
+        }
+        LinkError::Refused(why) if why.starts_with(TOKEN_REFUSED) => {
+            LinkError::Refused(format!("{why}: log in again with `switchyard mcp login {server}`"))
+        }
+        other => other,
     }
 }
 
@@ -283,6 +321,8 @@ impl McpLink for StdioLink {
 
 /// A remote server over Streamable HTTP.
 struct HttpLink {
+    /// The entry's name, for what to run when the server wants a login.
+    server: String,
     peer: Peer<RoleClient>,
     service: tokio::sync::Mutex<Option<Service>>,
 }
@@ -298,14 +338,41 @@ fn header_map(
 
 impl HttpLink {
     async fn start(config: &McpServerConfig, url: &str, limit: Duration) -> Result<Self, LinkError> {
-        let transport = StreamableHttpClientTransport::from_config(
-            StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(header_map(config)?),
-        );
-        let service = within(limit, "initialize", async {
-            client_info().serve(transport).await.map_err(|e| LinkError::Start(said(format!("initialize failed: {e}"))))
+        let transport_config =
+            StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(header_map(config)?);
+        let failed = |e: &dyn std::fmt::Display| {
+            let mut why = said(format!("initialize failed: {e}"));
+            if config.oauth.is_none() && why.contains("Auth required") {
+                why.push_str(&format!(
+                    " (the server wants an authorized user: add `[mcp.oauth]` to its entry and run `switchyard mcp login {}`)",
+                    config.name
+                ));
+            }
+            LinkError::Start(why)
+        };
+        let service = match &config.oauth {
+            Some(oauth) => {
+                let client = within(limit, "authorize", async {
+                    super::oauth::authorized_client(&config.name, url, oauth)
+                        .await
+                        .map_err(|e| LinkError::Start(said(e.to_string())))
+                })
+                .await?;
+                let transport = StreamableHttpClientTransport::with_client(client, transport_config);
+                within(limit, "initialize", async { client_info().serve(transport).await.map_err(|e| failed(&e)) })
+                    .await?
+            }
+            None => {
+                let transport = StreamableHttpClientTransport::from_config(transport_config);
+                within(limit, "initialize", async { client_info().serve(transport).await.map_err(|e| failed(&e)) })
+                    .await?
+            }
+        };
+        Ok(HttpLink {
+            server: config.name.clone(),
+            peer: service.peer().clone(),
+            service: tokio::sync::Mutex::new(Some(service)),
         })
-        .await?;
-        Ok(HttpLink { peer: service.peer().clone(), service: tokio::sync::Mutex::new(Some(service)) })
     }
 }
 
@@ -316,7 +383,7 @@ impl McpLink for HttpLink {
     }
 
     async fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> Result<CallOutput, LinkError> {
-        call(&self.peer, name, arguments).await
+        call(&self.peer, name, arguments).await.map_err(|e| login_hint(&self.server, e))
     }
 
     async fn closed(&self) -> String {
