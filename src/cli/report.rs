@@ -10,12 +10,13 @@ use color_eyre::eyre::Result;
 
 use switchyard::eval::compare::{compare as compare_rows, describe};
 use switchyard::eval::metrics::{budget_table, table};
-use switchyard::eval::report_files::{FaultSource, write_report_with};
+use switchyard::eval::report_files::{FaultSource, write_fault_figure, write_report_with};
 use switchyard::eval::summary;
 
 #[derive(Args, Debug)]
 pub(super) struct ReportArgs {
-    /// An eval's output folder (with eval.json and results.jsonl).
+    /// An eval's output folder (with eval.json and results.jsonl); with --trace, a folder with no
+    /// eval in it gets Figure 4 alone.
     dir: PathBuf,
     /// Also draw ToolNet's Figure 4 (a broken tool and its backup over the iterations) from this
     /// trace, e.g. one of `run --count 100 --fault geo_lookup:error@50 --trace FILE`.
@@ -55,6 +56,13 @@ pub(super) fn report(a: ReportArgs) -> Result<ExitCode> {
         backup: a.backup.as_deref(),
         from: a.from.as_deref(),
     });
+    // A folder with no eval in it (a `run`'s trace alone) gets the figure alone.
+    if let Some(fault) = fault.filter(|_| !a.dir.join("eval.json").exists()) {
+        for f in write_fault_figure(&a.dir, fault)? {
+            println!("wrote {}", f.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let w = write_report_with(&a.dir, fault)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&w.summary)?);

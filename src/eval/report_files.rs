@@ -92,6 +92,16 @@ pub fn write_report_with(dir: &Path, fault: Option<FaultSource>) -> Result<Writt
     Ok(Written { files, summary })
 }
 
+/// ToolNet's Figure 4 alone, from a trace, into `dir` (made if missing):
+/// for a `run` with no eval around it. Returns the paths written.
+pub fn write_fault_figure(dir: &Path, fault: FaultSource) -> Result<Vec<PathBuf>, WriteError> {
+    std::fs::create_dir_all(dir).map_err(|source| WriteError::Io { path: dir.to_path_buf(), source })?;
+    let mut files = Vec::new();
+    let figure = fault_data(dir, Some(fault), &mut files)?.expect("drawn from the trace given");
+    files.extend(plot::fault(dir, &figure)?.files);
+    Ok(files)
+}
+
 /// The figure's data: from the trace when one is given (and kept in the
 /// folder, its path pushed to `written`), else as an earlier report kept it.
 fn fault_data(
