@@ -540,6 +540,32 @@ fn graph_narrowing_moves_an_outside_agent_off_its_broken_tool() {
         serde_json::from_str(&std::fs::read_to_string(figure.join("toolnet-fault.json")).unwrap()).unwrap();
     assert_eq!((data["broken"].as_str(), data["backup"].as_str()), (Some("geo_lookup"), Some("geo_lookup_mirror")));
     assert!(figure.join("toolnet-fault.png").is_file());
+
+    // Its successful runs are trajectories, and the 2-gram graph built
+    // from them leads from start to each tool by its share of the runs.
+    let file = dir.path().join("trajectories.jsonl");
+    let sy = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_switchyard")).arg("--data-dir").arg(dir.path()).args(args).output();
+        let out = out.unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    sy(&["trace", "to-trajectories", trace.to_str().unwrap(), "--out", file.to_str().unwrap()]);
+    let kept: Vec<Value> =
+        std::fs::read_to_string(&file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ok: Vec<&Value> =
+        summary["runs"].as_array().unwrap().iter().filter(|r| r["path"].as_array().is_some()).collect();
+    let mirror = kept.iter().filter(|t| t["tools"] == serde_json::json!(["geo_lookup_mirror"])).count();
+    let primary = kept.iter().filter(|t| t["tools"] == serde_json::json!(["geo_lookup"])).count();
+    // `@3`: the third task is the first to meet the fault.
+    assert_eq!((primary, mirror + primary), (2, kept.len()), "the two runs before the fault, then the mirror's");
+    assert!(kept.len() < ok.len(), "runs with a failed call are left out");
+    sy(&["graph", "build", "--trajectories", file.to_str().unwrap()]);
+    let start: Value = serde_json::from_str(&sy(&["graph", "show", "start", "--json"])).unwrap();
+    let weight = |to: &str| {
+        start["out"].as_array().unwrap().iter().find(|e| e[0] == to).map(|e| e[1].as_f64().unwrap()).unwrap_or(0.0)
+    };
+    assert!((weight("geo_lookup_mirror") - mirror as f64 / kept.len() as f64).abs() < 1e-9, "{start}");
 }
 
 /// The Agents SDK over SimpleToolQuestions' 1,836 tools (its MCP list),

@@ -17,6 +17,7 @@ pub mod session_text;
 pub mod summary;
 pub mod timing;
 pub mod trace_diff;
+pub mod trajectories;
 
 /// Writes a file whole or not at all: a kill mid-write keeps the old one.
 pub(crate) fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {

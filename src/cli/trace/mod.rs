@@ -1,4 +1,5 @@
-//! `trace show`: a recorded run rebuilt from its trace and summarised.
+//! `trace show`: a recorded run rebuilt from its trace and summarised; the
+//! other `trace` commands have a file each.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,6 +14,7 @@ use switchyard::eval::session_text::{run_json, session_text};
 
 pub(super) mod diff;
 pub(super) mod to_tasks;
+pub(super) mod to_trajectories;
 
 #[derive(Subcommand, Debug)]
 pub(super) enum TraceCommand {
@@ -26,6 +28,9 @@ pub(super) enum TraceCommand {
     Diff(diff::DiffArgs),
     /// A trace's finished runs as tasks (gold answer, tools, first call) of a JSON Lines task file.
     ToTasks(to_tasks::ToTasksArgs),
+    /// The successful runs of traces (answered, every tool call succeeded) as ToolNet trajectories, the
+    /// file `graph build --trajectories` builds the static graph from.
+    ToTrajectories(to_trajectories::ToTrajectoriesArgs),
     /// Send a trace's spans to an OpenTelemetry receiver over OTLP/HTTP.
     Export(super::otel::ExportArgs),
 }
