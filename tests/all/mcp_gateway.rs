@@ -27,6 +27,8 @@ struct Rig {
     gateway: Gateway,
     handle: switchyard::engine::EngineHandle,
     events: mpsc::UnboundedReceiver<Event>,
+    /// What `until` read, for `finish` to return with the rest.
+    read: Vec<Event>,
     run: tokio::task::JoinHandle<switchyard::engine::SessionOutcome>,
 }
 
@@ -51,7 +53,7 @@ async fn rig(budget: Option<f64>) -> Rig {
     let events = engine.subscribe();
     let task = Task { id: "outside".into(), query: "calculate 2 + 3".into(), ..Task::default() };
     let run = tokio::spawn(async move { engine.run(vec![task]).await.unwrap() });
-    Rig { gateway, handle, events, run }
+    Rig { gateway, handle, events, read: Vec::new(), run }
 }
 
 impl Rig {
@@ -65,13 +67,14 @@ impl Rig {
             if hit(&e.kind) {
                 seen += 1;
             }
+            self.read.push(e);
         }
     }
 
     async fn finish(mut self) -> Vec<Event> {
         self.handle.send(Control::Stop);
         self.run.await.unwrap();
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.read);
         while let Ok(e) = self.events.try_recv() {
             out.push(e);
         }
@@ -101,6 +104,43 @@ async fn a_call_through_the_desk_is_a_tool_call_of_the_session_with_its_faults()
         })
         .collect();
     assert_eq!(results, [("calculator", false), ("geo_lookup", true)]);
+}
+
+/// Two clients calling at once are both served, each call its own in the
+/// trace; a client that hangs up mid-call leaves the call to finish and be
+/// recorded, and the session serves the next one.
+#[tokio::test]
+async fn calls_at_once_are_all_served_and_a_caller_that_leaves_loses_nothing() {
+    let mut rig = rig(None).await;
+    let desk = rig.gateway.tools().clone();
+    let (a, b) = tokio::join!(
+        desk.call("calculator", json!({"expression": "2+3"})),
+        desk.call("calculator", json!({"expression": "4*5"}))
+    );
+    assert_eq!(a.unwrap().unwrap()["result"], json!(5));
+    assert_eq!(b.unwrap().unwrap()["result"], json!(20));
+
+    let (tool, fault) = switchyard::tool::fault::Fault::parse_spec("geo_lookup:slow=200").unwrap();
+    rig.handle.send(Control::InjectFault { tool, fault });
+    rig.until(1, |k| matches!(k, EventKind::FaultInjected { .. })).await;
+    let leaving = tokio::spawn({
+        let desk = desk.clone();
+        async move { desk.call("geo_lookup", json!({"country": "France"})).await }
+    });
+    rig.until(1, |k| matches!(k, EventKind::ToolCall { tool, .. } if tool == "geo_lookup")).await;
+    leaving.abort();
+    let after = desk.call("calculator", json!({"expression": "1+1"})).await.unwrap();
+    assert_eq!(after.unwrap()["result"], json!(2));
+    let events = rig.finish().await;
+    let mut results: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolResult { tool, .. } => Some(tool.as_str()),
+            _ => None,
+        })
+        .collect();
+    results.sort_unstable();
+    assert_eq!(results, ["calculator", "calculator", "calculator", "geo_lookup"], "every call recorded");
 }
 
 #[tokio::test]
