@@ -42,6 +42,12 @@ def run(main, key_var: str) -> None:
     except SystemExit:
         raise
     except BaseException as e:
+        # anyio's task groups (the MCP SDK's) wrap the failure: the first
+        # one inside is the cause.
+        while isinstance(e, BaseExceptionGroup) and e.exceptions:
+            e = e.exceptions[0]
+        if isinstance(e, SystemExit):
+            raise e
         msg = f"{type(e).__name__}: {e}"
         key = os.environ.get(key_var)
         if key:

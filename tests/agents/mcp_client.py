@@ -97,14 +97,7 @@ def main() -> None:
     if [a.stdio, a.http is not None, a.config is not None].count(True) != 1:
         raise SystemExit(f"{NAME}: give one of --stdio -- CMD, --http [URL] or --config FILE")
     emit({"client": "mcp", "version": version("mcp")})
-    try:
-        n = asyncio.run(main_async(a))
-    except BaseExceptionGroup as group:
-        # anyio's task groups wrap the failure: the first one is the cause.
-        leaf = group
-        while isinstance(leaf, BaseExceptionGroup):
-            leaf = leaf.exceptions[0]
-        raise leaf from None
+    n = asyncio.run(main_async(a))
     print(n, flush=True)
 
 

@@ -65,13 +65,7 @@ def main() -> None:
     a = p.parse_args()
     set_tracing_disabled(True)
     emit({"client": "openai-agents", "version": version("openai-agents"), "mcp": version("mcp")})
-    try:
-        answer = asyncio.run(main_async(a))
-    except BaseExceptionGroup as group:
-        leaf = group
-        while isinstance(leaf, BaseExceptionGroup):
-            leaf = leaf.exceptions[0]
-        raise leaf from None
+    answer = asyncio.run(main_async(a))
     emit({"answer": answer})
     print(answer, flush=True)
 
