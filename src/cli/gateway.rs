@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::Args;
-use color_eyre::eyre::{Result, eyre};
+use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
 
@@ -41,20 +41,7 @@ pub(super) fn serve(config: &Config, a: GatewayArgs) -> Result<std::process::Exi
         println!("export {k}={v}");
     }
     eprintln!("model gateway ready at {}; Ctrl-C ends the session", gateway.openai_base_url());
-    let handle = prepared.handle.clone();
-    let outcome = rt.block_on(async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate())?;
-        let mut int = signal(SignalKind::interrupt())?;
-        let mut session = tokio::spawn(switchyard::session::run(prepared));
-        tokio::select! {
-            r = &mut session => return r.map_err(|e| eyre!("the session failed: {e}")),
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
-        handle.send(switchyard::engine::Control::Stop);
-        session.await.map_err(|e| eyre!("the session failed: {e}"))
-    })??;
+    let outcome = rt.block_on(super::setup::serve_until_signal(prepared, std::future::pending(), "gateway"))?;
     drop(gateway);
     super::run::report(&outcome.state, a.json, a.trace.as_deref())
 }

@@ -13,7 +13,7 @@ use color_eyre::eyre::{Result, eyre};
 use tokio::sync::mpsc;
 
 use switchyard::config::Config;
-use switchyard::engine::{Control, StrategyKind};
+use switchyard::engine::StrategyKind;
 use switchyard::mcp_gateway::{HttpOptions, SessionDesk, ToolDesk, http_service, serve_stdio};
 use switchyard::session::TaskSource;
 use switchyard::strategy::bridge::BridgeInbox;
@@ -77,7 +77,6 @@ fn serve(config: &Config, a: ServeArgs) -> Result<ExitCode> {
     opts.mcp_desk = Some(Arc::clone(&desk));
     let rt = super::setup::runtime()?;
     let prepared = switchyard::session::prepare(config, &opts)?;
-    let handle = prepared.handle.clone();
     let listener = match a.listen {
         Some(addr) => Some(
             rt.block_on(tokio::net::TcpListener::bind(addr))
@@ -87,10 +86,6 @@ fn serve(config: &Config, a: ServeArgs) -> Result<ExitCode> {
     };
     let desk: Arc<dyn ToolDesk> = desk;
     let outcome = rt.block_on(async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate())?;
-        let mut int = signal(SignalKind::interrupt())?;
-        let mut session = tokio::spawn(switchyard::session::run(prepared));
         let served = async move {
             match listener {
                 None => serve_stdio(desk).await,
@@ -103,15 +98,8 @@ fn serve(config: &Config, a: ServeArgs) -> Result<ExitCode> {
                 }
             }
         };
-        tokio::select! {
-            r = &mut session => return r.map_err(|e| eyre!("the session failed: {e}")),
-            r = served => if let Err(e) = r { eprintln!("mcp serve: {e}") },
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
-        handle.send(Control::Stop);
-        session.await.map_err(|e| eyre!("the session failed: {e}"))
-    })??;
+        super::setup::serve_until_signal(prepared, served, "mcp serve").await
+    })?;
     // Stdin may still be read by a blocking thread: it is not waited for.
     rt.shutdown_timeout(Duration::from_millis(200));
     if a.listen.is_some() {

@@ -168,3 +168,28 @@ pub(super) fn session_options(session: &SessionArgs, graph_tape: &GraphTapeArgs)
     };
     Ok(opts)
 }
+
+/// Runs a prepared session that serves calls from outside (the gateway's
+/// agent, an MCP client) until it ends by itself, `served` returns (the
+/// client hung up, or the server failed: said on stderr under `what`), or
+/// Ctrl-C or SIGTERM comes; then stops it as `q` would, so its trace is
+/// closed, and returns its outcome.
+pub(super) async fn serve_until_signal(
+    prepared: switchyard::session::Prepared,
+    served: impl std::future::Future<Output = std::result::Result<(), String>>,
+    what: &str,
+) -> Result<switchyard::engine::SessionOutcome> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    let handle = prepared.handle.clone();
+    let mut session = tokio::spawn(switchyard::session::run(prepared));
+    tokio::select! {
+        r = &mut session => return Ok(r.map_err(|e| eyre!("the session failed: {e}"))??),
+        r = served => if let Err(e) = r { eprintln!("{what}: {e}") },
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    handle.send(switchyard::engine::Control::Stop);
+    Ok(session.await.map_err(|e| eyre!("the session failed: {e}"))??)
+}
