@@ -413,6 +413,9 @@ impl Config {
                 return Err(field("library", "names no manifest file or folder".into()));
             }
             c.library = l.into_iter().map(rel).collect();
+            // The sample trajectories name the sample tools: a library of
+            // one's own starts from a uniform graph unless it names its own.
+            c.trajectories = None;
         }
         c.library_options = raw.library_options.into_iter().map(|o| FileOptions { path: rel(o.path), ..o }).collect();
         for (i, mut server) in raw.mcp.into_iter().enumerate() {

@@ -538,3 +538,21 @@ fn a_role_s_model_is_chosen_on_the_command_line() {
     let err = fails(d.path(), &["run", "--tasks", smoke, "--model", "pilot=sim"]);
     assert!(err.contains("unknown role 'pilot'"), "{err}");
 }
+
+/// The sample trajectories name the sample tools: a config with a library
+/// of its own does not inherit them (ToolNet would stop on the first name it
+/// lacks), and one that names its trajectories keeps them.
+#[test]
+fn a_library_of_ones_own_does_not_inherit_the_sample_trajectories() {
+    let parse = |text: &str| switchyard::config::Config::parse(text, Path::new("/cfg/switchyard.toml")).unwrap();
+    assert!(switchyard::config::Config::default().trajectories.is_some());
+    assert_eq!(parse("library = [\"mine.toml\"]\n").trajectories, None);
+    let named = parse("library = [\"mine.toml\"]\ntrajectories = \"runs.jsonl\"\n");
+    assert_eq!(named.trajectories.as_deref(), Some(Path::new("/cfg/runs.jsonl")));
+
+    let d = tempfile::tempdir().unwrap();
+    let lib = write(d.path(), "mine.toml", GOOD_TOOL);
+    let cfg = config_with_library(d.path(), &[&lib]);
+    let out = bin().arg("--config").arg(&cfg).args(["run", "--strategy", "toolnet", "--count", "1"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
