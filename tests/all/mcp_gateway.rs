@@ -45,6 +45,8 @@ async fn rig(budget: Option<f64>) -> Rig {
     let mut s = EngineSetup::new(small_library(), models, strategy);
     s.clock = Arc::new(LogicalClock::default());
     s.params.top_k = 4;
+    // A hung tool is stopped quickly here.
+    s.tool_timeout = std::time::Duration::from_millis(300);
     s.params.budget = budget;
     if budget.is_some() {
         s.btp = Some(BtpSetup::new(ExperienceStore::in_memory(Vec::new())));
@@ -120,7 +122,7 @@ async fn calls_at_once_are_all_served_and_a_caller_that_leaves_loses_nothing() {
     assert_eq!(a.unwrap().unwrap()["result"], json!(5));
     assert_eq!(b.unwrap().unwrap()["result"], json!(20));
 
-    let (tool, fault) = switchyard::tool::fault::Fault::parse_spec("geo_lookup:slow=200").unwrap();
+    let (tool, fault) = switchyard::tool::fault::Fault::parse_spec("geo_lookup:slow=100").unwrap();
     rig.handle.send(Control::InjectFault { tool, fault });
     rig.until(1, |k| matches!(k, EventKind::FaultInjected { .. })).await;
     let leaving = tokio::spawn({
@@ -141,6 +143,21 @@ async fn calls_at_once_are_all_served_and_a_caller_that_leaves_loses_nothing() {
         .collect();
     results.sort_unstable();
     assert_eq!(results, ["calculator", "calculator", "calculator", "geo_lookup"], "every call recorded");
+}
+
+/// A tool that hangs past its timeout is stopped, and the agent reads a
+/// timeout error; the session goes on.
+#[tokio::test]
+async fn a_tool_that_hangs_is_a_timeout_error_for_the_agent() {
+    let mut rig = rig(None).await;
+    let (tool, fault) = switchyard::tool::fault::Fault::parse_spec("geo_lookup:timeout").unwrap();
+    rig.handle.send(Control::InjectFault { tool, fault });
+    rig.until(1, |k| matches!(k, EventKind::FaultInjected { .. })).await;
+    let desk = rig.gateway.tools().clone();
+    let hung = desk.call("geo_lookup", json!({"country": "France"})).await.unwrap().unwrap_err();
+    assert!(hung.kind == switchyard::tool::ToolErrorKind::Timeout, "{hung:?}");
+    assert_eq!(desk.call("calculator", json!({"expression": "1+2"})).await.unwrap().unwrap()["result"], json!(3));
+    rig.finish().await;
 }
 
 #[tokio::test]
