@@ -4,7 +4,8 @@
 //! experience, rewoo's tool labels) is committed in task order, and task i
 //! starts from what tasks 0..=i−N taught: the same state whatever order the
 //! tasks finish in, so results are the same for a seed and N, and with
-//! N = 1 every task sees every task before it, as a session does.
+//! N = 1 every task sees every task before it, as a session does. A shard
+//! (`--shard I/N`) runs every Nth task and learns from its own tasks only.
 
 mod settings;
 
@@ -21,6 +22,7 @@ use crate::engine::event::LabelSource;
 use crate::engine::event::RunOutcome;
 use crate::engine::{EventKind, Labels, Scheduled, SessionState};
 use crate::eval::results::{CallMade, Learned, RoleUse, Sweep, TaskRow};
+use crate::eval::shard::Shard;
 use crate::graph::ToolGraph;
 use crate::session::{self, ExperienceSource, Learnt, SessionOptions, SetupError};
 use crate::task::Task;
@@ -30,10 +32,11 @@ pub use settings::{EvalSpec, SWEEPABLE, Setting, SettingsError, matrix_axis, set
 /// One finished task: the fold of its engine's events, what it taught,
 /// the calls it made and how long it took.
 pub struct TaskRun {
+    /// The task's place in the whole task list.
     pub index: usize,
     pub state: SessionState,
     pub learned: Learned,
-    /// How many tasks' learning it started from (tasks 0..this).
+    /// How many tasks' learning it started from (the shard's first ones).
     pub learnt_from: usize,
     pub calls: Vec<CallMade>,
     pub wall_ms: u64,
@@ -43,11 +46,15 @@ pub struct TaskRun {
 pub struct Batch<'a> {
     pub config: &'a Config,
     pub opts: &'a SessionOptions,
+    /// The whole task list; the batch runs the shard's part of it.
     pub tasks: &'a [Task],
+    /// Which tasks run: a task keeps its place in the whole list (its row's
+    /// index and its seed), and learns from the shard's earlier tasks only.
+    pub shard: Shard,
     /// At least 1.
     pub jobs: usize,
-    /// Tasks a resumed eval finished before, with what they taught: not
-    /// run again, but committed in their turn.
+    /// Tasks a resumed eval finished before (by place in the whole list),
+    /// with what they taught: not run again, but committed in their turn.
     pub done: BTreeMap<usize, Learned>,
 }
 
@@ -107,20 +114,26 @@ pub async fn run(b: Batch<'_>, mut on_done: impl FnMut(TaskRun) -> Result<(), Se
     };
     let mut committed =
         Committed { graph: shared.graph(b.config, b.opts)?, experience, labels: Labels::new(), count: 0 };
-    let mut taught: BTreeMap<usize, Learned> = b.done.clone();
+    // From here on a task is its position in the shard; `places` maps it
+    // back to the whole list.
+    let places = b.shard.places(b.tasks.len());
+    let position = |place: usize| places.binary_search(&place).ok();
+    let finished: BTreeMap<usize, Learned> =
+        b.done.iter().filter_map(|(p, l)| Some((position(*p)?, l.clone()))).collect();
+    let mut taught: BTreeMap<usize, Learned> = finished.clone();
     // rewoo's labels belong to the library and the classifier, not to a
     // task: one task classifies while the others wait, and every later task
     // takes its labels, so N does not change how often the library is classified.
     let labels_first = shared.strategy == crate::engine::StrategyKind::Rewoo;
-    if let Some(l) = b.done.values().find(|l| !l.labels.is_empty()) {
+    if let Some(l) = finished.values().find(|l| !l.labels.is_empty()) {
         committed.adopt_labels(l);
     }
     let mut classifying: Option<usize> = None;
     let mut running = FuturesUnordered::new();
     let mut next = 0;
     loop {
-        while running.len() < jobs && next < b.tasks.len() {
-            if b.done.contains_key(&next) {
+        while running.len() < jobs && next < places.len() {
+            if finished.contains_key(&next) {
                 next += 1;
                 continue;
             }
@@ -144,15 +157,16 @@ pub async fn run(b: Batch<'_>, mut on_done: impl FnMut(TaskRun) -> Result<(), Se
                 .opts
                 .schedule
                 .iter()
-                .filter(|s| s.before_task as usize <= next + 1)
+                .filter(|s| s.before_task as usize <= places[next] + 1)
                 .map(|s| Scheduled { before_task: 1, control: s.control.clone() })
                 .collect();
+            let place = places[next];
             let prepared = shared.engine(
                 b.config,
                 &opts,
-                vec![b.tasks[next].clone()].into(),
+                vec![b.tasks[place].clone()].into(),
                 committed.snapshot(),
-                task_seed(shared.seed, next),
+                task_seed(shared.seed, place),
             )?;
             let index = next;
             let start_labels = committed.labels.is_empty();
@@ -177,35 +191,38 @@ pub async fn run(b: Batch<'_>, mut on_done: impl FnMut(TaskRun) -> Result<(), Se
                         BTreeMap::new()
                     },
                 };
-                Ok::<_, SetupError>(TaskRun {
+                Ok::<_, SetupError>((
                     index,
-                    state: outcome.state,
-                    learned,
-                    learnt_from,
-                    calls,
-                    wall_ms: started.elapsed().as_millis() as u64,
-                })
+                    TaskRun {
+                        index: place,
+                        state: outcome.state,
+                        learned,
+                        learnt_from,
+                        calls,
+                        wall_ms: started.elapsed().as_millis() as u64,
+                    },
+                ))
             });
             next += 1;
         }
         let Some(done) = running.next().await else {
-            if next >= b.tasks.len() {
+            if next >= places.len() {
                 return Ok(());
             }
             // Nothing runs and the next task waits on a commit that cannot
             // come: only a resumed eval whose rows have a gap gets here.
             return Err(SetupError::Invalid(format!(
                 "task {} waits on task {}, which neither ran nor was recorded",
-                next + 1,
-                committed.count + 1
+                places[next] + 1,
+                places[committed.count] + 1
             )));
         };
-        let run = done?;
-        if classifying == Some(run.index) {
+        let (at, run) = done?;
+        if classifying == Some(at) {
             classifying = None;
             committed.adopt_labels(&run.learned);
         }
-        taught.insert(run.index, run.learned.clone());
+        taught.insert(at, run.learned.clone());
         on_done(run)?;
     }
 }

@@ -13,6 +13,7 @@ use switchyard::config::Config;
 use switchyard::engine::{ParamChange, StrategyKind};
 use switchyard::eval::metrics::{MatrixRow, Metrics, matrix_table, table};
 use switchyard::eval::results::{EvalMeta, Learned, RESULTS, RowWriter, Tally, by_setting, read_rows};
+use switchyard::eval::shard::Shard;
 use switchyard::model::Role;
 use switchyard::session;
 use switchyard::task::Task;
@@ -52,6 +53,11 @@ pub(super) struct EvalArgs {
     /// experience) commit in task order: task i starts from tasks 1..i−N.
     #[arg(long, default_value_t = 1, value_name = "N")]
     jobs: usize,
+    /// Run only tasks I, I+N, I+2N, … (from 0), e.g. one shard per machine of a
+    /// Kubernetes indexed job; `report DIR…` merges the shards' folders.
+    /// Learners learn from their shard's tasks only.
+    #[arg(long, value_name = "I/N", default_value_t = Shard::WHOLE, hide_default_value = true)]
+    shard: Shard,
     /// The eval's folder: results.jsonl (a row per task, appended as each
     /// finishes), eval.json and the report (default: DATA_DIR/evals/DATE-TIME).
     #[arg(long, value_name = "DIR")]
@@ -116,10 +122,12 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
         task_count: tasks.len(),
         seed: a.common.seed.unwrap_or(config.seed),
         jobs,
+        shard: a.shard,
         settings: settings.iter().map(|s| s.label.clone()).collect(),
         params: serde_json::to_value(&params)?,
         cost_unit: config.cost_unit.clone(),
         started: chrono::Local::now().to_rfc3339(),
+        merged: Vec::new(),
     };
     let results = out.join(RESULTS);
     let (mut rows, torn) = if a.resume {
@@ -142,7 +150,8 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
             results.display()
         );
     }
-    let total = (settings.len() * tasks.len()) as u64;
+    let shard_len = a.shard.places(tasks.len()).len();
+    let total = (settings.len() * shard_len) as u64;
     let quiet = a.json && !std::io::stdout().is_terminal();
     let bar = if quiet { indicatif::ProgressBar::hidden() } else { super::progress::eval_bar(total) };
     let mut tally = Tally::default();
@@ -156,10 +165,10 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
     for s in &settings {
         let learned: BTreeMap<usize, Learned> =
             rows.iter().filter(|r| r.setting == s.label).map(|r| (r.index, r.learned.clone())).collect();
-        if learned.len() >= tasks.len() {
+        if learned.len() >= shard_len {
             continue;
         }
-        let batch = Batch { config: &s.config, opts: &s.opts, tasks: &tasks, jobs, done: learned };
+        let batch = Batch { config: &s.config, opts: &s.opts, tasks: &tasks, shard: a.shard, jobs, done: learned };
         let mut fresh = Vec::new();
         let outcome = rt.block_on(until_signal(async {
             batch::run(batch, |run| {

@@ -1,14 +1,15 @@
 //! `report DIR` (an eval's report written again from its folder, see
-//! `eval::report_files`, with ToolNet's Figure 4 from `--trace FILE`) and
+//! `eval::report_files`; several folders merged first, see `eval::merge`; with ToolNet's Figure 4 from `--trace FILE`) and
 //! `compare DIR1 DIR2` (two evals side by side).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use color_eyre::eyre::Result;
+use color_eyre::eyre::{Result, eyre};
 
 use switchyard::eval::compare::{compare as compare_rows, describe};
+use switchyard::eval::merge::merge;
 use switchyard::eval::metrics::{budget_table, table};
 use switchyard::eval::report_files::{FaultSource, write_fault_figure, write_report_with};
 use switchyard::eval::summary;
@@ -16,8 +17,13 @@ use switchyard::eval::summary;
 #[derive(Args, Debug)]
 pub(super) struct ReportArgs {
     /// An eval's output folder (with eval.json and results.jsonl); with --trace, a folder with no
-    /// eval in it gets Figure 4 alone.
-    dir: PathBuf,
+    /// eval in it gets Figure 4 alone. Several folders (the shards of an eval, or evals of other
+    /// settings over the same tasks) are merged into --out first.
+    #[arg(required = true, num_args = 1..)]
+    dirs: Vec<PathBuf>,
+    /// With several folders: the merged eval's folder (its eval.json names the folders merged).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
     /// Also draw ToolNet's Figure 4 (a broken tool and its backup over the iterations) from this
     /// trace, e.g. one of `run --count 100 --fault geo_lookup:error@50 --trace FILE`.
     #[arg(long, value_name = "FILE")]
@@ -48,6 +54,18 @@ pub(super) struct CompareArgs {
 
 /// `switchyard report DIR`: the paths written, then the main table.
 pub(super) fn report(a: ReportArgs) -> Result<ExitCode> {
+    let dir = match (a.dirs.as_slice(), &a.out) {
+        ([one], None) => one.clone(),
+        (_, None) => return Err(eyre!("{} folders to merge: give --out DIR for the merged eval", a.dirs.len())),
+        (dirs, Some(out)) => {
+            let m = merge(dirs, out)?;
+            println!("merged {} folders ({} rows) into {}", dirs.len(), m.rows, out.display());
+            for n in &m.notes {
+                println!("note: {n}");
+            }
+            out.clone()
+        }
+    };
     let events = a.trace.as_deref().map(super::setup::read_trace_noting).transpose()?;
     let fault = a.trace.as_deref().zip(events.as_deref()).map(|(trace, events)| FaultSource {
         trace,
@@ -57,13 +75,13 @@ pub(super) fn report(a: ReportArgs) -> Result<ExitCode> {
         from: a.from.as_deref(),
     });
     // A folder with no eval in it (a `run`'s trace alone) gets the figure alone.
-    if let Some(fault) = fault.filter(|_| !a.dir.join("eval.json").exists()) {
-        for f in write_fault_figure(&a.dir, fault)? {
+    if let Some(fault) = fault.filter(|_| !dir.join("eval.json").exists()) {
+        for f in write_fault_figure(&dir, fault)? {
             println!("wrote {}", f.display());
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let w = write_report_with(&a.dir, fault)?;
+    let w = write_report_with(&dir, fault)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&w.summary)?);
         return Ok(ExitCode::SUCCESS);

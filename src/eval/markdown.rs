@@ -276,6 +276,19 @@ pub fn report(summary: &Summary, plots: &[PlotLink]) -> String {
     let _ = writeln!(out, "- tasks: {} ({} tasks)", meta.tasks, meta.task_count);
     let _ = writeln!(out, "- settings: {}", meta.settings.join("; "));
     let _ = writeln!(out, "- seed: {}, jobs: {}", meta.seed, meta.jobs);
+    if !meta.shard.is_whole() {
+        let _ = writeln!(
+            out,
+            "- shard: {} (tasks {}, {}+N, …)",
+            meta.shard,
+            meta.shard.index() + 1,
+            meta.shard.index() + 1
+        );
+    }
+    if !meta.merged.is_empty() {
+        let dirs: Vec<String> = meta.merged.iter().map(|d| format!("`{}`", d.display())).collect();
+        let _ = writeln!(out, "- merged from: {}", dirs.join(", "));
+    }
     if let Some(c) = &meta.config {
         let _ = writeln!(out, "- config: {}", c.display());
     }

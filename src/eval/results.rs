@@ -15,6 +15,8 @@ use crate::engine::fold::RunSummary;
 use crate::model::Usage;
 use crate::task::GoldCall;
 
+use super::shard::Shard;
+
 /// The file's name inside an eval's folder.
 pub const RESULTS: &str = "results.jsonl";
 
@@ -33,6 +35,9 @@ pub struct EvalMeta {
     pub task_count: usize,
     pub seed: u64,
     pub jobs: usize,
+    /// The part of the task list this eval ran (`--shard I/N`); none: all of it.
+    #[serde(default, skip_serializing_if = "Shard::whole")]
+    pub shard: Shard,
     /// Every setting's label, in the order they run.
     pub settings: Vec<String>,
     /// The parameters every setting starts from (before its sweep value).
@@ -40,6 +45,9 @@ pub struct EvalMeta {
     pub cost_unit: String,
     /// When the eval started (RFC 3339).
     pub started: String,
+    /// The folders a merged eval was made of (`report DIR DIR…`); none for an eval that ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<PathBuf>,
 }
 
 /// The eval's description inside its folder.
@@ -80,6 +88,7 @@ impl EvalMeta {
         )?;
         differs("the settings", was.settings.join(", "), self.settings.join(", "))?;
         differs("seed", was.seed.to_string(), self.seed.to_string())?;
+        differs("--shard", was.shard.to_string(), self.shard.to_string())?;
         differs("--jobs", was.jobs.to_string(), self.jobs.to_string())
     }
 }
@@ -429,10 +438,12 @@ mod tests {
             task_count: 3,
             seed: 7,
             jobs: 1,
+            shard: Shard::WHOLE,
             settings: vec!["react (k=all)".into(), "toolnet".into()],
             params: Value::Null,
             cost_unit: "USD".into(),
             started: "now".into(),
+            merged: vec![],
         }
     }
 

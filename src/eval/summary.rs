@@ -205,7 +205,7 @@ pub fn summarize(meta: &EvalMeta, rows: &[TaskRow], torn: bool) -> Summary {
                 sweep: first.sweep.clone(),
                 models: first.models.clone(),
                 done: rows.len(),
-                expected: meta.task_count,
+                expected: meta.shard.places(meta.task_count).len(),
                 metrics: Metrics::from_rows(label.clone(), rows),
                 numeric: numeric::score(rows.iter().map(|r| (r.answer.as_deref(), r.gold.as_deref()))),
                 call_accuracy: super::apibank::call_accuracy(rows.iter().copied()).map(|p| p / 100.0),
@@ -216,7 +216,7 @@ pub fn summarize(meta: &EvalMeta, rows: &[TaskRow], torn: bool) -> Summary {
     let seen: BTreeSet<&str> = groups.iter().map(|(s, _)| s.as_str()).collect();
     let progress = Progress {
         done: rows.len(),
-        expected: meta.task_count * meta.settings.len().max(groups.len()),
+        expected: meta.shard.places(meta.task_count).len() * meta.settings.len().max(groups.len()),
         torn_last_line: torn,
         not_started: meta.settings.iter().filter(|s| !seen.contains(s.as_str())).cloned().collect(),
     };

@@ -1,6 +1,7 @@
-//! `eval --jobs N` and `--resume`: N tasks in flight against a model server
-//! at once, the same results as one at a time, and an eval killed mid-way
-//! that goes on to the same results as one left alone.
+//! `eval --jobs N`, `--resume` and `--shard I/N`: N tasks in flight against
+//! a model server at once, the same results as one at a time; an eval killed
+//! mid-way that goes on to the same results as one left alone; shards that
+//! `report` merges into the results of one unsharded eval.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -46,6 +47,10 @@ fn rows(dir: &Path) -> Vec<Value> {
     rows
 }
 
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
 fn sample(rel: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-tools").join(rel).display().to_string()
 }
@@ -88,6 +93,80 @@ fn the_same_results_whatever_the_number_of_jobs() {
     for (x, y) in a.iter().zip(&b) {
         assert!(x == y, "{} task {} differs with 4 jobs", x["setting"], x["index"]);
     }
+}
+
+fn without_learnt_from(rs: Vec<Value>) -> Vec<Value> {
+    rs.into_iter()
+        .map(|mut r| {
+            r.as_object_mut().unwrap().remove("learnt_from");
+            r
+        })
+        .collect()
+}
+
+#[test]
+fn shards_merged_are_one_unsharded_eval() {
+    let d = tempfile::tempdir().unwrap();
+    let p = |n: &str| d.path().join(n);
+    let tasks = sample("tasks/sample.toml");
+    let eval = |strategy: &str, out: &Path, shard: Option<&str>| {
+        let mut args = vec!["eval", "--strategy", strategy, "--tasks", &tasks, "--count", "20", "--out", s(out)];
+        args.extend(shard.map(|sh| ["--shard", sh]).into_iter().flatten());
+        ok(d.path(), &args);
+    };
+    eval("react", &p("whole"), None);
+    for i in 0..3 {
+        eval("react", &p(&format!("s{i}")), Some(&format!("{i}/3")));
+    }
+    let indices = |rs: &[Value]| rs.iter().map(|r| r["index"].as_u64().unwrap()).collect::<Vec<_>>();
+    assert_eq!(indices(&rows(&p("s1"))), vec![1, 4, 7, 10, 13, 16, 19], "shard 1/3 runs tasks 1, 4, 7, …");
+    let said = ok(d.path(), &["report", s(&p("s0")), s(&p("s1")), s(&p("s2")), "--out", s(&p("merged"))]);
+    assert!(said.contains("merged 3 folders (20 rows)"), "{said}");
+    // react learns nothing that changes what it does without a budget, and
+    // a task's seed is its place in the whole list: only what each task
+    // started learning from differs.
+    assert_eq!(without_learnt_from(rows(&p("merged"))), without_learnt_from(rows(&p("whole"))));
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(p("merged/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["progress"]["done"], 20);
+    assert_eq!(summary["progress"]["expected"], 20);
+    assert_eq!(summary["meta"]["merged"].as_array().unwrap().len(), 3);
+    let shard: Value = serde_json::from_str(&std::fs::read_to_string(p("s2/summary.json")).unwrap()).unwrap();
+    assert_eq!(shard["progress"]["expected"], 6, "a shard expects its own tasks");
+
+    // Another setting over the same tasks merges beside them, and a merge
+    // is written again in its place.
+    eval("toolnet", &p("toolnet"), None);
+    let said = ok(d.path(), &["report", s(&p("merged")), s(&p("toolnet")), "--out", s(&p("both"))]);
+    assert!(said.contains("react (k=all)") && said.contains("toolnet"), "{said}");
+    ok(d.path(), &["report", s(&p("whole")), s(&p("toolnet")), "--out", s(&p("both"))]);
+
+    // What a merge cannot do, it says.
+    let said = ok(d.path(), &["report", s(&p("s0")), s(&p("s1")), "--out", s(&p("part"))]);
+    assert!(said.contains("shard 2/3 not merged"), "{said}");
+    let fails = |args: &[&str]| {
+        let out = run(d.path(), args);
+        assert!(!out.status.success(), "{args:?} should fail");
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let copy = p("s0-again");
+    std::fs::create_dir_all(&copy).unwrap();
+    for f in ["eval.json", "results.jsonl"] {
+        std::fs::copy(p("s0").join(f), copy.join(f)).unwrap();
+    }
+    let e = fails(&["report", s(&p("s0")), s(&copy), "--out", s(&p("x"))]);
+    assert!(e.contains("both ran shard 0/3"), "{e}");
+    let e = fails(&["report", s(&p("s0")), s(&p("whole")), "--out", s(&p("x"))]);
+    assert!(e.contains("ran shard 0/1, but") && e.contains("ran 0/3"), "{e}");
+    let e = fails(&["report", s(&p("whole")), s(&p("both")), "--out", s(&p("x"))]);
+    assert!(e.contains("both hold task 1 of setting 'react (k=all)'"), "{e}");
+    let e = fails(&["report", s(&p("s0")), s(&p("s1"))]);
+    assert!(e.contains("give --out DIR"), "{e}");
+    let e = fails(&["report", s(&p("s0")), s(&p("s1")), "--out", s(&p("s1"))]);
+    assert!(e.contains("cannot be one of the folders merged"), "{e}");
+    let e = fails(&["report", s(&p("s0")), s(&p("s1")), "--out", s(&p("whole"))]);
+    assert!(e.contains("holds an eval of its own"), "{e}");
+    let e = fails(&["eval", "--strategy", "react", "--shard", "3/3", "--out", s(&p("y"))]);
+    assert!(e.contains("numbered from 0 to 2"), "{e}");
 }
 
 fn toolnet(data: &Path, out: &Path, count: &str, jobs: &str) -> Vec<Value> {

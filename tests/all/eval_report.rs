@@ -54,10 +54,12 @@ fn meta(settings: &[String], tasks: usize) -> EvalMeta {
         task_count: tasks,
         seed: 7,
         jobs: 1,
+        shard: Default::default(),
         settings: settings.to_vec(),
         params: serde_json::json!({"alpha": 0.5}),
         cost_unit: "credits".into(),
         started: "2026-05-01T10:00:00Z".into(),
+        merged: vec![],
     }
 }
 
