@@ -59,7 +59,7 @@ impl ChatModel for Instant {
             }
             _ => r#"{"tool": "calculator", "arguments": {"expression": "2+2"}}"#.into(),
         };
-        Ok(ChatResponse::new(text, vec![], Usage { prompt_tokens: 100, completion_tokens: 10 }))
+        Ok(ChatResponse::new(text, vec![], Usage::new(100, 10)))
     }
 }
 

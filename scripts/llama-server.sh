@@ -79,6 +79,7 @@ model = "$name"
 timeout_ms = 600000
 native_tools = false
 json_schema = true
+cache_prompt = true
 price = { input_per_mtok = 0.0, output_per_mtok = 0.0 }
 CFG
 }

@@ -73,6 +73,9 @@ pub enum ModelConfig {
         /// Ask for replies as streams (see `OpenAiConfig::stream`).
         #[serde(default = "yes")]
         stream: bool,
+        /// Send llama.cpp's `cache_prompt` (see `OpenAiConfig::cache_prompt`).
+        #[serde(default)]
+        cache_prompt: bool,
         #[serde(default)]
         price: Price,
     },
@@ -659,6 +662,7 @@ impl Config {
                     max_tokens,
                     max_reply_mb,
                     stream,
+                    cache_prompt,
                     price,
                 } => {
                     let max_reply_bytes = limit_bytes(*max_reply_mb).map_err(|why| ConfigError::Field {
@@ -679,6 +683,7 @@ impl Config {
                         max_reply_bytes,
                         api: *api,
                         stream: *stream,
+                        cache_prompt: *cache_prompt,
                     })
                     .map_err(|e| ConfigError::Field {
                         path: origin.clone(),

@@ -38,6 +38,7 @@ fn openai(url: &str) -> ModelConfig {
         max_tokens: 1024,
         max_reply_mb: 16.0,
         stream: true,
+        cache_prompt: false,
         price: Default::default(),
     }
 }

@@ -245,6 +245,7 @@ impl TaskRun {
                 calls: a.calls as u32,
                 prompt_tokens: a.usage.prompt_tokens,
                 completion_tokens: a.usage.completion_tokens,
+                cached_tokens: a.usage.cached_tokens,
                 cost: a.cost,
             })
             .collect();
@@ -265,6 +266,7 @@ impl TaskRun {
             tool_calls: 0,
             prompt_tokens: 0,
             completion_tokens: 0,
+            cached_tokens: 0,
             cost: 0.0,
             path: Vec::new(),
             calls: run.calls,
@@ -289,6 +291,7 @@ impl TaskRun {
                 tool_calls: r.tool_calls,
                 prompt_tokens: r.usage.prompt_tokens,
                 completion_tokens: r.usage.completion_tokens,
+                cached_tokens: r.usage.cached_tokens,
                 cost: r.cost,
                 path: r.path,
                 budget: r.budget,

@@ -114,7 +114,7 @@ impl RunBudget {
 
 /// The estimated cost of one actor step: its prompt and a short reply.
 pub fn step_cost(price: &Price, prompt_tokens: u64) -> f64 {
-    price.cost(Usage { prompt_tokens, completion_tokens: 50 })
+    price.cost(Usage::new(prompt_tokens, 50))
 }
 
 /// A run's plan (Algorithm 1): the budget to enforce and the rows to show.

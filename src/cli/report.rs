@@ -93,6 +93,8 @@ pub(super) fn report(a: ReportArgs) -> Result<ExitCode> {
     let unit = &w.summary.meta.cost_unit;
     let metrics = w.summary.metrics();
     print!("{}", table(&metrics, unit));
+    println!("\ntime and tokens per task:");
+    print!("{}", switchyard::eval::markdown::speed_table(&w.summary.settings));
     if w.summary.settings.iter().any(|s| s.budgeted) {
         let budgeted: Vec<_> = w.summary.settings.iter().filter(|s| s.budgeted).map(|s| s.metrics.clone()).collect();
         print!("{}", budget_table(&budgeted, unit));

@@ -58,8 +58,7 @@ impl Engine {
         match result {
             Ok(resp) => {
                 let cost = slot.price.cost(resp.usage);
-                self.tally.usage.prompt_tokens += resp.usage.prompt_tokens;
-                self.tally.usage.completion_tokens += resp.usage.completion_tokens;
+                self.tally.usage += resp.usage;
                 self.tally.cost += cost;
                 self.emit(EventKind::ModelReply {
                     call,

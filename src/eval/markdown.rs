@@ -266,6 +266,42 @@ fn section(out: &mut String, title: &str) {
     let _ = writeln!(out, "## {title}\n");
 }
 
+/// Per setting, what a task's wait went to: model calls, tokens and wall time.
+pub fn speed_table(settings: &[SettingSummary]) -> String {
+    let cached = settings.iter().any(|s| s.speed.cached_share.is_some());
+    let mut cols =
+        vec!["setting", "tasks", "model calls", "wall s", "prompt tok", "compl. tok", "prompt/call", "compl./call"];
+    if cached {
+        cols.push("cached");
+    }
+    let mut out = String::new();
+    header(&mut out, &cols, 1);
+    for s in settings {
+        let (m, v) = (&s.metrics, &s.speed);
+        let mut cells = vec![
+            cell(&s.setting),
+            m.tasks.to_string(),
+            format!("{:.2}", v.model_calls),
+            if v.wall_s < 10.0 { format!("{:.2}", v.wall_s) } else { format!("{:.1}", v.wall_s) },
+            format!("{:.0}", m.avg_prompt_tokens),
+            format!("{:.0}", m.avg_completion_tokens),
+            format!("{:.0}", v.prompt_tokens_per_call),
+            format!("{:.1}", v.completion_tokens_per_call),
+        ];
+        if cached {
+            cells.push(v.cached_share.map_or("-".to_string(), pct));
+        }
+        row(&mut out, &cells);
+    }
+    out.push_str("\nPer task, but per model call for prompt/call and compl./call. Wall time is the task's, from its ");
+    out.push_str("start to its answer, waiting on models and tools included.");
+    if cached {
+        out.push_str(" Cached: the share of the prompt tokens the model's server took from its prompt cache.");
+    }
+    out.push('\n');
+    out
+}
+
 /// The whole report.
 pub fn report(summary: &Summary, plots: &[PlotLink]) -> String {
     let meta = &summary.meta;
@@ -277,13 +313,8 @@ pub fn report(summary: &Summary, plots: &[PlotLink]) -> String {
     let _ = writeln!(out, "- settings: {}", meta.settings.join("; "));
     let _ = writeln!(out, "- seed: {}, jobs: {}", meta.seed, meta.jobs);
     if !meta.shard.is_whole() {
-        let _ = writeln!(
-            out,
-            "- shard: {} (tasks {}, {}+N, …)",
-            meta.shard,
-            meta.shard.index() + 1,
-            meta.shard.index() + 1
-        );
+        let (i, n) = (meta.shard.index() + 1, meta.shard.count());
+        let _ = writeln!(out, "- shard: {} (tasks {i}, {}, {}, … of the list)", meta.shard, i + n, i + 2 * n);
     }
     if !meta.merged.is_empty() {
         let dirs: Vec<String> = meta.merged.iter().map(|d| format!("`{}`", d.display())).collect();
@@ -300,6 +331,8 @@ pub fn report(summary: &Summary, plots: &[PlotLink]) -> String {
 
     section(&mut out, "Results");
     out.push_str(&main_table(&summary.settings, unit));
+    section(&mut out, "Time and tokens");
+    out.push_str(&speed_table(&summary.settings));
     if let Some(t) = call_table(&summary.settings) {
         section(&mut out, "API calls (API-Bank's metric)");
         out.push_str(&t);

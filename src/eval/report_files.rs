@@ -64,7 +64,7 @@ pub fn write_report(dir: &Path) -> Result<Vec<PathBuf>, WriteError> {
 pub fn write_report_with(dir: &Path, fault: Option<FaultSource>) -> Result<Written, WriteError> {
     let data = summary::load(dir)?;
     let summary = summary::summarize(&data.meta, &data.rows, data.torn);
-    let mut plots_written = vec![plot::overview(dir, &summary)?];
+    let mut plots_written = vec![plot::overview(dir, &summary)?, plot::speed(dir, &summary)?];
     let mut parameters: Vec<&str> = Vec::new();
     for s in &summary.sweeps {
         if !parameters.contains(&s.parameter.as_str()) {

@@ -127,6 +127,9 @@ pub struct TaskRow {
     pub tool_calls: u32,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of the prompt tokens, those the model's server served from its cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_tokens: u64,
     /// Everything the run cost (models and tools), in the eval's cost unit.
     pub cost: f64,
     /// The tools called, in order.
@@ -163,6 +166,10 @@ pub struct TaskRow {
     pub learned: Learned,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// A swept parameter's value in one setting.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sweep {
@@ -185,6 +192,8 @@ pub struct RoleUse {
     pub calls: u32,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_tokens: u64,
     pub cost: f64,
 }
 
@@ -218,7 +227,11 @@ impl TaskRow {
             answer: self.answer.clone(),
             success: self.success,
             cost: self.cost,
-            usage: Usage { prompt_tokens: self.prompt_tokens, completion_tokens: self.completion_tokens },
+            usage: Usage {
+                prompt_tokens: self.prompt_tokens,
+                completion_tokens: self.completion_tokens,
+                cached_tokens: self.cached_tokens,
+            },
             steps: self.steps,
             tool_calls: self.tool_calls,
             path: self.path.clone(),
@@ -375,6 +388,7 @@ mod tests {
             tool_calls: 1,
             prompt_tokens: 10,
             completion_tokens: 2,
+            cached_tokens: 0,
             cost: 0.5,
             path: vec!["calculator".into()],
             calls: vec![],

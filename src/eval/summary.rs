@@ -129,6 +129,39 @@ pub struct SettingSummary {
     pub call_accuracy: Option<f64>,
     /// Some row of the setting ran under a budget.
     pub budgeted: bool,
+    /// What a user waits for: the model calls, tokens and wall time a task took.
+    pub speed: Speed,
+}
+
+/// Per task, over a setting's rows: the time a user waits and what it went to.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Speed {
+    pub model_calls: f64,
+    /// Wall-clock seconds a task took, models and tools included.
+    pub wall_s: f64,
+    pub prompt_tokens_per_call: f64,
+    pub completion_tokens_per_call: f64,
+    /// The share of the prompt tokens the models' servers took from their
+    /// cache; None when no server reported one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_share: Option<f64>,
+}
+
+impl Speed {
+    pub fn from_rows(rows: &[&TaskRow]) -> Speed {
+        let n = rows.len().max(1) as f64;
+        let calls: u64 = rows.iter().flat_map(|r| &r.roles).map(|u| u64::from(u.calls)).sum();
+        let per_call = |tokens: u64| if calls == 0 { 0.0 } else { tokens as f64 / calls as f64 };
+        let prompt: u64 = rows.iter().flat_map(|r| &r.roles).map(|u| u.prompt_tokens).sum();
+        let cached: u64 = rows.iter().flat_map(|r| &r.roles).map(|u| u.cached_tokens).sum();
+        Speed {
+            model_calls: calls as f64 / n,
+            wall_s: rows.iter().map(|r| r.wall_ms as f64 / 1000.0).sum::<f64>() / n,
+            prompt_tokens_per_call: per_call(prompt),
+            cached_share: (cached > 0).then(|| cached as f64 / prompt.max(1) as f64),
+            completion_tokens_per_call: per_call(rows.iter().flat_map(|r| &r.roles).map(|u| u.completion_tokens).sum()),
+        }
+    }
 }
 
 /// A swept setting's metrics against the swept value (BTP's Figure 3).
@@ -210,6 +243,7 @@ pub fn summarize(meta: &EvalMeta, rows: &[TaskRow], torn: bool) -> Summary {
                 numeric: numeric::score(rows.iter().map(|r| (r.answer.as_deref(), r.gold.as_deref()))),
                 call_accuracy: super::apibank::call_accuracy(rows.iter().copied()).map(|p| p / 100.0),
                 budgeted: rows.iter().any(|r| r.budget.is_some()),
+                speed: Speed::from_rows(rows),
             }
         })
         .collect();

@@ -72,6 +72,12 @@ pub struct OpenAiConfig {
     /// answers in one piece anyway is read as before.
     #[serde(default = "default_true")]
     pub stream: bool,
+    /// Send `cache_prompt: true` (llama.cpp's server): the server keeps
+    /// each slot's prompt and evaluates only what follows the part a new
+    /// request shares with it. Off by default: OpenAI refuses parameters it
+    /// does not know, and caches on its own.
+    #[serde(default)]
+    pub cache_prompt: bool,
 }
 
 /// 16 MB: far beyond any chat reply, far below what hurts.
@@ -111,6 +117,7 @@ impl OpenAiConfig {
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             api: Dialect::Chat,
             stream: true,
+            cache_prompt: false,
         }
     }
 }
@@ -223,7 +230,17 @@ impl OpenAiModel {
         if self.cfg.stream {
             self.ask_stream(&mut body);
         }
+        self.ask_cache(&mut body);
         Ok(body)
+    }
+
+    fn ask_cache(&self, body: &mut Value) {
+        if self.cfg.cache_prompt
+            && self.cfg.api == Dialect::Chat
+            && let Some(obj) = body.as_object_mut()
+        {
+            obj.insert("cache_prompt".into(), json!(true));
+        }
     }
 
     /// A request asking for its reply as a stream, with its usage (which
@@ -298,6 +315,7 @@ impl OpenAiModel {
         if self.cfg.api == Dialect::Chat {
             tool_texts_as_strings(&mut body);
         }
+        self.ask_cache(&mut body);
         Ok(body)
     }
 
@@ -708,6 +726,14 @@ struct WireReply {
     choices: Option<Vec<WireChoice>>,
     usage: Option<WireUsage>,
     error: Option<Value>,
+    /// llama.cpp's server: what the prompt took, cache included.
+    timings: Option<WireTimings>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireTimings {
+    cache_n: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -741,6 +767,13 @@ struct WireFunction {
 struct WireUsage {
     prompt_tokens: Option<u64>,
     completion_tokens: Option<u64>,
+    prompt_tokens_details: Option<WirePromptDetails>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WirePromptDetails {
+    cached_tokens: Option<u64>,
 }
 
 /// Reads a 2xx reply body of an OpenAI-compatible endpoint, given the
@@ -782,6 +815,12 @@ pub fn parse_reply(body: &[u8], req: &ChatRequest) -> Result<ChatResponse, Model
     }
 
     let reported = reply.usage.unwrap_or_default();
+    let cached = reported
+        .prompt_tokens_details
+        .as_ref()
+        .and_then(|d| d.cached_tokens)
+        .or(reply.timings.as_ref().and_then(|t| t.cache_n))
+        .unwrap_or(0);
     let completion_estimate = || {
         tokens::count(&text)
             + tool_calls.iter().map(|c| tokens::count(&c.name) + tokens::count(&c.arguments.to_string())).sum::<u64>()
@@ -790,12 +829,14 @@ pub fn parse_reply(body: &[u8], req: &ChatRequest) -> Result<ChatResponse, Model
     // an estimate with the cl100k tokenizer instead, so accounting never
     // shows a real call as free. It is an estimate, not the server's count.
     let usage = match (reported.prompt_tokens, reported.completion_tokens) {
-        (Some(p), Some(c)) if p.saturating_add(c) > 0 => Usage { prompt_tokens: p, completion_tokens: c },
-        (p, c) => Usage {
-            prompt_tokens: p.filter(|&n| n > 0).unwrap_or_else(|| tokens::count_messages(&req.messages)),
-            completion_tokens: c.filter(|&n| n > 0).unwrap_or_else(completion_estimate),
-        },
+        (Some(p), Some(c)) if p.saturating_add(c) > 0 => Usage::new(p, c),
+        (p, c) => Usage::new(
+            p.filter(|&n| n > 0).unwrap_or_else(|| tokens::count_messages(&req.messages)),
+            c.filter(|&n| n > 0).unwrap_or_else(completion_estimate),
+        ),
     };
+    // A server counts cached tokens within the prompt's, never beyond it.
+    let usage = Usage { cached_tokens: cached.min(usage.prompt_tokens), ..usage };
     Ok(ChatResponse::new(text, tool_calls, usage))
 }
 

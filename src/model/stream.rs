@@ -128,6 +128,9 @@ struct ChatParts {
     calls: Vec<(Value, String, String)>,
     finish: Option<Value>,
     usage: Option<Value>,
+    /// llama.cpp's server sends its timings (the prompt cache's share
+    /// among them) with the last chunk.
+    timings: Option<Value>,
 }
 
 impl Reassembly {
@@ -183,6 +186,9 @@ impl Reassembly {
         }
         if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
             c.usage = Some(u.clone());
+        }
+        if let Some(t) = v.get("timings").filter(|t| !t.is_null()) {
+            c.timings = Some(t.clone());
         }
         let choice = v.pointer("/choices/0")?;
         if let Some(f) = choice.get("finish_reason").filter(|f| !f.is_null()) {
@@ -350,6 +356,9 @@ impl Reassembly {
                 });
                 if let Some(u) = c.usage {
                     body["usage"] = u;
+                }
+                if let Some(t) = c.timings {
+                    body["timings"] = t;
                 }
                 body
             }

@@ -118,7 +118,7 @@ impl ChatModel for SimModel {
             prompt_tokens += tokens::count(&serde_json::to_string(&req.tools).unwrap_or_default());
         }
         let calls: u64 = tool_calls.iter().map(|c| tokens::count(&format!("{}{}", c.name, c.arguments))).sum();
-        let usage = Usage { prompt_tokens, completion_tokens: tokens::count(&text) + calls };
+        let usage = Usage::new(prompt_tokens, tokens::count(&text) + calls);
         Ok(ChatResponse::new(text, tool_calls, usage))
     }
 }

@@ -42,7 +42,7 @@ impl ChatModel for Counting {
         Ok(ChatResponse {
             text: format!("{last} #{n}"),
             tool_calls: vec![ToolCallRequest { name: "echo".into(), arguments: json!({"n": n}) }],
-            usage: Usage { prompt_tokens: 10 + n as u64, completion_tokens: n as u64 },
+            usage: Usage::new(10 + n as u64, n as u64),
             wire: None,
         })
     }

@@ -47,7 +47,7 @@ impl ChatModel for Scripted {
                 .pop_front()
                 .unwrap_or_else(|| r#"{"tool": "finish", "answer": "out of script"}"#.to_string()),
         };
-        Ok(ChatResponse::new(text, vec![], Usage { prompt_tokens: 10, completion_tokens: 2 }))
+        Ok(ChatResponse::new(text, vec![], Usage::new(10, 2)))
     }
 }
 
@@ -218,9 +218,9 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
     );
     let e2_inputs = ["#E1.population / 1e6", "#E1.population / #E1.area_km2", "#E1.population / 448e6 * 100"];
     let e2_args = ["68170000 / 1e6", "68170000 / 643801", "68170000 / 448e6 * 100"];
-    let classifier_use = Usage { prompt_tokens: 230, completion_tokens: 41 };
-    let planner_use = Usage { prompt_tokens: 412, completion_tokens: 96 };
-    let solver_use = Usage { prompt_tokens: 388, completion_tokens: 52 };
+    let classifier_use = Usage::new(230, 41);
+    let planner_use = Usage::new(412, 96);
+    let solver_use = Usage::new(388, 52);
 
     let mut out = vec![
         ev(
@@ -591,7 +591,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 answer: Some(answer.into()),
                 success: Some(true),
                 cost: cost(weak, planner_use) + cost(strong, solver_use) + 5.0,
-                usage: Usage { prompt_tokens: 800, completion_tokens: 148 },
+                usage: Usage::new(800, 148),
                 steps: 4,
                 tool_calls: 5,
             },
@@ -661,7 +661,7 @@ pub struct Roles {
 
 impl Roles {
     pub fn new(script: &[(Role, &str)]) -> Arc<Self> {
-        Self::with_usage(script, Usage { prompt_tokens: 10, completion_tokens: 2 })
+        Self::with_usage(script, Usage::new(10, 2))
     }
 
     pub fn with_usage(script: &[(Role, &str)], usage: Usage) -> Arc<Self> {

@@ -29,6 +29,7 @@ fn row(setting: &str, strategy: &str, index: usize) -> TaskRow {
         tool_calls: 1,
         prompt_tokens: 100,
         completion_tokens: 10,
+        cached_tokens: 0,
         cost: 1.0,
         path: vec!["calculator".into()],
         calls: vec![],
@@ -115,6 +116,7 @@ fn model_matrix() -> (EvalMeta, Vec<TaskRow>) {
                         calls: 1,
                         prompt_tokens: 50,
                         completion_tokens: 5,
+                        cached_tokens: 0,
                         cost: 0.1,
                     },
                     RoleUse {
@@ -123,6 +125,7 @@ fn model_matrix() -> (EvalMeta, Vec<TaskRow>) {
                         calls: 1,
                         prompt_tokens: 50,
                         completion_tokens: 5,
+                        cached_tokens: 30,
                         cost: 0.2,
                     },
                 ];
@@ -234,8 +237,9 @@ fn a_budget_sweep_report_has_the_tables_the_summary_and_decodable_plots() {
 
     let svgs = files_with(dir.path(), "svg");
     let pngs = files_with(dir.path(), "png");
-    assert_eq!(svgs.len(), 2, "{svgs:?}");
-    assert_eq!(pngs.len(), 2, "{pngs:?}");
+    // overview, speed and the sweep.
+    assert_eq!(svgs.len(), 3, "{svgs:?}");
+    assert_eq!(pngs.len(), 3, "{pngs:?}");
     svgs.iter().for_each(|p| check_svg(p));
     pngs.iter().for_each(|p| check_png(p));
 }
@@ -254,7 +258,13 @@ fn a_model_matrix_gets_its_table_a_heat_map_and_the_numeric_scorings() {
     // 1234.51 rounds to 1234.51, not 1234.50; it is within 0.1 %.
     assert!(md.contains("| planner=sim-weak solver=sim-weak | 4 | 0.0% | 25.0% | 25.0% |"), "{md}");
     assert!(!md.contains("## Budget"), "{md}");
-    for f in ["matrix.svg", "overview.svg"] {
+    // Two calls a task of 50 prompt tokens each, 30 of the solver's from the server's cache.
+    assert!(md.contains("| compl./call | cached |"), "{md}");
+    assert!(
+        md.contains("| planner=sim-weak solver=sim-weak | 4 | 2.00 | 0.01 | 100 | 10 | 50 | 5.0 | 30.0% |"),
+        "{md}"
+    );
+    for f in ["matrix.svg", "overview.svg", "speed.svg"] {
         check_svg(&dir.path().join(f));
     }
     check_png(&dir.path().join("matrix.png"));
@@ -290,8 +300,9 @@ fn unjudged_tasks_say_so_and_an_interrupted_eval_is_reported_as_incomplete() {
     assert!(md.contains("5 of 10 task runs (incomplete)"), "{md}");
     assert!(md.contains("Not started: toolnet."), "{md}");
     assert!(!md.contains("## Numeric") && !md.contains("## Sweep") && !md.contains("## Models"), "{md}");
-    assert_eq!(files_with(dir.path(), "png").len(), 1);
+    assert_eq!(files_with(dir.path(), "png").len(), 2);
     check_png(&dir.path().join("overview.png"));
+    check_png(&dir.path().join("speed.png"));
 }
 
 #[test]

@@ -275,6 +275,51 @@ async fn a_request_without_a_limit_gets_the_config_s_cap() {
 }
 
 #[tokio::test]
+async fn the_prompt_cache_s_share_is_read_as_the_server_reports_it() {
+    let usage = |cached: Value| json!({"prompt_tokens": 100, "completion_tokens": 5, "prompt_tokens_details": cached});
+    let mut llama = completion(
+        json!({"role": "assistant", "content": "a"}),
+        Some(json!({"prompt_tokens": 100, "completion_tokens": 5})),
+    );
+    llama["timings"] = json!({"cache_n": 64, "prompt_n": 36});
+    // llama.cpp's stream: its timings ride on the last chunk, the usage on its own.
+    let stream = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"timings\":{\"cache_n\":90}}\n\n",
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":1}}\n\n",
+        "data: [DONE]\n\n"
+    );
+    let server = Server::start(vec![
+        Reply::json(
+            200,
+            completion(json!({"role": "assistant", "content": "a"}), Some(usage(json!({"cached_tokens": 80})))),
+        ),
+        Reply::json(200, llama),
+        Reply::sse(stream),
+        // A server that claims more cached tokens than the prompt had.
+        Reply::json(
+            200,
+            completion(json!({"role": "assistant", "content": "a"}), Some(usage(json!({"cached_tokens": 500})))),
+        ),
+        text_reply("no cache"),
+    ])
+    .await;
+    let mut cfg = config(&server);
+    cfg.cache_prompt = true;
+    let m = OpenAiModel::new(cfg).unwrap();
+    let mut cached = Vec::new();
+    for _ in 0..5 {
+        cached.push(m.chat(&request()).await.unwrap().usage.cached_tokens);
+    }
+    assert_eq!(cached, vec![80, 64, 90, 100, 0]);
+    assert!(server.seen().iter().all(|s| s.body["cache_prompt"] == json!(true)));
+
+    let server = Server::start(vec![text_reply("a")]).await;
+    model(&server).chat(&request()).await.unwrap();
+    assert!(server.seen()[0].body.get("cache_prompt").is_none(), "not sent unless configured: OpenAI refuses it");
+}
+
+#[tokio::test]
 async fn native_tool_calls_with_string_object_and_empty_arguments() {
     let message = json!({
         "role": "assistant",

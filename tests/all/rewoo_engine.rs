@@ -552,10 +552,8 @@ async fn a_step_costing_more_than_is_left_is_refused_whole() {
     // The planner's reply is far dearer than planned: its tokens eat the budget.
     let plan = "Plan: two at once.\n\
         #E1 = geo_lookup[{\"country\": \"Japan\"}]; geo_lookup_mirror[{\"country\": \"Japan\"}]";
-    let model = Roles::with_usage(
-        &[(Role::Planner, plan), (Role::Solver, "Answer: I do not know")],
-        Usage { prompt_tokens: 90_000, completion_tokens: 0 },
-    );
+    let model =
+        Roles::with_usage(&[(Role::Planner, plan), (Role::Solver, "Answer: I do not know")], Usage::new(90_000, 0));
     let lib = library();
     let mut s = EngineSetup::new(
         lib,

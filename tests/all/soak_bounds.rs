@@ -109,7 +109,7 @@ fn run_events(run: u32) -> Vec<Event> {
                 answer: Some("a".into()),
                 success: (run % 2 == 0).then_some(run % 3 == 0),
                 cost: if run % 5 == 0 { 30.0 } else { 1.5 },
-                usage: Usage { prompt_tokens: 100 + u64::from(run % 13), completion_tokens: 7 },
+                usage: Usage::new(100 + u64::from(run % 13), 7),
                 steps: 1 + run % 4,
                 tool_calls: 1,
             },

@@ -204,6 +204,22 @@ fn models_counts_calls_and_tokens_from_the_accounts() {
 }
 
 #[test]
+fn models_show_the_share_of_the_prompt_served_from_cache_once_a_server_reports_one() {
+    let mut state = end_state();
+    let buf = draw(models::render, &state, &Navigation::default(), 160, 48);
+    assert!(!common::buffer_text(&buf).contains("cached"), "no server reported a cache");
+    let a = state.accounts.get_mut(&(Role::Actor, "sim".to_string())).unwrap();
+    a.usage.cached_tokens = a.usage.prompt_tokens * 3 / 4;
+    let buf = draw(models::render, &state, &Navigation::default(), 160, 48);
+    let text = common::buffer_text(&buf);
+    assert!(text.contains("cached"), "{text}");
+    let actor = rows(&buf).into_iter().find(|r| r.contains("actor")).unwrap();
+    assert!(actor.split_whitespace().any(|c| c == "75%"), "{actor}");
+    let planner = rows(&buf).into_iter().find(|r| r.contains("planner")).unwrap();
+    assert!(planner.contains('—'), "no prompt, no share: {planner}");
+}
+
+#[test]
 fn transcript_scrolls_up_from_the_newest() {
     let state = end_state();
     let follow = draw(transcript::render, &state, &Navigation::default(), 80, 24);

@@ -290,15 +290,13 @@ impl SessionState {
                     a.streaming_ms += latency_ms.saturating_sub(*first);
                     a.streamed_tokens += usage.completion_tokens;
                 }
-                a.usage.prompt_tokens += usage.prompt_tokens;
-                a.usage.completion_tokens += usage.completion_tokens;
+                a.usage += *usage;
                 a.cost += cost;
                 a.latency_ms += latency_ms;
                 self.total_cost += cost;
                 if let Some(r) = self.current.as_mut() {
                     r.cost += cost;
-                    r.usage.prompt_tokens += usage.prompt_tokens;
-                    r.usage.completion_tokens += usage.completion_tokens;
+                    r.usage += *usage;
                     r.end_stream(*call);
                 }
                 // The tool calls a reply asks for natively (an outside

@@ -18,6 +18,6 @@ mod tests;
 mod training;
 
 pub use draw::{COLOURS, PlotError, Series, grouped_bars, write_png, write_svg};
-pub use report::{Written, fault, matrix, overview, strategies, sweep};
+pub use report::{Written, fault, matrix, overview, speed, strategies, sweep};
 pub use soak::{SoakSeries, soak};
 pub use training::{Row as SelectionRow, loss_curve, selection_chart};

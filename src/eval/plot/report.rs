@@ -223,6 +223,95 @@ pub fn overview(dir: &Path, s: &Summary) -> Result<Written> {
     })
 }
 
+/// What a user waits for, per setting: success (or answered), wall time,
+/// prompt and completion tokens per task, as four panels of horizontal bars
+/// sharing the settings' names on the left (a peer agent beside the
+/// strategies, with a real model).
+pub fn speed(dir: &Path, s: &Summary) -> Result<Written> {
+    let judged = s.judged();
+    let names: Vec<String> = s.settings.iter().map(|x| short(&x.setting)).collect();
+    let n = names.len();
+    let rate = |x: &crate::eval::summary::SettingSummary| {
+        100.0 * if judged { x.metrics.success_rate.unwrap_or(0.0) } else { x.metrics.answered_rate }
+    };
+    type Measure = (String, Vec<f64>, fn(f64) -> String);
+    let panels: [Measure; 4] = [
+        (
+            if judged { "success (% of judged)" } else { "answered (%)" }.to_string(),
+            s.settings.iter().map(rate).collect(),
+            |v| format!("{v:.0}%"),
+        ),
+        ("wall seconds per task".into(), s.settings.iter().map(|x| x.speed.wall_s).collect(), |v| {
+            if v < 10.0 { format!("{v:.2}") } else { format!("{v:.1}") }
+        }),
+        ("prompt tokens per task".into(), s.settings.iter().map(|x| x.metrics.avg_prompt_tokens).collect(), |v| {
+            format!("{v:.0}")
+        }),
+        (
+            "completion tokens per task".into(),
+            s.settings.iter().map(|x| x.metrics.avg_completion_tokens).collect(),
+            |v| format!("{v:.0}"),
+        ),
+    ];
+    let label_w = label_width(names.iter().map(String::as_str));
+    let height = 130 + 44 * n as u32;
+    let title = "The time a user waits, per setting";
+    save(dir, "speed", title, (WIDTH, height), |root| {
+        let main = root.titled(title, (FONT, 20)).map_err(err)?;
+        let (_, rest) = main.split_horizontally(label_w);
+        let columns = rest.split_evenly((1, panels.len()));
+        let y_of = |i: usize| (n - i) as f64 - 0.5;
+        for (k, ((desc, values, fmt), area)) in panels.iter().zip(&columns).enumerate() {
+            let max = values.iter().copied().fold(0.0, f64::max);
+            let max = if k == 0 {
+                130.0
+            } else if max > 0.0 {
+                max * 1.35
+            } else {
+                1.0
+            };
+            let mut c = ChartBuilder::on(area)
+                .margin(10)
+                .margin_left(if k == 0 { 4 } else { 16 })
+                .x_label_area_size(48)
+                .y_label_area_size(4)
+                .build_cartesian_2d(0f64..max, 0f64..n as f64)
+                .map_err(err)?;
+            c.configure_mesh()
+                .disable_y_mesh()
+                .bold_line_style(BOLD_GRID)
+                .light_line_style(LIGHT_GRID)
+                .y_labels(0)
+                .x_labels(4)
+                .x_label_formatter(&|x| if k == 0 && *x > 100.0 { String::new() } else { tick(x) })
+                .x_desc(desc.as_str())
+                .label_style((FONT, 12))
+                .axis_desc_style((FONT, 13))
+                .draw()
+                .map_err(err)?;
+            if k == 0 {
+                for (i, name) in names.iter().enumerate() {
+                    let (px, py) = c.backend_coord(&(0.0, y_of(i)));
+                    root.draw(&Text::new(name.clone(), (px - 8, py), text_style(13, &BLACK, HPos::Right)))
+                        .map_err(err)?;
+                }
+            }
+            c.draw_series(values.iter().enumerate().map(|(i, v)| {
+                Rectangle::new([(0.0, y_of(i) - 0.36), (*v, y_of(i) + 0.36)], COLOURS[[0, 2, 4, 5][k]].filled())
+            }))
+            .map_err(err)?;
+            c.draw_series(
+                values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| Text::new(fmt(*v), (*v + max * 0.02, y_of(i)), text_style(12, &BLACK, HPos::Left))),
+            )
+            .map_err(err)?;
+        }
+        Ok(())
+    })
+}
+
 const LINE_COLOURS: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),

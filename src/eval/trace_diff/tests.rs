@@ -36,7 +36,7 @@ fn start(alpha: f64) -> Event {
 /// A run that calls `geo_lookup` once and answers; `t0` shifts every
 /// timestamp, `call0` every call number, `result` is what the tool gave.
 fn run(run: u32, t0: u64, call0: u64, result: ToolOutcome, answer: &str) -> Vec<Event> {
-    let usage = Usage { prompt_tokens: 100, completion_tokens: 10 };
+    let usage = Usage::new(100, 10);
     vec![
         ev(
             run,

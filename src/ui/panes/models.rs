@@ -4,7 +4,8 @@
 //! table), unless they made calls after all. A model fault in force on a
 //! role or its model is tagged after the model's name. Once a reply has
 //! streamed, the mean time to the first token and the tokens a second after
-//! it show too.
+//! it show too; once the server reports a prompt cache, the share of the
+//! prompt tokens it served.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -47,14 +48,19 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         .unwrap_or(5)
         .max(5);
     let role_w = s.models.iter().map(|m| width(m.role.as_str())).chain([width("total")]).max().unwrap_or(5);
-    // role, model, calls, tok in, tok out, cost, avg, first token, tok/s,
-    // price: the calls and the cost matter most after who plays the role.
-    // The streaming columns only once a reply streamed.
-    let widths = [role_w, 0, 6, 7, 7, width(&cost_head).max(9), 7, 7, 6, 21];
+    // role, model, calls, tok in, cached, tok out, cost, avg, first token,
+    // tok/s, price: the calls and the cost matter most after who plays the
+    // role. The streaming columns only once a reply streamed, the share of
+    // the prompt the server took from its cache only once it reported one.
+    let widths = [role_w, 0, 6, 7, 6, 7, width(&cost_head).max(9), 7, 7, 6, 21];
     let base = role_w + 1 + widest.min(MODEL_MIN);
     let streams = s.accounts.values().any(|a| a.streamed > 0);
-    let priority: &[usize] = if streams { &[2, 5, 3, 4, 6, 7, 8, 9] } else { &[2, 5, 3, 4, 6, 9] };
-    let mut show = visible_columns(inner.width as usize, base, &widths, priority);
+    let caches = s.accounts.values().any(|a| a.usage.cached_tokens > 0);
+    let mut priority: Vec<usize> = if streams { vec![2, 6, 3, 5, 7, 8, 9, 10] } else { vec![2, 6, 3, 5, 7, 10] };
+    if caches {
+        priority.insert(3, 4);
+    }
+    let mut show = visible_columns(inner.width as usize, base, &widths, &priority);
     show[0] = true;
     show[1] = true;
     let others: usize = widths.iter().zip(&show).skip(2).filter(|(_, s)| **s).map(|(w, _)| w + 1).sum();
@@ -95,6 +101,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         Cell::from(""),
         num(total.calls.to_string()),
         num(fmt_count(total.usage.prompt_tokens)),
+        num(cached(&total)),
         num(fmt_count(total.usage.completion_tokens)),
         num(fmt_cost(total.cost)),
         num(avg_latency(&total)),
@@ -104,7 +111,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     grid.push((total_row, th.base().add_modifier(Modifier::BOLD)));
     let mut header: Vec<Cell> = vec![Cell::from("role"), Cell::from("model")];
     header.extend(
-        ["calls", "tok in", "tok out", cost_head.as_str(), "avg", "1st tok", "tok/s", "price in/out /Mtok"]
+        ["calls", "tok in", "cached", "tok out", cost_head.as_str(), "avg", "1st tok", "tok/s", "price in/out /Mtok"]
             .map(|h| num(h.to_string())),
     );
     let pick = |cells: Vec<Cell<'static>>| -> Vec<Cell<'static>> {
@@ -193,6 +200,7 @@ fn cells<'a>(role: Role, m: ModelCell, a: &Account, price: Option<Price>, ctx: &
         Cell::from(Line::from(model)),
         num(a.calls.to_string()).style(figures),
         num(fmt_count(a.usage.prompt_tokens)).style(figures),
+        num(cached(a)).style(th.muted()),
         num(fmt_count(a.usage.completion_tokens)).style(figures),
         num(fmt_cost(a.cost)).style(figures),
         num(avg_latency(a)).style(th.muted()),
@@ -204,14 +212,21 @@ fn cells<'a>(role: Role, m: ModelCell, a: &Account, price: Option<Price>, ctx: &
 
 fn add(total: &mut Account, a: &Account) {
     total.calls += a.calls;
-    total.usage.prompt_tokens += a.usage.prompt_tokens;
-    total.usage.completion_tokens += a.usage.completion_tokens;
+    total.usage += a.usage;
     total.cost += a.cost;
     total.latency_ms += a.latency_ms;
     total.streamed += a.streamed;
     total.first_token_ms += a.first_token_ms;
     total.streaming_ms += a.streaming_ms;
     total.streamed_tokens += a.streamed_tokens;
+}
+
+/// The share of the prompt tokens the server took from its cache.
+fn cached(a: &Account) -> String {
+    if a.usage.prompt_tokens == 0 {
+        return "—".to_string();
+    }
+    format!("{:.0}%", 100.0 * a.usage.cached_tokens as f64 / a.usage.prompt_tokens as f64)
 }
 
 /// Mean time to a streamed reply's first token.
