@@ -35,6 +35,11 @@ impl Engine {
     /// here, so every change takes effect at a decision point and is
     /// recorded with the step it took effect in.
     pub(super) async fn pass_gate(&mut self) -> Result<Pass, EngineError> {
+        // A session of in-process tools and the simulated model finds every
+        // future ready and would never give its thread back: whatever shares
+        // the runtime (the SIGTERM handler, the workbench's input) would not
+        // be heard until the last task. One yield a call lets them in.
+        tokio::task::yield_now().await;
         self.apply_pending()?;
         self.wait_pace().await?;
         loop {

@@ -1,6 +1,6 @@
 //! Durable learnt state: a headless run killed with SIGKILL keeps every
 //! finished task's graph update, in a file that loads, and the next session
-//! goes on from it.
+//! goes on from it. A SIGTERM stops a run whose every call is in process.
 //!
 //! The trace goes to a FIFO, so the test reads the events as the run writes
 //! them and kills it right after the task it chose, with no timing involved.
@@ -119,4 +119,46 @@ fn the_next_session_goes_on_from_a_killed_runs_graph() {
     assert_eq!(g.iteration, saved, "the next session starts from the saved graph");
     let after = ToolGraph::load(&dir.path().join("graph.json")).unwrap().iteration();
     assert!(after > saved, "and goes on learning ({saved} -> {after})");
+}
+
+#[test]
+fn sigterm_stops_a_run_whose_calls_never_wait() {
+    // The simulated model and builtin tools: every future is ready at once,
+    // so a run that never yields would not hear the signal until its last task.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("trace.fifo");
+    mkfifo(&fifo);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .args(["--data-dir", dir.path().to_str().unwrap(), "run", "--strategy", "react", "--no-save"])
+        .args(["--task", "What is the sum of 19 and 23?", "--count", "1000000", "--trace", fifo.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(std::fs::File::open(&fifo).unwrap()).lines();
+    let finished = |l: &str| l.contains("\"type\":\"RunFinished\"");
+    let mut before = 0;
+    for line in lines.by_ref() {
+        if finished(&line.unwrap()) {
+            before += 1;
+            if before == 3 {
+                break;
+            }
+        }
+    }
+    // SAFETY: a plain kill(2) of the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) }, 0);
+    // The run stops at its next call; were the signal unheard, it would go on
+    // through its million tasks.
+    let after = lines.map_while(Result::ok).filter(|l| finished(l)).take(1000).count();
+    if after >= 1000 {
+        child.kill().unwrap();
+        child.wait().unwrap();
+        panic!("the run went on for 1000 tasks after SIGTERM");
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("interrupted (SIGTERM)"), "{err}");
 }
