@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::actor::{self, ActorAction, CandidateLine, HistoryEntry, JudgeInput, Observation};
+use super::actor::{self, ActorAction, CandidateLine, HistoryEntry, JudgeInput, Layout, Observation};
 use crate::budget::btp::{self, RunBudget};
 use crate::engine::event::{EventKind, Offered, RefuseReason};
 use crate::engine::{CostShape, Halt, Host, Strategy};
@@ -19,6 +19,12 @@ pub trait Candidates {
     /// The tools offered at `node` (the last tool that helped, or
     /// [`crate::graph::START`]), with their weights if the strategy has any.
     fn candidates(&self, host: &dyn Host, node: &str, retrieved: &[String]) -> Vec<(String, Option<f64>)>;
+
+    /// Whether the candidates are the same at every step of a task, so the
+    /// prompt lists them before the task and its history (see [`actor::Layout`]).
+    fn steady(&self, _host: &dyn Host) -> bool {
+        false
+    }
 }
 
 /// BTP's costs for the actor: every tool call costs one actor step; c_s is
@@ -33,7 +39,7 @@ pub fn cost_shape(host: &dyn Host, query: &str, candidates: &[String]) -> CostSh
 pub fn first_prompt_tokens(host: &dyn Host, query: &str, candidates: &[String]) -> u64 {
     let lines: Vec<CandidateLine> =
         candidates.iter().map(|n| candidate_line(host, n, None)).chain([CandidateLine::finish(None)]).collect();
-    crate::model::tokens::count_messages(&actor::render_actor_prompt(query, &[], &lines, &[]))
+    crate::model::tokens::count_messages(&actor::render_actor_prompt(query, &[], &lines, &[], Layout::CandidatesLast))
 }
 
 /// A candidate as the prompt lists it, with its weight as shown: the
@@ -63,6 +69,7 @@ pub async fn act(
     let mut usages = Vec::new();
     let mut told_empty = false;
     let mut looping: BTreeSet<String> = BTreeSet::new();
+    let layout = if strategy.steady(host) { Layout::CandidatesFirst } else { Layout::CandidatesLast };
     let result = loop {
         if host.step() >= host.params().max_steps {
             break Ok(None);
@@ -104,7 +111,7 @@ pub async fn act(
         host.emit(EventKind::Candidates { from: node.clone(), offered: offered.clone() })?;
         let lines: Vec<CandidateLine> =
             offered.iter().map(|o| candidate_line(host, &o.name, o.shown.as_deref())).collect();
-        let prompt = actor::render_actor_prompt(&task.query, history, &lines, &notes);
+        let prompt = actor::render_actor_prompt(&task.query, history, &lines, &notes, layout);
         notes.clear();
         let names: Vec<String> = offered.iter().map(|o| o.name.clone()).collect();
         let req = ChatRequest::constrained(Role::Actor, prompt, actor::actor_schema(&names));

@@ -119,7 +119,20 @@ Reply with one JSON object and nothing else: {\"helpful\": true} or {\"helpful\"
 
 pub fn render_actor(view: &ActorInput) -> Vec<Message> {
     let lines: Vec<CandidateLine> = view.candidates.iter().map(CandidateLine::from).collect();
-    render_actor_prompt(&view.task, &view.history, &lines, &view.notes)
+    render_actor_prompt(&view.task, &view.history, &lines, &view.notes, Layout::CandidatesLast)
+}
+
+/// Where the candidates go in the actor's prompt. A server's prompt cache
+/// serves the longest start a prompt shares with the one before it, so
+/// what stays the same from step to step goes first: the system text, then
+/// the task and the history (which only grows), then what changes. The
+/// candidates come first when they are the same at every step (react's
+/// retrieved top K: the same for every task with K = all), last when each
+/// step offers others (ToolNet's out-neighbours).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    CandidatesFirst,
+    CandidatesLast,
 }
 
 /// A candidate as the actor's prompt lists it, borrowed from the library:
@@ -157,9 +170,14 @@ pub fn render_actor_prompt(
     history: &[HistoryEntry],
     candidates: &[CandidateLine],
     notes: &[String],
+    layout: Layout,
 ) -> Vec<Message> {
-    use std::fmt::Write as _;
     let mut u = String::with_capacity(256 + 160 * candidates.len());
+    if layout == Layout::CandidatesFirst {
+        u.push_str("Candidates:\n");
+        push_candidates(&mut u, candidates);
+        u.push('\n');
+    }
     u.push_str("Task: ");
     push_one_line(&mut u, task);
     u.push_str("\n\nHistory:\n");
@@ -172,7 +190,15 @@ pub fn render_actor_prompt(
             u.push('\n');
         }
     }
-    u.push_str("\nCandidates:\n");
+    if layout == Layout::CandidatesLast {
+        u.push_str("\nCandidates:\n");
+        push_candidates(&mut u, candidates);
+    }
+    vec![Message::system(ACTOR_SYSTEM), Message::user(u)]
+}
+
+fn push_candidates(u: &mut String, candidates: &[CandidateLine]) {
+    use std::fmt::Write as _;
     for c in candidates {
         u.push_str("- ");
         u.push_str(c.name);
@@ -180,14 +206,13 @@ pub fn render_actor_prompt(
             let _ = write!(u, " [weight {w}]");
         }
         u.push_str(": ");
-        push_one_line(&mut u, c.description);
+        push_one_line(u, c.description);
         u.push('\n');
         if c.name != FINISH {
             // Value's Display is its compact JSON, as `compact` writes it.
             let _ = writeln!(u, "  parameters: {}", c.parameters);
         }
     }
-    vec![Message::system(ACTOR_SYSTEM), Message::user(u)]
 }
 
 /// `s` on one line (as [`one_line`]), appended without a copy of its own.

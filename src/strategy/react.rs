@@ -15,6 +15,11 @@ impl Candidates for React {
     fn candidates(&self, _host: &dyn Host, _node: &str, retrieved: &[String]) -> Vec<(String, Option<f64>)> {
         retrieved.iter().map(|n| (n.clone(), None)).collect()
     }
+
+    /// Retrieved once per task, unless each helpful result re-queries.
+    fn steady(&self, host: &dyn Host) -> bool {
+        !host.requery()
+    }
 }
 
 #[async_trait]

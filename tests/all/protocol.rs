@@ -53,6 +53,38 @@ fn actor_prompt_round_trips() {
     assert_eq!(parsed, v);
 }
 
+/// The actor's prompt at steps 1..=n of a task over `v`'s candidates: the
+/// history grows by one entry a step, as a run's does.
+fn steps(v: &ActorInput, layout: Layout) -> Vec<String> {
+    let lines: Vec<CandidateLine> = v.candidates.iter().map(CandidateLine::from).collect();
+    (0..=v.history.len())
+        .map(|k| {
+            let m = render_actor_prompt(&v.task, &v.history[..k], &lines, &[], layout);
+            m.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n")
+        })
+        .collect()
+}
+
+#[test]
+fn steady_candidates_go_first_so_each_step_s_prompt_starts_with_the_last_one() {
+    let v = ActorInput { notes: vec![], ..view() };
+    let first = steps(&v, Layout::CandidatesFirst);
+    // After the first step (whose history reads "(none)"), every prompt is
+    // the one before it with one more history entry: a prompt cache serves
+    // all of it.
+    for w in first[1..].windows(2) {
+        assert!(w[1].starts_with(&w[0]), "not a prefix:\n{}\n---\n{}", w[0], w[1]);
+    }
+    assert!(first[0].find("Candidates:").unwrap() < first[0].find("Task:").unwrap());
+    // Changing candidates go last: the shared start ends where they begin.
+    let last = steps(&v, Layout::CandidatesLast);
+    assert!(last[0].find("Candidates:").unwrap() > last[0].find("History:").unwrap());
+    // Either way the simulated model reads the same view.
+    let lines: Vec<CandidateLine> = v.candidates.iter().map(CandidateLine::from).collect();
+    let first = render_actor_prompt(&v.task, &v.history, &lines, &v.notes, Layout::CandidatesFirst);
+    assert_eq!(parse_actor_prompt(&first).unwrap(), v);
+}
+
 #[test]
 fn eval_and_judge_prompts_round_trip() {
     let e = EvalInput { task: "t".into(), steps: view().history, answer: Some("Paris".into()) };
