@@ -454,7 +454,7 @@ fn no_server_outlives_switchyard_on_sigterm_or_sigkill() {
         // What was recorded stays readable: every line of the trace parses.
         if signal == "-TERM" {
             let events = read_trace(&trace).unwrap();
-            assert!(events.iter().any(|e| matches!(&e.kind, EventKind::ToolCall { tool, .. } if tool == "get-sum")));
+            assert!(events.iter().any(|e| matches!(&e.kind, EventKind::ToolCall { .. })));
         }
     }
 }
@@ -514,10 +514,18 @@ fn a_simulated_run_calls_an_mcp_tool_and_traces_it() {
             answered.iter().any(|(t, v)| *t == "echo" && v.to_string().contains("hello switchyard")),
             "{strategy}: {answered:?}"
         );
-        if strategy == "react" {
-            assert!(answered.iter().any(|(t, v)| *t == "get-sum" && v.to_string().contains("42")), "{answered:?}");
-        }
         let summary: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        if strategy == "react" {
+            // To the simulated actor, get-sum and the sample library's
+            // number_stats are twins it draws between (seeded by the
+            // prompt): either gives the sum, from the server or in process.
+            let summed = events.iter().any(|e| {
+                matches!(&e.kind, EventKind::ToolResult { tool, outcome: ToolOutcome::Ok { value }, .. }
+                    if (tool == "get-sum" || tool == "number_stats") && value.to_string().contains("42"))
+            });
+            assert!(summed, "react: no sum in {answered:?}");
+            assert_eq!(summary["runs"][0]["success"], true, "react: {summary}");
+        }
         assert_eq!(summary["runs"][1]["success"], true, "{strategy}: {summary}");
     }
 }
