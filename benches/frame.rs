@@ -90,6 +90,7 @@ fn model_events(run: u32, step: u32, t: u64, call: u64, reply: &str) -> [Event; 
                 fault: None,
                 wire: None,
                 first_token_ms: None,
+                capped: None,
             },
         ),
     ]

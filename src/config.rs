@@ -13,7 +13,7 @@ use crate::engine::debug::{ApprovalPolicy, Condition};
 use crate::engine::{ModelSlot, Models, Params, StrategyKind};
 use crate::model::openai::{OpenAiConfig, OpenAiModel};
 use crate::model::price::Price;
-use crate::model::{ChatModel, Role};
+use crate::model::{ChatModel, ReplyTokens, Role};
 use crate::retrieve::RetrievalConfig;
 use crate::sim::{SimConfig, SimModel};
 use crate::strategy::atc::AtcConfig;
@@ -152,6 +152,8 @@ struct RawConfig {
     models: BTreeMap<String, ModelConfig>,
     #[serde(default)]
     roles: BTreeMap<String, String>,
+    #[serde(default)]
+    reply_tokens: Option<ReplyTokens>,
     #[serde(default)]
     approve: Option<ApprovalPolicy>,
     #[serde(default)]
@@ -333,6 +335,8 @@ pub struct Config {
     pub models: BTreeMap<String, ModelConfig>,
     /// Role → model name.
     pub roles: BTreeMap<Role, String>,
+    /// The most tokens each role's reply may take (`[reply_tokens]`).
+    pub reply_tokens: ReplyTokens,
     /// The workbench's approvals (`[approve]`) and breakpoints (`[debug] breaks`).
     pub approve: ApprovalPolicy,
     pub breaks: Vec<Condition>,
@@ -383,6 +387,7 @@ impl Default for Config {
             retrieval: RetrievalConfig::default(),
             models,
             roles: Role::ALL.into_iter().map(|r| (r, "sim".to_string())).collect(),
+            reply_tokens: ReplyTokens::default(),
             approve: ApprovalPolicy::default(),
             breaks: Vec::new(),
             otel: Default::default(),
@@ -520,6 +525,12 @@ impl Config {
             }
             c.rewoo.categories = categories;
         }
+        if let Some(r) = raw.reply_tokens {
+            if let Some(role) = Role::ALL.into_iter().find(|role| r.of(*role) == Some(0)) {
+                return Err(field(&format!("reply_tokens.{}", role.as_str()), "must be at least 1".into()));
+            }
+            c.reply_tokens = r;
+        }
         if let Some(p) = raw.params {
             p.validate().map_err(|e| field(&format!("params.{}", e.param), e.why))?;
             c.params = p;
@@ -620,6 +631,7 @@ impl Config {
         }
         let actor = built[self.roles[&Role::Actor].as_str()].clone();
         let mut models = Models::single(actor.model, actor.price);
+        models.set_reply_tokens(self.reply_tokens);
         for (role, name) in &self.roles {
             models.set(*role, built[name.as_str()].clone());
         }

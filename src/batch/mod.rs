@@ -246,6 +246,7 @@ impl TaskRun {
                 prompt_tokens: a.usage.prompt_tokens,
                 completion_tokens: a.usage.completion_tokens,
                 cached_tokens: a.usage.cached_tokens,
+                capped: a.capped,
                 cost: a.cost,
             })
             .collect();

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::approval::Vetted;
 use super::conductor::Engine;
 use super::error::EngineError;
-use super::event::{EventKind, ToolOutcome};
+use super::event::{Capped, EventKind, ToolOutcome};
 use super::gate::Pass;
 use super::host::Halt;
 use crate::model::stream::{Delta, Tokens};
@@ -29,6 +29,9 @@ impl Engine {
         self.break_before(None)?;
         self.gate_or_halt().await?;
         let role = req.role;
+        if req.max_tokens.is_none() {
+            req.max_tokens = self.models.reply_tokens().of(role);
+        }
         // A bridged agent that names a configured model gets that one; any
         // other name, the agent role's.
         let asked = req.wire.as_ref().and_then(|w| w.body.get("model")?.as_str()).and_then(|n| self.models.named(n));
@@ -72,6 +75,7 @@ impl Engine {
                     fault,
                     wire: resp.wire.clone(),
                     first_token_ms,
+                    capped: resp.capped.then_some(Capped { max_tokens: req.max_tokens }),
                 })?;
                 self.review_reply(call, role, resp).await
             }

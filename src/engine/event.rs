@@ -422,6 +422,14 @@ pub enum ForkEdit {
     Result { call: u64, tool: String, before: Value, value: Value },
 }
 
+/// A reply the server cut at its token cap, and the cap it was given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capped {
+    /// The request's `max_tokens`; None when the request sent none (the
+    /// model's default applied).
+    pub max_tokens: Option<u32>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum EventKind {
@@ -515,6 +523,10 @@ pub enum EventKind {
         /// A streamed reply: milliseconds from the call to its first token.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         first_token_ms: Option<u64>,
+        /// The server cut the reply at its token cap; the cap asked for
+        /// (the role's `[reply_tokens]`, or the agent's own), when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        capped: Option<Capped>,
     },
     /// More of a reply as it streams in. Live only: never written to a
     /// trace, which keeps the whole reply ([`EventKind::is_live_only`]).

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::model::price::Price;
-use crate::model::{ChatModel, Role};
+use crate::model::{ChatModel, ReplyTokens, Role};
 
 #[derive(Clone)]
 pub struct ModelSlot {
@@ -19,6 +19,7 @@ pub struct Models {
     actor: ModelSlot,
     others: BTreeMap<Role, ModelSlot>,
     available: BTreeMap<String, ModelSlot>,
+    reply_tokens: ReplyTokens,
 }
 
 impl Models {
@@ -26,7 +27,16 @@ impl Models {
     pub fn single(model: Arc<dyn ChatModel>, price: Price) -> Self {
         let slot = ModelSlot { model, price };
         let available = BTreeMap::from([(slot.model.info().name, slot.clone())]);
-        Models { actor: slot, others: BTreeMap::new(), available }
+        Models { actor: slot, others: BTreeMap::new(), available, reply_tokens: ReplyTokens::default() }
+    }
+
+    /// The most tokens each role's reply may take, when its request sets no limit.
+    pub fn reply_tokens(&self) -> ReplyTokens {
+        self.reply_tokens
+    }
+
+    pub fn set_reply_tokens(&mut self, caps: ReplyTokens) {
+        self.reply_tokens = caps;
     }
 
     /// Makes a model available for switching (under its own name).

@@ -274,10 +274,11 @@ impl Engine {
         if let Some(r) = self.fork.as_ref() {
             let e = r.plan.replies.get(&call)?;
             return match &e.kind {
-                EventKind::ModelReply { text, tool_calls, usage, latency_ms, wire, first_token_ms, .. } => {
+                EventKind::ModelReply { text, tool_calls, usage, latency_ms, wire, first_token_ms, capped, .. } => {
                     Some(RecordedReply {
                         result: Ok(ChatResponse {
                             wire: wire.clone(),
+                            capped: capped.is_some(),
                             ..ChatResponse::new(text.clone(), tool_calls.clone(), *usage)
                         }),
                         latency_ms: *latency_ms,

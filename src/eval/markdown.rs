@@ -274,6 +274,10 @@ pub fn speed_table(settings: &[SettingSummary]) -> String {
     if cached {
         cols.push("cached");
     }
+    let capped = settings.iter().any(|s| s.speed.capped > 0.0);
+    if capped {
+        cols.push("capped");
+    }
     let mut out = String::new();
     header(&mut out, &cols, 1);
     for s in settings {
@@ -291,12 +295,18 @@ pub fn speed_table(settings: &[SettingSummary]) -> String {
         if cached {
             cells.push(v.cached_share.map_or("-".to_string(), pct));
         }
+        if capped {
+            cells.push(format!("{:.2}", v.capped));
+        }
         row(&mut out, &cells);
     }
     out.push_str("\nPer task, but per model call for prompt/call and compl./call. Wall time is the task's, from its ");
     out.push_str("start to its answer, waiting on models and tools included.");
     if cached {
         out.push_str(" Cached: the share of the prompt tokens the model's server took from its prompt cache.");
+    }
+    if capped {
+        out.push_str(" Capped: replies a task had cut at their token cap.");
     }
     out.push('\n');
     out

@@ -194,6 +194,9 @@ pub struct RoleUse {
     pub completion_tokens: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cached_tokens: u64,
+    /// Replies the server cut at their token cap.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub capped: u64,
     pub cost: f64,
 }
 

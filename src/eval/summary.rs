@@ -145,6 +145,8 @@ pub struct Speed {
     /// cache; None when no server reported one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cached_share: Option<f64>,
+    /// Replies a task had cut at their token cap.
+    pub capped: f64,
 }
 
 impl Speed {
@@ -159,6 +161,7 @@ impl Speed {
             wall_s: rows.iter().map(|r| r.wall_ms as f64 / 1000.0).sum::<f64>() / n,
             prompt_tokens_per_call: per_call(prompt),
             cached_share: (cached > 0).then(|| cached as f64 / prompt.max(1) as f64),
+            capped: rows.iter().flat_map(|r| &r.roles).map(|u| u.capped as f64).sum::<f64>() / n,
             completion_tokens_per_call: per_call(rows.iter().flat_map(|r| &r.roles).map(|u| u.completion_tokens).sum()),
         }
     }

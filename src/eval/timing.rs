@@ -260,6 +260,7 @@ mod tests {
                     fault: None,
                     wire: None,
                     first_token_ms: None,
+                    capped: None,
                 },
             ),
             // Paused for 5 s; a call waits 3 s for approval.
@@ -335,6 +336,7 @@ mod tests {
             fault: None,
             wire: None,
             first_token_ms: None,
+            capped: None,
         };
         let events = vec![
             ev(0, EventKind::RunStarted { task_id: "t".into(), task: "q".into(), gold: None, index: 1, total: 1 }),

@@ -189,12 +189,58 @@ impl std::ops::AddAssign for Usage {
     }
 }
 
+/// The most tokens each role's reply may take, sized by what it must hold
+/// (`[reply_tokens]`): a small model asked for a JSON object otherwise
+/// writes on until the model's own cap, minutes a call on a CPU. An outside
+/// agent's requests keep their own limit.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReplyTokens {
+    /// One tool call or the answer, as a JSON object.
+    pub actor: u32,
+    /// A score per tool used.
+    pub evaluator: u32,
+    /// `{"helpful": true}`.
+    pub judge: u32,
+    /// A category per tool.
+    pub classifier: u32,
+    /// rewoo's plan, atc's program.
+    pub planner: u32,
+    /// The answer from the evidence.
+    pub solver: u32,
+}
+
+impl Default for ReplyTokens {
+    fn default() -> Self {
+        ReplyTokens { actor: 256, evaluator: 192, judge: 32, classifier: 512, planner: 1024, solver: 256 }
+    }
+}
+
+impl ReplyTokens {
+    /// The cap of `role`; none for an outside agent's own calls.
+    pub fn of(&self, role: Role) -> Option<u32> {
+        match role {
+            Role::Actor => Some(self.actor),
+            Role::Evaluator => Some(self.evaluator),
+            Role::Judge => Some(self.judge),
+            Role::Classifier => Some(self.classifier),
+            Role::Planner => Some(self.planner),
+            Role::Solver => Some(self.solver),
+            Role::Agent => None,
+        }
+    }
+}
+
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct ChatResponse {
     pub text: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCallRequest>,
     pub usage: Usage,
+    /// The server stopped the reply at its token cap (finish reason
+    /// `length`, Anthropic's `max_tokens`): what it says may be cut short.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub capped: bool,
     /// The upstream's reply body, kept for a bridged agent: it gets the
     /// reply as the model wrote it (ids, stop reason) unless a fault or the
     /// user changed it, which drops this.
@@ -204,7 +250,7 @@ pub struct ChatResponse {
 
 impl ChatResponse {
     pub fn new(text: impl Into<String>, tool_calls: Vec<ToolCallRequest>, usage: Usage) -> Self {
-        ChatResponse { text: text.into(), tool_calls, usage, wire: None }
+        ChatResponse { text: text.into(), tool_calls, usage, capped: false, wire: None }
     }
 }
 

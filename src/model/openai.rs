@@ -740,6 +740,7 @@ struct WireTimings {
 #[serde(default)]
 struct WireChoice {
     message: Option<WireMessage>,
+    finish_reason: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -793,6 +794,7 @@ pub fn parse_reply(body: &[u8], req: &ChatRequest) -> Result<ChatResponse, Model
         };
         return Err(ModelError::Malformed(why));
     };
+    let capped = choice.finish_reason.as_deref() == Some("length");
     let message = choice.message.unwrap_or_default();
     let text = content_text(message.content);
 
@@ -837,7 +839,7 @@ pub fn parse_reply(body: &[u8], req: &ChatRequest) -> Result<ChatResponse, Model
     };
     // A server counts cached tokens within the prompt's, never beyond it.
     let usage = Usage { cached_tokens: cached.min(usage.prompt_tokens), ..usage };
-    Ok(ChatResponse::new(text, tool_calls, usage))
+    Ok(ChatResponse { capped, ..ChatResponse::new(text, tool_calls, usage) })
 }
 
 /// Content as a string, an array of parts (`[{"type":"text","text":..}]`),

@@ -350,6 +350,7 @@ fn wrap_roles(live: &Models, by_name: &std::collections::BTreeMap<String, ModelS
     };
     let actor = slot_for(crate::model::Role::Actor)?;
     let mut models = Models::single(actor.model, actor.price);
+    models.set_reply_tokens(live.reply_tokens());
     for slot in by_name.values() {
         models.offer(slot.clone());
     }

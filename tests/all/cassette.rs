@@ -44,6 +44,7 @@ impl ChatModel for Counting {
             tool_calls: vec![ToolCallRequest { name: "echo".into(), arguments: json!({"n": n}) }],
             usage: Usage::new(10 + n as u64, n as u64),
             wire: None,
+            capped: false,
         })
     }
 }

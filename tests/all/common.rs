@@ -290,6 +290,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 fault: None,
                 wire: None,
                 first_token_ms: None,
+                capped: None,
             },
         ),
         ev(
@@ -357,6 +358,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 fault: None,
                 wire: None,
                 first_token_ms: None,
+                capped: None,
             },
         ),
         ev(
@@ -580,6 +582,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 fault: None,
                 wire: None,
                 first_token_ms: None,
+                capped: None,
             },
         ),
         ev(

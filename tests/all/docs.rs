@@ -154,6 +154,7 @@ const DENYING: &[(&str, &str, &[&str])] = &[
         "[models.m]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\nzz_not_a_key = 1\n",
         &["kind"],
     ),
+    ("[reply_tokens]", "[reply_tokens]\nzz_not_a_key = 1\n", &[]),
     ("[approve]", "[approve]\nzz_not_a_key = 1\n", &[]),
     ("[debug]", "[debug]\nzz_not_a_key = 1\n", &[]),
     ("[otel]", "[otel]\nzz_not_a_key = 1\n", &[]),

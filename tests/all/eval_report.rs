@@ -117,6 +117,7 @@ fn model_matrix() -> (EvalMeta, Vec<TaskRow>) {
                         prompt_tokens: 50,
                         completion_tokens: 5,
                         cached_tokens: 0,
+                        capped: 0,
                         cost: 0.1,
                     },
                     RoleUse {
@@ -126,6 +127,7 @@ fn model_matrix() -> (EvalMeta, Vec<TaskRow>) {
                         prompt_tokens: 50,
                         completion_tokens: 5,
                         cached_tokens: 30,
+                        capped: 1,
                         cost: 0.2,
                     },
                 ];

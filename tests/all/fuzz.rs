@@ -316,6 +316,7 @@ fn cassette_seeds() -> Vec<Vec<u8>> {
         text: "{\"tool\": \"calculator\"}".into(),
         tool_calls: vec![ToolCallRequest { name: "calculator".into(), arguments: json!({"expression": "2+2"}) }],
         usage: Default::default(),
+        capped: false,
         wire: None,
     };
     let line = |req: &ChatRequest, resp: &ChatResponse| {

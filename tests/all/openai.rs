@@ -803,3 +803,80 @@ async fn a_responses_endpoint_is_spoken_natively() {
     assert_eq!(seen.body["tools"][0]["name"], "search");
     assert!(seen.body["input"].as_array().is_some_and(|i| !i.is_empty()));
 }
+
+#[tokio::test]
+async fn each_role_s_reply_is_capped_and_a_reply_cut_at_the_cap_says_so() {
+    // The actor's first reply runs into its cap mid-answer; the second answers.
+    let mut cut = completion(
+        json!({"role": "assistant", "content": "{\"tool\": \"finish\", \"answer\": \"It is"}),
+        Some(json!({"prompt_tokens": 50, "completion_tokens": 64})),
+    );
+    cut["choices"][0]["finish_reason"] = json!("length");
+    let server =
+        Server::start(vec![Reply::json(200, cut), text_reply("{\"tool\": \"finish\", \"answer\": \"4\"}")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[models.m]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\nmax_retries = 0\n\n\
+             [roles]\nactor = \"m\"\n\n[reply_tokens]\nactor = 64\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .env_remove("SWITCHYARD_DATA_DIR")
+        .arg("--config")
+        .arg(&config)
+        .args(["run", "--strategy", "react", "--no-save", "--logical-clock", "--task", "What is 2 + 2?", "--trace"])
+        .arg(&trace)
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2);
+    assert!(seen.iter().all(|s| s.body["max_tokens"] == json!(64)), "the actor's cap, not the model's 1024");
+    let events = switchyard::engine::trace::read_trace(&trace).unwrap();
+    let capped: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            switchyard::engine::EventKind::ModelReply { capped, .. } => Some(*capped),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(capped, vec![Some(switchyard::engine::event::Capped { max_tokens: Some(64) }), None]);
+    let mut state = switchyard::engine::SessionState::default();
+    events.iter().for_each(|e| state.apply(e));
+    let notes: Vec<&String> = state
+        .current
+        .as_ref()
+        .map(|r| r.transcript.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| match e {
+            switchyard::engine::fold::Entry::Note(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(state.accounts.values().map(|a| a.capped).sum::<u64>(), 1);
+    assert!(notes.iter().any(|n| n.contains("actor's reply was cut at its cap (64 tokens, 64 written)")), "{notes:?}");
+}
+
+#[test]
+fn reply_tokens_are_read_role_by_role_and_checked() {
+    use switchyard::config::Config;
+    let path = std::path::Path::new("caps.toml");
+    let c = Config::parse("[reply_tokens]\nactor = 100\n", path).unwrap();
+    assert_eq!(c.reply_tokens.actor, 100);
+    assert_eq!(c.reply_tokens.judge, 32, "unset roles keep their defaults");
+    assert_eq!(c.reply_tokens.of(switchyard::model::Role::Agent), None, "an agent's requests keep their own");
+    for (text, field) in
+        [("[reply_tokens]\nactor = 0\n", "reply_tokens.actor"), ("[reply_tokens]\nagent = 5\n", "agent")]
+    {
+        let e = Config::parse(text, path).unwrap_err().to_string();
+        assert!(e.contains(field) && e.contains("caps.toml"), "{text}: {e}");
+    }
+}

@@ -131,6 +131,7 @@ fn replies_are_read_leniently() {
         text: String::new(),
         tool_calls: vec![ToolCallRequest { name: "calc".into(), arguments: json!({"x": 5}) }],
         usage: Usage::default(),
+        capped: false,
         wire: None,
     };
     assert_eq!(parse_actor_reply(&native).unwrap(), call("calc", json!({"x": 5})));

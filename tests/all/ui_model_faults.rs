@@ -117,6 +117,7 @@ fn an_active_model_fault_shows_in_the_dialog_the_models_pane_and_the_transcript(
         fault: Some(ModelFaultMode::Empty),
         wire: None,
         first_token_ms: None,
+        capped: None,
     };
     let s = with(with(s, hit()), hit());
     assert!(s.model_faults.is_empty());

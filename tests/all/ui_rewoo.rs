@@ -275,6 +275,7 @@ fn models_pane_names_the_rewoo_roles_and_dims_the_others() {
             fault: None,
             wire: None,
             first_token_ms: None,
+            capped: None,
         },
     });
     let state = SessionState::from_events(&events);

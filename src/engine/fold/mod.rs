@@ -280,9 +280,13 @@ impl SessionState {
                 cost,
                 latency_ms,
                 first_token_ms,
+                capped,
                 ..
             } => {
                 let a = self.accounts.entry((*role, model.clone())).or_default();
+                if capped.is_some() {
+                    a.capped += 1;
+                }
                 a.calls += 1;
                 if let Some(first) = first_token_ms {
                     a.streamed += 1;
@@ -316,6 +320,13 @@ impl SessionState {
                     cost: *cost,
                     latency_ms: *latency_ms,
                 });
+                if let Some(c) = capped {
+                    let cap = c.max_tokens.map_or("the model's max_tokens".to_string(), |n| format!("{n} tokens"));
+                    self.push(Entry::Note(format!(
+                        "{role}'s reply was cut at its cap ({cap}, {} written): it may be incomplete",
+                        usage.completion_tokens
+                    )));
+                }
             }
             EventKind::ModelFailed { call, role, model, error, .. } => {
                 self.accounts.entry((*role, model.clone())).or_default().calls += 1;

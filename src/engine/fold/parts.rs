@@ -45,6 +45,8 @@ pub struct Account {
     pub first_token_ms: u64,
     pub streaming_ms: u64,
     pub streamed_tokens: u64,
+    /// Replies the server cut at their token cap.
+    pub capped: u64,
 }
 
 impl Account {

@@ -88,6 +88,7 @@ fn run(run: u32, t0: u64, call0: u64, result: ToolOutcome, answer: &str) -> Vec<
                 fault: None,
                 wire: None,
                 first_token_ms: None,
+                capped: None,
             },
         ),
         ev(
