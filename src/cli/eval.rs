@@ -48,6 +48,11 @@ pub(super) struct EvalArgs {
     matrix: Vec<String>,
     #[arg(long)]
     json: bool,
+    /// The setting's name in the results and the report, e.g. the outside
+    /// agent's (`--label langgraph`; default: the strategy and what varies).
+    /// With one setting only.
+    #[arg(long, value_name = "NAME")]
+    label: Option<String>,
     /// Run this many tasks at a time, each against the models at once (point
     /// them at a server that batches). Learners (ToolNet's graph, BTP's
     /// experience) commit in task order: task i starts from tasks 1..i−N.
@@ -107,7 +112,16 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
         batch::settings(config, spec, &base, &[])?;
     }
     let experience = eval_experience(config, &a, &rt)?;
-    let settings = batch::settings(config, spec, &base, &experience)?;
+    let mut settings = batch::settings(config, spec, &base, &experience)?;
+    if let Some(label) = &a.label {
+        match settings.as_mut_slice() {
+            [one] if !label.trim().is_empty() => one.label = label.trim().to_string(),
+            [_] => return Err(eyre!("--label: the name is empty")),
+            many => {
+                return Err(eyre!("--label names one setting; this eval compares {}: drop it", many.len()));
+            }
+        }
+    }
     let tasks: Vec<Task> =
         session::load_task_list(config, &settings[0].opts.tasks, a.common.count)?.iter().cloned().collect();
     let jobs = a.jobs.max(1);

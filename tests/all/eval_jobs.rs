@@ -426,3 +426,15 @@ fn resume_refuses_a_different_eval_and_a_fresh_eval_refuses_a_used_folder() {
     let same = ok(d.path(), &["eval", "--strategy", "react", "--tasks", &tasks, "--out", o, "--resume"]);
     assert!(same.contains("react"), "{same}");
 }
+
+#[test]
+fn a_label_names_the_one_setting_of_an_eval() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("mine");
+    ok(d.path(), &["eval", "--strategy", "react", "--count", "2", "--label", "my agent", "--out", s(&out)]);
+    assert!(rows(&out).iter().all(|r| r["setting"] == "my agent"));
+    let said = run(d.path(), &["eval", "--strategy", "react,toolnet", "--label", "x", "--out", s(&d.path().join("y"))]);
+    assert!(!said.status.success());
+    let e = String::from_utf8_lossy(&said.stderr);
+    assert!(e.contains("--label names one setting; this eval compares 2"), "{e}");
+}
