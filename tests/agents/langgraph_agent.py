@@ -1,12 +1,17 @@
 """Drive an OpenAI-compatible endpoint with LangGraph's prebuilt ReAct agent.
 
-    langgraph_agent.py [--stream] [--responses] [--max-retries N] [--timeout S] TASK
+    langgraph_agent.py [--stream] [--responses] [--mcp] [--max-tokens N] [--max-retries N]
+                       [--timeout S] [--recursion-limit N] TASK
 
 `langgraph.prebuilt.create_react_agent` over langchain-openai's
 `ChatOpenAI(model=$AGENT_MODEL or gpt-4o-mini, temperature=0)` at
 OPENAI_BASE_URL with OPENAI_API_KEY (both from the environment only, passed
 explicitly too; the key is never printed), with two deterministic local
-tools, add(a, b) and multiply(a, b), and recursion_limit 12. Like
+tools, add(a, b) and multiply(a, b), and recursion_limit 12. With --mcp its
+tools are instead every tool of the MCP server at $SWITCHYARD_MCP_URL (bearer
+$SWITCHYARD_MCP_TOKEN), each a LangChain StructuredTool with the tool's own
+input schema whose call is a `tools/call` (the MCP SDK's client): the peer of
+Switchyard's strategies on the same library (scripts/peer-side-by-side.sh). Like
 scripts/langgraph_react.py, the tools are langchain_core `@tool` functions and
 the graph's messages are checked, not assumed. ChatOpenAI asks Chat
 Completions (use_responses_api=False) unless --responses; --stream makes it
@@ -20,6 +25,7 @@ AI answer): a message on stderr and a non-zero exit.
 """
 
 import argparse
+import asyncio
 import os
 import warnings
 from importlib.metadata import version
@@ -29,7 +35,7 @@ os.environ["LANGSMITH_TRACING"] = "false"
 os.environ["LANGCHAIN_TRACING_V2"] = "false"
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
-from langchain_core.tools import tool  # noqa: E402
+from langchain_core.tools import StructuredTool, tool  # noqa: E402
 from langchain_openai import ChatOpenAI  # noqa: E402
 from langgraph.errors import GraphRecursionError  # noqa: E402
 
@@ -40,13 +46,9 @@ with warnings.catch_warnings():
     from langgraph.prebuilt import create_react_agent  # noqa: E402
 
 from agent_common import NAME, emit, env, run
-RECURSION_LIMIT = 12
+
 # What create_react_agent answers, instead of the model, when it runs out of steps.
 OUT_OF_STEPS = "Sorry, need more steps to process this request."
-
-
-
-
 
 
 def number(v: float):
@@ -83,13 +85,66 @@ def message_line(m) -> dict:
     return line
 
 
+def mcp_tool(session, t) -> StructuredTool:
+    """An MCP tool as LangChain sees a tool: its name, description and input
+    schema as the server listed them; a call is the server's `tools/call`,
+    its text content the result (an error result's text, marked, so the
+    model reads it as langgraph's ToolNode shows a raised error)."""
+
+    async def call(**kwargs) -> str:
+        r = await session.call_tool(t.name, kwargs)
+        text = " ".join(c.text for c in r.content if getattr(c, "type", "") == "text")
+        return f"Error: {text}" if r.is_error else text
+
+    return StructuredTool(name=t.name, description=t.description or t.name,
+                          args_schema=t.input_schema, coroutine=call)
+
+
+async def invoke(agent, task: str, limit: int):
+    try:
+        return await agent.ainvoke({"messages": [HumanMessage(content=task)]},
+                                   config={"recursion_limit": limit})
+    except GraphRecursionError as e:
+        raise RuntimeError(f"no answer within recursion_limit {limit}: {e}") from None
+
+
+async def with_mcp_tools(model, task: str, limit: int):
+    """The agent over the MCP server's tools, every page of them."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.types import PaginatedRequestParams
+
+    headers = {"Authorization": f"Bearer {env('SWITCHYARD_MCP_TOKEN')}"}
+    async with create_mcp_http_client(headers=headers) as http:
+        async with streamable_http_client(env("SWITCHYARD_MCP_URL"), http_client=http) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                listed, cursor = [], None
+                while True:
+                    page = await session.list_tools(
+                        params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+                    listed += page.tools
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+                emit({"mcp_tools": len(listed)})
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    agent = create_react_agent(model, [mcp_tool(session, t) for t in listed])
+                return await invoke(agent, task, limit)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(prog=NAME, description=__doc__.split("\n\n")[0])
     p.add_argument("task")
     p.add_argument("--stream", action="store_true", help="ChatOpenAI streams its calls (SSE)")
     p.add_argument("--responses", action="store_true", help="ChatOpenAI uses the Responses API")
+    p.add_argument("--mcp", action="store_true", help="the MCP server's tools at $SWITCHYARD_MCP_URL, not add/multiply")
+    p.add_argument("--max-tokens", type=int, default=None, help="each reply's token cap (default: none sent)")
     p.add_argument("--max-retries", type=int, default=2, help="the SDK's retries (default 2)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
+    p.add_argument("--recursion-limit", type=int, default=12, help="the graph's steps (default 12)")
     a = p.parse_args()
 
     base_url, api_key = env("OPENAI_BASE_URL"), env("OPENAI_API_KEY")
@@ -104,20 +159,20 @@ def main() -> None:
         streaming=a.stream,
         max_retries=a.max_retries,
         timeout=a.timeout,
+        max_tokens=a.max_tokens,
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        agent = create_react_agent(model, [add, multiply])
     emit({"client": "langgraph", "version": version("langgraph"),
           "langchain_openai": version("langchain-openai"), "openai": version("openai"),
           "api": "responses" if a.responses else "chat.completions",
-          "model": model_name, "stream": a.stream})
+          "model": model_name, "stream": a.stream, "tools": "mcp" if a.mcp else "local"})
 
-    try:
-        state = agent.invoke({"messages": [HumanMessage(content=a.task)]},
-                             config={"recursion_limit": RECURSION_LIMIT})
-    except GraphRecursionError as e:
-        raise RuntimeError(f"no answer within recursion_limit {RECURSION_LIMIT}: {e}") from None
+    if a.mcp:
+        state = asyncio.run(with_mcp_tools(model, a.task, a.recursion_limit))
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            agent = create_react_agent(model, [add, multiply])
+        state = asyncio.run(invoke(agent, a.task, a.recursion_limit))
     msgs = state["messages"]
     for m in msgs:
         emit(message_line(m))
@@ -131,7 +186,7 @@ def main() -> None:
         raise RuntimeError(f"the graph ended on {last.type}, not a final AI answer")
     if last.content == OUT_OF_STEPS and not last.response_metadata:
         # create_react_agent's own answer when a tool call would pass the limit.
-        raise RuntimeError(f"the agent ran out of steps (recursion_limit {RECURSION_LIMIT})")
+        raise RuntimeError(f"the agent ran out of steps (recursion_limit {a.recursion_limit})")
     answer = str(last.text)
     emit({"answer": answer})
     print(answer, flush=True)
