@@ -144,6 +144,37 @@ async fn a_constrained_choice_names_an_offered_tool() {
     }
 }
 
+/// A reply in ReAct text that goes on to imagine its tool's result ends
+/// at the actor's stop sequences, and the cut reply still reads as the
+/// call it began with; the same request without them runs on.
+#[tokio::test]
+#[ignore = "needs the local model: scripts/local-model.sh start"]
+async fn a_text_reply_ends_at_the_actor_s_stop_sequences() {
+    let prompt = vec![
+        Message::system(
+            "Continue the transcript for three more steps. Every step is four lines: \
+             `Thought: ...`, `Action: <tool>`, `Action Input: <JSON>`, `Observation: <result>`.",
+        ),
+        Message::user(
+            "Question: what is (3 + 4) * 5?\nThought: I add first.\nAction: add\nAction Input: {\"a\": 3, \"b\": 4}\n\
+             Observation: 7\nThought: Now I multiply.",
+        ),
+    ];
+    let mut req = ChatRequest::new(Role::Actor, prompt);
+    req.temperature = Some(0.0);
+    req.max_tokens = Some(160);
+    let m = model();
+    let free = m.chat(&req).await.unwrap();
+    assert!(free.text.contains("Observation:"), "the control must run on past its action: {:?}", free.text);
+    let stopped = m.chat(&req.stopping_at(actor::ACTOR_STOP)).await.unwrap();
+    assert!(!stopped.text.contains("Observation:"), "{:?}", stopped.text);
+    assert!(stopped.usage.completion_tokens < free.usage.completion_tokens, "{:?} {:?}", stopped.usage, free.usage);
+    match actor::parse_actor_reply(&stopped) {
+        Ok(ActorAction::Call { tool, .. }) => assert!(!tool.is_empty()),
+        other => panic!("the cut reply must still name its call: {other:?} from {:?}", stopped.text),
+    }
+}
+
 /// A toolnet and a rewoo session on five sample tasks complete with a valid
 /// trace, the server's token counts, and no reply refused as unreadable.
 #[test]

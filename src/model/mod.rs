@@ -127,6 +127,12 @@ pub struct ChatRequest {
     pub temperature: Option<f32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// Where the reply has ended once the model writes one of these: the
+    /// headings of the role's own prompt, which a model that rambles past
+    /// its reply starts to write. Sent where no response schema binds the
+    /// reply (the schema's grammar ends it there).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stop: Vec<String>,
     /// A bridged agent's request as it sent it: a model that speaks its
     /// dialect is sent this body, not one written from the fields above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -142,8 +148,14 @@ impl ChatRequest {
             response_schema: None,
             temperature: None,
             max_tokens: None,
+            stop: Vec::new(),
             wire: None,
         }
+    }
+
+    /// The request with `stop` as its stop sequences.
+    pub fn stopping_at(self, stop: &[&str]) -> Self {
+        ChatRequest { stop: stop.iter().map(|s| s.to_string()).collect(), ..self }
     }
 
     /// What every role asks: a reply that follows `schema`, at temperature 0

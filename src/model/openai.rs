@@ -291,6 +291,12 @@ impl OpenAiModel {
                 SchemaStyle::Off => {}
             }
         }
+        let bound_by_schema = req.response_schema.is_some() && self.style() != SchemaStyle::Off;
+        // The Responses API takes no stop sequences; a schema's grammar ends
+        // a reply on its own (and OpenAI's reasoning models refuse `stop`).
+        if !req.stop.is_empty() && !bound_by_schema && self.cfg.api != Dialect::Responses {
+            body.insert("stop".into(), json!(req.stop));
+        }
         Value::Object(body)
     }
 

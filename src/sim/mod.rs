@@ -113,6 +113,11 @@ impl ChatModel for SimModel {
             Role::Agent => agent::agent_reply(&req.messages, &req.tools),
             _ => (self.reply_text(req, &mut rng), Vec::new()),
         };
+        // As a server does: the reply ends before the first stop sequence.
+        let text = match req.stop.iter().filter_map(|s| text.find(s.as_str())).min() {
+            Some(end) => text[..end].to_string(),
+            None => text,
+        };
         let mut prompt_tokens = tokens::count_messages(&req.messages);
         if !req.tools.is_empty() {
             prompt_tokens += tokens::count(&serde_json::to_string(&req.tools).unwrap_or_default());

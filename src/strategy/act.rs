@@ -114,7 +114,8 @@ pub async fn act(
         let prompt = actor::render_actor_prompt(&task.query, history, &lines, &notes, layout);
         notes.clear();
         let names: Vec<String> = offered.iter().map(|o| o.name.clone()).collect();
-        let req = ChatRequest::constrained(Role::Actor, prompt, actor::actor_schema(&names));
+        let req =
+            ChatRequest::constrained(Role::Actor, prompt, actor::actor_schema(&names)).stopping_at(actor::ACTOR_STOP);
         let reply = host.model(req).await?;
         let action = match actor::parse_actor_reply(&reply) {
             Ok(a) => a,
@@ -248,7 +249,8 @@ async fn judge(
         arguments: arguments.clone(),
         observation: observation.clone(),
     };
-    let req = ChatRequest::constrained(Role::Judge, actor::render_judge(&view), actor::judge_schema());
+    let req = ChatRequest::constrained(Role::Judge, actor::render_judge(&view), actor::judge_schema())
+        .stopping_at(actor::JUDGE_STOP);
     let reply = host.model(req).await?;
     // A verdict that cannot be read falls back to the rule.
     Ok(actor::parse_judge_reply(&reply).unwrap_or(by_rule))

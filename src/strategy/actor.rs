@@ -117,6 +117,15 @@ Reply with one JSON object and nothing else: {\"scores\": {\"<tool>\": <score>, 
 const JUDGE_SYSTEM: &str = "You judge tool results. Decide whether the result helps to solve the task.\n\
 Reply with one JSON object and nothing else: {\"helpful\": true} or {\"helpful\": false}";
 
+/// Where an actor's reply has ended: a ReAct-style reply going on to
+/// imagine its tool's result, or any reply going on to write the next
+/// prompt (the stop sequences of [`crate::model::ChatRequest::stop`]).
+pub const ACTOR_STOP: &[&str] = &["\nObservation:", "\nTask:", "\nHistory:", "\nCandidates:"];
+/// Where an evaluator's reply has ended: at its prompt's own headings.
+pub const EVAL_STOP: &[&str] = &["\nTask:", "\nTrajectory:", "\nAnswer:"];
+/// Where a judge's reply has ended: at its prompt's own headings.
+pub const JUDGE_STOP: &[&str] = &["\nTask:", "\nTool:", "\nObservation:"];
+
 pub fn render_actor(view: &ActorInput) -> Vec<Message> {
     let lines: Vec<CandidateLine> = view.candidates.iter().map(CandidateLine::from).collect();
     render_actor_prompt(&view.task, &view.history, &lines, &view.notes, Layout::CandidatesLast)

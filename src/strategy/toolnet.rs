@@ -80,7 +80,8 @@ pub(crate) async fn evaluate(
     let mut used: Vec<String> = history.iter().map(|h| h.tool.clone()).collect();
     used.sort();
     used.dedup();
-    let req = ChatRequest::constrained(Role::Evaluator, actor::render_eval(&view), actor::eval_schema(&used));
+    let req = ChatRequest::constrained(Role::Evaluator, actor::render_eval(&view), actor::eval_schema(&used))
+        .stopping_at(actor::EVAL_STOP);
     let reply = host.model(req).await?;
     let scores = match actor::parse_eval_reply(&reply) {
         Ok(s) => s,

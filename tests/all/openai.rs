@@ -509,8 +509,10 @@ async fn tools_and_response_format_are_sent_when_enabled() {
     let mut req = request_with_tools();
     let schema = json!({"type": "object", "properties": {"tool": {"enum": ["search"]}}, "required": ["tool"]});
     req.response_schema = Some(ResponseSchema { name: "tool_choice".into(), schema: schema.clone() });
+    req = req.stopping_at(&["\nTask:"]);
     model(&server).chat(&req).await.unwrap();
     let body = &server.seen()[0].body;
+    assert!(body.get("stop").is_none(), "the schema's grammar ends the reply: {body}");
     assert_eq!(
         body["tools"],
         json!([{"type": "function", "function": {
@@ -533,8 +535,10 @@ async fn tools_and_response_format_are_not_sent_when_disabled() {
     cfg.json_schema = false;
     let mut req = request_with_tools();
     req.response_schema = Some(ResponseSchema { name: "x".into(), schema: json!({"type": "object"}) });
+    req = req.stopping_at(&["\nObservation:", "\nTask:"]);
     OpenAiModel::new(cfg).unwrap().chat(&req).await.unwrap();
     let body = &server.seen()[0].body;
+    assert_eq!(body["stop"], json!(["\nObservation:", "\nTask:"]), "the text protocol alone: its stop sequences");
     assert!(body.get("tools").is_none(), "{body}");
     assert!(body.get("response_format").is_none(), "{body}");
     assert_eq!(body["messages"].as_array().map(Vec::len), Some(2));
@@ -765,7 +769,7 @@ async fn an_anthropic_endpoint_is_spoken_natively() {
     unsafe { std::env::set_var("SWITCHYARD_TEST_ANTHROPIC_KEY", "sk-ant-test-key") };
     let model = OpenAiModel::new(cfg).unwrap();
     assert_eq!(model.info().kind, ModelKind::Anthropic);
-    let mut req = request_with_tools();
+    let mut req = request_with_tools().stopping_at(&["\nTask:"]);
     req.messages.insert(0, Message::system("Be brief."));
     let resp = model.chat(&req).await.unwrap();
     assert_eq!(resp.text, "Searching.");
@@ -780,6 +784,7 @@ async fn an_anthropic_endpoint_is_spoken_natively() {
     assert_eq!(seen.body["system"], "Be brief.\n\nYou are terse.", "system messages join into one");
     assert_eq!(seen.body["tools"][0]["input_schema"]["required"], json!(["q"]));
     assert!(seen.body["max_tokens"].as_u64().unwrap() > 0, "Anthropic requires max_tokens");
+    assert_eq!(seen.body["stop_sequences"], json!(["\nTask:"]));
 }
 
 #[tokio::test]
@@ -794,7 +799,7 @@ async fn a_responses_endpoint_is_spoken_natively() {
     let mut cfg = config(&server);
     cfg.api = switchyard::model::wire::Dialect::Responses;
     let model = OpenAiModel::new(cfg).unwrap();
-    let resp = model.chat(&request_with_tools()).await.unwrap();
+    let resp = model.chat(&request_with_tools().stopping_at(&["\nTask:"])).await.unwrap();
     assert_eq!(resp.tool_calls[0].arguments, json!({"q": "rust"}));
     assert_eq!((resp.usage.prompt_tokens, resp.usage.completion_tokens), (17, 6));
     let seen = &server.seen()[0];
@@ -802,6 +807,7 @@ async fn a_responses_endpoint_is_spoken_natively() {
     assert_eq!(seen.body["store"], false);
     assert_eq!(seen.body["tools"][0]["name"], "search");
     assert!(seen.body["input"].as_array().is_some_and(|i| !i.is_empty()));
+    assert!(seen.body.get("stop").is_none(), "the Responses API takes no stop sequences");
 }
 
 #[tokio::test]

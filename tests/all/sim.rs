@@ -118,6 +118,19 @@ fn same_seed_and_request_give_the_same_reply_whatever_the_order() {
 }
 
 #[test]
+fn a_reply_ends_before_its_first_stop_sequence_as_a_server_s_does() {
+    let v = view("What is the capital of the country 'France'?", vec![], vec![geo("geo_lookup", Some("50"))]);
+    let whole = chat(&sim(1, 0.1), &actor_request(&v));
+    let at = whole.text.find("\"arguments\"").expect("the reply names its arguments");
+    let cut = chat(&sim(1, 0.1), &actor_request(&v).stopping_at(&["\"no such text\"", "\"arguments\""]));
+    assert_eq!(cut.text, whole.text[..at]);
+    assert!(cut.usage.completion_tokens < whole.usage.completion_tokens);
+    // The stop sequences are not part of the draw: the same reply up to the cut.
+    let none = chat(&sim(1, 0.1), &actor_request(&v).stopping_at(switchyard::strategy::actor::ACTOR_STOP));
+    assert_eq!(none.text, whole.text);
+}
+
+#[test]
 fn usage_is_the_real_bpe_count_of_the_texts() {
     let bpe = tiktoken_rs::cl100k_base().unwrap();
     let count = |s: &str| bpe.encode_ordinary(s).len() as u64;

@@ -57,6 +57,11 @@ pub fn flatten(body: &Value, role: Role) -> Result<ChatRequest, Untranslatable> 
         name: s.get("name").and_then(Value::as_str).unwrap_or("response").to_string(),
         schema: s.get("schema").cloned().unwrap_or(Value::Null),
     });
+    req.stop = match body.get("stop") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        _ => Vec::new(),
+    };
     req.temperature = body.get("temperature").and_then(Value::as_f64).map(|t| t as f32);
     req.max_tokens = body
         .get("max_completion_tokens")

@@ -142,7 +142,8 @@ impl Atc {
                         Role::Planner,
                         prompt::render_program(&view),
                         prompt::program_schema(),
-                    );
+                    )
+                    .stopping_at(prompt::PROGRAM_STOP);
                     let reply = host.model(req).await?;
                     match prompt::parse_program_reply(&reply) {
                         Ok(p) => (p, false),

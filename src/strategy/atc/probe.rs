@@ -157,7 +157,8 @@ async fn probe_one(
         host.next_step()?;
         let view =
             ProbeInput { target: target.render(), helpers: helper_protocols.clone(), last_error: last_error.take() };
-        let req = ChatRequest::constrained(Role::Planner, prompt::render_probe(&view), prompt::probe_schema());
+        let req = ChatRequest::constrained(Role::Planner, prompt::render_probe(&view), prompt::probe_schema())
+            .stopping_at(prompt::PROBE_STOP);
         let reply = host.model(req).await?;
         let (question, program) = match prompt::parse_probe_reply(&reply) {
             Ok(qp) => qp,

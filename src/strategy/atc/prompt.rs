@@ -74,6 +74,11 @@ pub fn probe_schema() -> ResponseSchema {
     }
 }
 
+/// Where a program writer's or prober's reply has ended: at its prompt's
+/// own headings.
+pub const PROGRAM_STOP: &[&str] = &["\nTools:", "\nTask:", "\nIt failed"];
+pub const PROBE_STOP: &[&str] = &["\nTool to probe:", "\nHelper tools", "\nThe last probe failed"];
+
 const TOOLS: &str = "Tools:\n";
 const TASK: &str = "\nTask: ";
 const YOURS: &str = "\n\nYour program:\n```\n";

@@ -92,7 +92,8 @@ async fn ask_classifier(
 ) -> Result<BTreeMap<String, String>, Halt> {
     let view = ClassifierInput { categories: categories.to_vec(), tools: tools.to_vec() };
     let req =
-        ChatRequest::constrained(Role::Classifier, proto::render_classifier(&view), proto::classifier_schema(&view));
+        ChatRequest::constrained(Role::Classifier, proto::render_classifier(&view), proto::classifier_schema(&view))
+            .stopping_at(proto::CLASSIFIER_STOP);
     let reply = match host.model(req).await {
         Ok(r) => r,
         Err(Halt::ModelFailed(_)) => return Ok(BTreeMap::new()),

@@ -152,7 +152,8 @@ fn lane_requests(host: &dyn Host, step: &RewooStep, evidence: &Evidence) -> Vec<
 /// The solver's answer from the plan and the evidence.
 async fn solve(host: &mut dyn Host, task: &Task, steps: Vec<SolverStep>) -> Result<Option<String>, Halt> {
     let view = SolverInput { task: task.query.clone(), steps };
-    let req = ChatRequest::constrained(Role::Solver, prompt::render_solver(&view), prompt::solver_schema());
+    let req = ChatRequest::constrained(Role::Solver, prompt::render_solver(&view), prompt::solver_schema())
+        .stopping_at(prompt::SOLVER_STOP);
     let reply = host.model(req).await?;
     match prompt::parse_solver_reply(&reply) {
         Ok(a) => Ok(Some(a)),

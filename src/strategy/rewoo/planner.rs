@@ -62,7 +62,8 @@ pub async fn write_plan(
     let mut messages = proto::render_planner(&view);
     let mut attempt = 1u32;
     loop {
-        let req = ChatRequest::constrained(Role::Planner, messages.clone(), proto::planner_schema(&names));
+        let req = ChatRequest::constrained(Role::Planner, messages.clone(), proto::planner_schema(&names))
+            .stopping_at(proto::PLANNER_STOP);
         let reply = host.model(req).await?;
         match parse_plan_reply(&reply.text, &names).map_err(|e| e.to_string()).and_then(|p| check_categories(host, p)) {
             Ok(plan) => {

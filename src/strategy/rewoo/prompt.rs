@@ -106,6 +106,12 @@ const SOLVER_SYSTEM: &str = "You are the solver of a tool-using agent. A planner
 it; each step's evidence is listed under it. Evidence `null` means that tool failed or found nothing: ignore it. \
 Solve the task with the evidence. Reply with one line: `Answer: <the answer>`.";
 
+/// Where each role's reply has ended: at its prompt's own headings, or
+/// (the planner) at an answer, which is the solver's to write.
+pub const CLASSIFIER_STOP: &[&str] = &["\nCategories:", "\nTools:"];
+pub const PLANNER_STOP: &[&str] = &["\nTask:", "\nTools:", "\nNotes:", "\nAnswer:"];
+pub const SOLVER_STOP: &[&str] = &["\nTask:", "\nPlan and evidence:"];
+
 /// The classifier's reply constrained to one listed category per tool.
 pub fn classifier_schema(view: &ClassifierInput) -> ResponseSchema {
     let names: Vec<&str> = view.categories.iter().map(|c| c.name.as_str()).collect();
