@@ -4,6 +4,8 @@
 # request at a time, llama-server batches N.
 #   scripts/llama-server.sh build              # from llama-cpp-python's sdist (PyPI), ~15 min on 2 cores
 #   scripts/llama-server.sh start [0.5b|1.5b] [SLOTS]   # prints the [models.local] config
+#     (restarted if running with other SLOTS; with 2 or more, a commented
+#     `slots` line pins the actor and the evaluator to a slot each)
 #   scripts/llama-server.sh stop [0.5b|1.5b]
 # The weights are local-model.sh's (run `scripts/local-model.sh setup SIZE` first).
 set -euo pipefail
@@ -22,6 +24,7 @@ esac
 gguf="$root/models/$name-q4_k_m.gguf"
 pidfile="$root/$name.llama-server.pid"
 portfile="$root/$name.llama-server.port"
+slotsfile="$root/$name.llama-server.slots"
 log="$root/$name.llama-server.log"
 say() { echo "llama-server: $*" >&2; }
 
@@ -58,13 +61,18 @@ running() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
 start() {
   build
   [ -f "$gguf" ] || { say "no weights at $gguf: run scripts/local-model.sh setup $size"; exit 1; }
+  if running && [ "$(cat "$slotsfile" 2>/dev/null)" != "$slots" ]; then
+    say "restarting: running with $(cat "$slotsfile" 2>/dev/null || echo '?') slots, $slots asked"
+    local old; old=$(cat "$pidfile"); kill "$old"; rm -f "$pidfile"
+    while kill -0 "$old" 2>/dev/null; do sleep 0.2; done
+  fi
   if ! running; then
     local port; port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     say "starting $name with $slots slots on 127.0.0.1:$port (log: $log)"
     # Each slot gets 4096 tokens of context, as local-model.sh's server has.
     nohup "$bin" -m "$gguf" --host 127.0.0.1 --port "$port" --parallel "$slots" -c $((4096 * slots)) \
       -t "$(nproc)" >"$log" 2>&1 &
-    echo $! >"$pidfile"; echo "$port" >"$portfile"
+    echo $! >"$pidfile"; echo "$port" >"$portfile"; echo "$slots" >"$slotsfile"
     for _ in $(seq 1 120); do
       curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
       running || { say "the server died; see $log"; exit 1; }
@@ -82,6 +90,10 @@ json_schema = true
 cache_prompt = true
 price = { input_per_mtok = 0.0, output_per_mtok = 0.0 }
 CFG
+  # A slot caches one prompt: a slot per role keeps each role's cache its
+  # own through a session (for one session at a time; not with eval --jobs).
+  [ "$slots" -ge 2 ] && echo "# slots = { actor = 0, evaluator = 1 }"
+  return 0
 }
 
 case "$cmd" in

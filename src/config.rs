@@ -76,6 +76,9 @@ pub enum ModelConfig {
         /// Send llama.cpp's `cache_prompt` (see `OpenAiConfig::cache_prompt`).
         #[serde(default)]
         cache_prompt: bool,
+        /// Pin roles to llama.cpp server slots (see `OpenAiConfig::slots`).
+        #[serde(default)]
+        slots: BTreeMap<Role, u32>,
         #[serde(default)]
         price: Price,
     },
@@ -545,6 +548,14 @@ impl Config {
                 };
             }
             match &m {
+                ModelConfig::Openai { api, slots, .. }
+                    if !slots.is_empty() && *api != crate::model::wire::Dialect::Chat =>
+                {
+                    return Err(field(
+                        &format!("models.{name}.slots"),
+                        "server slots are llama.cpp's (`id_slot`), for a `kind = \"openai\"` model only".into(),
+                    ));
+                }
                 ModelConfig::Sim { noise, .. } if !(0.0..=1.0).contains(noise) => {
                     return Err(field(&format!("models.{name}.noise"), format!("must be within [0, 1], got {noise}")));
                 }
@@ -675,6 +686,7 @@ impl Config {
                     max_reply_mb,
                     stream,
                     cache_prompt,
+                    slots,
                     price,
                 } => {
                     let max_reply_bytes = limit_bytes(*max_reply_mb).map_err(|why| ConfigError::Field {
@@ -696,6 +708,7 @@ impl Config {
                         api: *api,
                         stream: *stream,
                         cache_prompt: *cache_prompt,
+                        slots: slots.clone(),
                     })
                     .map_err(|e| ConfigError::Field {
                         path: origin.clone(),

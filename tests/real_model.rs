@@ -39,6 +39,7 @@ fn openai(url: &str) -> ModelConfig {
         max_reply_mb: 16.0,
         stream: true,
         cache_prompt: false,
+        slots: Default::default(),
         price: Default::default(),
     }
 }

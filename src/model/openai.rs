@@ -23,8 +23,8 @@ use super::fault::ModelFaultMode;
 use super::stream::{Delta, Frames, Reassembly, Tokens};
 use super::wire::{self, Dialect, WireRequest};
 use super::{
-    ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Speaker, ToolCallRequest, ToolDef, Usage,
-    tokens, wire_fault,
+    ChatModel, ChatRequest, ChatResponse, ModelError, ModelInfo, ModelKind, Role, Speaker, ToolCallRequest, ToolDef,
+    Usage, tokens, wire_fault,
 };
 use crate::text::error_chain;
 use crate::text::secret::{Secret, redact, redact_bytes};
@@ -78,6 +78,13 @@ pub struct OpenAiConfig {
     /// does not know, and caches on its own.
     #[serde(default)]
     pub cache_prompt: bool,
+    /// The llama.cpp server slot each role's requests go to (`id_slot`).
+    /// A slot caches the last prompt it ran; roles with prompts of their
+    /// own (the actor's, the evaluator's) on one slot take turns evicting
+    /// each other's, while a slot per role keeps each prompt extending its
+    /// own last one. A role not listed goes to whichever slot is free.
+    #[serde(default)]
+    pub slots: std::collections::BTreeMap<Role, u32>,
 }
 
 /// 16 MB: far beyond any chat reply, far below what hurts.
@@ -118,6 +125,7 @@ impl OpenAiConfig {
             api: Dialect::Chat,
             stream: true,
             cache_prompt: false,
+            slots: Default::default(),
         }
     }
 }
@@ -218,7 +226,9 @@ impl OpenAiModel {
     /// The request in the endpoint's API.
     fn request_body(&self, req: &ChatRequest) -> Result<Value, ModelError> {
         if let Some(wire) = &req.wire {
-            return self.bridged_body(wire);
+            let mut body = self.bridged_body(wire)?;
+            self.pin_slot(&mut body, req.role);
+            return Ok(body);
         }
         let chat = self.chat_body(req);
         let mut body = match self.cfg.api {
@@ -231,7 +241,17 @@ impl OpenAiModel {
             self.ask_stream(&mut body);
         }
         self.ask_cache(&mut body);
+        self.pin_slot(&mut body, req.role);
         Ok(body)
+    }
+
+    fn pin_slot(&self, body: &mut Value, role: Role) {
+        if let Some(slot) = self.cfg.slots.get(&role)
+            && self.cfg.api == Dialect::Chat
+            && let Some(obj) = body.as_object_mut()
+        {
+            obj.insert("id_slot".into(), json!(slot));
+        }
     }
 
     fn ask_cache(&self, body: &mut Value) {

@@ -886,3 +886,34 @@ fn reply_tokens_are_read_role_by_role_and_checked() {
         assert!(e.contains(field) && e.contains("caps.toml"), "{text}: {e}");
     }
 }
+
+#[tokio::test]
+async fn roles_pinned_to_server_slots_say_so_and_the_others_do_not() {
+    let server = Server::start(vec![text_reply("a"), text_reply("b"), text_reply("c")]).await;
+    let mut cfg = config(&server);
+    cfg.slots = [(Role::Actor, 0), (Role::Evaluator, 1)].into_iter().collect();
+    let m = OpenAiModel::new(cfg).unwrap();
+    for role in [Role::Actor, Role::Evaluator, Role::Judge] {
+        m.chat(&ChatRequest { role, ..request() }).await.unwrap();
+    }
+    let slots: Vec<Option<u64>> = server.seen().iter().map(|s| s.body.get("id_slot").and_then(Value::as_u64)).collect();
+    assert_eq!(slots, vec![Some(0), Some(1), None]);
+}
+
+#[test]
+fn slots_are_read_per_role_and_refused_where_the_api_has_none() {
+    use switchyard::config::Config;
+    let path = std::path::Path::new("slots.toml");
+    let model = |kind: &str| {
+        format!(
+            "[models.local]\nkind = \"{kind}\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
+             slots = {{ actor = 0, evaluator = 1 }}\n"
+        )
+    };
+    let c = Config::parse(&model("openai"), path).unwrap();
+    assert!(c.build_models(1).is_ok());
+    let e = Config::parse(&model("anthropic"), path).unwrap_err().to_string();
+    assert!(e.contains("models.local.slots") && e.contains("slots.toml"), "{e}");
+    let e = Config::parse(&model("openai").replace("actor = 0", "actr = 0"), path).unwrap_err().to_string();
+    assert!(e.contains("actr") && e.contains("slots.toml"), "{e}");
+}
