@@ -69,7 +69,9 @@ pub async fn act(
     let mut usages = Vec::new();
     let mut told_empty = false;
     let mut looping: BTreeSet<String> = BTreeSet::new();
-    let layout = if strategy.steady(host) { Layout::CandidatesFirst } else { Layout::CandidatesLast };
+    let steady = strategy.steady(host);
+    // Every tool offered so far in the task, in the order first offered.
+    let mut described: Vec<String> = Vec::new();
     let result = loop {
         if host.step() >= host.params().max_steps {
             break Ok(None);
@@ -111,6 +113,13 @@ pub async fn act(
         host.emit(EventKind::Candidates { from: node.clone(), offered: offered.clone() })?;
         let lines: Vec<CandidateLine> =
             offered.iter().map(|o| candidate_line(host, &o.name, o.shown.as_deref())).collect();
+        // New ones by name, not by weight: the first step's tools then
+        // read the same from task to task while the weights move.
+        let mut new: Vec<&String> = offered.iter().map(|o| &o.name).filter(|n| !described.contains(n)).collect();
+        new.sort();
+        described.extend(new.into_iter().cloned());
+        let so_far: Vec<CandidateLine> = described.iter().map(|n| candidate_line(host, n, None)).collect();
+        let layout = if steady { Layout::CandidatesFirst } else { Layout::ToolsSoFar(&so_far) };
         let prompt = actor::render_actor_prompt(&task.query, history, &lines, &notes, layout);
         notes.clear();
         let names: Vec<String> = offered.iter().map(|o| o.name.clone()).collect();

@@ -136,13 +136,24 @@ pub fn render_actor(view: &ActorInput) -> Vec<Message> {
 /// what stays the same from step to step goes first: the system text, then
 /// the task and the history (which only grows), then what changes. The
 /// candidates come first when they are the same at every step (react's
-/// retrieved top K: the same for every task with K = all), last when each
-/// step offers others (ToolNet's out-neighbours).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Layout {
+/// retrieved top K: the same for every task with K = all). When each step
+/// offers others (ToolNet's out-neighbours), every tool offered so far in
+/// the task is described once under `Tools:`, in the order first offered,
+/// before the task, and only a last line names the step's candidates and
+/// weights: a step re-reads its new tools, the task, the history and that
+/// line, not every candidate's description.
+#[derive(Clone, Copy, Debug)]
+pub enum Layout<'a> {
     CandidatesFirst,
+    /// Every candidate described after the history: one step's prompt
+    /// alone, as [`render_actor`] writes a view.
     CandidatesLast,
+    /// The tools offered so far (their weights are the last line's).
+    ToolsSoFar(&'a [CandidateLine<'a>]),
 }
+
+/// The line of a [`Layout::ToolsSoFar`] prompt that names the step's candidates.
+const CANDIDATES_NOW: &str = "Candidates now: ";
 
 /// A candidate as the actor's prompt lists it, borrowed from the library:
 /// the loop renders a prompt every step, and owning its candidates cost a
@@ -182,9 +193,14 @@ pub fn render_actor_prompt(
     layout: Layout,
 ) -> Vec<Message> {
     let mut u = String::with_capacity(256 + 160 * candidates.len());
-    if layout == Layout::CandidatesFirst {
+    if let Layout::CandidatesFirst = layout {
         u.push_str("Candidates:\n");
         push_candidates(&mut u, candidates);
+        u.push('\n');
+    }
+    if let Layout::ToolsSoFar(described) = layout {
+        u.push_str("Tools:\n");
+        push_candidates(&mut u, described);
         u.push('\n');
     }
     u.push_str("Task: ");
@@ -199,9 +215,27 @@ pub fn render_actor_prompt(
             u.push('\n');
         }
     }
-    if layout == Layout::CandidatesLast {
-        u.push_str("\nCandidates:\n");
-        push_candidates(&mut u, candidates);
+    match layout {
+        Layout::CandidatesLast => {
+            u.push_str("\nCandidates:\n");
+            push_candidates(&mut u, candidates);
+        }
+        Layout::ToolsSoFar(_) => {
+            use std::fmt::Write as _;
+            u.push('\n');
+            u.push_str(CANDIDATES_NOW);
+            for (i, c) in candidates.iter().enumerate() {
+                if i > 0 {
+                    u.push_str("; ");
+                }
+                u.push_str(c.name);
+                if let Some(w) = c.weight {
+                    let _ = write!(u, " [weight {w}]");
+                }
+            }
+            u.push('\n');
+        }
+        Layout::CandidatesFirst => {}
     }
     vec![Message::system(ACTOR_SYSTEM), Message::user(u)]
 }
@@ -294,6 +328,9 @@ fn sections(text: &str) -> BTreeMap<&str, Vec<&str>> {
         } else if let Some(rest) = line.strip_prefix("Answer: ") {
             out.entry("Answer").or_default().push(rest);
             current = "";
+        } else if let Some(rest) = line.strip_prefix(CANDIDATES_NOW) {
+            out.entry("Candidates now").or_default().push(rest);
+            current = "";
         } else if !line.starts_with(' ') && !line.starts_with('-') && line.ends_with(':') && !line.contains(' ') {
             current = &line[..line.len() - 1];
             out.entry(current).or_default();
@@ -331,18 +368,41 @@ pub fn parse_actor_prompt(messages: &[Message]) -> Option<ActorInput> {
         .get("Notes")
         .map(|v| v.iter().filter_map(|l| l.strip_prefix("- ")).map(str::to_string).collect())
         .unwrap_or_default();
+    let mut candidates = parse_candidates(s.get("Candidates").map(Vec::as_slice).unwrap_or(&[]))?;
+    if let Some(now) = s.get("Candidates now").and_then(|v| v.first()) {
+        let described = parse_candidates(s.get("Tools").map(Vec::as_slice).unwrap_or(&[]))?;
+        candidates = now
+            .split("; ")
+            .map(|item| {
+                let (name, weight) = name_and_weight(item);
+                let mut c = described.iter().find(|c| c.name == name)?.clone();
+                c.weight = weight;
+                Some(c)
+            })
+            .collect::<Option<Vec<_>>>()?;
+    }
+    Some(ActorInput { task, history, candidates, notes })
+}
+
+/// `name [weight w]` as the name and the weight shown.
+fn name_and_weight(head: &str) -> (&str, Option<String>) {
+    match head.split_once(" [weight ") {
+        Some((n, w)) => (n, Some(w.trim_end_matches(']').to_string())),
+        None => (head, None),
+    }
+}
+
+/// A `Candidates:` or `Tools:` section's tools.
+fn parse_candidates(lines: &[&str]) -> Option<Vec<CandidateInput>> {
     let mut candidates: Vec<CandidateInput> = Vec::new();
-    for line in s.get("Candidates").map(Vec::as_slice).unwrap_or(&[]) {
+    for line in lines {
         if let Some(p) = line.strip_prefix("  parameters: ") {
             if let Some(c) = candidates.last_mut() {
                 c.parameters = serde_json::from_str(p).unwrap_or(Value::Null);
             }
         } else if let Some(rest) = line.strip_prefix("- ") {
             let (head, description) = rest.split_once(": ")?;
-            let (name, weight) = match head.split_once(" [weight ") {
-                Some((n, w)) => (n, Some(w.trim_end_matches(']').to_string())),
-                None => (head, None),
-            };
+            let (name, weight) = name_and_weight(head);
             let parameters = if name == FINISH { finish_candidate(None).parameters } else { Value::Null };
             candidates.push(CandidateInput {
                 name: name.to_string(),
@@ -352,7 +412,7 @@ pub fn parse_actor_prompt(messages: &[Message]) -> Option<ActorInput> {
             });
         }
     }
-    Some(ActorInput { task, history, candidates, notes })
+    Some(candidates)
 }
 
 pub fn parse_eval_prompt(messages: &[Message]) -> Option<EvalInput> {

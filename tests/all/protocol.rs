@@ -86,6 +86,39 @@ fn steady_candidates_go_first_so_each_step_s_prompt_starts_with_the_last_one() {
 }
 
 #[test]
+fn changing_candidates_are_described_once_and_named_on_the_last_line() {
+    let v = ActorInput { notes: vec!["Mind the budget.".into()], ..view() };
+    let lines: Vec<CandidateLine> = v.candidates.iter().map(CandidateLine::from).collect();
+    // Step 1 offers the first candidate and finish; step 2 adds the others.
+    let at = |offered: &[CandidateLine], described: &[CandidateLine], k: usize| {
+        let m = render_actor_prompt(&v.task, &v.history[..k], offered, &[], Layout::ToolsSoFar(described));
+        m.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n")
+    };
+    fn plain<'a>(c: &CandidateLine<'a>) -> CandidateLine<'a> {
+        CandidateLine { weight: None, ..*c }
+    }
+    let first: Vec<CandidateLine> = [lines[0], *lines.last().unwrap()].into_iter().collect();
+    let so_far_1: Vec<CandidateLine> = first.iter().map(plain).collect();
+    let so_far_2: Vec<CandidateLine> = lines.iter().map(plain).collect();
+    let step1 = at(&first, &so_far_1, 0);
+    let step2 = at(&lines, &so_far_2, 1);
+    // What step 1 described comes first at step 2 too: only the new tools,
+    // the task, the history and the last line are read again.
+    let tools_1 = &step1[..step1.find("Task:").unwrap()];
+    let shared = tools_1.trim_end_matches('\n');
+    assert!(step2.starts_with(shared), "{step1}\n---\n{step2}");
+    assert!(step2.find("Tools:").unwrap() < step2.find("Task:").unwrap());
+    let last = step2.lines().last().unwrap();
+    assert!(last.starts_with("Candidates now: ") && !last.contains("parameters"), "{last}");
+    // The simulated model reads the step's candidates with their weights.
+    let m = render_actor_prompt(&v.task, &v.history, &lines, &v.notes, Layout::ToolsSoFar(&so_far_2));
+    assert_eq!(parse_actor_prompt(&m).unwrap(), v);
+    let m = render_actor_prompt(&v.task, &v.history, &first, &v.notes, Layout::ToolsSoFar(&so_far_2));
+    let read = parse_actor_prompt(&m).unwrap();
+    assert_eq!(read.candidates, [v.candidates[0].clone(), v.candidates.last().unwrap().clone()]);
+}
+
+#[test]
 fn eval_and_judge_prompts_round_trip() {
     let e = EvalInput { task: "t".into(), steps: view().history, answer: Some("Paris".into()) };
     assert_eq!(parse_eval_prompt(&render_eval(&e)).unwrap(), e);

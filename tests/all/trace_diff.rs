@@ -48,8 +48,12 @@ fn the_same_seed_twice_decides_alike_and_a_fault_is_named_at_its_tool_result() {
     let v: Value = serde_json::from_str(&json).unwrap();
     assert_eq!((code, &v["differs"]), (0, &Value::Bool(false)));
 
-    // The same run with the primary geo_lookup failing once: task t01's first call.
-    let c = record(d.path(), "c.jsonl", &["--fault", "geo_lookup:error:once"]);
+    // The same run with the tool of task t01's first call failing once.
+    let first_tool = lines(&a).into_iter().find(|e| e["type"] == "ToolCall").expect("a tool call")["tool"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let c = record(d.path(), "c.jsonl", &["--fault", &format!("{first_tool}:error:once")]);
     let (code, json) = diff(&a, &c, &["--json"]);
     assert_eq!(code, 1, "{json}");
     let v: Value = serde_json::from_str(&json).unwrap();
@@ -69,7 +73,7 @@ fn the_same_seed_twice_decides_alike_and_a_fault_is_named_at_its_tool_result() {
     let head = format!("run 1 (t01): first divergence at step {step}: tool result");
     assert!(out.contains(&head), "{out}");
     assert!(
-        out.contains(&format!("B event {at_c:<6} ToolResult    geo_lookup → error (Failed) injected fault")),
+        out.contains(&format!("B event {at_c:<6} ToolResult    {first_tool} → error (Failed) injected fault")),
         "{out}"
     );
     assert!(out.contains("differs at status:"), "{out}");
