@@ -6,7 +6,8 @@
 #                                [--tasks FILE] [--strategies LIST] [--out DIR]
 #
 # - The model: the local Qwen2.5-Coder 0.5B, served by llama.cpp's own
-#   server with one slot (scripts/llama-server.sh, the default: it reports
+#   server with two slots, the actor and the evaluator pinned to one each
+#   (scripts/llama-server.sh, the default: it reports
 #   the prompt cache and takes `cache_prompt`) or by llama-cpp-python's
 #   (scripts/local-model.sh, which reports no cache). Started when not running.
 # - The peer: LangGraph's prebuilt ReAct agent (create_react_agent over
@@ -40,7 +41,7 @@ while [ $# -gt 0 ]; do
     --tasks) tasks=${2:?--tasks needs a file}; shift 2 ;;
     --strategies) strategies=${2:?--strategies needs a list}; shift 2 ;;
     --out) out=${2:?--out needs a folder}; shift 2 ;;
-    -h | --help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "peer-side-by-side: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -56,7 +57,9 @@ fi
 [ -f "$tasks" ] || { say "no task file $tasks"; exit 2; }
 
 case "$server" in
-  llama-server) model_config=$(bash "$here/scripts/llama-server.sh" start 0.5b 1) ;;
+  # Two slots, the actor and the evaluator pinned to one each: each role's
+  # prompt then extends its own last one in the server's cache.
+  llama-server) model_config=$(bash "$here/scripts/llama-server.sh" start 0.5b 2 | sed 's/^# slots = /slots = /') ;;
   local-model) model_config=$(bash "$here/scripts/local-model.sh" start 0.5b | sed '/^#/d') ;;
   *) say "unknown server '$server' (llama-server or local-model)"; exit 2 ;;
 esac
