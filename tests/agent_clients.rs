@@ -217,8 +217,13 @@ fn local_model() -> Result<String, String> {
 fn the_anthropic_sdk_through_translation_to_the_local_model() {
     let py = python_or_skip!();
     let config = local_model().unwrap();
-    for args in [&["--stream", "Say hello in one word."][..], &["--stream", "--tools", "What is 2 + 3?"][..]] {
-        let ran = run_agent_with(&py, Some(&config), "anthropic_messages.py", args);
+    // The local server answers one request at a time and the other tests
+    // of this binary share it: a request may wait its turn longer than the
+    // SDK's 60 s, which it would take for a dead server and send again.
+    let waits = ["--timeout", "600", "--stream"];
+    for prompt in [&["Say hello in one word."][..], &["--tools", "What is 2 + 3?"][..]] {
+        let args: Vec<&str> = waits.iter().chain(prompt).copied().collect();
+        let ran = run_agent_with(&py, Some(&config), "anthropic_messages.py", &args);
         let calls = ran.dialects();
         assert!(!calls.is_empty() && calls.iter().all(|d| *d == Dialect::Anthropic), "{calls:?}\n{}", ran.explain());
         // A reply that is only a tool call tells no text, so it has no
