@@ -29,13 +29,33 @@ pub trait Candidates {
 
 /// BTP's costs for the actor: every tool call costs one actor step; c_s is
 /// the first prompt and the final summary.
-pub fn cost_shape(host: &dyn Host, query: &str, candidates: &[String]) -> CostShape {
-    let per_call = btp::step_cost(&host.models().get(Role::Actor).price, first_prompt_tokens(host, query, candidates));
+pub fn cost_shape(strategy: &impl Candidates, host: &dyn Host, query: &str, candidates: &[String]) -> CostShape {
+    let tokens = actor_first_prompt_tokens(strategy, host, query, candidates);
+    let per_call = btp::step_cost(&host.models().get(Role::Actor).price, tokens);
     CostShape { per_call, fixed: 2.0 * per_call, reserve: 0.0 }
 }
 
-/// The tokens of the actor's first prompt over `candidates`, the measure of
-/// a model step that BTP prices.
+/// The tokens of the actor's first prompt over `candidates`, laid out and
+/// weighted as [`act`] sends it before the plan narrows the list.
+fn actor_first_prompt_tokens(strategy: &impl Candidates, host: &dyn Host, query: &str, candidates: &[String]) -> u64 {
+    let format = host.params().weight_format;
+    let mut offered: Vec<(String, Option<String>)> = strategy
+        .candidates(host, crate::graph::START, candidates)
+        .into_iter()
+        .map(|(n, w)| (n, w.and_then(|w| format.show(w))))
+        .collect();
+    if !offered.iter().any(|(n, _)| n == actor::FINISH) {
+        offered.push((actor::FINISH.to_string(), None));
+    }
+    let lines: Vec<CandidateLine> = offered.iter().map(|(n, w)| candidate_line(host, n, w.as_deref())).collect();
+    let mut described: Vec<CandidateLine> = offered.iter().map(|(n, _)| candidate_line(host, n, None)).collect();
+    described.sort_by(|a, b| a.name.cmp(b.name));
+    let layout = if strategy.steady(host) { Layout::CandidatesFirst } else { Layout::ToolsSoFar(&described) };
+    crate::model::tokens::count_messages(&actor::render_actor_prompt(query, &[], &lines, &[], layout))
+}
+
+/// The tokens of a one-step actor prompt over `candidates`: the measure of
+/// a model step that BTP prices for strategies without the actor's loop.
 pub fn first_prompt_tokens(host: &dyn Host, query: &str, candidates: &[String]) -> u64 {
     let lines: Vec<CandidateLine> =
         candidates.iter().map(|n| candidate_line(host, n, None)).chain([CandidateLine::finish(None)]).collect();

@@ -47,7 +47,7 @@ impl Strategy for Toolnet {
     }
 
     fn cost_shape(&self, host: &dyn Host, query: &str, candidates: &[String]) -> CostShape {
-        act::cost_shape(host, query, candidates)
+        act::cost_shape(self, host, query, candidates)
     }
 
     async fn run(&mut self, host: &mut dyn Host, task: &Task) -> Result<Option<String>, Halt> {

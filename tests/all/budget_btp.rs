@@ -199,3 +199,33 @@ fn every_run_appends_its_judged_usages_to_the_experience_store() {
     assert!(records.iter().any(|u| u.tool == "geo_lookup" && !u.helpful), "nothing found is unhelpful");
     assert!(records.iter().any(|u| u.helpful));
 }
+
+#[tokio::test]
+async fn btp_prices_the_actor_s_first_prompt_as_the_actor_is_sent_it() {
+    // At one credit a prompt token, c_s (two steps) is twice the first prompt.
+    for kind in [StrategyKind::React, StrategyKind::Toolnet] {
+        let model = Scripted::new(&[&finish("5")], "{}");
+        let price = Price { input_per_mtok: 1e6, output_per_mtok: 0.0 };
+        let mut s = EngineSetup::new(small_library(), Models::single(model.clone(), price), kind);
+        s.clock = Arc::new(LogicalClock::default());
+        s.params.budget = Some(1e6);
+        let btp = BtpSetup::new(ExperienceStore::in_memory(Vec::new()));
+        // The actor is offered the tools the plan is made over.
+        s.params.top_k = btp.candidates;
+        s.btp = Some(btp);
+        let (mut engine, _h) = Engine::new(s);
+        let rx = engine.subscribe();
+        let task = Task { id: "t".into(), query: "Evaluate the arithmetic expression 2+3".into(), ..Task::default() };
+        engine.run(vec![task]).await.unwrap();
+        let events = drain(rx).await;
+        let fixed = events
+            .iter()
+            .find_map(|e| match e.kind {
+                EventKind::PlanMade { fixed_cost, .. } => Some(fixed_cost),
+                _ => None,
+            })
+            .expect("a plan");
+        let sent = switchyard::model::tokens::count_messages(&model.seen.lock().unwrap()[0].messages);
+        assert!((fixed - 2.0 * sent as f64).abs() < 1e-6, "{kind:?}: c_s {fixed} for a first prompt of {sent}");
+    }
+}
