@@ -353,3 +353,21 @@ fn a_real_model_calls_a_tool_of_a_real_mcp_server() {
         .collect();
     assert!(!served.is_empty(), "the model called no tool of the server");
 }
+
+#[tokio::test]
+#[ignore = "needs the local model: scripts/local-model.sh start"]
+async fn a_real_model_writes_readable_questions_for_a_tool() {
+    use switchyard::dataset::ToolDoc;
+    use switchyard::retrieve::synth;
+    let tool = ToolDoc {
+        id: "people/person/place_of_birth".into(),
+        description: "place of birth: retrieves the birthplace of a person.".into(),
+    };
+    let mut req = synth::request(&tool, 3);
+    req.temperature = Some(0.0);
+    req.max_tokens = Some(160);
+    let reply = model().chat(&req).await.unwrap();
+    let questions = synth::parse_reply(&reply.text).unwrap_or_else(|e| panic!("{e}: {}", reply.text));
+    assert!((1..=3).contains(&questions.len()), "{questions:?}");
+    assert!(questions.iter().all(|q| q.len() > 10 && q.len() < 300), "{questions:?}");
+}

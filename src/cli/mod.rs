@@ -22,6 +22,7 @@ mod retrieval;
 mod run;
 mod setup;
 mod soak_plot;
+mod synth;
 mod tools;
 mod trace;
 mod ui;

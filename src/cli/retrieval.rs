@@ -40,7 +40,10 @@ pub(super) enum RetrievalCommand {
     },
     /// CoTools' trainable heads and tool judge: train, show, judge.
     #[command(subcommand)]
-    Heads(super::heads::HeadsCmd),
+    Heads(Box<super::heads::HeadsCmd>),
+    /// Synthetic questions for every tool of a pool, written by a configured
+    /// model from the tool's text alone (for `heads train --synthetic`).
+    Synth(super::synth::SynthArgs),
 }
 
 /// Which retriever: the config's `[retrieval]` unless a flag says otherwise.
@@ -102,7 +105,8 @@ fn open(config: &Config, how: &RetrievalConfig, docs: &[(String, String)]) -> Re
 pub(super) fn run(config: &Config, cmd: RetrievalCommand) -> Result<ExitCode> {
     match cmd {
         RetrievalCommand::Eval { tools, questions, how, json } => eval(config, &tools, &questions, &how, json),
-        RetrievalCommand::Heads(cmd) => super::heads::run(config, cmd),
+        RetrievalCommand::Heads(cmd) => super::heads::run(config, *cmd),
+        RetrievalCommand::Synth(a) => super::synth::synth(config, a),
     }
 }
 

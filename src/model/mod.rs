@@ -416,3 +416,15 @@ pub async fn fault_around<M: ChatModel + ?Sized>(
         }
     }
 }
+
+/// The first JSON value of a reply's text, from its first `{` on: a small
+/// model may write prose before the object its schema asked for, or go on
+/// after it.
+pub fn reply_json(text: &str) -> Result<Value, String> {
+    let start = text.find('{').ok_or("no JSON object in the reply")?;
+    serde_json::Deserializer::from_str(&text[start..])
+        .into_iter::<Value>()
+        .next()
+        .ok_or("no JSON object in the reply")?
+        .map_err(|e| format!("not JSON: {e}"))
+}

@@ -16,6 +16,7 @@ pub mod index;
 pub mod minilm;
 pub mod retriever;
 pub mod settings;
+pub mod synth;
 mod tokens;
 pub mod train;
 

@@ -31,6 +31,7 @@ mod observation;
 mod planner;
 mod relevance;
 mod solver;
+mod synth;
 
 use async_trait::async_trait;
 use rand::SeedableRng;
@@ -88,6 +89,10 @@ impl SimModel {
 
     fn reply_text(&self, req: &ChatRequest, rng: &mut ChaCha8Rng) -> String {
         match req.role {
+            // `retrieval synth` asks the actor's model for questions.
+            Role::Actor if crate::retrieve::synth::parse_prompt(&req.messages).is_some() => {
+                synth::synth_reply(&req.messages, rng)
+            }
             Role::Actor => actor::actor_reply(&req.messages, self.config.noise, rng),
             Role::Evaluator => evaluator::evaluator_reply(&req.messages),
             Role::Judge => evaluator::judge_reply(&req.messages),

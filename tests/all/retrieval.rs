@@ -285,3 +285,43 @@ async fn a_task_the_judge_finds_needs_no_tool_is_offered_only_the_answer() {
     assert_eq!(offered(1), vec!["finish"]);
     assert!(offered(2).contains(&"calculator".to_string()), "{:?}", offered(2));
 }
+
+#[test]
+fn synthetic_questions_are_written_for_every_tool_and_a_second_run_goes_on() {
+    use crate::cli_helpers::{fails, run, s};
+    let dir = tempfile::tempdir().unwrap();
+    let pool = dir.path().join("tool.json");
+    let tools = serde_json::json!({"tool_information": {
+        "<people/person/place_of_birth>": {"tool_name": "<people/person/place_of_birth>", "tool_description": "place of birth: retrieves the birthplace of a person."},
+        "<film/film/genre>": "genre: specifies the category of a film.",
+        "<music/release/track>": "track: identifies the track released by a musician or band."
+    }});
+    std::fs::write(&pool, tools.to_string()).unwrap();
+    let out = dir.path().join("synth.jsonl");
+    let args = ["retrieval", "synth", "--tools", s(&pool), "--out", s(&out), "--per-tool", "2"];
+    let first = run(&args);
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let written = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<serde_json::Value> = written.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 6, "{written}");
+    for l in &lines {
+        assert_eq!(l["synthetic"], true);
+        // The simulated model asks the id's relation, read from the prompt.
+        let relation = l["tool"].as_str().unwrap().rsplit('/').next().unwrap().replace('_', " ");
+        assert!(l["question"].as_str().unwrap().contains(&relation), "{l}");
+    }
+    // The file is a question file with `tool`: retrieval eval reads it.
+    let eval = run(&["retrieval", "eval", "--tools", s(&pool), "--questions", s(&out), "--json"]);
+    assert!(eval.status.success(), "{}", String::from_utf8_lossy(&eval.stderr));
+
+    let again = run(&args);
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("0 tools to ask for, 3 already in"));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), written, "nothing asked twice");
+
+    let err = fails(&["retrieval", "synth", "--tools", s(&pool), "--out", s(&out), "--model", "nowhere"]);
+    assert!(err.contains("no model named 'nowhere'"), "{err}");
+    std::fs::write(&out, format!("{written}{{\"question\": 1}}\n")).unwrap();
+    let err = fails(&args);
+    assert!(err.contains("synth.jsonl:7: not a synthetic question"), "{err}");
+}
