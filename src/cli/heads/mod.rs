@@ -47,6 +47,9 @@ pub(super) struct TrainArgs {
     /// Training examples: annotated call texts (text, start_str_idx, tool_calling) or questions with `tool`.
     #[arg(long)]
     train: PathBuf,
+    /// Synthetic questions (`retrieval synth`), trained on for every tool they name, held out or not.
+    #[arg(long)]
+    synthetic: Option<PathBuf>,
     /// Questions with their gold tool, to report on.
     #[arg(long)]
     test: Option<PathBuf>,
@@ -181,6 +184,7 @@ fn train(config: &Config, a: TrainArgs) -> Result<ExitCode> {
         tools: a.tools.clone(),
         train: a.train.clone(),
         test: a.test.clone(),
+        synthetic: a.synthetic.clone(),
         holdout: a.holdout,
         validation: a.validation,
         tool_text: if a.tool_text == "text" { ToolText::Text } else { ToolText::Description },

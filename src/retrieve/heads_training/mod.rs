@@ -45,6 +45,10 @@ pub struct HeadsPlan {
     pub tools: PathBuf,
     pub train: PathBuf,
     pub test: Option<PathBuf>,
+    /// Synthetic questions (`retrieval synth`): written from the tools'
+    /// texts alone, so they are trained on for every tool, held out or not,
+    /// and never validate or test.
+    pub synthetic: Option<PathBuf>,
     /// Share of the training file's tools kept out of training entirely.
     pub holdout: f64,
     /// Share of the remaining tools that chooses the epoch and blend weight.
@@ -119,6 +123,9 @@ impl HeadsOutcome {
             self.seconds,
             self.best_epoch
         );
+        if let Some(n) = self.summary["synthetic_pairs"].as_u64().filter(|&n| n > 0) {
+            out += &format!("and on {n} synthetic questions, for every tool of the pool they name\n");
+        }
         if let Some(m) = self.validation_heads {
             let raw = self.validation_raw;
             out += &format!(
@@ -243,6 +250,7 @@ pub struct PreparedHeads<'a> {
     kept: BTreeSet<usize>,
     kept_ex: Vec<Example>,
     val_tools: BTreeSet<usize>,
+    synthetic: Vec<Example>,
 }
 
 impl HeadsPlan {
@@ -280,27 +288,35 @@ impl HeadsPlan {
                 why: "too few tools left to train on after --holdout and --validation".into(),
             });
         }
-        Ok(PreparedHeads { plan, pool, test, held_out, kept, kept_ex, val_tools })
+        let synthetic = match &plan.synthetic {
+            Some(p) => examples(p, &pool, &plan.tools)?,
+            None => Vec::new(),
+        };
+        Ok(PreparedHeads { plan, pool, test, held_out, kept, kept_ex, val_tools, synthetic })
     }
 }
 
 /// Trains the heads as the plan says and tests them, with four retrievers
 /// beside them, on the test file's seen and unseen tools.
 pub fn train_heads_and_test(prepared: PreparedHeads, embedder_id: &str, hooks: &mut dyn Hooks) -> Result<HeadsOutcome> {
-    let PreparedHeads { plan, pool, test, held_out, kept, kept_ex, val_tools } = prepared;
+    let PreparedHeads { plan, pool, test, held_out, kept, kept_ex, val_tools, synthetic } = prepared;
     let tool_texts: Vec<String> = pool
         .tools
         .iter()
         .map(|t| if plan.tool_text == ToolText::Text { t.text() } else { t.description.clone() })
         .collect();
     let tools = hooks.embed(&tool_texts, "tools")?;
-    let queries = hooks.embed(&kept_ex.iter().map(|e| e.query.clone()).collect::<Vec<_>>(), "queries")?;
+    let queries =
+        hooks.embed(&kept_ex.iter().chain(&synthetic).map(|e| e.query.clone()).collect::<Vec<_>>(), "queries")?;
+    // Synthetic questions follow the kept examples in `queries`.
+    let synthetic_pairs = synthetic.iter().enumerate().map(|(j, e)| (kept_ex.len() + j, e.tool));
     let test_vectors = hooks.embed(&test.iter().map(|e| e.query.clone()).collect::<Vec<_>>(), "test")?;
     // Pool ids are distinct, so BM25's document order is the pool's.
     let lexical = Bm25Index::new(pool.tools.iter().map(|t| (t.id.as_str(), t.description.as_str())));
 
-    let fit: Vec<(usize, usize)> =
+    let real_fit: Vec<(usize, usize)> =
         kept_ex.iter().enumerate().filter(|(_, e)| !val_tools.contains(&e.tool)).map(|(i, e)| (i, e.tool)).collect();
+    let fit: Vec<(usize, usize)> = real_fit.iter().copied().chain(synthetic_pairs.clone()).collect();
     let val_idx: Vec<usize> = (0..kept_ex.len()).filter(|&i| val_tools.contains(&kept_ex[i].tool)).collect();
     let validation = Validation {
         queries: val_idx.iter().map(|&i| queries[i].clone()).collect(),
@@ -324,11 +340,13 @@ pub fn train_heads_and_test(prepared: PreparedHeads, embedder_id: &str, hooks: &
     }
     let best_epoch = log.best_epoch;
     let mut logs = vec![("with validation", log)];
-    let mut trained: BTreeSet<usize> = fit.iter().map(|p| p.1).collect();
+    // Seen: a real question of the tool was trained on.
+    let mut trained: BTreeSet<usize> = real_fit.iter().map(|p| p.1).collect();
     if !plan.no_refit && !val_idx.is_empty() {
         // The chosen epoch count, now on every kept tool: the validation
         // tools are too many to leave out of the final heads.
-        let all_pairs: Vec<(usize, usize)> = kept_ex.iter().enumerate().map(|(i, e)| (i, e.tool)).collect();
+        let all_pairs: Vec<(usize, usize)> =
+            kept_ex.iter().enumerate().map(|(i, e)| (i, e.tool)).chain(synthetic_pairs).collect();
         let refit = TrainOptions { epochs: best_epoch.max(1), validation: None, ..opts.clone() };
         let what = "training on all kept tools";
         let (h, l) = train_reporting(hooks, what, &queries, &tools, &all_pairs, &refit, embedder_id)?;
@@ -363,7 +381,9 @@ pub fn train_heads_and_test(prepared: PreparedHeads, embedder_id: &str, hooks: &
     let summary = json!({
         "train": plan.train.display().to_string(),
         "tools": plan.tools.display().to_string(),
-        "pairs": if logs.len() > 1 { kept_ex.len() } else { fit.len() },
+        "pairs": if logs.len() > 1 { kept_ex.len() } else { real_fit.len() },
+        "synthetic": plan.synthetic.as_ref().map(|p| p.display().to_string()),
+        "synthetic_pairs": synthetic.len(),
         "trained_tools": trained.len(),
         "held_out_tools": held_out.len(),
         "validation_tools": val_tools.len(),

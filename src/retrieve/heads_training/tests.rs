@@ -63,6 +63,7 @@ fn write_data(dir: &Path) -> HeadsPlan {
         tools: dir.join("tool.json"),
         train: dir.join("train.jsonl"),
         test: Some(dir.join("test.jsonl")),
+        synthetic: None,
         holdout: 0.25,
         validation: 0.25,
         tool_text: ToolText::Description,
@@ -99,6 +100,39 @@ fn heads_are_trained_refit_and_tested_on_seen_and_unseen_tools() {
     let json = o.json(Path::new("heads.safetensors"));
     assert_eq!(json["test"].as_array().map(Vec::len), Some(o.rows.len()));
     assert_eq!(json["out"], "heads.safetensors");
+}
+
+#[test]
+fn synthetic_questions_train_every_tool_and_held_out_tools_stay_unseen() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan = write_data(dir.path());
+    let mut hooks = WordHooks { embedded: Vec::new(), runs: Vec::new() };
+    train_heads_and_test(plan.prepare().unwrap(), "words", &mut hooks).unwrap();
+    let steps_without: Vec<usize> = hooks.runs.iter().map(|r| r.1).collect();
+
+    let synthetic: String = TOOLS
+        .iter()
+        .flat_map(|(id, d)| {
+            (0..2).map(move |k| format!("{}\n", json!({"question": format!("{d} {k}"), "tool": id, "synthetic": true})))
+        })
+        .collect();
+    std::fs::write(dir.path().join("synth.jsonl"), synthetic).unwrap();
+    plan.synthetic = Some(dir.path().join("synth.jsonl"));
+    let mut hooks = WordHooks { embedded: Vec::new(), runs: Vec::new() };
+    let with = train_heads_and_test(plan.prepare().unwrap(), "words", &mut hooks).unwrap();
+    let steps_with: Vec<usize> = hooks.runs.iter().map(|r| r.1).collect();
+    // 16 more pairs at batch 8: two more steps in each of the 3 epochs; the
+    // refit trains on the 36 kept questions and the 16 synthetic ones.
+    assert_eq!(steps_with[0], steps_without[0] + 2 * 3, "{steps_with:?} against {steps_without:?}");
+    assert_eq!(steps_with[1], 52usize.div_ceil(8) * with.best_epoch.max(1), "{steps_with:?}");
+    assert_eq!(with.summary["synthetic_pairs"], 16);
+    assert_eq!((with.trained_tools, with.held_out_tools), (6, 2), "a synthetic question does not make a tool seen");
+    assert!(with.rows.iter().all(|(_, seen, unseen)| seen.n == 6 && unseen.n == 2), "{:?}", with.rows);
+    assert!(with.text().contains("and on 16 synthetic questions"), "{}", with.text());
+
+    std::fs::write(dir.path().join("synth.jsonl"), "{\"question\": \"q\", \"tool\": \"nowhere\"}\n").unwrap();
+    let err = plan.prepare().err().expect("a synthetic tool outside the pool").to_string();
+    assert!(err.contains("synth.jsonl") && err.contains("record 1: tool `nowhere`"), "{err}");
 }
 
 #[test]
