@@ -40,6 +40,31 @@ impl ToolDoc {
             (false, _) => self.description.clone(),
         }
     }
+
+    /// The text a retriever indexes, with a path id read as what it asks:
+    /// `people/person/place_of_birth` is "place of birth of a person
+    /// (people)", `location/location/people_born_here` "people born here of
+    /// a location", so the subject's type stands beside the relation rather
+    /// than among the domain's words. Other ids are as [`Self::text`].
+    pub fn phrase(&self) -> String {
+        let words = |s: &str| s.replace(['_', '.', '-'], " ").split_whitespace().collect::<Vec<_>>().join(" ");
+        let parts: Vec<String> = self.id.split('/').map(words).filter(|p| !p.is_empty()).collect();
+        let [.., subject, relation] = parts.as_slice() else {
+            return self.text();
+        };
+        let article = if subject.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+        let mut out = format!("{relation} of {article} {subject}");
+        let domains: Vec<&String> = parts[..parts.len() - 2].iter().filter(|d| *d != subject).collect();
+        if !domains.is_empty() {
+            let joined: Vec<&str> = domains.iter().map(|d| d.as_str()).collect();
+            out += &format!(" ({})", joined.join(", "));
+        }
+        if !self.description.is_empty() {
+            out += ": ";
+            out += &self.description;
+        }
+        out
+    }
 }
 
 /// The tools of a `tool.json`, in the file's `tool_dict` order.
@@ -361,5 +386,17 @@ mod tests {
         assert_eq!(code.text(), "discoverer(x): who found x");
         let path = ToolDoc { id: "people/person/place_of_birth".into(), description: "place of birth.".into() };
         assert_eq!(path.text(), "people person place of birth: place of birth.");
+    }
+
+    #[test]
+    fn a_path_id_reads_as_its_relation_of_its_subject() {
+        let doc = |id: &str| ToolDoc { id: id.into(), description: "d".into() };
+        assert_eq!(doc("people/person/place_of_birth").phrase(), "place of birth of a person (people): d");
+        assert_eq!(doc("location/location/people_born_here").phrase(), "people born here of a location: d");
+        assert_eq!(doc("music/artist/track").phrase(), "track of an artist (music): d");
+        assert_eq!(doc("music/release/track").phrase(), "track of a release (music): d");
+        // Not a path: as `text`.
+        assert_eq!(doc("geo_lookup").phrase(), doc("geo_lookup").text());
+        assert_eq!(doc("P65").phrase(), "d");
     }
 }

@@ -90,8 +90,9 @@ pub(super) struct TrainArgs {
     /// Write each validation query's gold tool and top 3 (heads + BM25) here, JSON Lines.
     #[arg(long)]
     dump_validation: Option<PathBuf>,
-    /// What a tool's vector is embedded from: text (id words and description) or description.
-    #[arg(long, default_value = "text", value_parser = ["text", "description"])]
+    /// What a tool's vector is embedded from: text (id words and description), description, or
+    /// phrase (a path id as its relation of its subject, then the description).
+    #[arg(long, default_value = "text", value_parser = ["text", "description", "phrase"])]
     tool_text: String,
     /// Write the loss curve here (SVG).
     #[arg(long)]
@@ -187,7 +188,11 @@ fn train(config: &Config, a: TrainArgs) -> Result<ExitCode> {
         synthetic: a.synthetic.clone(),
         holdout: a.holdout,
         validation: a.validation,
-        tool_text: if a.tool_text == "text" { ToolText::Text } else { ToolText::Description },
+        tool_text: match a.tool_text.as_str() {
+            "text" => ToolText::Text,
+            "phrase" => ToolText::Phrase,
+            _ => ToolText::Description,
+        },
         lexical_weight: a.lexical_weight,
         no_refit: a.no_refit,
         dump_validation: a.dump_validation.clone(),

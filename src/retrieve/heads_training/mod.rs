@@ -37,6 +37,9 @@ pub enum ToolText {
     /// Its id's words and its description.
     Text,
     Description,
+    /// A path id as its relation of its subject, then the description
+    /// ([`crate::dataset::ToolDoc::phrase`]).
+    Phrase,
 }
 
 /// One training of the heads: the files, the splits and the optimiser.
@@ -303,7 +306,11 @@ pub fn train_heads_and_test(prepared: PreparedHeads, embedder_id: &str, hooks: &
     let tool_texts: Vec<String> = pool
         .tools
         .iter()
-        .map(|t| if plan.tool_text == ToolText::Text { t.text() } else { t.description.clone() })
+        .map(|t| match plan.tool_text {
+            ToolText::Text => t.text(),
+            ToolText::Description => t.description.clone(),
+            ToolText::Phrase => t.phrase(),
+        })
         .collect();
     let tools = hooks.embed(&tool_texts, "tools")?;
     let queries =
