@@ -203,9 +203,12 @@ fn local_model() -> Result<String, String> {
     let url = std::env::var("SWITCHYARD_LOCAL_MODEL_URL")
         .map_err(|_| "SWITCHYARD_LOCAL_MODEL_URL is not set (scripts/local-model.sh start)".to_string())?;
     let name = std::env::var("SWITCHYARD_LOCAL_MODEL_NAME").unwrap_or_else(|_| "qwen2.5-coder-0.5b-instruct".into());
+    // A reply the agent sets no limit for is cut at 256 tokens: four turns
+    // of a 0.5B model rambling to the default 1,024 fill its 4,096 tokens
+    // of context before the agent can answer.
     Ok(format!(
         "[models.qwen]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"{name}\"\ntimeout_ms = 180000\n\
-         max_retries = 1\n\n[roles]\nagent = \"qwen\"\n"
+         max_retries = 1\nmax_tokens = 256\n\n[roles]\nagent = \"qwen\"\n"
     ))
 }
 
