@@ -26,7 +26,7 @@ use show::show;
 #[derive(Subcommand, Debug)]
 pub(super) enum HeadsCmd {
     /// Train the query and tool encoders and report top-1/top-5/MRR on seen and unseen tools.
-    Train(TrainArgs),
+    Train(Box<TrainArgs>),
     /// A heads or judge file: embedder, sizes, training summary, the largest |W_dim| dimensions.
     Show {
         file: PathBuf,
@@ -90,6 +90,9 @@ pub(super) struct TrainArgs {
     /// Write each validation query's gold tool and top 3 (heads + BM25) here, JSON Lines.
     #[arg(long)]
     dump_validation: Option<PathBuf>,
+    /// Write the test questions here as a question file, each with `seen`, for `retrieval eval`.
+    #[arg(long)]
+    dump_test: Option<PathBuf>,
     /// What a tool's vector is embedded from: text (id words and description), description, or
     /// phrase (a path id as its relation of its subject, then the description).
     #[arg(long, default_value = "text", value_parser = ["text", "description", "phrase"])]
@@ -138,7 +141,7 @@ pub(super) struct JudgeArgs {
 
 pub(super) fn run(config: &Config, cmd: HeadsCmd) -> Result<ExitCode> {
     match cmd {
-        HeadsCmd::Train(a) => train(config, a),
+        HeadsCmd::Train(a) => train(config, *a),
         HeadsCmd::Show { file, n, json } => show(&file, n, json),
         HeadsCmd::Judge(a) => judge(config, a),
     }
@@ -196,6 +199,7 @@ fn train(config: &Config, a: TrainArgs) -> Result<ExitCode> {
         lexical_weight: a.lexical_weight,
         no_refit: a.no_refit,
         dump_validation: a.dump_validation.clone(),
+        dump_test: a.dump_test.clone(),
         options: TrainOptions {
             hidden: a.hidden,
             epochs: a.epochs,

@@ -63,6 +63,10 @@ pub struct HeadsPlan {
     pub no_refit: bool,
     /// Where each validation query's gold tool and top 3 go, JSON Lines.
     pub dump_validation: Option<PathBuf>,
+    /// Where the test questions go as a question file, each with `seen`
+    /// (a question of its tool was trained on), for `retrieval eval` on
+    /// either side of the split.
+    pub dump_test: Option<PathBuf>,
     /// The optimiser's settings; its `validation` is filled in here.
     pub options: TrainOptions,
 }
@@ -369,6 +373,15 @@ pub fn train_heads_and_test(prepared: PreparedHeads, embedder_id: &str, hooks: &
         gold: test.iter().map(|e| e.tool).collect(),
     };
     let seen = |i: usize| trained.contains(&test[i].tool);
+    if let Some(p) = &plan.dump_test {
+        let lines: String = (0..test.len())
+            .map(|i| {
+                let id = pool.tools[test[i].tool].id.as_str();
+                format!("{}\n", json!({"question": test[i].query, "tool": id, "seen": seen(i)}))
+            })
+            .collect();
+        std::fs::write(p, lines).map_err(|source| TrainingError::Io { path: p.clone(), source })?;
+    }
     let mut rows = Vec::new();
     let retrievers: [(&str, Option<&Heads>, Option<f32>, bool); 5] = [
         ("BM25", None, Some(1.0), false),

@@ -1,6 +1,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::dataset::Question;
 use crate::retrieve::embed::EmbedError;
 use crate::retrieve::train::TrainProgress;
 
@@ -70,6 +71,7 @@ fn write_data(dir: &Path) -> HeadsPlan {
         lexical_weight: None,
         no_refit: false,
         dump_validation: Some(dir.join("dump.jsonl")),
+        dump_test: Some(dir.join("test-split.jsonl")),
         options: TrainOptions { hidden: 16, epochs: 3, batch: 8, ..TrainOptions::default() },
     }
 }
@@ -91,6 +93,11 @@ fn heads_are_trained_refit_and_tested_on_seen_and_unseen_tools() {
     assert_eq!(o.summary["held_out_tools"], 2);
     let dumped = std::fs::read_to_string(dir.path().join("dump.jsonl")).unwrap();
     assert!(dumped.lines().count() > 0 && dumped.lines().all(|l| l.contains("\"gold\"")));
+    // The test split as a question file: `retrieval eval` reads it as is.
+    let split = Question::load_with_tools(&dir.path().join("test-split.jsonl")).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("test-split.jsonl")).unwrap();
+    let unseen = text.lines().filter(|l| l.contains("\"seen\":false")).count();
+    assert_eq!((split.len(), unseen), (8, 2), "{text}");
 
     let text = o.text();
     assert!(text.starts_with("trained on "), "{text}");
