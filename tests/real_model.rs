@@ -371,3 +371,27 @@ async fn a_real_model_writes_readable_questions_for_a_tool() {
     assert!((1..=3).contains(&questions.len()), "{questions:?}");
     assert!(questions.iter().all(|q| q.len() > 10 && q.len() < 300), "{questions:?}");
 }
+
+/// Re-ranking: the schema's enum holds a constrained server to the
+/// candidates, so every reply names one of them (a 0.5B model need not
+/// choose the right one).
+#[tokio::test]
+#[ignore = "needs the local model: scripts/local-model.sh start"]
+async fn a_real_model_chooses_one_of_the_candidates() {
+    use switchyard::dataset::ToolDoc;
+    use switchyard::retrieve::rerank;
+    let candidates: Vec<ToolDoc> = [
+        ("location/location/people_born_here", "people born here: lists the people born in a location."),
+        ("people/person/place_of_birth", "place of birth: retrieves the birthplace of a person."),
+        ("people/deceased_person/place_of_death", "place of death: the place where a person died."),
+    ]
+    .iter()
+    .map(|(id, d)| ToolDoc { id: (*id).into(), description: (*d).into() })
+    .collect();
+    for question in ["Where was Ada Lovelace born?", "Who was born in Lima?", "Where did Nina Simone die?"] {
+        let req = rerank::request(question, &candidates);
+        let reply = model().chat(&req).await.unwrap();
+        let chosen = rerank::parse_reply(&reply.text, &candidates);
+        assert!(chosen.is_ok(), "{question}: {chosen:?}: {}", reply.text);
+    }
+}

@@ -2,6 +2,7 @@
 //! `retrieval eval` (top-1, top-5, MRR and latency on a benchmark's
 //! questions over its whole tool pool).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -11,16 +12,19 @@ use color_eyre::eyre::{Result, eyre};
 use serde_json::json;
 
 use switchyard::config::Config;
-use switchyard::dataset::{Question, ToolPool};
-use switchyard::eval::retrieval::{evaluate, pool_docs};
+use switchyard::dataset::{Question, ToolDoc, ToolPool};
+use switchyard::eval::retrieval::{Rerank, evaluate, evaluate_reranked, pool_docs};
 use switchyard::retrieve::cache::VectorCache;
+use switchyard::retrieve::rerank;
 use switchyard::retrieve::retriever::doc_text;
 use switchyard::retrieve::retriever::hits_table;
 use switchyard::retrieve::settings::load_heads;
 use switchyard::retrieve::{EmbedderKind, Reshape, RetrievalConfig, Retriever};
 use switchyard::session;
+use switchyard::text::one_line;
 
 use super::progress::{bar, embed_cached};
+use super::setup::runtime;
 
 #[derive(Subcommand, Debug)]
 pub(super) enum RetrievalCommand {
@@ -35,6 +39,8 @@ pub(super) enum RetrievalCommand {
         questions: PathBuf,
         #[command(flatten)]
         how: HowArgs,
+        #[command(flatten)]
+        rerank: RerankArgs,
         #[arg(long)]
         json: bool,
     },
@@ -44,6 +50,18 @@ pub(super) enum RetrievalCommand {
     /// Synthetic questions for every tool of a pool, written by a configured
     /// model from the tool's text alone (for `heads train --synthetic`).
     Synth(super::synth::SynthArgs),
+}
+
+/// A chat model re-ranking each question's top candidates (optional: one
+/// model call a query).
+#[derive(clap::Args, Debug, Default)]
+pub(super) struct RerankArgs {
+    /// The configured model that chooses one of the top candidates, which then ranks first.
+    #[arg(long)]
+    rerank_model: Option<String>,
+    /// How many of the retriever's best it chooses among.
+    #[arg(long, default_value_t = 20, requires = "rerank_model")]
+    rerank_top: usize,
 }
 
 /// Which retriever: the config's `[retrieval]` unless a flag says otherwise.
@@ -104,14 +122,35 @@ fn open(config: &Config, how: &RetrievalConfig, docs: &[(String, String)]) -> Re
 
 pub(super) fn run(config: &Config, cmd: RetrievalCommand) -> Result<ExitCode> {
     match cmd {
-        RetrievalCommand::Eval { tools, questions, how, json } => eval(config, &tools, &questions, &how, json),
+        RetrievalCommand::Eval { tools, questions, how, rerank, json } => {
+            eval(config, &tools, &questions, &how, &rerank, json)
+        }
         RetrievalCommand::Heads(cmd) => super::heads::run(config, *cmd),
         RetrievalCommand::Synth(a) => super::synth::synth(config, a),
     }
 }
 
-fn eval(config: &Config, tools: &Path, questions: &Path, how: &HowArgs, json: bool) -> Result<ExitCode> {
+fn eval(
+    config: &Config,
+    tools: &Path,
+    questions: &Path,
+    how: &HowArgs,
+    rerank: &RerankArgs,
+    json: bool,
+) -> Result<ExitCode> {
     let how = how.apply(config)?;
+    if rerank.rerank_top < 2 {
+        return Err(eyre!("--rerank-top: at least 2 candidates to choose among"));
+    }
+    let model = match &rerank.rerank_model {
+        Some(name) => {
+            let models = config.build_models(config.seed)?;
+            let slot =
+                models.named(name).ok_or_else(|| eyre!("--rerank-model: no model named '{name}' in the config"))?;
+            Some(slot.model.clone())
+        }
+        None => None,
+    };
     let pool = ToolPool::load(tools)?;
     let qs = Question::load_with_tools(questions)?;
     for (i, q) in qs.iter().enumerate() {
@@ -128,7 +167,28 @@ fn eval(config: &Config, tools: &Path, questions: &Path, how: &HowArgs, json: bo
     }
     let retriever = open(config, &how, &pool_docs(&pool))?;
     let bar = bar(qs.len() as u64, "ranking");
-    let report = evaluate(&retriever, &qs, &mut |done, _| bar.set_position(done as u64))?;
+    let report = match model {
+        None => evaluate(&retriever, &qs, &mut |done, _| bar.set_position(done as u64))?,
+        Some(model) => {
+            let rt = runtime()?;
+            let docs: HashMap<&str, &ToolDoc> = pool.tools.iter().map(|t| (t.id.as_str(), t)).collect();
+            let mut judge = |question: &str, names: &[String]| -> Result<usize, String> {
+                let candidates: Vec<ToolDoc> =
+                    names.iter().filter_map(|n| docs.get(n.as_str()).map(|d| (*d).clone())).collect();
+                let req = rerank::request(question, &candidates);
+                let chosen = rt
+                    .block_on(model.chat(&req))
+                    .map_err(|e| e.to_string())
+                    .and_then(|reply| rerank::parse_reply(&reply.text, &candidates));
+                if let Err(why) = &chosen {
+                    bar.suspend(|| eprintln!("{}: re-ranking: {why}", one_line(question)));
+                }
+                chosen
+            };
+            let rerank = Rerank { top: rerank.rerank_top, judge: &mut judge };
+            evaluate_reranked(&retriever, &qs, Some(rerank), &mut |done, _| bar.set_position(done as u64))?
+        }
+    };
     bar.finish_and_clear();
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);

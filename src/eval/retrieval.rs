@@ -6,6 +6,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::dataset::{Question, ToolPool};
+use crate::retrieve::rerank::promote;
 use crate::retrieve::{EmbedError, Retriever};
 
 /// Top-1, top-5, MRR and per-query latency over a question set.
@@ -22,6 +23,34 @@ pub struct RetrievalReport {
     pub latency_ms_mean: f64,
     pub latency_ms_p50: f64,
     pub latency_ms_p95: f64,
+    /// What the re-ranking judge did, when there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<RerankFigures>,
+}
+
+/// A listwise judge over a question's top candidates: given the question
+/// and the candidates' names, best first, the index of the one it chooses,
+/// or why it chose none (the retriever's order then stands).
+pub type Judge<'a> = &'a mut dyn FnMut(&str, &[String]) -> Result<usize, String>;
+
+/// Re-ranking the retriever's `top` candidates with `judge`.
+pub struct Rerank<'a> {
+    pub top: usize,
+    pub judge: Judge<'a>,
+}
+
+/// The judge's share of a report: how often it chose, and how often its
+/// choice was not already the retriever's first.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RerankFigures {
+    pub top: usize,
+    pub chosen: usize,
+    pub failed: usize,
+    pub moved: usize,
+    /// Of the moves, those that put the gold tool first, and those that
+    /// took it from first.
+    pub moved_to_gold: usize,
+    pub moved_from_gold: usize,
 }
 
 impl RetrievalReport {
@@ -40,7 +69,17 @@ impl RetrievalReport {
             self.latency_ms_mean,
             self.latency_ms_p50,
             self.latency_ms_p95
-        )
+        ) + self
+            .rerank
+            .as_ref()
+            .map_or(String::new(), |r| {
+                format!(
+                    "rerank   top {}: {} chosen, {} unanswered; {} moved up, {} of them the gold tool, {} took \
+                     the gold tool from first\n",
+                    r.top, r.chosen, r.failed, r.moved, r.moved_to_gold, r.moved_from_gold
+                )
+            })
+            .as_str()
     }
 }
 
@@ -56,14 +95,41 @@ pub fn evaluate(
     questions: &[Question],
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<RetrievalReport, EmbedError> {
+    evaluate_reranked(retriever, questions, None, progress)
+}
+
+/// [`evaluate`], with the top candidates of each question re-ranked by a
+/// judge; its time is in the latency.
+pub fn evaluate_reranked(
+    retriever: &Retriever,
+    questions: &[Question],
+    mut rerank: Option<Rerank>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<RetrievalReport, EmbedError> {
     let pool = retriever.len();
     let (mut top1, mut top5, mut rr) = (0usize, 0usize, 0.0f64);
     let mut latencies = Vec::with_capacity(questions.len());
+    let mut figures = rerank.as_ref().map(|r| RerankFigures { top: r.top, ..RerankFigures::default() });
     for (i, q) in questions.iter().enumerate() {
-        let started = Instant::now();
-        let ranked = retriever.search(&q.question, pool)?;
-        latencies.push(started.elapsed().as_secs_f64() * 1000.0);
         let gold = q.tool.as_deref().unwrap_or_default();
+        let started = Instant::now();
+        let mut ranked = retriever.search(&q.question, pool)?;
+        if let (Some(r), Some(f)) = (rerank.as_mut(), figures.as_mut()) {
+            let names: Vec<String> = ranked.iter().take(r.top).map(|h| h.name.clone()).collect();
+            match (r.judge)(&q.question, &names) {
+                Ok(chosen) if chosen < names.len() => {
+                    f.chosen += 1;
+                    if chosen > 0 {
+                        f.moved += 1;
+                        f.moved_to_gold += usize::from(names[chosen] == gold);
+                        f.moved_from_gold += usize::from(names[0] == gold);
+                    }
+                    promote(&mut ranked, chosen);
+                }
+                _ => f.failed += 1,
+            }
+        }
+        latencies.push(started.elapsed().as_secs_f64() * 1000.0);
         if let Some(rank) = ranked.iter().position(|h| h.name == gold) {
             top1 += usize::from(rank == 0);
             top5 += usize::from(rank < 5);
@@ -84,6 +150,7 @@ pub fn evaluate(
         latency_ms_mean: crate::eval::figures::mean(latencies.iter().copied()),
         latency_ms_p50: pick(0.5),
         latency_ms_p95: pick(0.95),
+        rerank: figures,
     })
 }
 
@@ -103,6 +170,7 @@ mod tests {
             latency_ms_mean: 1.5,
             latency_ms_p50: 1.0,
             latency_ms_p95: 3.0,
+            rerank: None,
         };
         let text = r.text(std::path::Path::new("q.jsonl"));
         assert!(text.starts_with("retrieval over 10 tools, 4 questions (q.jsonl)\nsource   bm25\n"), "{text}");

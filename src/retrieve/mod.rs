@@ -14,6 +14,7 @@ pub mod heads_training;
 pub mod http_embed;
 pub mod index;
 pub mod minilm;
+pub mod rerank;
 pub mod retriever;
 pub mod settings;
 pub mod synth;

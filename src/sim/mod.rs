@@ -30,6 +30,7 @@ mod extract;
 mod observation;
 mod planner;
 mod relevance;
+mod rerank;
 mod solver;
 mod synth;
 
@@ -92,6 +93,10 @@ impl SimModel {
             // `retrieval synth` asks the actor's model for questions.
             Role::Actor if crate::retrieve::synth::parse_prompt(&req.messages).is_some() => {
                 synth::synth_reply(&req.messages, rng)
+            }
+            // `retrieval eval --rerank-model` asks it to choose a tool.
+            Role::Actor if crate::retrieve::rerank::parse_prompt(&req.messages).is_some() => {
+                rerank::rerank_reply(&req.messages)
             }
             Role::Actor => actor::actor_reply(&req.messages, self.config.noise, rng),
             Role::Evaluator => evaluator::evaluator_reply(&req.messages),

@@ -325,3 +325,65 @@ fn synthetic_questions_are_written_for_every_tool_and_a_second_run_goes_on() {
     let err = fails(&args);
     assert!(err.contains("synth.jsonl:7: not a synthetic question"), "{err}");
 }
+
+#[test]
+fn a_model_re_ranks_the_top_candidates_and_the_report_says_what_it_moved() {
+    use crate::cli_helpers::{fails, run, s};
+    let dir = tempfile::tempdir().unwrap();
+    let pool = dir.path().join("tool.json");
+    let tools = serde_json::json!({"tool_information": {
+        "<people/person/place_of_birth>": "place of birth: the city or town where a person was born.",
+        "<location/location/people_born_here>": "people born here: lists people who were born in a location.",
+        "<music/artist/track>": "track: a track recorded by a music artist.",
+        "<music/release/track>": "track: a track on a music release, such as an album."
+    }});
+    std::fs::write(&pool, tools.to_string()).unwrap();
+    let questions = dir.path().join("q.jsonl");
+    let lines = [
+        ("Where was Ada Lovelace born?", "people/person/place_of_birth"),
+        ("Who was born here in Lima?", "location/location/people_born_here"),
+        ("Name a track by the artist Nina Simone.", "music/artist/track"),
+        ("Which track is on the release Blue Train?", "music/release/track"),
+        ("Which people were born in the town of Osaka?", "location/location/people_born_here"),
+        ("What town was the person Ada born in?", "people/person/place_of_birth"),
+    ];
+    let text: String =
+        lines.iter().map(|(q, t)| serde_json::json!({"question": q, "tool": t}).to_string() + "\n").collect();
+    std::fs::write(&questions, text).unwrap();
+    let eval = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["retrieval", "eval", "--tools", s(&pool), "--questions", s(&questions), "--json"];
+        args.extend(extra);
+        let out = run(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let plain = eval(&[]);
+    assert!(plain.get("rerank").is_none(), "{plain}");
+    // The simulated judge picks the candidate sharing most words with the
+    // question, which is not always BM25's first.
+    let reranked = eval(&["--rerank-model", "sim", "--rerank-top", "3"]);
+    let r = &reranked["rerank"];
+    let n = lines.len() as f64;
+    assert_eq!((r["top"].as_u64(), r["chosen"].as_u64(), r["failed"].as_u64()), (Some(3), Some(6), Some(0)), "{r}");
+    assert!(r["moved"].as_u64().unwrap() > 0, "{r}");
+    let gained = r["moved_to_gold"].as_f64().unwrap() - r["moved_from_gold"].as_f64().unwrap();
+    let top1 = |v: &serde_json::Value| v["top1"].as_f64().unwrap();
+    assert!((top1(&reranked) - top1(&plain) - gained / n).abs() < 1e-9, "{plain}\n{reranked}");
+
+    let err =
+        fails(&["retrieval", "eval", "--tools", s(&pool), "--questions", s(&questions), "--rerank-model", "gone"]);
+    assert!(err.contains("no model named 'gone'"), "{err}");
+    let err = fails(&[
+        "retrieval",
+        "eval",
+        "--tools",
+        s(&pool),
+        "--questions",
+        s(&questions),
+        "--rerank-model",
+        "sim",
+        "--rerank-top",
+        "1",
+    ]);
+    assert!(err.contains("--rerank-top"), "{err}");
+}
