@@ -326,7 +326,13 @@ impl OpenAiModel {
     /// for a stream (and this model streams): the gateway writes the
     /// agent's own stream once the engine has the whole reply.
     fn bridged_body(&self, wire: &WireRequest) -> Result<Value, ModelError> {
-        let mut body = wire.to_dialect(self.cfg.api).map_err(ModelError::Untranslatable)?;
+        // Anthropic requires a limit: one the agent did not set is the config's.
+        let mut body = if self.cfg.api == Dialect::Anthropic && wire.dialect != Dialect::Anthropic {
+            wire.to_chat().and_then(|chat| dialect::anthropic::request_from_chat(&chat, Some(self.cfg.max_tokens)))
+        } else {
+            wire.to_dialect(self.cfg.api)
+        }
+        .map_err(ModelError::Untranslatable)?;
         let streams = self.cfg.stream && wire.body.get("stream") == Some(&Value::Bool(true));
         if let Some(obj) = body.as_object_mut() {
             obj.insert("model".into(), json!(self.cfg.model));
@@ -341,8 +347,25 @@ impl OpenAiModel {
         if self.cfg.api == Dialect::Chat {
             tool_texts_as_strings(&mut body);
         }
+        self.bound_reply(&mut body);
         self.ask_cache(&mut body);
         Ok(body)
+    }
+
+    /// An outside agent that sets no reply limit (the Agents SDK sets none)
+    /// gets the config's: a small model otherwise rambles on until its
+    /// context is full, and the agent's next request no longer fits.
+    fn bound_reply(&self, body: &mut Value) {
+        let keys: &[&str] = match self.cfg.api {
+            Dialect::Chat => &["max_tokens", "max_completion_tokens"],
+            Dialect::Responses => &["max_output_tokens"],
+            Dialect::Anthropic => &["max_tokens"],
+        };
+        if let Some(obj) = body.as_object_mut()
+            && keys.iter().all(|k| obj.get(*k).is_none_or(Value::is_null))
+        {
+            obj.insert(keys[0].into(), json!(self.cfg.max_tokens));
+        }
     }
 
     /// One HTTP exchange, bounded by the per-request timeout (connect, send

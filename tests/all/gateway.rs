@@ -126,6 +126,7 @@ async fn a_chat_agent_s_request_reaches_a_chat_upstream_as_it_was_sent() {
             {"role": "user", "content": [{"type": "text", "text": "Capital of France?"}]},
         ],
         "temperature": 0.3,
+        "max_tokens": 64,
         "seed": 11,
         "user": "someone",
         "logit_bias": {"50256": -100},
@@ -189,6 +190,47 @@ async fn an_anthropic_agent_is_translated_to_a_chat_upstream_and_back_with_its_i
     );
     assert_eq!(got["usage"], json!({"input_tokens": 30, "output_tokens": 8}));
     rig.finish().await;
+}
+
+#[tokio::test]
+async fn an_agent_that_sets_no_reply_limit_gets_the_model_s() {
+    // The Agents SDK sets none: a small model then writes until its context
+    // is full, and the agent's next request no longer fits.
+    let anthropic = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "c",
+        "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 3, "output_tokens": 1}});
+    for api in [Dialect::Chat, Dialect::Anthropic] {
+        let replies = if api == Dialect::Chat {
+            vec![text_reply("a"), text_reply("b"), text_reply("c")]
+        } else {
+            vec![
+                Reply::json(200, anthropic.clone()),
+                Reply::json(200, anthropic.clone()),
+                Reply::json(200, anthropic.clone()),
+            ]
+        };
+        let server = Server::start(replies).await;
+        let mut cfg = OpenAiConfig::new("local", server.base_url(), "test-model");
+        (cfg.api, cfg.max_retries, cfg.max_tokens) = (api, 0, 77);
+        let rig = rig(Arc::new(OpenAiModel::new(cfg).unwrap())).await;
+        let hi = json!([{"role": "user", "content": "hi"}]);
+        for sent in [
+            (Dialect::Chat, json!({"model": "m", "messages": hi})),
+            (Dialect::Responses, json!({"model": "m", "input": "hi"})),
+            (Dialect::Chat, json!({"model": "m", "messages": hi, "max_completion_tokens": 9})),
+        ] {
+            let (status, got) = rig.send(sent.0, &sent.1).await;
+            assert_eq!(status, 200, "{api}: {got}");
+        }
+        let limits: Vec<Value> = server
+            .seen()
+            .iter()
+            .map(|s| json!([s.body.get("max_tokens"), s.body.get("max_completion_tokens")]))
+            .collect();
+        let own = if api == Dialect::Chat { json!([null, 9]) } else { json!([9, null]) };
+        assert_eq!(limits, [json!([77, null]), json!([77, null]), own], "{api}: the agent's own limit is kept");
+        rig.finish().await;
+    }
 }
 
 #[tokio::test]

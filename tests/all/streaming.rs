@@ -162,7 +162,7 @@ async fn a_pause_mid_stream_lets_it_finish_and_holds_the_next_call() {
     let agent = |stream: bool| {
         let (http, url, token) = (http.clone(), url.clone(), token.clone());
         tokio::spawn(async move {
-            let ask = json!({"model": "m", "stream": stream, "messages": [{"role": "user", "content": "2 + 3?"}]});
+            let ask = json!({"model": "m", "stream": stream, "max_tokens": 50, "messages": [{"role": "user", "content": "2 + 3?"}]});
             let resp = http.post(url).bearer_auth(token).json(&ask).send().await.unwrap();
             (resp.status().as_u16(), resp.text().await.unwrap())
         })
@@ -215,7 +215,8 @@ async fn a_pause_mid_stream_lets_it_finish_and_holds_the_next_call() {
     assert!(pane.contains("1st tok") && pane.contains("tok/s"), "{pane}");
 
     // The agent's streamed request reached the upstream as it was sent.
-    let sent = json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "2 + 3?"}]});
+    let sent =
+        json!({"model": "m", "stream": true, "max_tokens": 50, "messages": [{"role": "user", "content": "2 + 3?"}]});
     assert_eq!(server.seen()[0].body, sent);
 
     let written = std::fs::read_to_string(&trace).unwrap();
