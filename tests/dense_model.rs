@@ -1,35 +1,45 @@
-//! The dense embedder (all-MiniLM-L6-v2 in process) on its real weights.
-//! They come from `scripts/minilm.sh install` (CI runs it first); where they
-//! are absent each test says so and passes without checking anything.
+//! The dense embedders in process (all-MiniLM-L6-v2, all-mpnet-base-v2) on
+//! their real weights. They come from `scripts/minilm.sh install` and
+//! `scripts/mpnet.sh install` (CI runs both first); where they are absent
+//! each test says so and passes without checking anything.
 
 use std::path::PathBuf;
 
 use switchyard::retrieve::cache::VectorCache;
 use switchyard::retrieve::http_embed::{HttpEmbedConfig, HttpEmbedder};
 use switchyard::retrieve::minilm::MiniLm;
+use switchyard::retrieve::mpnet::MpNet;
 use switchyard::retrieve::{EmbedError, Embedder, Retriever};
 
-fn weights() -> Option<PathBuf> {
-    let data = std::env::var_os("SWITCHYARD_DATA_DIR")
+fn data_dir() -> Option<PathBuf> {
+    std::env::var_os("SWITCHYARD_DATA_DIR")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/switchyard")))?;
-    let dir = MiniLm::folder(&data);
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/switchyard")))
+}
+
+fn installed(dir: PathBuf, install: &str) -> Option<PathBuf> {
     if dir.join("model.safetensors").exists() {
         Some(dir)
     } else {
-        eprintln!("skipped: no MiniLM weights in {} (run scripts/minilm.sh install)", dir.display());
+        eprintln!("skipped: no weights in {} (run {install})", dir.display());
         None
     }
+}
+
+fn weights() -> Option<PathBuf> {
+    installed(MiniLm::folder(&data_dir()?), "scripts/minilm.sh install")
+}
+
+fn mpnet_weights() -> Option<PathBuf> {
+    installed(MpNet::folder(&data_dir()?), "scripts/mpnet.sh install")
 }
 
 fn cos(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-#[test]
-fn questions_land_nearest_the_tool_that_answers_them() {
-    let Some(dir) = weights() else { return };
-    let m = MiniLm::load(&dir).unwrap();
+/// Two questions, each nearer the tool that answers it than the other's.
+fn questions_land_nearest_their_tools(m: &dyn Embedder) {
     let texts = [
         "Where was Joe Edwards born?",
         "place of birth: retrieves the birthplace of a person.",
@@ -38,7 +48,7 @@ fn questions_land_nearest_the_tool_that_answers_them() {
     ];
     let v = m.embed(&texts).unwrap();
     assert_eq!(v.len(), 4);
-    assert!(v.iter().all(|x| x.len() == 384));
+    assert!(v.iter().all(|x| x.len() == m.dim()));
     for x in &v {
         assert!((cos(x, x) - 1.0).abs() < 1e-4, "not normalised");
     }
@@ -47,9 +57,31 @@ fn questions_land_nearest_the_tool_that_answers_them() {
 }
 
 #[test]
-fn a_text_gets_the_same_vector_alone_or_padded_in_a_batch() {
+fn questions_land_nearest_the_tool_that_answers_them() {
     let Some(dir) = weights() else { return };
     let m = MiniLm::load(&dir).unwrap();
+    assert_eq!(m.dim(), 384);
+    questions_land_nearest_their_tools(&m);
+}
+
+#[test]
+fn mpnet_lands_questions_nearest_their_tools_and_paraphrases_nearest_each_other() {
+    let Some(dir) = mpnet_weights() else { return };
+    let m = MpNet::load(&dir).unwrap();
+    assert_eq!(m.dim(), 768);
+    questions_land_nearest_their_tools(&m);
+    let v = m.embed(&["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]).unwrap();
+    // The similarities the model's card gives for these three sentences
+    // (sentence-transformers, PyTorch): MPNet as written here matches it.
+    let got = [cos(&v[0], &v[1]), cos(&v[0], &v[2]), cos(&v[1], &v[2])];
+    let card = [0.6817, 0.0492, 0.0421];
+    assert!(got.iter().zip(card).all(|(g, c)| (g - c).abs() < 1e-3), "{got:?} against the card's {card:?}");
+    same_vector_alone_or_padded(&m);
+}
+
+/// Padding to a longer text in the batch must leave a vector as it was: the
+/// mask hides padding, and MPNet's positions count real tokens only.
+fn same_vector_alone_or_padded(m: &dyn Embedder) {
     let short = "weather";
     let long = "the weather forecast for the next seven days in a city, with temperature, wind and rain";
     let alone = m.embed(&[short]).unwrap().remove(0);
@@ -59,10 +91,16 @@ fn a_text_gets_the_same_vector_alone_or_padded_in_a_batch() {
 }
 
 #[test]
+fn a_text_gets_the_same_vector_alone_or_padded_in_a_batch() {
+    let Some(dir) = weights() else { return };
+    same_vector_alone_or_padded(&MiniLm::load(&dir).unwrap());
+}
+
+#[test]
 fn a_corrupted_weight_file_is_refused_naming_it() {
     let Some(dir) = weights() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    for (name, _) in switchyard::retrieve::minilm::FILES {
+    for (name, _) in switchyard::retrieve::minilm::FILES.list {
         std::fs::copy(dir.join(name), tmp.path().join(name)).unwrap();
     }
     let mut cfg = std::fs::read(tmp.path().join("config.json")).unwrap();
@@ -74,6 +112,17 @@ fn a_corrupted_weight_file_is_refused_naming_it() {
     std::fs::remove_file(tmp.path().join("tokenizer.json")).unwrap();
     let err = MiniLm::load(tmp.path()).err().unwrap();
     assert!(err.to_string().contains("tokenizer.json") && err.to_string().contains("missing"), "{err}");
+}
+
+#[test]
+fn a_model_not_installed_is_named_with_the_script_that_installs_it() {
+    let empty = tempfile::tempdir().unwrap();
+    let err = MpNet::load(empty.path()).err().expect("no files, no model");
+    assert!(matches!(err, EmbedError::Missing { .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("model.safetensors") && text.contains("scripts/mpnet.sh install"), "{text}");
+    let err = MiniLm::load(empty.path()).err().unwrap().to_string();
+    assert!(err.contains("scripts/minilm.sh install"), "{err}");
 }
 
 /// How the test endpoint answers: OpenAI's shape, one vector cut to the

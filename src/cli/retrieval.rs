@@ -67,8 +67,8 @@ pub(super) struct RerankArgs {
 /// Which retriever: the config's `[retrieval]` unless a flag says otherwise.
 #[derive(clap::Args, Debug, Default)]
 pub(super) struct HowArgs {
-    /// lexical, minilm or http (default: the config's).
-    #[arg(long, value_parser = ["lexical", "minilm", "http"])]
+    /// lexical, minilm, mpnet or http (default: the config's).
+    #[arg(long, value_parser = ["lexical", "minilm", "mpnet", "http"])]
     embedder: Option<String>,
     /// The lexical share of the blend, 0 to 1 (default: the config's).
     #[arg(long)]
@@ -84,6 +84,7 @@ impl HowArgs {
         if let Some(e) = &self.embedder {
             r.embedder = match e.as_str() {
                 "minilm" => EmbedderKind::Minilm,
+                "mpnet" => EmbedderKind::Mpnet,
                 "http" => EmbedderKind::Http,
                 _ => EmbedderKind::Lexical,
             };

@@ -8,12 +8,12 @@ use std::path::PathBuf;
 /// and where: a file, an endpoint, a dimension.
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
-    #[error("dense embedder: {path}: missing; install it with `scripts/minilm.sh install`")]
-    Missing { path: PathBuf },
+    #[error("dense embedder: {path}: missing; install it with `{install}`")]
+    Missing { path: PathBuf, install: &'static str },
     #[error(
-        "dense embedder: {path}: sha256 {got} is not the recorded {want}; the file is corrupt or not the expected one: reinstall with `scripts/minilm.sh install`"
+        "dense embedder: {path}: sha256 {got} is not the recorded {want}; the file is corrupt or not the expected one: reinstall with `{install}`"
     )]
-    Checksum { path: PathBuf, got: String, want: String },
+    Checksum { path: PathBuf, got: String, want: String, install: &'static str },
     #[error("dense embedder: {path}: {reason}")]
     Load { path: PathBuf, reason: String },
     #[error("dense embedder: {0}")]

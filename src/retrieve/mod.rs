@@ -1,8 +1,8 @@
 //! Retrieval of tools for a task (CoTools §3.2, docs/src/papers/cotools.md).
 //! The built-in retriever is lexical (BM25) and needs no download; its
 //! tokenizer and query similarity are shared with the simulated model and
-//! budget planning. Dense embedders (MiniLM in process, or an OpenAI-compatible
-//! endpoint) add cosine scores, and CoTools' trained heads reshape those
+//! budget planning. Dense embedders (MiniLM or MPNet in process, or an
+//! OpenAI-compatible endpoint) add cosine scores, and CoTools' trained heads reshape those
 //! vectors for tool selection.
 
 pub mod blend;
@@ -10,10 +10,12 @@ pub mod bm25;
 pub mod cache;
 pub mod cotools;
 pub mod embed;
+pub mod encoder;
 pub mod heads_training;
 pub mod http_embed;
 pub mod index;
 pub mod minilm;
+pub mod mpnet;
 pub mod rerank;
 pub mod retriever;
 pub mod settings;

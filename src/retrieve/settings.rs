@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! [retrieval]
-//! embedder = "minilm"        # "lexical" (default), "minilm" or "http"
+//! embedder = "minilm"        # "lexical" (default), "minilm", "mpnet" or "http"
 //! lexical_weight = 0.3       # 0 = dense alone; see retrieve::blend
 //! heads = "heads.safetensors"
 //! judge = "judge.safetensors"    # CoTools' tool judge: no tool for a task it finds needs none
@@ -27,6 +27,7 @@ use super::cotools::{Heads, HeadsError, Judge};
 use super::embed::{EmbedError, Embedder};
 use super::http_embed::{HttpEmbedConfig, HttpEmbedder};
 use super::minilm::MiniLm;
+use super::mpnet::MpNet;
 use super::retriever::{Reshape, Retriever, ToolJudge};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -35,6 +36,7 @@ pub enum EmbedderKind {
     #[default]
     Lexical,
     Minilm,
+    Mpnet,
     Http,
 }
 
@@ -43,6 +45,7 @@ impl std::fmt::Display for EmbedderKind {
         f.write_str(match self {
             EmbedderKind::Lexical => "lexical",
             EmbedderKind::Minilm => "minilm",
+            EmbedderKind::Mpnet => "mpnet",
             EmbedderKind::Http => "http",
         })
     }
@@ -115,10 +118,16 @@ impl RetrievalConfig {
             return Err(("dim", "must be at least 1".into()));
         }
         if self.heads.is_some() && self.embedder == EmbedderKind::Lexical {
-            return Err(("heads", "heads reshape dense vectors: set embedder = \"minilm\" or \"http\"".into()));
+            return Err((
+                "heads",
+                "heads reshape dense vectors: set embedder = \"minilm\", \"mpnet\" or \"http\"".into(),
+            ));
         }
         if self.judge.is_some() && self.embedder == EmbedderKind::Lexical {
-            return Err(("judge", "the judge reads dense vectors: set embedder = \"minilm\" or \"http\"".into()));
+            return Err((
+                "judge",
+                "the judge reads dense vectors: set embedder = \"minilm\", \"mpnet\" or \"http\"".into(),
+            ));
         }
         Ok(())
     }
@@ -128,6 +137,7 @@ impl RetrievalConfig {
         Ok(match self.embedder {
             EmbedderKind::Lexical => None,
             EmbedderKind::Minilm => Some(Arc::new(MiniLm::load(&MiniLm::folder(data_dir))?)),
+            EmbedderKind::Mpnet => Some(Arc::new(MpNet::load(&MpNet::folder(data_dir))?)),
             EmbedderKind::Http => Some(Arc::new(HttpEmbedder::connect(HttpEmbedConfig {
                 base_url: self.url.clone().unwrap_or_default(),
                 model: self.model.clone().unwrap_or_default(),

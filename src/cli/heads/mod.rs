@@ -6,6 +6,7 @@ mod show;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 use color_eyre::eyre::Result;
@@ -147,17 +148,21 @@ pub(super) fn run(config: &Config, cmd: HeadsCmd) -> Result<ExitCode> {
     }
 }
 
-/// MiniLM and its vector cache in the config's data directory.
-fn embedder(config: &Config) -> Result<(MiniLm, VectorCache)> {
+/// The config's dense embedder (MiniLM when `[retrieval]` names none) and
+/// its vector cache in the config's data directory.
+fn embedder(config: &Config) -> Result<(Arc<dyn Embedder>, VectorCache)> {
     let data_dir = config.data_dir()?;
-    let model = MiniLm::load(&MiniLm::folder(&data_dir))?;
-    let cache = VectorCache::open(&data_dir.join("retrieval"), &model);
+    let model: Arc<dyn Embedder> = match config.retrieval.embedder(&data_dir)? {
+        Some(model) => model,
+        None => Arc::new(MiniLm::load(&MiniLm::folder(&data_dir))?),
+    };
+    let cache = VectorCache::open(&data_dir.join("retrieval"), model.as_ref());
     Ok((model, cache))
 }
 
 /// Embedding through the cache and training under progress bars on stderr.
 struct Bars<'a> {
-    model: &'a MiniLm,
+    model: &'a dyn Embedder,
     cache: VectorCache,
     bar: Option<indicatif::ProgressBar>,
 }
@@ -215,7 +220,7 @@ fn train(config: &Config, a: TrainArgs) -> Result<ExitCode> {
     };
     let prepared = plan.prepare()?;
     let (model, cache) = embedder(config)?;
-    let mut hooks = Bars { model: &model, cache, bar: None };
+    let mut hooks = Bars { model: model.as_ref(), cache, bar: None };
     let o = train_heads_and_test(prepared, model.id(), &mut hooks)?;
     o.heads.save(&a.out)?;
     if let Some(p) = &a.plot {
@@ -248,7 +253,7 @@ fn judge(config: &Config, a: JudgeArgs) -> Result<ExitCode> {
     };
     let prepared = plan.prepare()?;
     let (model, cache) = embedder(config)?;
-    let mut hooks = Bars { model: &model, cache, bar: None };
+    let mut hooks = Bars { model: model.as_ref(), cache, bar: None };
     let o = train_judge_and_test(prepared, model.id(), &mut hooks)?;
     o.judge.save(&a.out)?;
     if a.json {
