@@ -383,10 +383,12 @@ pub fn train_heads_and_test(prepared: PreparedHeads, embedder_id: &str, hooks: &
         std::fs::write(p, lines).map_err(|source| TrainingError::Io { path: p.clone(), source })?;
     }
     let mut rows = Vec::new();
+    // The raw rows are named by the embedder the heads were trained on.
+    let blended = format!("{embedder_id} + BM25");
     let retrievers: [(&str, Option<&Heads>, Option<f32>, bool); 5] = [
         ("BM25", None, Some(1.0), false),
-        ("MiniLM", None, None, false),
-        ("MiniLM + BM25", None, Some(w_none), true),
+        (embedder_id, None, None, false),
+        (&blended, None, Some(w_none), true),
         ("heads", Some(&heads), None, false),
         ("heads + BM25", Some(&heads), Some(w_heads), true),
     ];

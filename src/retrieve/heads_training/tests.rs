@@ -88,7 +88,8 @@ fn heads_are_trained_refit_and_tested_on_seen_and_unseen_tools() {
     assert_eq!(o.trained_tools, 6, "the refit trains on every kept tool");
     assert_eq!(o.logs.len(), 2);
     let names: Vec<&str> = o.rows.iter().map(|r| r.0.as_str()).collect();
-    assert_eq!(names[..2], ["BM25", "MiniLM"]);
+    assert_eq!(names[..2], ["BM25", "words"], "raw rows are named by the embedder");
+    assert!(names[2].starts_with("words + BM25 (w="), "{names:?}");
     assert!(o.rows.iter().all(|(_, seen, unseen)| seen.n == 6 && unseen.n == 2), "{:?}", o.rows);
     assert_eq!(o.summary["held_out_tools"], 2);
     let dumped = std::fs::read_to_string(dir.path().join("dump.jsonl")).unwrap();
