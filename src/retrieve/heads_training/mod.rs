@@ -151,19 +151,21 @@ impl HeadsOutcome {
             pct(val_heads.top1)
         );
         if let Some((_, s, u)) = self.rows.first() {
+            // An embedder's id makes a long row name; the columns move right rather than apart.
+            let w = self.rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0).max(24);
             out += &format!(
-                "\n{:<24} {:>28}   {:>28}\n",
+                "\n{:<w$} {:>28}   {:>28}\n",
                 format!("{} tools in the pool", self.pool_size),
                 format!("seen tools ({} questions)", s.n),
                 format!("unseen tools ({} questions)", u.n)
             );
             out += &format!(
-                "{:<24} {:>8} {:>8} {:>8}     {:>8} {:>8} {:>8}\n",
+                "{:<w$} {:>8} {:>8} {:>8}     {:>8} {:>8} {:>8}\n",
                 "", "top-1", "top-5", "MRR", "top-1", "top-5", "MRR"
             );
             for (name, s, u) in &self.rows {
                 out += &format!(
-                    "{name:<24} {:>8} {:>8} {:>8.3}     {:>8} {:>8} {:>8.3}\n",
+                    "{name:<w$} {:>8} {:>8} {:>8.3}     {:>8} {:>8} {:>8.3}\n",
                     pct(s.top1),
                     pct(s.top5),
                     s.mrr,

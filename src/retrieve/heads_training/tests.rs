@@ -81,15 +81,16 @@ fn heads_are_trained_refit_and_tested_on_seen_and_unseen_tools() {
     let dir = tempfile::tempdir().unwrap();
     let plan = write_data(dir.path());
     let mut hooks = WordHooks { embedded: Vec::new(), runs: Vec::new() };
-    let o = train_heads_and_test(plan.prepare().unwrap(), "words", &mut hooks).unwrap();
+    // An id as long as real ones (`minilm-l6-v2`) and longer: the table's columns must hold.
+    let o = train_heads_and_test(plan.prepare().unwrap(), "hashed-words-v1", &mut hooks).unwrap();
     assert_eq!(hooks.embedded, ["tools", "queries", "test"]);
     assert_eq!(hooks.runs.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(), ["training", "training on all kept tools"]);
     assert_eq!((o.held_out_tools, o.pool_size), (2, 8), "a quarter of 8 tools never reaches training");
     assert_eq!(o.trained_tools, 6, "the refit trains on every kept tool");
     assert_eq!(o.logs.len(), 2);
     let names: Vec<&str> = o.rows.iter().map(|r| r.0.as_str()).collect();
-    assert_eq!(names[..2], ["BM25", "words"], "raw rows are named by the embedder");
-    assert!(names[2].starts_with("words + BM25 (w="), "{names:?}");
+    assert_eq!(names[..2], ["BM25", "hashed-words-v1"], "raw rows are named by the embedder");
+    assert!(names[2].starts_with("hashed-words-v1 + BM25 (w="), "{names:?}");
     assert!(o.rows.iter().all(|(_, seen, unseen)| seen.n == 6 && unseen.n == 2), "{:?}", o.rows);
     assert_eq!(o.summary["held_out_tools"], 2);
     let dumped = std::fs::read_to_string(dir.path().join("dump.jsonl")).unwrap();
@@ -105,6 +106,8 @@ fn heads_are_trained_refit_and_tested_on_seen_and_unseen_tools() {
     assert!(text.contains("8 tools in the pool") && text.contains("seen tools (6 questions)"), "{text}");
     let table: Vec<&str> = text.lines().skip_while(|l| !l.trim_start().starts_with("top-1")).skip(1).collect();
     assert_eq!(table.len(), o.rows.len(), "a line per retriever: {text}");
+    let header = text.lines().find(|l| l.trim_start().starts_with("top-1")).unwrap();
+    assert!(table.iter().all(|l| l.len() == header.len()), "columns line up: {text}");
     let json = o.json(Path::new("heads.safetensors"));
     assert_eq!(json["test"].as_array().map(Vec::len), Some(o.rows.len()));
     assert_eq!(json["out"], "heads.safetensors");
