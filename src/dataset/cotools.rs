@@ -41,6 +41,13 @@ impl ToolDoc {
         }
     }
 
+    /// The first segment of a path id (`people` of
+    /// `people/person/place_of_birth`); None for an id that is not a path.
+    pub fn domain(&self) -> Option<&str> {
+        let (domain, rest) = self.id.split_once('/')?;
+        (!domain.is_empty() && !rest.is_empty()).then_some(domain)
+    }
+
     /// The text a retriever indexes, with a path id read as what it asks:
     /// `people/person/place_of_birth` is "place of birth of a person
     /// (people)", `location/location/people_born_here` "people born here of

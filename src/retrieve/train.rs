@@ -38,6 +38,11 @@ pub struct TrainOptions {
     /// Hard negatives per query added to the batch's columns (0: the
     /// paper's pure in-batch training).
     pub negatives: usize,
+    /// Each tool's group (say, its id's domain), one per tool: a query's
+    /// hard negatives are then its gold tool's group's hardest, topped up
+    /// from any training tool when the group has too few. None: the hardest
+    /// of any group.
+    pub negative_groups: Option<Vec<u32>>,
     pub seed: u64,
     /// Stop after this many epochs without a better validation score.
     pub patience: usize,
@@ -57,6 +62,7 @@ impl Default for TrainOptions {
             weight_decay: 1e-2,
             temperature: 0.05,
             negatives: 0,
+            negative_groups: None,
             seed: 0,
             patience: 4,
             validation: None,
@@ -233,6 +239,9 @@ pub fn train_heads(
     if let Some(&(q, t)) = pairs.iter().find(|&&(q, t)| q >= queries.len() || t >= tools.len()) {
         return Err(bad("pairs", &format!("({q}, {t}) points past the queries or tools")));
     }
+    if opts.negative_groups.as_ref().is_some_and(|g| g.len() != tools.len()) {
+        return Err(bad("negative_groups", "one group per tool"));
+    }
     if let Some(v) = &opts.validation {
         check_vectors("validation.queries", &v.queries, d)?;
         if v.gold.len() != v.queries.len() || v.gold.iter().any(|&g| g >= tools.len()) {
@@ -268,7 +277,8 @@ pub fn train_heads(
     let mut step = 0;
     for epoch in 1..=opts.epochs {
         let hard = if opts.negatives > 0 {
-            mine(&snapshot("")?, queries, tools, pairs, &trained_tools, opts.negatives)
+            let groups = opts.negative_groups.as_deref();
+            mine(&snapshot("")?, queries, tools, pairs, &trained_tools, groups, opts.negatives)
         } else {
             vec![Vec::new(); pairs.len()]
         };
@@ -335,23 +345,34 @@ pub fn train_heads(
 }
 
 /// Each pair's `k` highest-scoring wrong tools under `heads`, among the
-/// tools that have training pairs.
+/// tools that have training pairs: those of the gold tool's group first
+/// when there are `groups`.
 fn mine(
     heads: &Heads,
     queries: &[Vec<f32>],
     tools: &[Vec<f32>],
     pairs: &[(usize, usize)],
     candidates: &[usize],
+    groups: Option<&[u32]>,
     k: usize,
 ) -> Vec<Vec<usize>> {
     let encoded: Vec<Vec<f32>> = candidates.iter().map(|&t| heads.encode_tool(&tools[t])).collect();
+    // Encodings are unit vectors, so a score lifted by 4 outranks any
+    // score that is not: the gold tool's group fills the k first.
+    let lift = |t: usize, gold: usize| match groups {
+        Some(g) if g[t] == g[gold] => 4.0,
+        _ => 0.0,
+    };
     pairs
         .iter()
         .map(|&(q, gold)| {
             let eq = heads.encode_query(&queries[q]);
-            let scores: Vec<f32> =
-                candidates.iter().zip(&encoded).map(|(&t, v)| if t == gold { f32::MIN } else { dot(&eq, v) }).collect();
-            top_k_of(&scores, k).into_iter().map(|(i, _)| candidates[i]).collect()
+            let scores: Vec<f32> = candidates
+                .iter()
+                .zip(&encoded)
+                .map(|(&t, v)| if t == gold { f32::MIN } else { dot(&eq, v) + lift(t, gold) })
+                .collect();
+            top_k_of(&scores, k).into_iter().map(|(i, _)| candidates[i]).filter(|&t| t != gold).collect()
         })
         .collect()
 }
@@ -447,6 +468,8 @@ pub fn train_judge(
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
     use crate::retrieve::embed::normalise;
 
@@ -531,6 +554,39 @@ mod tests {
         let (_, log) = train_heads(&q, &t, train, &opts, "e", &mut |_| {}).unwrap();
         let best = log.validation[log.best_epoch - 1];
         assert!(log.validation.iter().all(|m| !m.better_than(&best)));
+    }
+
+    #[test]
+    fn grouped_negatives_come_from_the_gold_tool_s_group_first() {
+        let (q, t, pairs) = synthetic(12, 2, 16, 6);
+        let heads = Heads::identity("e", 16, 32);
+        let candidates: Vec<usize> = (0..12).collect();
+        // Tools 0..4 form a group of four; the others are each alone.
+        let groups: Vec<u32> = (0..12).map(|i| if i < 4 { 0 } else { i as u32 }).collect();
+        let hard = mine(&heads, &q, &t, &pairs, &candidates, Some(&groups), 5);
+        for (&(_, gold), negs) in pairs.iter().zip(&hard) {
+            assert_eq!(negs.len(), 5);
+            assert!(!negs.contains(&gold));
+            if gold < 4 {
+                // Its three group mates, then the two hardest of the rest.
+                let mates: Vec<usize> = (0..4).filter(|&i| i != gold).collect();
+                assert_eq!(negs[..3].iter().copied().collect::<BTreeSet<_>>(), mates.into_iter().collect());
+                assert!(negs[3..].iter().all(|&n| n >= 4));
+            }
+        }
+        let anywhere = mine(&heads, &q, &t, &pairs, &candidates, None, 5);
+        assert_ne!(hard, anywhere, "the groups changed nothing");
+        let e = train_heads(
+            &q,
+            &t,
+            &pairs,
+            &TrainOptions { negative_groups: Some(vec![0; 3]), ..small_opts() },
+            "e",
+            &mut |_| {},
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("negative_groups"), "{e}");
     }
 
     #[test]

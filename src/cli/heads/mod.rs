@@ -16,7 +16,7 @@ use switchyard::retrieve::Embedder;
 use switchyard::retrieve::cache::VectorCache;
 use switchyard::retrieve::embed::EmbedError;
 use switchyard::retrieve::heads_training::{
-    HeadsPlan, Hooks, JudgePlan, ToolText, train_heads_and_test, train_judge_and_test,
+    HeadsPlan, Hooks, JudgePlan, NegativesFrom, ToolText, train_heads_and_test, train_judge_and_test,
 };
 use switchyard::retrieve::minilm::MiniLm;
 use switchyard::retrieve::train::{JudgeOptions, TrainOptions, TrainProgress};
@@ -78,6 +78,10 @@ pub(super) struct TrainArgs {
     /// Hard negatives per query, re-mined each epoch among the training tools (0: in-batch only).
     #[arg(long, default_value_t = 0)]
     negatives: usize,
+    /// Where those are mined: any (every training tool) or domain (the gold tool's path-id domain
+    /// first, `people` of `people/person/place_of_birth`, then any).
+    #[arg(long, default_value = "any", value_parser = ["any", "domain"])]
+    negatives_from: String,
     #[arg(long, default_value_t = 5)]
     patience: usize,
     /// BM25's weight in the blend (default: chosen on the validation split).
@@ -201,6 +205,7 @@ fn train(config: &Config, a: TrainArgs) -> Result<ExitCode> {
             "phrase" => ToolText::Phrase,
             _ => ToolText::Description,
         },
+        negatives_from: if a.negatives_from == "domain" { NegativesFrom::Domain } else { NegativesFrom::Any },
         lexical_weight: a.lexical_weight,
         no_refit: a.no_refit,
         dump_validation: a.dump_validation.clone(),

@@ -42,6 +42,16 @@ pub enum ToolText {
     Phrase,
 }
 
+/// Where a query's hard negatives (`TrainOptions::negatives`) are mined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NegativesFrom {
+    /// The hardest of every training tool.
+    Any,
+    /// The hardest of the gold tool's domain (its path id's first segment),
+    /// topped up from any tool; a tool without a path id is its own domain.
+    Domain,
+}
+
 /// One training of the heads: the files, the splits and the optimiser.
 #[derive(Clone, Debug)]
 pub struct HeadsPlan {
@@ -57,6 +67,7 @@ pub struct HeadsPlan {
     /// Share of the remaining tools that chooses the epoch and blend weight.
     pub validation: f64,
     pub tool_text: ToolText,
+    pub negatives_from: NegativesFrom,
     /// BM25's weight in the blend, else chosen on the validation split.
     pub lexical_weight: Option<f32>,
     /// Keep the heads trained without the validation tools.
@@ -270,6 +281,9 @@ impl HeadsPlan {
         if !(0.0..1.0).contains(&plan.holdout) || !(0.0..1.0).contains(&plan.validation) {
             return Err(TrainingError::Options("--holdout and --validation are shares in [0, 1)".into()));
         }
+        if plan.negatives_from == NegativesFrom::Domain && plan.options.negatives == 0 {
+            return Err(TrainingError::Options("--negatives-from domain needs --negatives N (N > 0)".into()));
+        }
         let pool = ToolPool::load(&plan.tools)?;
         let all = examples(&plan.train, &pool, &plan.tools)?;
         let test = match &plan.test {
@@ -303,6 +317,23 @@ impl HeadsPlan {
         };
         Ok(PreparedHeads { plan, pool, test, held_out, kept, kept_ex, val_tools, synthetic })
     }
+}
+
+/// Each tool's domain as a group number; a tool without one is alone.
+fn domains(pool: &ToolPool) -> Vec<u32> {
+    let mut named: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    let n = pool.tools.len() as u32;
+    (0..n)
+        .zip(&pool.tools)
+        .map(|(i, t)| match t.domain() {
+            // Named domains are numbered after the pool, so none meets a lone tool's number.
+            Some(d) => {
+                let next = n + named.len() as u32;
+                *named.entry(d).or_insert(next)
+            }
+            None => i,
+        })
+        .collect()
 }
 
 /// Trains the heads as the plan says and tests them, with four retrievers
@@ -340,7 +371,12 @@ pub fn train_heads_and_test(prepared: PreparedHeads, embedder_id: &str, hooks: &
         lexical: val_idx.iter().map(|&i| lexical.scores(&kept_ex[i].query)).collect(),
         gold: validation.gold.clone(),
     };
-    let opts = TrainOptions { validation: (!val_idx.is_empty()).then_some(validation), ..plan.options.clone() };
+    let negative_groups = (plan.negatives_from == NegativesFrom::Domain).then(|| domains(&pool));
+    let opts = TrainOptions {
+        validation: (!val_idx.is_empty()).then_some(validation),
+        negative_groups,
+        ..plan.options.clone()
+    };
     let (mut heads, log) = train_reporting(hooks, "training", &queries, &tools, &fit, &opts, embedder_id)?;
     let val_metrics = log.validation.get(log.best_epoch.saturating_sub(1)).copied();
     let val_raw = Metrics::from_ranks(&ranks(&val_set, &tools, None, None));
@@ -414,6 +450,7 @@ pub fn train_heads_and_test(prepared: PreparedHeads, embedder_id: &str, hooks: &
         "seed": o.seed,
         "hidden": o.hidden, "batch": o.batch, "lr": o.lr, "weight_decay": o.weight_decay,
         "temperature": o.temperature, "negatives": o.negatives,
+        "negatives_from": match plan.negatives_from { NegativesFrom::Any => "any", NegativesFrom::Domain => "domain" },
         "epochs": logs.last().map_or(0, |(_, l)| l.epoch_loss.len()),
         "best_epoch": best_epoch,
         "validation": val_metrics,

@@ -2,6 +2,7 @@ use std::path::Path;
 
 use super::*;
 use crate::dataset::Question;
+use crate::dataset::cotools::ToolDoc;
 use crate::retrieve::embed::EmbedError;
 use crate::retrieve::train::TrainProgress;
 
@@ -68,6 +69,7 @@ fn write_data(dir: &Path) -> HeadsPlan {
         holdout: 0.25,
         validation: 0.25,
         tool_text: ToolText::Description,
+        negatives_from: NegativesFrom::Any,
         lexical_weight: None,
         no_refit: false,
         dump_validation: Some(dir.join("dump.jsonl")),
@@ -165,4 +167,29 @@ fn precision_recall_and_f1_count_scores_above_the_threshold() {
     assert_eq!((p.positives, p.n), (3, 4));
     assert!((p.precision - 2.0 / 3.0).abs() < 1e-6 && (p.recall - 2.0 / 3.0).abs() < 1e-6);
     assert_eq!(prf(&[0.1], &[true], 0.5).f1, 0.0);
+}
+
+#[test]
+fn a_tool_s_domain_is_its_path_id_s_first_segment() {
+    let ids = ["people/person/place_of_birth", "music/artist/track", "people/person/nationality", "P19", "weather/"];
+    let pool = ToolPool { tools: ids.map(|id| ToolDoc { id: id.into(), description: String::new() }).to_vec() };
+    let domains: Vec<Option<&str>> = pool.tools.iter().map(|t| t.domain()).collect();
+    assert_eq!(domains, [Some("people"), Some("music"), Some("people"), None, None]);
+    let groups = super::domains(&pool);
+    assert_eq!(groups[0], groups[2], "{groups:?}");
+    let distinct: BTreeSet<u32> = groups.iter().copied().collect();
+    assert_eq!(distinct.len(), 4, "two domains and two tools alone: {groups:?}");
+}
+
+#[test]
+fn domain_negatives_train_and_are_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan = write_data(dir.path());
+    plan.negatives_from = NegativesFrom::Domain;
+    let e = plan.prepare().err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("--negatives-from domain needs --negatives"), "{e}");
+    plan.options.negatives = 2;
+    let mut hooks = WordHooks { embedded: Vec::new(), runs: Vec::new() };
+    let o = train_heads_and_test(plan.prepare().unwrap(), "words", &mut hooks).unwrap();
+    assert_eq!((o.summary["negatives"].as_u64(), o.summary["negatives_from"].as_str()), (Some(2), Some("domain")));
 }
