@@ -493,6 +493,7 @@ impl Config {
         if let Some(mut r) = raw.retrieval {
             r.check().map_err(|(f, why)| field(&format!("retrieval.{f}"), why))?;
             r.heads = r.heads.map(rel);
+            r.minilm_weights = r.minilm_weights.map(rel);
             r.judge = r.judge.map(rel);
             c.retrieval = r;
         }

@@ -322,3 +322,71 @@ fn heads_trained_on_kamel_beat_the_raw_embedder_on_its_test_questions() {
     eprintln!("KAMEL top-1 on {} test questions: raw {raw:.3}, heads {trained:.3}", test.len());
     assert!(trained > raw + 0.03, "heads {trained} vs raw {raw}");
 }
+
+/// `retrieval tune`'s trainable MiniLM computes what the installed one
+/// does, and its saved weights load back into the embedder sessions use.
+#[test]
+fn the_tunable_minilm_embeds_as_the_installed_one_and_saves_for_it() {
+    use switchyard::retrieve::minilm_tune::TunableMiniLm;
+    let Some(dir) = weights() else { return };
+    let texts = ["Where was Joe Edwards born?", "film director: gets the director of a film.", "hi"];
+    let base = MiniLm::load(&dir).unwrap().embed(&texts).unwrap();
+    let tunable = TunableMiniLm::load(&dir).unwrap();
+    let ours = tunable.embed(&texts).unwrap();
+    let most = |a: &[Vec<f32>], b: &[Vec<f32>]| {
+        a.iter().flatten().zip(b.iter().flatten()).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max)
+    };
+    assert!(most(&base, &ours) < 1e-4, "differs by {}", most(&base, &ours));
+    let file = tempfile::tempdir().unwrap();
+    let path = file.path().join("tuned.safetensors");
+    tunable.save(&path).unwrap();
+    let reloaded = MiniLm::load_tuned(&dir, &path).unwrap();
+    assert!(reloaded.id().starts_with("minilm-l6-v2-tuned-") && reloaded.id() != MiniLm::load(&dir).unwrap().id());
+    assert!(most(&base, &reloaded.embed(&texts).unwrap()) < 1e-4);
+}
+
+/// A few steps on made-up names move each question to the tool it was
+/// paired with, and the tuned file gives the session embedder the same
+/// vectors as the model that was trained.
+#[test]
+fn tuning_moves_questions_to_their_tools() {
+    use switchyard::retrieve::minilm_tune::{TunableMiniLm, TuneOptions};
+    let Some(dir) = weights() else { return };
+    let tools =
+        ["weather: the forecast for a city", "stocks: the price of a share", "flights: departures from an airport"];
+    // Words the model has no reason to tie to these tools.
+    let questions = ["what does zorblat say for Paris", "give me the quintrel of ACME", "any vembrik out of Berlin"];
+    let right = |m: &TunableMiniLm| {
+        let t = m.embed(&tools).unwrap();
+        let q = m.embed(&questions).unwrap();
+        (0..3).filter(|&i| (0..3).all(|j| j == i || cos(&q[i], &t[i]) > cos(&q[i], &t[j]))).count()
+    };
+    let m = TunableMiniLm::load(&dir).unwrap();
+    let before = right(&m);
+    let opts = TuneOptions { lr: 1e-4, ..TuneOptions::default() };
+    let mut opt = m.optimiser(&opts).unwrap();
+    let losses: Vec<f32> =
+        (0..8).map(|_| m.step(&mut opt, &questions, &tools, &[0, 1, 2], opts.temperature).unwrap()).collect();
+    assert!(losses.last() < losses.first(), "{losses:?}");
+    assert_eq!(right(&m), 3, "before tuning {before} of 3 were nearest their tool; losses {losses:?}");
+    assert!(before < 3, "the test needs questions the installed model gets wrong");
+    let file = tempfile::tempdir().unwrap();
+    let path = file.path().join("tuned.safetensors");
+    m.save(&path).unwrap();
+    let session = MiniLm::load_tuned(&dir, &path).unwrap();
+    let (a, b) = (session.embed(&questions).unwrap(), m.embed(&questions).unwrap());
+    assert!(a.iter().flatten().zip(b.iter().flatten()).all(|(x, y)| (x - y).abs() < 1e-4));
+}
+
+#[test]
+fn a_tuned_weight_file_that_is_missing_or_not_safetensors_is_named() {
+    let Some(dir) = weights() else { return };
+    let file = tempfile::tempdir().unwrap();
+    let missing = file.path().join("none.safetensors");
+    let e = MiniLm::load_tuned(&dir, &missing).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("none.safetensors") && e.contains("retrieval tune"), "{e}");
+    let junk = file.path().join("junk.safetensors");
+    std::fs::write(&junk, b"not a tensor file").unwrap();
+    let e = MiniLm::load_tuned(&dir, &junk).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("junk.safetensors"), "{e}");
+}

@@ -25,6 +25,7 @@ mod soak_plot;
 mod synth;
 mod tools;
 mod trace;
+mod tune;
 mod ui;
 
 use std::path::PathBuf;

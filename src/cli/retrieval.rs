@@ -50,6 +50,9 @@ pub(super) enum RetrievalCommand {
     /// Synthetic questions for every tool of a pool, written by a configured
     /// model from the tool's text alone (for `heads train --synthetic`).
     Synth(super::synth::SynthArgs),
+    /// Fine-tune MiniLM itself on (question, tool) pairs, on heads train's split; the epoch is
+    /// chosen on validation tools and the weights written for `[retrieval] minilm_weights`.
+    Tune(Box<super::tune::TuneArgs>),
 }
 
 /// A chat model re-ranking each question's top candidates (optional: one
@@ -128,6 +131,7 @@ pub(super) fn run(config: &Config, cmd: RetrievalCommand) -> Result<ExitCode> {
         }
         RetrievalCommand::Heads(cmd) => super::heads::run(config, *cmd),
         RetrievalCommand::Synth(a) => super::synth::synth(config, a),
+        RetrievalCommand::Tune(a) => super::tune::tune(config, *a),
     }
 }
 

@@ -31,10 +31,11 @@ const DIM: usize = 384;
 /// that padding to the longest text in a batch wastes little.
 const BATCH: usize = 32;
 /// The model was trained on at most 256 word pieces.
-const MAX_TOKENS: usize = 256;
+pub(super) const MAX_TOKENS: usize = 256;
 
 /// all-MiniLM-L6-v2 with mean pooling over the attention mask.
 pub struct MiniLm {
+    id: String,
     model: BertModel,
     tokenizer: Mutex<Tokenizer>,
     device: Device,
@@ -48,19 +49,40 @@ impl MiniLm {
 
     /// Loads the model from `dir` after checking every file's sha256.
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
+        Self::load_weights(dir, &dir.join("model.safetensors"), ID.to_owned())
+    }
+
+    /// The installed model with the weights of `retrieval tune` from
+    /// `weights`. Its id names the weights by their sha256, so vectors and
+    /// heads of the base model, or of other tuned weights, are never mixed
+    /// with its own.
+    pub fn load_tuned(dir: &Path, weights: &Path) -> Result<Self, EmbedError> {
+        let bytes = std::fs::read(weights).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => EmbedError::Load {
+                path: weights.to_owned(),
+                reason: "no such file (write it with `switchyard retrieval tune`)".into(),
+            },
+            _ => EmbedError::Load { path: weights.to_owned(), reason: e.to_string() },
+        })?;
+        let hash = super::encoder::sha256_hex(&bytes);
+        Self::load_weights(dir, weights, format!("{ID}-tuned-{}", &hash[..12]))
+    }
+
+    fn load_weights(dir: &Path, weights: &Path, id: String) -> Result<Self, EmbedError> {
         FILES.check(dir)?;
         let config_err = load_error(dir, "config.json");
         let config_text = std::fs::read_to_string(dir.join("config.json")).map_err(|e| config_err(&e))?;
         let config: Config = serde_json::from_str(&config_text).map_err(|e| config_err(&e))?;
         let tokenizer = tokenizer(dir, MAX_TOKENS, (0, "[PAD]"))?;
         let device = Device::Cpu;
-        let weights_err = load_error(dir, "model.safetensors");
-        // SAFETY: the file was just read and checked; it is mapped read-only
-        // and Switchyard never writes to it.
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[dir.join("model.safetensors")], DType::F32, &device) }
+        let weights_err =
+            |e: &dyn std::fmt::Display| EmbedError::Load { path: weights.to_owned(), reason: e.to_string() };
+        // SAFETY: the file is mapped read-only and Switchyard never writes to
+        // it while it is loaded.
+        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[weights], DType::F32, &device) }
             .map_err(|e| weights_err(&e))?;
         let model = BertModel::load(vb, &config).map_err(|e| weights_err(&e))?;
-        Ok(MiniLm { model, tokenizer, device })
+        Ok(MiniLm { id, model, tokenizer, device })
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -78,7 +100,7 @@ impl MiniLm {
 
 impl Embedder for MiniLm {
     fn id(&self) -> &str {
-        ID
+        &self.id
     }
 
     fn dim(&self) -> usize {

@@ -15,6 +15,7 @@ pub mod heads_training;
 pub mod http_embed;
 pub mod index;
 pub mod minilm;
+pub mod minilm_tune;
 pub mod mpnet;
 pub mod rerank;
 pub mod retriever;

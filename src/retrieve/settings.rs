@@ -6,6 +6,7 @@
 //! embedder = "minilm"        # "lexical" (default), "minilm", "mpnet" or "http"
 //! lexical_weight = 0.3       # 0 = dense alone; see retrieve::blend
 //! heads = "heads.safetensors"
+//! minilm_weights = "tuned.safetensors"   # `retrieval tune`'s MiniLM (embedder = "minilm")
 //! judge = "judge.safetensors"    # CoTools' tool judge: no tool for a task it finds needs none
 //! requery = true             # react re-retrieves with the task and the evidence so far
 //! # embedder = "http" only:
@@ -58,6 +59,9 @@ pub struct RetrievalConfig {
     pub lexical_weight: f32,
     /// Trained CoTools heads (relative paths: from the config's folder).
     pub heads: Option<PathBuf>,
+    /// MiniLM's weights fine-tuned by `retrieval tune` (relative paths:
+    /// from the config's folder).
+    pub minilm_weights: Option<PathBuf>,
     /// A trained CoTools tool judge: a task it finds needs no tool is
     /// offered none (relative paths: from the config's folder).
     pub judge: Option<PathBuf>,
@@ -75,6 +79,7 @@ impl Default for RetrievalConfig {
             embedder: EmbedderKind::Lexical,
             lexical_weight: DEFAULT_LEXICAL_WEIGHT,
             heads: None,
+            minilm_weights: None,
             judge: None,
             requery: false,
             url: None,
@@ -123,6 +128,12 @@ impl RetrievalConfig {
                 "heads reshape dense vectors: set embedder = \"minilm\", \"mpnet\" or \"http\"".into(),
             ));
         }
+        if self.minilm_weights.is_some() && self.embedder != EmbedderKind::Minilm {
+            return Err((
+                "minilm_weights",
+                format!("tuned MiniLM weights need embedder = \"minilm\", not \"{}\"", self.embedder),
+            ));
+        }
         if self.judge.is_some() && self.embedder == EmbedderKind::Lexical {
             return Err((
                 "judge",
@@ -136,7 +147,10 @@ impl RetrievalConfig {
     pub fn embedder(&self, data_dir: &Path) -> Result<Option<Arc<dyn Embedder>>, EmbedError> {
         Ok(match self.embedder {
             EmbedderKind::Lexical => None,
-            EmbedderKind::Minilm => Some(Arc::new(MiniLm::load(&MiniLm::folder(data_dir))?)),
+            EmbedderKind::Minilm => Some(Arc::new(match &self.minilm_weights {
+                Some(w) => MiniLm::load_tuned(&MiniLm::folder(data_dir), w)?,
+                None => MiniLm::load(&MiniLm::folder(data_dir))?,
+            })),
             EmbedderKind::Mpnet => Some(Arc::new(MpNet::load(&MpNet::folder(data_dir))?)),
             EmbedderKind::Http => Some(Arc::new(HttpEmbedder::connect(HttpEmbedConfig {
                 base_url: self.url.clone().unwrap_or_default(),

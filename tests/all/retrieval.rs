@@ -28,10 +28,11 @@ fn parse(toml: &str) -> Result<Config, String> {
 #[test]
 fn a_retrieval_section_is_read_and_a_bad_one_named_by_its_field() {
     let c =
-        parse("[retrieval]\nembedder = \"minilm\"\nlexical_weight = 0.5\nheads = \"h.safetensors\"\nrequery = true\n")
+        parse("[retrieval]\nembedder = \"minilm\"\nlexical_weight = 0.5\nheads = \"h.safetensors\"\nrequery = true\nminilm_weights = \"t.safetensors\"\n")
             .unwrap();
     assert_eq!(c.retrieval.embedder, EmbedderKind::Minilm);
     assert_eq!(c.retrieval.heads.as_deref(), Some(Path::new("/cfg/h.safetensors")));
+    assert_eq!(c.retrieval.minilm_weights.as_deref(), Some(Path::new("/cfg/t.safetensors")));
     assert!(c.retrieval.requery);
     assert_eq!(Config::default().retrieval.embedder, EmbedderKind::Lexical);
     for (toml, field) in [
@@ -41,6 +42,7 @@ fn a_retrieval_section_is_read_and_a_bad_one_named_by_its_field() {
         ("[retrieval]\nurl = \"http://x/v1\"\n", "retrieval.url"),
         ("[retrieval]\nlexical_weight = 1.5\n", "retrieval.lexical_weight"),
         ("[retrieval]\nheads = \"h\"\n", "retrieval.heads"),
+        ("[retrieval]\nembedder = \"mpnet\"\nminilm_weights = \"t\"\n", "retrieval.minilm_weights"),
         ("[retrieval]\nembedder = \"minilm\"\ndim = 0\n", "retrieval.dim"),
         ("[retrieval]\nembedder = \"word2vec\"\n", "word2vec"),
         ("[retrieval]\nembeder = \"minilm\"\n", "embeder"),

@@ -11,6 +11,7 @@ mod data;
 mod error;
 mod hooks;
 mod judge;
+pub mod tune;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -40,6 +41,17 @@ pub enum ToolText {
     /// A path id as its relation of its subject, then the description
     /// ([`crate::dataset::ToolDoc::phrase`]).
     Phrase,
+}
+
+impl ToolText {
+    /// What `tool`'s vector is embedded from.
+    pub fn of(self, tool: &crate::dataset::cotools::ToolDoc) -> String {
+        match self {
+            ToolText::Text => tool.text(),
+            ToolText::Description => tool.description.clone(),
+            ToolText::Phrase => tool.phrase(),
+        }
+    }
 }
 
 /// Where a query's hard negatives (`TrainOptions::negatives`) are mined.
@@ -340,15 +352,7 @@ fn domains(pool: &ToolPool) -> Vec<u32> {
 /// beside them, on the test file's seen and unseen tools.
 pub fn train_heads_and_test(prepared: PreparedHeads, embedder_id: &str, hooks: &mut dyn Hooks) -> Result<HeadsOutcome> {
     let PreparedHeads { plan, pool, test, held_out, kept, kept_ex, val_tools, synthetic } = prepared;
-    let tool_texts: Vec<String> = pool
-        .tools
-        .iter()
-        .map(|t| match plan.tool_text {
-            ToolText::Text => t.text(),
-            ToolText::Description => t.description.clone(),
-            ToolText::Phrase => t.phrase(),
-        })
-        .collect();
+    let tool_texts: Vec<String> = pool.tools.iter().map(|t| plan.tool_text.of(t)).collect();
     let tools = hooks.embed(&tool_texts, "tools")?;
     let queries =
         hooks.embed(&kept_ex.iter().chain(&synthetic).map(|e| e.query.clone()).collect::<Vec<_>>(), "queries")?;

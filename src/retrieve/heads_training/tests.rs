@@ -193,3 +193,20 @@ fn domain_negatives_train_and_are_recorded() {
     let o = train_heads_and_test(plan.prepare().unwrap(), "words", &mut hooks).unwrap();
     assert_eq!((o.summary["negatives"].as_u64(), o.summary["negatives_from"].as_str()), (Some(2), Some("domain")));
 }
+
+#[test]
+fn tuning_refuses_bad_options_and_names_a_model_not_installed() {
+    use super::tune::tune_and_validate;
+    use crate::retrieve::minilm_tune::TuneOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_data(dir.path());
+    let mut hooks = WordHooks { embedded: Vec::new(), runs: Vec::new() };
+    let zero = TuneOptions { epochs: 0, ..TuneOptions::default() };
+    let e = tune_and_validate(plan.prepare().unwrap(), dir.path(), &zero, &mut hooks).err().map(|e| e.to_string());
+    assert!(e.as_deref().is_some_and(|e| e.contains("--epochs")), "{e:?}");
+    let e = tune_and_validate(plan.prepare().unwrap(), &dir.path().join("minilm"), &TuneOptions::default(), &mut hooks)
+        .err()
+        .map(|e| e.to_string());
+    assert!(e.as_deref().is_some_and(|e| e.contains("scripts/minilm.sh install")), "{e:?}");
+    assert!(hooks.runs.is_empty(), "nothing trained");
+}

@@ -1,0 +1,128 @@
+//! `retrieval tune`: fine-tune MiniLM itself on (question, tool) pairs, on
+//! heads train's split, and write the weights `[retrieval] minilm_weights`
+//! names.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use color_eyre::eyre::Result;
+
+use switchyard::config::Config;
+use switchyard::retrieve::embed::EmbedError;
+use switchyard::retrieve::heads_training::tune::tune_and_validate;
+use switchyard::retrieve::heads_training::{HeadsPlan, Hooks, NegativesFrom, ToolText};
+use switchyard::retrieve::minilm::MiniLm;
+use switchyard::retrieve::minilm_tune::TuneOptions;
+use switchyard::retrieve::train::{TrainOptions, TrainProgress};
+
+use super::progress::bar;
+
+#[derive(Args, Debug)]
+pub(super) struct TuneArgs {
+    /// The tool pool (tool.json).
+    #[arg(long)]
+    tools: PathBuf,
+    /// Training examples: annotated call texts or questions with `tool`.
+    #[arg(long)]
+    train: PathBuf,
+    /// Synthetic questions (`retrieval synth`), trained on for every tool they name.
+    #[arg(long)]
+    synthetic: Option<PathBuf>,
+    /// Share of the training file's tools kept out of tuning entirely (heads train's unseen tools).
+    #[arg(long, default_value_t = 0.2)]
+    holdout: f64,
+    /// Share of the remaining tools whose questions choose the epoch.
+    #[arg(long, default_value_t = 0.2)]
+    validation: f64,
+    /// The split's seed: give heads train the same one to test on the same unseen tools.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    #[arg(long, default_value_t = TuneOptions::default().epochs)]
+    epochs: usize,
+    #[arg(long, default_value_t = TuneOptions::default().batch)]
+    batch: usize,
+    #[arg(long, default_value_t = TuneOptions::default().lr)]
+    lr: f64,
+    #[arg(long, default_value_t = TuneOptions::default().temperature)]
+    temperature: f64,
+    /// What a tool's text is: text (id words and description), description, or phrase.
+    #[arg(long, default_value = "text", value_parser = ["text", "description", "phrase"])]
+    tool_text: String,
+    /// Keep the weights tuned without the validation tools instead of tuning again on them.
+    #[arg(long)]
+    no_refit: bool,
+    #[arg(long, default_value = "minilm-tuned.safetensors")]
+    out: PathBuf,
+    #[arg(long)]
+    json: bool,
+}
+
+/// Progress bars on stderr; tuning embeds with the model it trains, so
+/// nothing comes from the vector cache.
+struct Bars(Option<indicatif::ProgressBar>);
+
+impl Hooks for Bars {
+    fn embed(&mut self, _: &[String], what: &str) -> std::result::Result<Vec<Vec<f32>>, EmbedError> {
+        Err(EmbedError::Compute(format!("tuning embeds {what} with the model it trains")))
+    }
+    fn start(&mut self, what: &str, steps: usize) {
+        self.0 = Some(bar(steps as u64, what));
+    }
+    fn step(&mut self, what: &str, p: &TrainProgress) {
+        let Some(bar) = &self.0 else { return };
+        bar.set_position(p.step as u64);
+        if let Some(m) = p.validation {
+            bar.set_message(format!("{what} (epoch {}: validation top-1 {:.1}%)", p.epoch, 100.0 * m.top1));
+        }
+    }
+    fn finish(&mut self) {
+        if let Some(bar) = self.0.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+pub(super) fn tune(config: &Config, a: TuneArgs) -> Result<ExitCode> {
+    let plan = HeadsPlan {
+        tools: a.tools.clone(),
+        train: a.train.clone(),
+        test: None,
+        synthetic: a.synthetic.clone(),
+        holdout: a.holdout,
+        validation: a.validation,
+        tool_text: match a.tool_text.as_str() {
+            "text" => ToolText::Text,
+            "phrase" => ToolText::Phrase,
+            _ => ToolText::Description,
+        },
+        negatives_from: NegativesFrom::Any,
+        lexical_weight: None,
+        no_refit: a.no_refit,
+        dump_validation: None,
+        dump_test: None,
+        options: TrainOptions { seed: a.seed, ..TrainOptions::default() },
+    };
+    let prepared = plan.prepare()?;
+    let opts = TuneOptions {
+        epochs: a.epochs,
+        batch: a.batch,
+        lr: a.lr,
+        temperature: a.temperature,
+        ..TuneOptions::default()
+    };
+    let dir = MiniLm::folder(&config.data_dir()?);
+    let o = tune_and_validate(prepared, &dir, &opts, &mut Bars(None))?;
+    o.model.save(&a.out)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&o.json(&a.out))?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", o.text());
+    println!(
+        "\nsaved {} (use it: [retrieval] embedder = \"minilm\", minilm_weights = \"{}\")",
+        a.out.display(),
+        a.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
