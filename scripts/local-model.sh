@@ -201,8 +201,11 @@ start() {
   fi
   local port; port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   say "starting $name on 127.0.0.1:$port (log: $log)"
+  # By default the server ends a streamed reply early ("[DONE]" with no
+  # finish reason) whenever another request waits: two agents sharing it
+  # would cut each other's replies. Requests wait their turn instead.
   nohup "$venv/bin/python" -m llama_cpp.server --model "$gguf" --host 127.0.0.1 --port "$port" \
-    --n_ctx 4096 --n_threads "$(nproc)" >"$log" 2>&1 &
+    --n_ctx 4096 --n_threads "$(nproc)" --interrupt_requests false >"$log" 2>&1 &
   local pid=$!
   echo "$pid" > "$pidfile"
   echo "$port" > "$portfile"
