@@ -41,6 +41,10 @@ pub(super) enum RetrievalCommand {
         how: HowArgs,
         #[command(flatten)]
         rerank: RerankArgs,
+        /// Writes each question whose gold tool did not rank first (question, gold tool, its
+        /// rank, the first five) as a JSON line.
+        #[arg(long, value_name = "FILE")]
+        misses: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -126,8 +130,8 @@ fn open(config: &Config, how: &RetrievalConfig, docs: &[(String, String)]) -> Re
 
 pub(super) fn run(config: &Config, cmd: RetrievalCommand) -> Result<ExitCode> {
     match cmd {
-        RetrievalCommand::Eval { tools, questions, how, rerank, json } => {
-            eval(config, &tools, &questions, &how, &rerank, json)
+        RetrievalCommand::Eval { tools, questions, how, rerank, misses, json } => {
+            eval(config, &tools, &questions, &how, &rerank, misses.as_deref(), json)
         }
         RetrievalCommand::Heads(cmd) => super::heads::run(config, *cmd),
         RetrievalCommand::Synth(a) => super::synth::synth(config, a),
@@ -141,6 +145,7 @@ fn eval(
     questions: &Path,
     how: &HowArgs,
     rerank: &RerankArgs,
+    misses: Option<&Path>,
     json: bool,
 ) -> Result<ExitCode> {
     let how = how.apply(config)?;
@@ -199,6 +204,15 @@ fn eval(
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", report.text(questions));
+    }
+    // After the figures, so a misses file that cannot be written loses none of them.
+    if let Some(path) = misses {
+        let mut lines = String::new();
+        for m in &report.misses {
+            lines.push_str(&serde_json::to_string(m)?);
+            lines.push('\n');
+        }
+        std::fs::write(path, lines).map_err(|e| eyre!("--misses {}: {e}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

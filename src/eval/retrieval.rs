@@ -26,6 +26,22 @@ pub struct RetrievalReport {
     /// What the re-ranking judge did, when there was one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank: Option<RerankFigures>,
+    /// Every question whose gold tool did not rank first, in question order
+    /// (`retrieval eval --misses` writes them; the figures never need them).
+    #[serde(skip)]
+    pub misses: Vec<Miss>,
+}
+
+/// A question the retriever ranked another tool first for.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Miss {
+    pub question: String,
+    /// The gold tool.
+    pub tool: String,
+    /// The gold tool's 1-based rank over the whole pool (`None`: never ranked).
+    pub rank: Option<usize>,
+    /// The retriever's first five, best first.
+    pub top: Vec<String>,
 }
 
 /// A listwise judge over a question's top candidates: given the question
@@ -110,6 +126,7 @@ pub fn evaluate_reranked(
     let (mut top1, mut top5, mut rr) = (0usize, 0usize, 0.0f64);
     let mut latencies = Vec::with_capacity(questions.len());
     let mut figures = rerank.as_ref().map(|r| RerankFigures { top: r.top, ..RerankFigures::default() });
+    let mut misses = Vec::new();
     for (i, q) in questions.iter().enumerate() {
         let gold = q.tool.as_deref().unwrap_or_default();
         let started = Instant::now();
@@ -130,10 +147,19 @@ pub fn evaluate_reranked(
             }
         }
         latencies.push(started.elapsed().as_secs_f64() * 1000.0);
-        if let Some(rank) = ranked.iter().position(|h| h.name == gold) {
+        let rank = ranked.iter().position(|h| h.name == gold);
+        if let Some(rank) = rank {
             top1 += usize::from(rank == 0);
             top5 += usize::from(rank < 5);
             rr += 1.0 / (rank + 1) as f64;
+        }
+        if rank != Some(0) {
+            misses.push(Miss {
+                question: q.question.clone(),
+                tool: gold.to_string(),
+                rank: rank.map(|r| r + 1),
+                top: ranked.iter().take(5).map(|h| h.name.clone()).collect(),
+            });
         }
         progress(i + 1, questions.len());
     }
@@ -151,6 +177,7 @@ pub fn evaluate_reranked(
         latency_ms_p50: pick(0.5),
         latency_ms_p95: pick(0.95),
         rerank: figures,
+        misses,
     })
 }
 
@@ -171,6 +198,7 @@ mod tests {
             latency_ms_p50: 1.0,
             latency_ms_p95: 3.0,
             rerank: None,
+            misses: Vec::new(),
         };
         let text = r.text(std::path::Path::new("q.jsonl"));
         assert!(text.starts_with("retrieval over 10 tools, 4 questions (q.jsonl)\nsource   bm25\n"), "{text}");

@@ -359,8 +359,32 @@ fn a_model_re_ranks_the_top_candidates_and_the_report_says_what_it_moved() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice(&out.stdout).unwrap()
     };
+    let refused = |extra: &[&str]| -> String {
+        let mut args = vec!["retrieval", "eval", "--tools", s(&pool), "--questions", s(&questions)];
+        args.extend(extra);
+        fails(&args)
+    };
     let plain = eval(&[]);
     assert!(plain.get("rerank").is_none(), "{plain}");
+    // Every question not ranked first is written, with its gold tool's rank
+    // and the tools ranked above it; the rest are not.
+    let misses_at = dir.path().join("misses.jsonl");
+    eval(&["--misses", s(&misses_at)]);
+    let misses: Vec<serde_json::Value> =
+        std::fs::read_to_string(&misses_at).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let missed = (lines.len() as f64 * (1.0 - plain["top1"].as_f64().unwrap())).round() as usize;
+    assert!(missed > 0, "{plain}");
+    assert_eq!(misses.len(), missed, "{misses:?}");
+    for m in &misses {
+        let gold = m["tool"].as_str().unwrap();
+        assert!(lines.iter().any(|(q, t)| *q == m["question"] && *t == gold), "{m}");
+        let top: Vec<&str> = m["top"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+        assert_ne!(top[0], gold, "{m}");
+        let rank = m["rank"].as_u64().unwrap() as usize;
+        assert_eq!(top.iter().position(|t| *t == gold), Some(rank - 1).filter(|r| *r < 5), "{m}");
+    }
+    let err = refused(&["--misses", s(&dir.path().join("no/such/dir/m.jsonl"))]);
+    assert!(err.contains("--misses") && err.contains("m.jsonl"), "{err}");
     // The simulated judge picks the candidate sharing most words with the
     // question, which is not always BM25's first.
     let reranked = eval(&["--rerank-model", "sim", "--rerank-top", "3"]);
@@ -372,20 +396,8 @@ fn a_model_re_ranks_the_top_candidates_and_the_report_says_what_it_moved() {
     let top1 = |v: &serde_json::Value| v["top1"].as_f64().unwrap();
     assert!((top1(&reranked) - top1(&plain) - gained / n).abs() < 1e-9, "{plain}\n{reranked}");
 
-    let err =
-        fails(&["retrieval", "eval", "--tools", s(&pool), "--questions", s(&questions), "--rerank-model", "gone"]);
+    let err = refused(&["--rerank-model", "gone"]);
     assert!(err.contains("no model named 'gone'"), "{err}");
-    let err = fails(&[
-        "retrieval",
-        "eval",
-        "--tools",
-        s(&pool),
-        "--questions",
-        s(&questions),
-        "--rerank-model",
-        "sim",
-        "--rerank-top",
-        "1",
-    ]);
+    let err = refused(&["--rerank-model", "sim", "--rerank-top", "1"]);
     assert!(err.contains("--rerank-top"), "{err}");
 }
