@@ -390,3 +390,54 @@ fn a_tuned_weight_file_that_is_missing_or_not_safetensors_is_named() {
     let e = MiniLm::load_tuned(&dir, &junk).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(e.contains("junk.safetensors"), "{e}");
 }
+
+/// `heads train` and `retrieval tune` read the same split flags, so a tuned
+/// MiniLM and the heads trained on it hold out the same tools.
+#[test]
+fn heads_train_and_tune_hold_out_the_same_tools_from_the_same_flags() {
+    let Some(dir) = weights() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::os::unix::fs::symlink(&dir, MiniLm::folder(&data)).unwrap();
+    let topics = [
+        "weather", "stocks", "flights", "recipes", "movies", "books", "trains", "hotels", "music", "news", "sports",
+        "maps",
+    ];
+    let info: serde_json::Map<String, serde_json::Value> =
+        topics.iter().map(|t| (format!("<{t}/item/{t}_info>"), format!("{t}: facts about {t}").into())).collect();
+    let pool = tmp.path().join("tool.json");
+    std::fs::write(&pool, serde_json::json!({ "tool_information": info }).to_string()).unwrap();
+    let questions = tmp.path().join("q.jsonl");
+    let lines: String = topics
+        .iter()
+        .flat_map(|t| {
+            [format!("tell me about {t} today"), format!("what is new in {t}?")]
+                .map(|q| serde_json::json!({"question": q, "tool": format!("{t}/item/{t}_info")}).to_string() + "\n")
+        })
+        .collect();
+    std::fs::write(&questions, lines).unwrap();
+    let split = ["--holdout", "0.25", "--validation", "0.34", "--seed", "5", "--tool-text", "phrase"];
+    let run = |args: &[&str]| -> serde_json::Value {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchyard"))
+            .args(["--data-dir", data.to_str().unwrap(), "retrieval"])
+            .args(args)
+            .args(["--tools", pool.to_str().unwrap(), "--train", questions.to_str().unwrap(), "--json"])
+            .args(split)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let tuned_at = tmp.path().join("tuned.safetensors");
+    let tune = run(&["tune", "--epochs", "1", "--out", tuned_at.to_str().unwrap()]);
+    let heads_at = tmp.path().join("heads.safetensors");
+    let heads = run(&["heads", "train", "--epochs", "2", "--out", heads_at.to_str().unwrap()]);
+    assert_eq!(tune["held_out_tools"], 3, "{tune}");
+    let heads = &heads["summary"];
+    assert_eq!(heads["seed"], 5, "{heads}");
+    for key in ["held_out_tools", "validation_tools", "trained_tools", "pairs"] {
+        assert_eq!(tune[key], heads[key], "{key}: {tune}\n{heads}");
+    }
+    assert!(tuned_at.exists() && heads_at.exists());
+}

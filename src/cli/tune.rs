@@ -10,34 +10,19 @@ use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
 use switchyard::retrieve::embed::EmbedError;
+use switchyard::retrieve::heads_training::Hooks;
 use switchyard::retrieve::heads_training::tune::tune_and_validate;
-use switchyard::retrieve::heads_training::{HeadsPlan, Hooks, NegativesFrom, ToolText};
 use switchyard::retrieve::minilm::MiniLm;
 use switchyard::retrieve::minilm_tune::TuneOptions;
 use switchyard::retrieve::train::{TrainOptions, TrainProgress};
 
+use super::heads::split::SplitArgs;
 use super::progress::bar;
 
 #[derive(Args, Debug)]
 pub(super) struct TuneArgs {
-    /// The tool pool (tool.json).
-    #[arg(long)]
-    tools: PathBuf,
-    /// Training examples: annotated call texts or questions with `tool`.
-    #[arg(long)]
-    train: PathBuf,
-    /// Synthetic questions (`retrieval synth`), trained on for every tool they name.
-    #[arg(long)]
-    synthetic: Option<PathBuf>,
-    /// Share of the training file's tools kept out of tuning entirely (heads train's unseen tools).
-    #[arg(long, default_value_t = 0.2)]
-    holdout: f64,
-    /// Share of the remaining tools whose questions choose the epoch.
-    #[arg(long, default_value_t = 0.2)]
-    validation: f64,
-    /// The split's seed: give heads train the same one to test on the same unseen tools.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
+    #[command(flatten)]
+    split: SplitArgs,
     #[arg(long, default_value_t = TuneOptions::default().epochs)]
     epochs: usize,
     #[arg(long, default_value_t = TuneOptions::default().batch)]
@@ -46,12 +31,6 @@ pub(super) struct TuneArgs {
     lr: f64,
     #[arg(long, default_value_t = TuneOptions::default().temperature)]
     temperature: f64,
-    /// What a tool's text is: text (id words and description), description, or phrase.
-    #[arg(long, default_value = "text", value_parser = ["text", "description", "phrase"])]
-    tool_text: String,
-    /// Keep the weights tuned without the validation tools instead of tuning again on them.
-    #[arg(long)]
-    no_refit: bool,
     #[arg(long, default_value = "minilm-tuned.safetensors")]
     out: PathBuf,
     #[arg(long)]
@@ -84,25 +63,7 @@ impl Hooks for Bars {
 }
 
 pub(super) fn tune(config: &Config, a: TuneArgs) -> Result<ExitCode> {
-    let plan = HeadsPlan {
-        tools: a.tools.clone(),
-        train: a.train.clone(),
-        test: None,
-        synthetic: a.synthetic.clone(),
-        holdout: a.holdout,
-        validation: a.validation,
-        tool_text: match a.tool_text.as_str() {
-            "text" => ToolText::Text,
-            "phrase" => ToolText::Phrase,
-            _ => ToolText::Description,
-        },
-        negatives_from: NegativesFrom::Any,
-        lexical_weight: None,
-        no_refit: a.no_refit,
-        dump_validation: None,
-        dump_test: None,
-        options: TrainOptions { seed: a.seed, ..TrainOptions::default() },
-    };
+    let plan = a.split.plan(TrainOptions::default());
     let prepared = plan.prepare()?;
     let opts = TuneOptions {
         epochs: a.epochs,

@@ -3,6 +3,7 @@
 //! change, and show a trained file.
 
 mod show;
+pub(super) mod split;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,13 +17,14 @@ use switchyard::retrieve::Embedder;
 use switchyard::retrieve::cache::VectorCache;
 use switchyard::retrieve::embed::EmbedError;
 use switchyard::retrieve::heads_training::{
-    HeadsPlan, Hooks, JudgePlan, NegativesFrom, ToolText, train_heads_and_test, train_judge_and_test,
+    HeadsPlan, Hooks, JudgePlan, NegativesFrom, train_heads_and_test, train_judge_and_test,
 };
 use switchyard::retrieve::minilm::MiniLm;
 use switchyard::retrieve::train::{JudgeOptions, TrainOptions, TrainProgress};
 
 use super::progress::{bar, embed_cached};
 use show::show;
+use split::SplitArgs;
 
 #[derive(Subcommand, Debug)]
 pub(super) enum HeadsCmd {
@@ -42,26 +44,11 @@ pub(super) enum HeadsCmd {
 
 #[derive(Args, Debug)]
 pub(super) struct TrainArgs {
-    /// The tool pool (tool.json); every test question is ranked against all of it.
-    #[arg(long)]
-    tools: PathBuf,
-    /// Training examples: annotated call texts (text, start_str_idx, tool_calling) or questions with `tool`.
-    #[arg(long)]
-    train: PathBuf,
-    /// Synthetic questions (`retrieval synth`), trained on for every tool they name, held out or not.
-    #[arg(long)]
-    synthetic: Option<PathBuf>,
+    #[command(flatten)]
+    split: SplitArgs,
     /// Questions with their gold tool, to report on.
     #[arg(long)]
     test: Option<PathBuf>,
-    /// Share of the training file's tools kept out of training entirely (the unseen tools).
-    #[arg(long, default_value_t = 0.2)]
-    holdout: f64,
-    /// Share of the remaining tools whose examples choose the epoch and blend weight.
-    #[arg(long, default_value_t = 0.2)]
-    validation: f64,
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
     #[arg(long, default_value_t = 40)]
     epochs: usize,
     /// D, the encoders' intermediate size.
@@ -87,9 +74,6 @@ pub(super) struct TrainArgs {
     /// BM25's weight in the blend (default: chosen on the validation split).
     #[arg(long)]
     lexical_weight: Option<f32>,
-    /// Keep the heads trained without the validation tools instead of training again on them.
-    #[arg(long)]
-    no_refit: bool,
     #[arg(long, default_value = "heads.safetensors")]
     out: PathBuf,
     /// Write each validation query's gold tool and top 3 (heads + BM25) here, JSON Lines.
@@ -98,10 +82,6 @@ pub(super) struct TrainArgs {
     /// Write the test questions here as a question file, each with `seen`, for `retrieval eval`.
     #[arg(long)]
     dump_test: Option<PathBuf>,
-    /// What a tool's vector is embedded from: text (id words and description), description, or
-    /// phrase (a path id as its relation of its subject, then the description).
-    #[arg(long, default_value = "text", value_parser = ["text", "description", "phrase"])]
-    tool_text: String,
     /// Write the loss curve here (SVG).
     #[arg(long)]
     plot: Option<PathBuf>,
@@ -193,35 +173,24 @@ impl Hooks for Bars<'_> {
 }
 
 fn train(config: &Config, a: TrainArgs) -> Result<ExitCode> {
+    let options = TrainOptions {
+        hidden: a.hidden,
+        epochs: a.epochs,
+        batch: a.batch,
+        lr: a.lr,
+        weight_decay: a.weight_decay,
+        temperature: a.temperature,
+        negatives: a.negatives,
+        patience: a.patience,
+        ..TrainOptions::default()
+    };
     let plan = HeadsPlan {
-        tools: a.tools.clone(),
-        train: a.train.clone(),
         test: a.test.clone(),
-        synthetic: a.synthetic.clone(),
-        holdout: a.holdout,
-        validation: a.validation,
-        tool_text: match a.tool_text.as_str() {
-            "text" => ToolText::Text,
-            "phrase" => ToolText::Phrase,
-            _ => ToolText::Description,
-        },
         negatives_from: if a.negatives_from == "domain" { NegativesFrom::Domain } else { NegativesFrom::Any },
         lexical_weight: a.lexical_weight,
-        no_refit: a.no_refit,
         dump_validation: a.dump_validation.clone(),
         dump_test: a.dump_test.clone(),
-        options: TrainOptions {
-            hidden: a.hidden,
-            epochs: a.epochs,
-            batch: a.batch,
-            lr: a.lr,
-            weight_decay: a.weight_decay,
-            temperature: a.temperature,
-            negatives: a.negatives,
-            seed: a.seed,
-            patience: a.patience,
-            ..TrainOptions::default()
-        },
+        ..a.split.plan(options)
     };
     let prepared = plan.prepare()?;
     let (model, cache) = embedder(config)?;
