@@ -185,6 +185,7 @@ fn long_session() -> Vec<Event> {
                 lexical: 5.0,
                 dense: None,
                 head: None,
+                rescore: None,
             })
             .collect();
         out.push(ev(run, 0, t, EventKind::Retrieved { query: "find it".into(), source: "bm25".into(), hits }));

@@ -6,6 +6,8 @@
 //! - `hybrid_16k`: the whole dense-and-BM25 ranking of a query over 16,000
 //!   tool descriptions (BM25 over every document, cosine, z-score blend,
 //!   top-5), the query vector already cached.
+//! - `hybrid_rescored_16k`: the same with the first 10 candidates re-ordered
+//!   by a re-scorer (`retrieval rescore train`): their features and sort.
 //! - `minilm/load`, `minilm/embed_32`, `mpnet/load`, `mpnet/embed_32`: each
 //!   dense model's load (files checked by sha256, weights mapped) and a
 //!   batch of 32 sentences, whose time gives sentences/s.
@@ -33,6 +35,7 @@ use switchyard::retrieve::embed::normalise;
 use switchyard::retrieve::index::VectorIndex;
 use switchyard::retrieve::minilm::MiniLm;
 use switchyard::retrieve::mpnet::MpNet;
+use switchyard::retrieve::rescore::{Rescorer, features};
 use switchyard::retrieve::{EmbedError, Embedder, Retriever};
 
 const TOOLS: usize = 16_000;
@@ -128,13 +131,20 @@ fn bench(c: &mut Criterion) {
     let query = unit(&mut rng);
     c.bench_function("top5_16k", |b| b.iter(|| index.top_k(std::hint::black_box(&query), 5)));
 
-    let docs: Vec<(String, String)> = (0..TOOLS).map(|i| (format!("tool_{i}"), words(&mut rng, 12))).collect();
+    // Path ids as Freebase's (domain/type/property), so the re-scorer has parts to read.
+    let docs: Vec<(String, String)> =
+        (0..TOOLS).map(|i| (format!("d{}/type_{}/prop_{i}", i % 40, i % 400), words(&mut rng, 12))).collect();
     let mut cache = VectorCache::memory(DIM);
     let retriever =
         Retriever::dense(docs.iter().map(|(n, t)| (n.as_str(), t.as_str())), Arc::new(Seeded), &mut cache, None, 0.3)
             .expect("the seeded embedder cannot fail");
     let task = "what is the population of the capital city of a country";
     c.bench_function("hybrid_16k", |b| b.iter(|| retriever.search(std::hint::black_box(task), 5)));
+    let mut weights = [0.0; features::COUNT];
+    weights[0] = 2.0;
+    weights[5] = 0.9;
+    let rescored = retriever.clone().with_rescorer(Arc::new(Rescorer::new(10, weights, "bench")));
+    c.bench_function("hybrid_rescored_16k", |b| b.iter(|| rescored.search(std::hint::black_box(task), 5)));
 
     let data = std::env::var_os("SWITCHYARD_DATA_DIR")
         .map(PathBuf::from)

@@ -495,6 +495,7 @@ impl Config {
             r.heads = r.heads.map(rel);
             r.minilm_weights = r.minilm_weights.map(rel);
             r.judge = r.judge.map(rel);
+            r.rescore = r.rescore.map(rel);
             c.retrieval = r;
         }
         if let Some(a) = raw.atc {

@@ -391,15 +391,22 @@ fn a_tuned_weight_file_that_is_missing_or_not_safetensors_is_named() {
     assert!(e.contains("junk.safetensors"), "{e}");
 }
 
-/// `heads train` and `retrieval tune` read the same split flags, so a tuned
-/// MiniLM and the heads trained on it hold out the same tools.
-#[test]
-fn heads_train_and_tune_hold_out_the_same_tools_from_the_same_flags() {
-    let Some(dir) = weights() else { return };
+/// A fresh data directory whose MiniLM is the installed one (None without it),
+/// for the commands run as a user would.
+fn data_with_minilm() -> Option<(tempfile::TempDir, PathBuf)> {
+    let dir = weights()?;
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     std::fs::create_dir_all(&data).unwrap();
     std::os::unix::fs::symlink(&dir, MiniLm::folder(&data)).unwrap();
+    Some((tmp, data))
+}
+
+/// `heads train` and `retrieval tune` read the same split flags, so a tuned
+/// MiniLM and the heads trained on it hold out the same tools.
+#[test]
+fn heads_train_and_tune_hold_out_the_same_tools_from_the_same_flags() {
+    let Some((tmp, data)) = data_with_minilm() else { return };
     let topics = [
         "weather", "stocks", "flights", "recipes", "movies", "books", "trains", "hotels", "music", "news", "sports",
         "maps",
@@ -440,4 +447,82 @@ fn heads_train_and_tune_hold_out_the_same_tools_from_the_same_flags() {
         assert_eq!(tune[key], heads[key], "{key}: {tune}\n{heads}");
     }
     assert!(tuned_at.exists() && heads_at.exists());
+}
+
+#[test]
+fn a_rescorer_learns_which_way_a_relation_runs_and_the_retriever_uses_it() {
+    let Some((tmp, data)) = data_with_minilm() else { return };
+    // Each kind of work has a relation and its inverse, with the same words in other roles.
+    let kinds =
+        ["film", "book", "album", "game", "play", "opera", "poem", "comic", "podcast", "painting", "ballet", "novel"];
+    let mut info = serde_json::Map::new();
+    let mut lines = String::new();
+    for k in kinds {
+        info.insert(format!("<media/{k}/genre>"), format!("genre: the genre of a {k}").into());
+        info.insert(format!("<media/genre/{k}s>"), format!("{k}s: the {k}s of a genre").into());
+        for (i, name) in ["Alpha", "Beta", "Gamma", "Delta"].iter().enumerate() {
+            let q = if i % 2 == 0 {
+                format!("What genre of {k} is {name}?")
+            } else {
+                format!("Which genre is the {k} {name} in?")
+            };
+            lines += &(serde_json::json!({"question": q, "tool": format!("media/{k}/genre")}).to_string() + "\n");
+            let q = format!("Name a {k} of the {name} genre.");
+            lines += &(serde_json::json!({"question": q, "tool": format!("media/genre/{k}s")}).to_string() + "\n");
+        }
+    }
+    let pool = tmp.path().join("tool.json");
+    std::fs::write(&pool, serde_json::json!({ "tool_information": info }).to_string()).unwrap();
+    let questions = tmp.path().join("q.jsonl");
+    std::fs::write(&questions, lines).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchyard"))
+            .args(["--data-dir", data.to_str().unwrap()])
+            .args(args)
+            .args(["--embedder", "minilm"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let rescore = tmp.path().join("rescore.json");
+    let (pool_s, questions_s, rescore_s) =
+        (pool.to_str().unwrap(), questions.to_str().unwrap(), rescore.to_str().unwrap());
+    let trained = run(&[
+        "retrieval",
+        "rescore",
+        "train",
+        "--tools",
+        pool_s,
+        "--train",
+        questions_s,
+        "--holdout",
+        "0",
+        "--validation",
+        "0.3",
+        "--k",
+        "4",
+        "--out",
+        rescore_s,
+        "--json",
+    ]);
+    let (before, after) = (&trained["trained"]["validation_before"], &trained["trained"]["validation_after"]);
+    assert!(after["top1"].as_f64() > before["top1"].as_f64(), "{trained:#}");
+    assert!(trained["weights"]["property_before_type"].as_f64().unwrap() > 0.0, "{trained:#}");
+
+    let eval = |extra: &[&str]| {
+        let mut args = vec!["retrieval", "eval", "--tools", pool_s, "--questions", questions_s, "--json"];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let (plain, rescored) = (eval(&[]), eval(&["--rescore", rescore_s]));
+    assert!(rescored["source"].as_str().unwrap().ends_with("+ rescore(rescore.json, top 4)"), "{rescored}");
+    assert!(rescored["top1"].as_f64() > plain["top1"].as_f64(), "{plain}\n{rescored}");
+
+    // The sessions' retriever (here over the sample library) re-scores its first candidates too.
+    let hits =
+        run(&["retrieve", "--task", "What is the weather in Paris?", "-k", "6", "--rescore", rescore_s, "--json"]);
+    assert!(hits["source"].as_str().unwrap().ends_with("+ rescore(rescore.json, top 4)"), "{hits:#}");
+    let rescored: Vec<bool> = hits["hits"].as_array().unwrap().iter().map(|h| h["rescore"].is_number()).collect();
+    assert_eq!(rescored, [true, true, true, true, false, false], "{hits:#}");
 }

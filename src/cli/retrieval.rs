@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::Subcommand;
 use color_eyre::eyre::{Result, eyre};
@@ -14,16 +13,13 @@ use serde_json::json;
 use switchyard::config::Config;
 use switchyard::dataset::{Question, ToolDoc, ToolPool};
 use switchyard::eval::retrieval::{Rerank, evaluate, evaluate_reranked, pool_docs};
-use switchyard::retrieve::cache::VectorCache;
 use switchyard::retrieve::rerank;
-use switchyard::retrieve::retriever::doc_text;
 use switchyard::retrieve::retriever::hits_table;
-use switchyard::retrieve::settings::load_heads;
-use switchyard::retrieve::{EmbedderKind, Reshape, RetrievalConfig, Retriever};
 use switchyard::session;
 use switchyard::text::one_line;
 
-use super::progress::{bar, embed_cached};
+use super::progress::bar;
+use super::retriever::{HowArgs, open};
 use super::setup::runtime;
 
 #[derive(Subcommand, Debug)]
@@ -57,6 +53,10 @@ pub(super) enum RetrievalCommand {
     /// Fine-tune MiniLM itself on (question, tool) pairs, on heads train's split; the epoch is
     /// chosen on validation tools and the weights written for `[retrieval] minilm_weights`.
     Tune(Box<super::tune::TuneArgs>),
+    /// A learned re-scorer of the retriever's first candidates, reading how the question's words
+    /// meet each candidate id's domain, subject type and property (`[retrieval] rescore`).
+    #[command(subcommand)]
+    Rescore(super::rescore::RescoreCmd),
 }
 
 /// A chat model re-ranking each question's top candidates (optional: one
@@ -71,63 +71,6 @@ pub(super) struct RerankArgs {
     rerank_top: usize,
 }
 
-/// Which retriever: the config's `[retrieval]` unless a flag says otherwise.
-#[derive(clap::Args, Debug, Default)]
-pub(super) struct HowArgs {
-    /// lexical, minilm, mpnet or http (default: the config's).
-    #[arg(long, value_parser = ["lexical", "minilm", "mpnet", "http"])]
-    embedder: Option<String>,
-    /// The lexical share of the blend, 0 to 1 (default: the config's).
-    #[arg(long)]
-    lexical_weight: Option<f32>,
-    /// Trained CoTools heads (`retrieval heads train`).
-    #[arg(long)]
-    heads: Option<PathBuf>,
-}
-
-impl HowArgs {
-    fn apply(&self, config: &Config) -> Result<RetrievalConfig> {
-        let mut r = config.retrieval.clone();
-        if let Some(e) = &self.embedder {
-            r.embedder = match e.as_str() {
-                "minilm" => EmbedderKind::Minilm,
-                "mpnet" => EmbedderKind::Mpnet,
-                "http" => EmbedderKind::Http,
-                _ => EmbedderKind::Lexical,
-            };
-        }
-        if let Some(w) = self.lexical_weight {
-            r.lexical_weight = w;
-        }
-        if let Some(h) = &self.heads {
-            r.heads = Some(h.clone());
-        }
-        r.check().map_err(|(f, why)| eyre!("retrieval.{f}: {why}"))?;
-        Ok(r)
-    }
-}
-
-/// Builds the retriever over `docs`, embedding what the cache lacks with a
-/// progress bar (a 16,000-tool library takes minutes the first time).
-fn open(config: &Config, how: &RetrievalConfig, docs: &[(String, String)]) -> Result<Retriever> {
-    let refs = docs.iter().map(|(n, t)| (n.as_str(), t.as_str()));
-    let data = config.data_dir()?;
-    let Some(embedder) = how.embedder(&data)? else {
-        return Ok(Retriever::lexical(refs));
-    };
-    let heads: Option<Arc<dyn Reshape>> = match &how.heads {
-        Some(p) => Some(load_heads(p, embedder.as_ref())?),
-        None => None,
-    };
-    let mut cache = VectorCache::open(&data.join("retrieval"), embedder.as_ref());
-    let texts: Vec<String> = docs.iter().map(|(n, t)| doc_text(n, t)).collect();
-    // Fills the cache with a progress bar; the retriever then embeds nothing.
-    embed_cached(embedder.as_ref(), &texts, &mut cache, "tools")?;
-    let retriever = Retriever::dense(refs, embedder, &mut cache, heads, how.lexical_weight)?;
-    cache.save()?;
-    Ok(retriever)
-}
-
 pub(super) fn run(config: &Config, cmd: RetrievalCommand) -> Result<ExitCode> {
     match cmd {
         RetrievalCommand::Eval { tools, questions, how, rerank, misses, json } => {
@@ -136,6 +79,7 @@ pub(super) fn run(config: &Config, cmd: RetrievalCommand) -> Result<ExitCode> {
         RetrievalCommand::Heads(cmd) => super::heads::run(config, *cmd),
         RetrievalCommand::Synth(a) => super::synth::synth(config, a),
         RetrievalCommand::Tune(a) => super::tune::tune(config, *a),
+        RetrievalCommand::Rescore(cmd) => super::rescore::run(config, cmd),
     }
 }
 

@@ -18,6 +18,7 @@ pub mod minilm;
 pub mod minilm_tune;
 pub mod mpnet;
 pub mod rerank;
+pub mod rescore;
 pub mod retriever;
 pub mod settings;
 pub mod synth;
@@ -26,6 +27,6 @@ pub mod train;
 
 pub use bm25::{Bm25Index, Hit};
 pub use embed::{EmbedError, Embedder};
-pub use retriever::{Reshape, Retriever, Scored, ToolJudge};
+pub use retriever::{Rescore, Reshape, Retriever, Scored, ToolJudge};
 pub use settings::{EmbedderKind, RetrievalConfig};
 pub use tokens::{similarity, tokenize};

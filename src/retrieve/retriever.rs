@@ -37,6 +37,16 @@ pub trait ToolJudge: Send + Sync {
     fn judge(&self, h: &[f32]) -> (f32, bool);
 }
 
+/// A re-ordering of a search's first candidates (the trained re-scorer of
+/// [`super::rescore`]), behind a trait as the heads are.
+pub trait Rescore: Send + Sync {
+    fn label(&self) -> &str;
+    /// How many of the first candidates it re-orders.
+    fn k(&self) -> usize;
+    /// Re-orders the first [`Self::k`] of `ranked` for `query`.
+    fn rescore(&self, query: &str, ranked: &mut [Scored]);
+}
+
 /// A ranked tool and the parts of its score.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Scored {
@@ -51,6 +61,9 @@ pub struct Scored {
     /// Cosine after the trained heads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head: Option<f32>,
+    /// The re-scorer's score, for the first candidates it re-ordered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rescore: Option<f32>,
 }
 
 struct Dense {
@@ -89,6 +102,7 @@ pub struct Retriever {
     lexical: Arc<Bm25Index>,
     dense: Option<Dense>,
     lexical_weight: f32,
+    rescorer: Option<Arc<dyn Rescore>>,
 }
 
 impl std::fmt::Debug for Retriever {
@@ -100,7 +114,7 @@ impl std::fmt::Debug for Retriever {
 impl Retriever {
     /// BM25 over `(name, text)` documents; needs nothing.
     pub fn lexical<'a>(docs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
-        Retriever { lexical: Arc::new(Bm25Index::new(docs)), dense: None, lexical_weight: 1.0 }
+        Retriever { lexical: Arc::new(Bm25Index::new(docs)), dense: None, lexical_weight: 1.0, rescorer: None }
     }
 
     /// BM25 plus dense vectors of every document's `name: text`, taken from
@@ -128,6 +142,7 @@ impl Retriever {
             lexical,
             dense: Some(Dense { embedder, raw, heads, judge: None, queries: Mutex::new(HashMap::new()) }),
             lexical_weight: lexical_weight.clamp(0.0, 1.0),
+            rescorer: None,
         })
     }
 
@@ -160,7 +175,17 @@ impl Retriever {
         if let Some((h, _)) = &d.heads {
             s.push_str(&format!(" + heads({})", h.label()));
         }
+        if let Some(r) = &self.rescorer {
+            s.push_str(&format!(" + rescore({}, top {})", r.label(), r.k()));
+        }
         s
+    }
+
+    /// Re-orders each search's first candidates with a trained re-scorer
+    /// ([`super::rescore`]).
+    pub fn with_rescorer(mut self, rescorer: Arc<dyn Rescore>) -> Self {
+        self.rescorer = Some(rescorer);
+        self
     }
 
     /// Adds CoTools' tool judge (it reads the dense query vector, so a
@@ -183,16 +208,27 @@ impl Retriever {
     }
 
     /// Leaves the dense part out from now on (the endpoint failed): BM25
-    /// ranks alone, as with no embedder.
+    /// ranks alone, as with no embedder. The re-scorer goes too: it was
+    /// trained on the dense ranking's scores.
     pub fn drop_dense(&mut self) {
         self.dense = None;
         self.lexical_weight = 1.0;
+        self.rescorer = None;
     }
 
     /// The `k` best tools for `query`, best first. Lexically, tools sharing
     /// no word with the query are left out; with a dense part every tool
     /// has a score.
     pub fn search(&self, query: &str, k: usize) -> Result<Vec<Scored>, EmbedError> {
+        let Some(r) = &self.rescorer else { return self.search_unrescored(query, k) };
+        let mut ranked = self.search_unrescored(query, k.max(r.k()))?;
+        r.rescore(query, &mut ranked);
+        ranked.truncate(k);
+        Ok(ranked)
+    }
+
+    /// [`Self::search`] before the re-scorer (what it is trained on).
+    pub fn search_unrescored(&self, query: &str, k: usize) -> Result<Vec<Scored>, EmbedError> {
         let Some(d) = &self.dense else {
             return Ok(self.search_lexical(query, k));
         };
@@ -212,6 +248,7 @@ impl Retriever {
                 lexical: lexical[i],
                 dense: Some(raw[i]),
                 head: head.as_ref().map(|h| h[i]),
+                rescore: None,
             })
             .collect())
     }
@@ -221,7 +258,14 @@ impl Retriever {
         self.lexical
             .search(query, k)
             .into_iter()
-            .map(|h| Scored { name: h.name, score: h.score as f32, lexical: h.score as f32, dense: None, head: None })
+            .map(|h| Scored {
+                name: h.name,
+                score: h.score as f32,
+                lexical: h.score as f32,
+                dense: None,
+                head: None,
+                rescore: None,
+            })
             .collect()
     }
 
@@ -288,12 +332,15 @@ pub fn doc_text(name: &str, text: &str) -> String {
 /// Hits as `retrieve --task` prints them: rank, tool, score and its parts.
 pub fn hits_table(hits: &[Scored]) -> String {
     let width = hits.iter().map(|h| h.name.chars().count()).max().unwrap_or(4).max(4);
+    // The re-scorer's column only where one ran, so other tables keep their shape.
+    let rescored = hits.iter().any(|h| h.rescore.is_some());
     let mut out =
-        format!("{:>3}  {:width$}  {:>8}  {:>8}  {:>7}  {:>7}\n", "#", "tool", "score", "lexical", "dense", "head");
+        format!("{:>3}  {:width$}  {:>8}  {:>8}  {:>7}  {:>7}", "#", "tool", "score", "lexical", "dense", "head");
+    out += if rescored { "  rescore\n" } else { "\n" };
     let opt = |v: Option<f32>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.3}"));
     for (i, h) in hits.iter().enumerate() {
         out += &format!(
-            "{:>3}  {:width$}  {:>8.3}  {:>8.3}  {:>7}  {:>7}\n",
+            "{:>3}  {:width$}  {:>8.3}  {:>8.3}  {:>7}  {:>7}",
             i + 1,
             h.name,
             h.score,
@@ -301,6 +348,7 @@ pub fn hits_table(hits: &[Scored]) -> String {
             opt(h.dense),
             opt(h.head)
         );
+        out += &if rescored { format!("  {:>7}\n", opt(h.rescore)) } else { "\n".to_owned() };
     }
     if hits.is_empty() {
         out += "  (no tool shares a word with the task)\n";
@@ -380,8 +428,23 @@ mod tests {
     fn a_dropped_dense_part_leaves_the_plain_bm25_ranking() {
         let docs = [("forecast", "weather and rain"), ("quote", "stock price")];
         let mut cache = VectorCache::memory(4);
-        let mut r = Retriever::dense(docs, Arc::new(Words), &mut cache, None, 0.5).unwrap();
-        assert!(r.source().starts_with("bm25 0.50 + words"));
+        // A re-scorer that turns the first two around.
+        struct Swap;
+        impl Rescore for Swap {
+            fn label(&self) -> &str {
+                "swap"
+            }
+            fn k(&self) -> usize {
+                2
+            }
+            fn rescore(&self, _: &str, ranked: &mut [Scored]) {
+                ranked.swap(0, 1);
+            }
+        }
+        let mut r =
+            Retriever::dense(docs, Arc::new(Words), &mut cache, None, 0.5).unwrap().with_rescorer(Arc::new(Swap));
+        assert!(r.source().starts_with("bm25 0.50 + words") && r.source().ends_with("+ rescore(swap, top 2)"));
+        assert_eq!(r.search("stock", 1).unwrap()[0].name, "forecast", "re-scored");
         r.drop_dense();
         assert_eq!(r.search("stock", 5).unwrap(), Retriever::lexical(docs).search_lexical("stock", 5));
         assert_eq!(r.source(), "bm25");

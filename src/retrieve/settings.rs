@@ -8,6 +8,7 @@
 //! heads = "heads.safetensors"
 //! minilm_weights = "tuned.safetensors"   # `retrieval tune`'s MiniLM (embedder = "minilm")
 //! judge = "judge.safetensors"    # CoTools' tool judge: no tool for a task it finds needs none
+//! rescore = "rescore.json"  # `retrieval rescore train`: re-orders the first candidates by their ids' parts
 //! requery = true             # react re-retrieves with the task and the evidence so far
 //! # embedder = "http" only:
 //! url = "http://127.0.0.1:8080/v1"
@@ -65,6 +66,9 @@ pub struct RetrievalConfig {
     /// A trained CoTools tool judge: a task it finds needs no tool is
     /// offered none (relative paths: from the config's folder).
     pub judge: Option<PathBuf>,
+    /// A trained re-scorer of the first candidates (relative paths: from
+    /// the config's folder).
+    pub rescore: Option<PathBuf>,
     pub requery: bool,
     pub url: Option<String>,
     pub model: Option<String>,
@@ -81,6 +85,7 @@ impl Default for RetrievalConfig {
             heads: None,
             minilm_weights: None,
             judge: None,
+            rescore: None,
             requery: false,
             url: None,
             model: None,
@@ -138,6 +143,13 @@ impl RetrievalConfig {
             return Err((
                 "judge",
                 "the judge reads dense vectors: set embedder = \"minilm\", \"mpnet\" or \"http\"".into(),
+            ));
+        }
+        if self.rescore.is_some() && self.embedder == EmbedderKind::Lexical {
+            return Err((
+                "rescore",
+                "the re-scorer re-orders a dense retriever's candidates: set embedder = \"minilm\", \"mpnet\" or \"http\""
+                    .into(),
             ));
         }
         Ok(())

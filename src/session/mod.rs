@@ -26,6 +26,7 @@ use crate::model::cassette::{Cassette, CassetteError};
 use crate::model::{ChatModel, Role};
 use crate::program::protocol::ProtocolStore;
 use crate::retrieve::cotools::HeadsError;
+use crate::retrieve::rescore::{RescoreError, Rescorer};
 use crate::retrieve::settings::{load_heads, load_judge};
 use crate::retrieve::{EmbedError, EmbedderKind, Retriever};
 use crate::strategy::atc::Atc;
@@ -62,6 +63,8 @@ pub enum SetupError {
     Retrieval(#[from] EmbedError),
     #[error("retrieval: {0}")]
     Heads(#[from] HeadsError),
+    #[error("retrieval: {0}")]
+    Rescore(#[from] RescoreError),
     #[error(transparent)]
     Otel(#[from] crate::otel::OtelError),
     #[error("{0}")]
@@ -621,8 +624,12 @@ pub fn open_retriever(
     };
     let docs = library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str()));
     let retriever = config.retrieval.open(docs, embedder, &data, heads)?;
-    Ok(Some(match judge {
+    let retriever = match judge {
         Some(j) => retriever.with_judge(j),
+        None => retriever,
+    };
+    Ok(Some(match &config.retrieval.rescore {
+        Some(path) => retriever.with_rescorer(Arc::new(Rescorer::load(path)?)),
         None => retriever,
     }))
 }

@@ -28,11 +28,12 @@ fn parse(toml: &str) -> Result<Config, String> {
 #[test]
 fn a_retrieval_section_is_read_and_a_bad_one_named_by_its_field() {
     let c =
-        parse("[retrieval]\nembedder = \"minilm\"\nlexical_weight = 0.5\nheads = \"h.safetensors\"\nrequery = true\nminilm_weights = \"t.safetensors\"\n")
+        parse("[retrieval]\nembedder = \"minilm\"\nlexical_weight = 0.5\nheads = \"h.safetensors\"\nrequery = true\nminilm_weights = \"t.safetensors\"\nrescore = \"r.json\"\n")
             .unwrap();
     assert_eq!(c.retrieval.embedder, EmbedderKind::Minilm);
     assert_eq!(c.retrieval.heads.as_deref(), Some(Path::new("/cfg/h.safetensors")));
     assert_eq!(c.retrieval.minilm_weights.as_deref(), Some(Path::new("/cfg/t.safetensors")));
+    assert_eq!(c.retrieval.rescore.as_deref(), Some(Path::new("/cfg/r.json")));
     assert!(c.retrieval.requery);
     assert_eq!(Config::default().retrieval.embedder, EmbedderKind::Lexical);
     for (toml, field) in [
@@ -42,6 +43,7 @@ fn a_retrieval_section_is_read_and_a_bad_one_named_by_its_field() {
         ("[retrieval]\nurl = \"http://x/v1\"\n", "retrieval.url"),
         ("[retrieval]\nlexical_weight = 1.5\n", "retrieval.lexical_weight"),
         ("[retrieval]\nheads = \"h\"\n", "retrieval.heads"),
+        ("[retrieval]\nrescore = \"r.json\"\n", "retrieval.rescore"),
         ("[retrieval]\nembedder = \"mpnet\"\nminilm_weights = \"t\"\n", "retrieval.minilm_weights"),
         ("[retrieval]\nembedder = \"minilm\"\ndim = 0\n", "retrieval.dim"),
         ("[retrieval]\nembedder = \"word2vec\"\n", "word2vec"),
@@ -175,6 +177,7 @@ fn the_retrieval_pane_shows_the_source_and_each_score_part() {
         lexical: 3.5,
         dense: Some(0.41),
         head,
+        rescore: None,
     };
     s.retrieval = Some(switchyard::engine::fold::RetrievalView {
         query: "Where was Joe Edwards born?".into(),

@@ -9,17 +9,16 @@ use clap::Args;
 use switchyard::retrieve::heads_training::{HeadsPlan, NegativesFrom, ToolText};
 use switchyard::retrieve::train::TrainOptions;
 
+/// The pool, the training file and which of its tools are held out or
+/// validate: what every trainer on this split reads.
 #[derive(Args, Debug)]
-pub(crate) struct SplitArgs {
+pub(crate) struct ToolSplitArgs {
     /// The tool pool (tool.json); every test question is ranked against all of it.
     #[arg(long)]
     tools: PathBuf,
     /// Training examples: annotated call texts (text, start_str_idx, tool_calling) or questions with `tool`.
     #[arg(long)]
     train: PathBuf,
-    /// Synthetic questions (`retrieval synth`), trained on for every tool they name, held out or not.
-    #[arg(long)]
-    synthetic: Option<PathBuf>,
     /// Share of the training file's tools kept out of training entirely (the unseen tools).
     #[arg(long, default_value_t = 0.2)]
     holdout: f64,
@@ -29,6 +28,38 @@ pub(crate) struct SplitArgs {
     /// The split's seed (and training's).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+}
+
+impl ToolSplitArgs {
+    /// The plan for this split with the default tool text, testing nothing,
+    /// dumping nothing, mining negatives anywhere and choosing the blend on
+    /// validation.
+    pub(crate) fn plan(&self, options: TrainOptions) -> HeadsPlan {
+        HeadsPlan {
+            tools: self.tools.clone(),
+            train: self.train.clone(),
+            test: None,
+            synthetic: None,
+            holdout: self.holdout,
+            validation: self.validation,
+            tool_text: ToolText::Text,
+            negatives_from: NegativesFrom::Any,
+            lexical_weight: None,
+            no_refit: false,
+            dump_validation: None,
+            dump_test: None,
+            options: TrainOptions { seed: self.seed, ..options },
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct SplitArgs {
+    #[command(flatten)]
+    split: ToolSplitArgs,
+    /// Synthetic questions (`retrieval synth`), trained on for every tool they name, held out or not.
+    #[arg(long)]
+    synthetic: Option<PathBuf>,
     /// What a tool's text is: text (id words and description), description, or phrase (a path id
     /// as its relation of its subject, then the description).
     #[arg(long, default_value = "text", value_parser = ["text", "description", "phrase"])]
@@ -43,23 +74,14 @@ impl SplitArgs {
     /// negatives anywhere and choosing the blend on validation.
     pub(crate) fn plan(&self, options: TrainOptions) -> HeadsPlan {
         HeadsPlan {
-            tools: self.tools.clone(),
-            train: self.train.clone(),
-            test: None,
             synthetic: self.synthetic.clone(),
-            holdout: self.holdout,
-            validation: self.validation,
             tool_text: match self.tool_text.as_str() {
                 "text" => ToolText::Text,
                 "phrase" => ToolText::Phrase,
                 _ => ToolText::Description,
             },
-            negatives_from: NegativesFrom::Any,
-            lexical_weight: None,
             no_refit: self.no_refit,
-            dump_validation: None,
-            dump_test: None,
-            options: TrainOptions { seed: self.seed, ..options },
+            ..self.split.plan(options)
         }
     }
 }

@@ -331,6 +331,26 @@ impl HeadsPlan {
     }
 }
 
+/// Questions with their tool's id.
+pub type Pairs = Vec<(String, String)>;
+
+impl PreparedHeads<'_> {
+    /// The kept tools' examples as (question, tool id): those of the tools
+    /// trained on, then those of the validation tools. The held-out tools'
+    /// are in neither, so what trains on this split never sees them.
+    pub fn kept_examples(&self) -> (Pairs, Pairs) {
+        let pair = |e: &Example| (e.query.clone(), self.pool.tools[e.tool].id.clone());
+        let (val, train): (Vec<&Example>, Vec<&Example>) =
+            self.kept_ex.iter().partition(|e| self.val_tools.contains(&e.tool));
+        (train.into_iter().map(pair).collect(), val.into_iter().map(pair).collect())
+    }
+
+    /// The pool the split's tools come from.
+    pub fn pool(&self) -> &ToolPool {
+        &self.pool
+    }
+}
+
 /// Each tool's domain as a group number; a tool without one is alone.
 fn domains(pool: &ToolPool) -> Vec<u32> {
     let mut named: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();

@@ -1,0 +1,76 @@
+//! Training data for the re-scorer and its figures: each question ranked
+//! once by the retriever (before any re-scoring), its first `k` candidates'
+//! features kept with where the gold tool stands.
+
+use serde::Serialize;
+
+use super::features::COUNT;
+use super::{Example, candidate_features, dot};
+use crate::retrieve::embed::EmbedError;
+use crate::retrieve::retriever::Retriever;
+
+/// One question as the retriever ranked it.
+pub struct Ranked {
+    rows: Vec<[f32; COUNT]>,
+    /// The gold tool's place over the whole pool (0 = first).
+    gold: Option<usize>,
+}
+
+/// Ranks each (question, gold tool) over the whole pool; `progress(done,
+/// total)` after each.
+pub fn rank_questions(
+    retriever: &Retriever,
+    pairs: &[(String, String)],
+    k: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<Ranked>, EmbedError> {
+    let mut out = Vec::with_capacity(pairs.len());
+    for (i, (question, tool)) in pairs.iter().enumerate() {
+        let ranked = retriever.search_unrescored(question, retriever.len())?;
+        let gold = ranked.iter().position(|h| &h.name == tool);
+        let first = &ranked[..ranked.len().min(k)];
+        out.push(Ranked { rows: candidate_features(question, first), gold });
+        progress(i + 1, pairs.len());
+    }
+    Ok(out)
+}
+
+/// The questions whose gold tool is among the first `k` (the others have
+/// nothing to teach a re-ordering of those).
+pub fn examples(ranked: &[Ranked]) -> Vec<Example> {
+    ranked
+        .iter()
+        .filter_map(|r| r.gold.filter(|&g| g < r.rows.len()).map(|gold| Example { rows: r.rows.clone(), gold }))
+        .collect()
+}
+
+/// Top-1, top-5 and MRR over the pool (shares in [0, 1]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Figures {
+    pub top1: f64,
+    pub top5: f64,
+    pub mrr: f64,
+}
+
+/// The figures of `ranked` as the retriever left it (`weights` None) or
+/// with its first candidates re-ordered by `weights`.
+pub fn figures(ranked: &[Ranked], weights: Option<&[f32; COUNT]>) -> Figures {
+    let (mut top1, mut top5, mut rr) = (0.0, 0.0, 0.0);
+    for r in ranked {
+        let rank = match (r.gold, weights) {
+            (Some(g), Some(w)) if g < r.rows.len() => {
+                let gold = dot(w, &r.rows[g]);
+                // Ties go against the gold tool: a re-scorer that cannot tell them apart earns nothing.
+                Some(r.rows.iter().enumerate().filter(|&(i, row)| i != g && dot(w, row) >= gold).count())
+            }
+            (g, _) => g,
+        };
+        if let Some(rank) = rank {
+            top1 += f64::from(u8::from(rank == 0));
+            top5 += f64::from(u8::from(rank < 5));
+            rr += 1.0 / (rank + 1) as f64;
+        }
+    }
+    let n = ranked.len().max(1) as f64;
+    Figures { top1: top1 / n, top5: top5 / n, mrr: rr / n }
+}
