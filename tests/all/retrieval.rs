@@ -191,6 +191,16 @@ fn the_retrieval_pane_shows_the_source_and_each_score_part() {
     s.retrieval_fallback = Some(("http:nomic".into(), "connection refused".into()));
     let text = pane_text(&s, 72, 8);
     assert!(text.contains("http:nomic failed; BM25 alone: connection refused"), "{text}");
+
+    // A re-scorer's score is a column of its own, for the candidates it re-ordered.
+    s.retrieval_fallback = None;
+    let view = s.retrieval.as_mut().unwrap();
+    view.source.push_str(" + rescore(stq-rescore.json, top 1)");
+    view.hits[0].rescore = Some(3.25);
+    let text = pane_text(&s, 100, 8);
+    assert!(text.contains("rescore") && text.contains("3.25"), "{text}");
+    let second = text.lines().find(|l| l.contains("location/location/containedby")).unwrap();
+    assert!(second.trim_end().trim_end_matches('│').trim_end().ends_with('-'), "{text}");
 }
 
 #[test]

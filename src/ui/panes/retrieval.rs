@@ -1,7 +1,7 @@
 //! The retrieval pane: where the candidates came from. The retriever's
 //! latest ranking for the current task (or its re-query mid-run), each tool
 //! with the parts of its score, under the name of what produced them
-//! (BM25, the embedder, the heads). A dense part that failed and left BM25
+//! (BM25, the embedder, the heads, the re-scorer). A dense part that failed and left BM25
 //! alone is said in the fault colour, never silently.
 
 use ratatui::Frame;
@@ -44,6 +44,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     ]));
     let dense = r.hits.iter().any(|h| h.dense.is_some());
     let heads = r.hits.iter().any(|h| h.head.is_some());
+    let rescored = r.hits.iter().any(|h| h.rescore.is_some());
     let mut header = vec![Cell::from("#"), Cell::from("tool"), num("score"), num("lexical")];
     let mut widths = vec![Constraint::Length(2), Constraint::Min(8), Constraint::Length(7), Constraint::Length(7)];
     if dense {
@@ -53,6 +54,10 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     if heads {
         header.push(num("head"));
         widths.push(Constraint::Length(6));
+    }
+    if rescored {
+        header.push(num("rescore"));
+        widths.push(Constraint::Length(7));
     }
     let rows: Vec<Row> = r
         .hits
@@ -70,6 +75,9 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
             }
             if heads {
                 cells.push(num(h.head.map_or("-".into(), |d| format!("{d:.2}"))));
+            }
+            if rescored {
+                cells.push(num(h.rescore.map_or("-".into(), |d| format!("{d:.2}"))));
             }
             Row::new(cells)
         })
