@@ -14,6 +14,9 @@
 //! - `minilm/query_16k`, `mpnet/query_16k`: a new query's whole latency over
 //!   16,000 tools with that model: the query embedded, then the blended
 //!   ranking (the tools' vectors as cached).
+//! - `cross_encoder/query_16k`: `hybrid_16k`'s ranking, then MiniLM as a
+//!   cross-encoder (`retrieval cross train`) reading the query with each of
+//!   the first 5 candidates and re-ordering them.
 //!
 //! A model's benches are skipped, with the reason printed, without its
 //! weights (`scripts/minilm.sh install`, `scripts/mpnet.sh install`).
@@ -31,6 +34,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use switchyard::retrieve::cache::VectorCache;
+use switchyard::retrieve::cross_encoder::{CrossEncoder, CrossRescorer};
 use switchyard::retrieve::embed::normalise;
 use switchyard::retrieve::index::VectorIndex;
 use switchyard::retrieve::minilm::MiniLm;
@@ -152,6 +156,22 @@ fn bench(c: &mut Criterion) {
     let Some(data) = data else { return eprintln!("dense-model benches skipped: no HOME nor SWITCHYARD_DATA_DIR") };
     model_benches(c, "minilm", &MiniLm::folder(&data), MiniLm::load, &docs, &mut rng);
     model_benches(c, "mpnet", &MpNet::folder(&data), MpNet::load, &docs, &mut rng);
+    cross_bench(c, &MiniLm::folder(&data), &retriever, &docs);
+}
+
+fn cross_bench(c: &mut Criterion, dir: &Path, retriever: &Retriever, docs: &[(String, String)]) {
+    if !dir.join("model.safetensors").exists() {
+        return eprintln!("cross_encoder benches skipped: no weights in {} (scripts/minilm.sh install)", dir.display());
+    }
+    // An untrained head costs what a trained one does.
+    let encoder = CrossEncoder::new(dir, &dir.join("model.safetensors"), 5).expect("weights load");
+    let docs = docs.iter().map(|(n, t)| (n.as_str(), t.as_str()));
+    let crossed = retriever.clone().with_rescorer(Arc::new(CrossRescorer::new(encoder, docs, Path::new("bench"))));
+    let mut g = c.benchmark_group("cross_encoder");
+    g.sample_size(10);
+    let task = "what is the population of the capital city of a country";
+    g.bench_function("query_16k", |b| b.iter(|| crossed.search(std::hint::black_box(task), 5)));
+    g.finish();
 }
 
 fn model_benches<M: Embedder + 'static>(

@@ -496,6 +496,7 @@ impl Config {
             r.minilm_weights = r.minilm_weights.map(rel);
             r.judge = r.judge.map(rel);
             r.rescore = r.rescore.map(rel);
+            r.cross_encoder = r.cross_encoder.map(rel);
             c.retrieval = r;
         }
         if let Some(a) = raw.atc {

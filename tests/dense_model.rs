@@ -3,7 +3,7 @@
 //! `scripts/mpnet.sh install` (CI runs both first); where they are absent
 //! each test says so and passes without checking anything.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use switchyard::retrieve::cache::VectorCache;
 use switchyard::retrieve::http_embed::{HttpEmbedConfig, HttpEmbedder};
@@ -452,39 +452,8 @@ fn heads_train_and_tune_hold_out_the_same_tools_from_the_same_flags() {
 #[test]
 fn a_rescorer_learns_which_way_a_relation_runs_and_the_retriever_uses_it() {
     let Some((tmp, data)) = data_with_minilm() else { return };
-    // Each kind of work has a relation and its inverse, with the same words in other roles.
-    let kinds =
-        ["film", "book", "album", "game", "play", "opera", "poem", "comic", "podcast", "painting", "ballet", "novel"];
-    let mut info = serde_json::Map::new();
-    let mut lines = String::new();
-    for k in kinds {
-        info.insert(format!("<media/{k}/genre>"), format!("genre: the genre of a {k}").into());
-        info.insert(format!("<media/genre/{k}s>"), format!("{k}s: the {k}s of a genre").into());
-        for (i, name) in ["Alpha", "Beta", "Gamma", "Delta"].iter().enumerate() {
-            let q = if i % 2 == 0 {
-                format!("What genre of {k} is {name}?")
-            } else {
-                format!("Which genre is the {k} {name} in?")
-            };
-            lines += &(serde_json::json!({"question": q, "tool": format!("media/{k}/genre")}).to_string() + "\n");
-            let q = format!("Name a {k} of the {name} genre.");
-            lines += &(serde_json::json!({"question": q, "tool": format!("media/genre/{k}s")}).to_string() + "\n");
-        }
-    }
-    let pool = tmp.path().join("tool.json");
-    std::fs::write(&pool, serde_json::json!({ "tool_information": info }).to_string()).unwrap();
-    let questions = tmp.path().join("q.jsonl");
-    std::fs::write(&questions, lines).unwrap();
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchyard"))
-            .args(["--data-dir", data.to_str().unwrap()])
-            .args(args)
-            .args(["--embedder", "minilm"])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
-    };
+    let (pool, questions) = genre_relations(tmp.path());
+    let run = |args: &[&str]| run_json(&data, args);
     let rescore = tmp.path().join("rescore.json");
     let (pool_s, questions_s, rescore_s) =
         (pool.to_str().unwrap(), questions.to_str().unwrap(), rescore.to_str().unwrap());
@@ -525,4 +494,124 @@ fn a_rescorer_learns_which_way_a_relation_runs_and_the_retriever_uses_it() {
     assert!(hits["source"].as_str().unwrap().ends_with("+ rescore(rescore.json, top 4)"), "{hits:#}");
     let rescored: Vec<bool> = hits["hits"].as_array().unwrap().iter().map(|h| h["rescore"].is_number()).collect();
     assert_eq!(rescored, [true, true, true, true, false, false], "{hits:#}");
+}
+
+/// Each kind of work has a relation and its inverse, with the same words
+/// in other roles: the pool and its questions, written in `tmp`.
+fn genre_relations(tmp: &Path) -> (PathBuf, PathBuf) {
+    let kinds =
+        ["film", "book", "album", "game", "play", "opera", "poem", "comic", "podcast", "painting", "ballet", "novel"];
+    let mut info = serde_json::Map::new();
+    let mut lines = String::new();
+    for k in kinds {
+        info.insert(format!("<media/{k}/genre>"), format!("genre: the genre of a {k}").into());
+        info.insert(format!("<media/genre/{k}s>"), format!("{k}s: the {k}s of a genre").into());
+        for (i, name) in ["Alpha", "Beta", "Gamma", "Delta"].iter().enumerate() {
+            let q = if i % 2 == 0 {
+                format!("What genre of {k} is {name}?")
+            } else {
+                format!("Which genre is the {k} {name} in?")
+            };
+            lines += &(serde_json::json!({"question": q, "tool": format!("media/{k}/genre")}).to_string() + "\n");
+            let q = format!("Name a {k} of the {name} genre.");
+            lines += &(serde_json::json!({"question": q, "tool": format!("media/genre/{k}s")}).to_string() + "\n");
+        }
+    }
+    let pool = tmp.join("tool.json");
+    std::fs::write(&pool, serde_json::json!({ "tool_information": info }).to_string()).unwrap();
+    let questions = tmp.join("q.jsonl");
+    std::fs::write(&questions, lines).unwrap();
+    (pool, questions)
+}
+
+/// Runs switchyard on `data` with MiniLM as the embedder; its JSON output.
+fn run_json(data: &Path, args: &[&str]) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .args(["--data-dir", data.to_str().unwrap()])
+        .args(args)
+        .args(["--embedder", "minilm"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_cross_encoder_learns_which_way_a_relation_runs_and_the_retriever_uses_it() {
+    let Some((tmp, data)) = data_with_minilm() else { return };
+    let (pool, questions) = genre_relations(tmp.path());
+    let cross = tmp.path().join("cross.safetensors");
+    let (pool_s, questions_s, cross_s) = (pool.to_str().unwrap(), questions.to_str().unwrap(), cross.to_str().unwrap());
+    let trained = run_json(
+        &data,
+        &[
+            "retrieval",
+            "cross",
+            "train",
+            "--tools",
+            pool_s,
+            "--train",
+            questions_s,
+            "--holdout",
+            "0",
+            "--validation",
+            "0.3",
+            "--k",
+            "4",
+            "--epochs",
+            "4",
+            "--lr",
+            "1e-4",
+            "--out",
+            cross_s,
+            "--json",
+        ],
+    );
+    let losses: Vec<f64> = trained["losses"].as_array().unwrap().iter().map(|l| l.as_f64().unwrap()).collect();
+    assert!(losses.last() < losses.first(), "{trained:#}");
+    let before = trained["validation_before"]["top1"].as_f64().unwrap();
+    let alone = trained["validation_by_blend"][0]["figures"]["top1"].as_f64().unwrap();
+    assert!(alone > before, "the pair scores alone beat the retriever on unseen tools: {trained:#}");
+
+    let eval = |extra: &[&str]| {
+        let mut args = vec!["retrieval", "eval", "--tools", pool_s, "--questions", questions_s, "--json"];
+        args.extend_from_slice(extra);
+        run_json(&data, &args)
+    };
+    let (plain, crossed) = (eval(&[]), eval(&["--cross-encoder", cross_s]));
+    assert!(crossed["source"].as_str().unwrap().ends_with("+ rescore(cross cross.safetensors, top 4)"), "{crossed}");
+    assert!(crossed["top1"].as_f64() > plain["top1"].as_f64(), "{plain}\n{crossed}");
+
+    // The sessions' retriever (here over the sample library) reads its first candidates with the task.
+    let hits = run_json(
+        &data,
+        &["retrieve", "--task", "What is the weather in Paris?", "-k", "6", "--cross-encoder", cross_s, "--json"],
+    );
+    let scored: Vec<bool> = hits["hits"].as_array().unwrap().iter().map(|h| h["rescore"].is_number()).collect();
+    assert_eq!(scored, [true, true, true, true, false, false], "{hits:#}");
+}
+
+#[test]
+fn a_cross_encoder_file_that_is_missing_or_only_minilm_is_named() {
+    use switchyard::retrieve::cross_encoder::CrossEncoder;
+    use switchyard::retrieve::minilm_tune::TunableMiniLm;
+    let Some(dir) = weights() else { return };
+    let file = tempfile::tempdir().unwrap();
+    let missing = file.path().join("none.safetensors");
+    let e = CrossEncoder::load(&dir, &missing).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("none.safetensors") && e.contains("retrieval cross train"), "{e}");
+    // A tuned MiniLM has no head.
+    let tuned = file.path().join("tuned.safetensors");
+    TunableMiniLm::load(&dir).unwrap().save(&tuned).unwrap();
+    let e = CrossEncoder::load(&dir, &tuned).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("tuned.safetensors") && e.contains("not a cross-encoder"), "{e}");
+    // A saved one loads back with its settings and scores as it did.
+    let mut c = CrossEncoder::new(&dir, &dir.join("model.safetensors"), 3).unwrap();
+    c.blend = 0.5;
+    let saved = file.path().join("cross.safetensors");
+    c.save(&saved).unwrap();
+    let back = CrossEncoder::load(&dir, &saved).unwrap();
+    assert_eq!((back.k, back.blend), (3, 0.5));
+    let pairs = [("Where was Joe born?", "place of birth: where a person was born")];
+    assert_eq!(back.scores(&pairs).unwrap(), c.scores(&pairs).unwrap());
 }

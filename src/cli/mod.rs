@@ -6,6 +6,7 @@ mod agent;
 mod args;
 mod bench;
 mod budget;
+mod cross;
 mod debug;
 mod eval;
 mod fork;

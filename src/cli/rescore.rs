@@ -17,9 +17,8 @@ use switchyard::retrieve::train::TrainOptions;
 
 use super::heads::split::ToolSplitArgs;
 use super::progress::bar;
-use switchyard::retrieve::EmbedderKind;
 
-use super::retriever::{HowArgs, open};
+use super::retriever::{FirstCandidates, HowArgs};
 
 #[derive(Subcommand, Debug)]
 pub(super) enum RescoreCmd {
@@ -60,24 +59,9 @@ fn train(config: &Config, a: &RescoreTrainArgs) -> Result<ExitCode> {
     if a.epochs == 0 {
         return Err(eyre!("--epochs: at least 1"));
     }
-    // Heads train's split: the same flags hold out the same tools.
     let plan = a.split.plan(TrainOptions::default());
-    let prepared = plan.prepare()?;
-    let (train_pairs, val_pairs) = prepared.kept_examples();
-    if val_pairs.is_empty() {
-        return Err(eyre!("--validation: no tool left to report the re-scorer on"));
-    }
-    let mut how = a.how.apply(config)?;
-    // Trained on the retriever's own order, never on an older re-scorer's.
-    how.rescore = None;
-    if how.embedder == EmbedderKind::Lexical {
-        return Err(eyre!(
-            "retrieval.embedder: the re-scorer re-orders a dense retriever's candidates (--embedder minilm)"
-        ));
-    }
-    let docs: Vec<(String, String)> =
-        prepared.pool().tools.iter().map(|t| (t.id.clone(), t.description.clone())).collect();
-    let retriever = open(config, &how, &docs)?;
+    let FirstCandidates { train: train_pairs, validation: val_pairs, retriever, .. } =
+        FirstCandidates::open(config, &plan, &a.how)?;
     let total = (train_pairs.len() + val_pairs.len()) as u64;
     let bar = bar(total, "ranking");
     let done_train = train_pairs.len();

@@ -57,6 +57,10 @@ pub(super) enum RetrievalCommand {
     /// meet each candidate id's domain, subject type and property (`[retrieval] rescore`).
     #[command(subcommand)]
     Rescore(super::rescore::RescoreCmd),
+    /// A cross-encoder of the retriever's first candidates: MiniLM reading the question and
+    /// each candidate's text together (`[retrieval] cross_encoder`).
+    #[command(subcommand)]
+    Cross(super::cross::CrossCmd),
 }
 
 /// A chat model re-ranking each question's top candidates (optional: one
@@ -80,6 +84,7 @@ pub(super) fn run(config: &Config, cmd: RetrievalCommand) -> Result<ExitCode> {
         RetrievalCommand::Synth(a) => super::synth::synth(config, a),
         RetrievalCommand::Tune(a) => super::tune::tune(config, *a),
         RetrievalCommand::Rescore(cmd) => super::rescore::run(config, cmd),
+        RetrievalCommand::Cross(cmd) => super::cross::run(config, cmd),
     }
 }
 

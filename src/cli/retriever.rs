@@ -9,6 +9,8 @@ use color_eyre::eyre::{Result, eyre};
 
 use switchyard::config::Config;
 use switchyard::retrieve::cache::VectorCache;
+use switchyard::retrieve::cross_encoder::CrossRescorer;
+use switchyard::retrieve::heads_training::{HeadsPlan, Pairs};
 use switchyard::retrieve::rescore::Rescorer;
 use switchyard::retrieve::retriever::doc_text;
 use switchyard::retrieve::settings::load_heads;
@@ -34,6 +36,12 @@ pub(super) struct HowArgs {
     /// Leave out the config's re-scorer.
     #[arg(long)]
     no_rescore: bool,
+    /// A trained cross-encoder of the first candidates (`retrieval cross train`).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["no_cross_encoder", "rescore"])]
+    cross_encoder: Option<PathBuf>,
+    /// Leave out the config's cross-encoder.
+    #[arg(long)]
+    no_cross_encoder: bool,
 }
 
 impl HowArgs {
@@ -59,8 +67,49 @@ impl HowArgs {
         if self.no_rescore {
             r.rescore = None;
         }
+        if let Some(c) = &self.cross_encoder {
+            r.cross_encoder = Some(c.clone());
+            r.rescore = None;
+        }
+        if self.no_cross_encoder {
+            r.cross_encoder = None;
+        }
         r.check().map_err(|(f, why)| eyre!("retrieval.{f}: {why}"))?;
         Ok(r)
+    }
+}
+
+/// What a re-scorer of the first candidates trains on: heads train's split
+/// of `plan` (the same flags hold out the same tools), its pool, and the
+/// retriever of `how` with no re-scorer (trained on its own order, never on
+/// an older re-scorer's).
+pub(super) struct FirstCandidates {
+    pub train: Pairs,
+    pub validation: Pairs,
+    pub docs: Vec<(String, String)>,
+    pub how: RetrievalConfig,
+    pub retriever: Retriever,
+}
+
+impl FirstCandidates {
+    pub(super) fn open(config: &Config, plan: &HeadsPlan, how: &HowArgs) -> Result<Self> {
+        let prepared = plan.prepare()?;
+        let (train, validation) = prepared.kept_examples();
+        if validation.is_empty() {
+            return Err(eyre!("--validation: no tool left to validate the re-scorer on"));
+        }
+        let mut how = how.apply(config)?;
+        how.rescore = None;
+        how.cross_encoder = None;
+        if how.embedder == EmbedderKind::Lexical {
+            return Err(eyre!(
+                "retrieval.embedder: a re-scorer re-orders a dense retriever's candidates (--embedder minilm)"
+            ));
+        }
+        let docs: Vec<(String, String)> =
+            prepared.pool().tools.iter().map(|t| (t.id.clone(), t.description.clone())).collect();
+        let retriever = open(config, &how, &docs)?;
+        Ok(FirstCandidates { train, validation, docs, how, retriever })
     }
 }
 
@@ -82,8 +131,13 @@ pub(super) fn open(config: &Config, how: &RetrievalConfig, docs: &[(String, Stri
     embed_cached(embedder.as_ref(), &texts, &mut cache, "tools")?;
     let retriever = Retriever::dense(refs, embedder, &mut cache, heads, how.lexical_weight)?;
     cache.save()?;
-    Ok(match &how.rescore {
-        Some(path) => retriever.with_rescorer(Arc::new(Rescorer::load(path)?)),
-        None => retriever,
+    Ok(match (&how.rescore, &how.cross_encoder) {
+        (Some(path), _) => retriever.with_rescorer(Arc::new(Rescorer::load(path)?)),
+        (None, Some(path)) => retriever.with_rescorer(Arc::new(CrossRescorer::load(
+            &data,
+            path,
+            docs.iter().map(|(n, t)| (n.as_str(), t.as_str())),
+        )?)),
+        (None, None) => retriever,
     })
 }

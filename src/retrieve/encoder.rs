@@ -66,10 +66,13 @@ pub fn tokenizer(dir: &Path, max_tokens: usize, pad: (u32, &str)) -> Result<Mute
     Ok(Mutex::new(tokenizer))
 }
 
-/// A batch as token ids and attention mask, both `(texts, longest)`.
+/// A batch as token ids, attention mask and segment (token type) ids, each
+/// `(texts, longest)`.
 pub struct Batch {
     pub ids: Vec<u32>,
     pub mask: Vec<u32>,
+    /// 0 for a single text's tokens and a pair's first; 1 for its second.
+    pub types: Vec<u32>,
     pub n: usize,
     pub len: usize,
 }
@@ -80,15 +83,32 @@ impl Batch {
             let tokenizer = tokenizer.lock().unwrap_or_else(|p| p.into_inner());
             tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| EmbedError::Compute(e.to_string()))?
         };
+        Ok(Self::from_encodings(&encodings))
+    }
+
+    /// Each `(first, second)` as one sequence, `[CLS] first [SEP] second
+    /// [SEP]`, the second's tokens of segment 1: what a cross-encoder reads.
+    pub fn encode_pairs(tokenizer: &Mutex<Tokenizer>, pairs: &[(&str, &str)]) -> Result<Batch, EmbedError> {
+        let inputs: Vec<tokenizers::EncodeInput> = pairs.iter().map(|&(a, b)| (a, b).into()).collect();
+        let encodings = {
+            let tokenizer = tokenizer.lock().unwrap_or_else(|p| p.into_inner());
+            tokenizer.encode_batch(inputs, true).map_err(|e| EmbedError::Compute(e.to_string()))?
+        };
+        Ok(Self::from_encodings(&encodings))
+    }
+
+    fn from_encodings(encodings: &[tokenizers::Encoding]) -> Batch {
         let len = encodings.first().map_or(0, |e| e.get_ids().len());
         let n = encodings.len();
         let mut ids = Vec::with_capacity(n * len);
         let mut mask = Vec::with_capacity(n * len);
-        for e in &encodings {
+        let mut types = Vec::with_capacity(n * len);
+        for e in encodings {
             ids.extend_from_slice(e.get_ids());
             mask.extend_from_slice(e.get_attention_mask());
+            types.extend_from_slice(e.get_type_ids());
         }
-        Ok(Batch { ids, mask, n, len })
+        Batch { ids, mask, types, n, len }
     }
 
     pub fn tensor(&self, values: &[u32], device: &Device) -> candle_core::Result<Tensor> {

@@ -19,7 +19,7 @@ use candle_nn::{AdamW, Embedding, Linear, Optimizer, ParamsAdamW, VarBuilder, Va
 use tokenizers::Tokenizer;
 
 use super::embed::EmbedError;
-use super::encoder::{Batch, load_error, tokenizer};
+use super::encoder::{Batch, tokenizer};
 use super::minilm::{FILES, MAX_TOKENS};
 
 const HIDDEN: usize = 384;
@@ -86,13 +86,20 @@ impl Default for TuneOptions {
 impl TunableMiniLm {
     /// The installed MiniLM in `dir` (files checked by sha256), ready to train.
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
+        Self::load_from(dir, &dir.join("model.safetensors"))
+    }
+
+    /// The installed MiniLM's tokenizer with the weights of `file` (written
+    /// by [`Self::save`]: `retrieval tune`'s, or a cross-encoder's whose
+    /// extra tensors are left to its owner).
+    pub fn load_from(dir: &Path, file: &Path) -> Result<Self, EmbedError> {
         FILES.check(dir)?;
         let tokenizer = tokenizer(dir, MAX_TOKENS, (0, "[PAD]"))?;
-        let file = dir.join("model.safetensors");
-        let err = load_error(dir, "model.safetensors");
+        let file = file.to_owned();
+        let err = |e: &dyn std::fmt::Display| EmbedError::Load { path: file.clone(), reason: e.to_string() };
         let device = Device::Cpu;
         let build = |tokenizer: Mutex<Tokenizer>| -> candle_core::Result<TunableMiniLm> {
-            // SAFETY: the file was just checked; it is mapped read-only.
+            // SAFETY: mapped read-only; Switchyard never writes a file it is reading.
             let weights = unsafe { candle_core::safetensors::MmapedSafetensors::new(&file)? };
             let frozen_vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&file], DType::F32, &device)? };
             let e = frozen_vb.pp("embeddings");
@@ -143,14 +150,28 @@ impl TunableMiniLm {
     }
 
     fn forward_batch(&self, batch: &Batch) -> candle_core::Result<Tensor> {
+        let pooled = self.pooled(batch)?;
+        let norm = (pooled.sqr()?.sum_keepdim(1)? + 1e-12)?.sqrt()?;
+        pooled.broadcast_div(&norm)
+    }
+
+    /// Each `(first, second)` pair read as one sequence, mean-pooled (not
+    /// normalised): `(pairs, 384)`, differentiable.
+    pub fn pooled_pairs(&self, pairs: &[(&str, &str)]) -> Result<Tensor, EmbedError> {
+        let batch = Batch::encode_pairs(&self.tokenizer, pairs)?;
+        self.pooled(&batch).map_err(|e| EmbedError::Compute(e.to_string()))
+    }
+
+    /// The mean of the last layer over the real tokens, `(texts, 384)`.
+    fn pooled(&self, batch: &Batch) -> candle_core::Result<Tensor> {
         let device = Device::Cpu;
         let (n, len) = (batch.n, batch.len);
         let ids = batch.tensor(&batch.ids, &device)?;
         let mask = batch.tensor(&batch.mask, &device)?.to_dtype(DType::F32)?;
         let positions = Tensor::arange(0u32, len as u32, &device)?;
-        let types = Tensor::zeros(1, DType::U32, &device)?;
+        let types = batch.tensor(&batch.types, &device)?;
         let x = self.words.forward(&ids)?.broadcast_add(&self.positions.forward(&positions)?)?;
-        let mut x = self.embedding_norm.forward(&x.broadcast_add(&self.token_types.forward(&types)?)?)?;
+        let mut x = self.embedding_norm.forward(&(x + self.token_types.forward(&types)?)?)?;
         let hidden_mask = ((&mask - 1.0)? * 1e4)?.reshape((n, 1, 1, len))?;
         let head = HIDDEN / HEADS;
         for l in &self.layers {
@@ -166,9 +187,7 @@ impl TunableMiniLm {
             x = l.output_norm.forward(&(l.output.forward(&inner)? + attended)?)?;
         }
         let m = mask.unsqueeze(2)?;
-        let pooled = x.broadcast_mul(&m)?.sum(1)?.broadcast_div(&m.sum(1)?.clamp(1e-9, f64::MAX)?)?;
-        let norm = (pooled.sqr()?.sum_keepdim(1)? + 1e-12)?.sqrt()?;
-        pooled.broadcast_div(&norm)
+        x.broadcast_mul(&m)?.sum(1)?.broadcast_div(&m.sum(1)?.clamp(1e-9, f64::MAX)?)
     }
 
     /// The vectors of `texts` as the model stands (no gradient kept).
@@ -183,6 +202,11 @@ impl TunableMiniLm {
     pub fn optimiser(&self, opts: &TuneOptions) -> Result<AdamW, EmbedError> {
         let params = ParamsAdamW { lr: opts.lr, weight_decay: opts.weight_decay, ..Default::default() };
         AdamW::new(self.vars.all_vars(), params).map_err(|e| EmbedError::Compute(e.to_string()))
+    }
+
+    /// The trainable layers' variables.
+    pub fn vars(&self) -> &VarMap {
+        &self.vars
     }
 
     /// One step on a batch: `queries[i]`'s tool is `tools[labels[i]]`, the
@@ -210,7 +234,13 @@ impl TunableMiniLm {
     /// Writes the model as BERT's safetensors (the frozen embeddings and
     /// the tuned layers), which `MiniLm::load_tuned` reads.
     pub fn save(&self, path: &Path) -> Result<(), EmbedError> {
+        self.save_with(path, HashMap::new())
+    }
+
+    /// [`Self::save`] with `extra` tensors beside BERT's (a cross-encoder's head).
+    pub fn save_with(&self, path: &Path, extra: HashMap<String, Tensor>) -> Result<(), EmbedError> {
         let mut all = self.frozen.clone();
+        all.extend(extra);
         for (name, var) in self.vars.data().lock().unwrap_or_else(|p| p.into_inner()).iter() {
             all.insert(name.clone(), var.as_tensor().clone());
         }

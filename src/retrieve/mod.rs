@@ -9,6 +9,7 @@ pub mod blend;
 pub mod bm25;
 pub mod cache;
 pub mod cotools;
+pub mod cross_encoder;
 pub mod embed;
 pub mod encoder;
 pub mod heads_training;

@@ -9,6 +9,7 @@
 //! minilm_weights = "tuned.safetensors"   # `retrieval tune`'s MiniLM (embedder = "minilm")
 //! judge = "judge.safetensors"    # CoTools' tool judge: no tool for a task it finds needs none
 //! rescore = "rescore.json"  # `retrieval rescore train`: re-orders the first candidates by their ids' parts
+//! # cross_encoder = "cross.safetensors"  # `retrieval cross train`: MiniLM reads the task with each first candidate (not with rescore)
 //! requery = true             # react re-retrieves with the task and the evidence so far
 //! # embedder = "http" only:
 //! url = "http://127.0.0.1:8080/v1"
@@ -69,6 +70,9 @@ pub struct RetrievalConfig {
     /// A trained re-scorer of the first candidates (relative paths: from
     /// the config's folder).
     pub rescore: Option<PathBuf>,
+    /// A trained cross-encoder of the first candidates (relative paths:
+    /// from the config's folder).
+    pub cross_encoder: Option<PathBuf>,
     pub requery: bool,
     pub url: Option<String>,
     pub model: Option<String>,
@@ -86,6 +90,7 @@ impl Default for RetrievalConfig {
             minilm_weights: None,
             judge: None,
             rescore: None,
+            cross_encoder: None,
             requery: false,
             url: None,
             model: None,
@@ -150,6 +155,19 @@ impl RetrievalConfig {
                 "rescore",
                 "the re-scorer re-orders a dense retriever's candidates: set embedder = \"minilm\", \"mpnet\" or \"http\""
                     .into(),
+            ));
+        }
+        if self.cross_encoder.is_some() && self.embedder == EmbedderKind::Lexical {
+            return Err((
+                "cross_encoder",
+                "the cross-encoder re-orders a dense retriever's candidates: set embedder = \"minilm\", \"mpnet\" or \"http\""
+                    .into(),
+            ));
+        }
+        if self.cross_encoder.is_some() && self.rescore.is_some() {
+            return Err((
+                "cross_encoder",
+                "one re-scorer of the first candidates: set rescore or cross_encoder, not both".into(),
             ));
         }
         Ok(())

@@ -26,6 +26,7 @@ use crate::model::cassette::{Cassette, CassetteError};
 use crate::model::{ChatModel, Role};
 use crate::program::protocol::ProtocolStore;
 use crate::retrieve::cotools::HeadsError;
+use crate::retrieve::cross_encoder::CrossRescorer;
 use crate::retrieve::rescore::{RescoreError, Rescorer};
 use crate::retrieve::settings::{load_heads, load_judge};
 use crate::retrieve::{EmbedError, EmbedderKind, Retriever};
@@ -628,9 +629,13 @@ pub fn open_retriever(
         Some(j) => retriever.with_judge(j),
         None => retriever,
     };
-    Ok(Some(match &config.retrieval.rescore {
-        Some(path) => retriever.with_rescorer(Arc::new(Rescorer::load(path)?)),
-        None => retriever,
+    Ok(Some(match (&config.retrieval.rescore, &config.retrieval.cross_encoder) {
+        (Some(path), _) => retriever.with_rescorer(Arc::new(Rescorer::load(path)?)),
+        (None, Some(path)) => {
+            let docs = library.tools().iter().map(|t| (t.name.as_str(), t.description.as_str()));
+            retriever.with_rescorer(Arc::new(CrossRescorer::load(&data, path, docs)?))
+        }
+        (None, None) => retriever,
     }))
 }
 

@@ -35,6 +35,8 @@ fn a_retrieval_section_is_read_and_a_bad_one_named_by_its_field() {
     assert_eq!(c.retrieval.minilm_weights.as_deref(), Some(Path::new("/cfg/t.safetensors")));
     assert_eq!(c.retrieval.rescore.as_deref(), Some(Path::new("/cfg/r.json")));
     assert!(c.retrieval.requery);
+    let c = parse("[retrieval]\nembedder = \"minilm\"\ncross_encoder = \"c.safetensors\"\n").unwrap();
+    assert_eq!(c.retrieval.cross_encoder.as_deref(), Some(Path::new("/cfg/c.safetensors")));
     assert_eq!(Config::default().retrieval.embedder, EmbedderKind::Lexical);
     for (toml, field) in [
         ("[retrieval]\nembedder = \"http\"\nmodel = \"m\"\n", "retrieval.url"),
@@ -44,6 +46,8 @@ fn a_retrieval_section_is_read_and_a_bad_one_named_by_its_field() {
         ("[retrieval]\nlexical_weight = 1.5\n", "retrieval.lexical_weight"),
         ("[retrieval]\nheads = \"h\"\n", "retrieval.heads"),
         ("[retrieval]\nrescore = \"r.json\"\n", "retrieval.rescore"),
+        ("[retrieval]\ncross_encoder = \"c\"\n", "retrieval.cross_encoder"),
+        ("[retrieval]\nembedder = \"minilm\"\nrescore = \"r\"\ncross_encoder = \"c\"\n", "retrieval.cross_encoder"),
         ("[retrieval]\nembedder = \"mpnet\"\nminilm_weights = \"t\"\n", "retrieval.minilm_weights"),
         ("[retrieval]\nembedder = \"minilm\"\ndim = 0\n", "retrieval.dim"),
         ("[retrieval]\nembedder = \"word2vec\"\n", "word2vec"),

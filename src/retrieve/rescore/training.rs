@@ -52,25 +52,37 @@ pub struct Figures {
     pub mrr: f64,
 }
 
+impl Figures {
+    /// From each question's gold rank over the pool (0 = first; None: not
+    /// in the pool).
+    pub fn of_ranks(ranks: impl IntoIterator<Item = Option<usize>>) -> Figures {
+        let (mut n, mut top1, mut top5, mut rr) = (0usize, 0.0, 0.0, 0.0);
+        for rank in ranks {
+            n += 1;
+            if let Some(rank) = rank {
+                top1 += f64::from(u8::from(rank == 0));
+                top5 += f64::from(u8::from(rank < 5));
+                rr += 1.0 / (rank + 1) as f64;
+            }
+        }
+        let n = n.max(1) as f64;
+        Figures { top1: top1 / n, top5: top5 / n, mrr: rr / n }
+    }
+}
+
+/// The gold candidate's place among candidates re-ordered by `scores`.
+/// Ties go against it: a re-scorer that cannot tell them apart earns nothing.
+pub fn place(scores: &[f32], gold: usize) -> usize {
+    scores.iter().enumerate().filter(|&(i, s)| i != gold && *s >= scores[gold]).count()
+}
+
 /// The figures of `ranked` as the retriever left it (`weights` None) or
 /// with its first candidates re-ordered by `weights`.
 pub fn figures(ranked: &[Ranked], weights: Option<&[f32; COUNT]>) -> Figures {
-    let (mut top1, mut top5, mut rr) = (0.0, 0.0, 0.0);
-    for r in ranked {
-        let rank = match (r.gold, weights) {
-            (Some(g), Some(w)) if g < r.rows.len() => {
-                let gold = dot(w, &r.rows[g]);
-                // Ties go against the gold tool: a re-scorer that cannot tell them apart earns nothing.
-                Some(r.rows.iter().enumerate().filter(|&(i, row)| i != g && dot(w, row) >= gold).count())
-            }
-            (g, _) => g,
-        };
-        if let Some(rank) = rank {
-            top1 += f64::from(u8::from(rank == 0));
-            top5 += f64::from(u8::from(rank < 5));
-            rr += 1.0 / (rank + 1) as f64;
+    Figures::of_ranks(ranked.iter().map(|r| match (r.gold, weights) {
+        (Some(g), Some(w)) if g < r.rows.len() => {
+            Some(place(&r.rows.iter().map(|row| dot(w, row)).collect::<Vec<_>>(), g))
         }
-    }
-    let n = ranked.len().max(1) as f64;
-    Figures { top1: top1 / n, top5: top5 / n, mrr: rr / n }
+        (g, _) => g,
+    }))
 }

@@ -1,0 +1,284 @@
+//! A cross-encoder of the first candidates: MiniLM reads the question and a
+//! tool's text as one sequence (`[CLS] question [SEP] tool [SEP]`) and a
+//! linear head on the mean of its last layer scores the pair. A bi-encoder
+//! pools each side apart, so a relation and its inverse (the same words in
+//! another order) land close; reading both together, attention can match
+//! the entity the question names against the subject of the relation.
+//!
+//! Trained by `retrieval cross train` as a softmax over each training
+//! question's first candidates (the gold tool among them), starting from
+//! MiniLM's weights (installed or tuned). The file is MiniLM's safetensors
+//! with the head and its settings beside them.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use candle_core::{D, DType, Device, Module, Tensor};
+use candle_nn::{AdamW, Linear, Optimizer, ParamsAdamW, VarBuilder, VarMap, linear};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+use super::blend::standardise;
+use super::embed::EmbedError;
+use super::minilm::MiniLm;
+use super::minilm_tune::TunableMiniLm;
+use super::retriever::{Rescore, Scored, doc_text};
+
+const HIDDEN: usize = 384;
+/// The head's tensors' prefix in the saved file.
+const HEAD: &str = "cross_encoder.score";
+/// `[k, blend]` in the saved file.
+const SETTINGS: &str = "cross_encoder.settings";
+/// Pairs scored at once when not training.
+const BATCH: usize = 16;
+
+/// MiniLM reading (question, tool) pairs, with a scoring head.
+pub struct CrossEncoder {
+    model: TunableMiniLm,
+    head: Linear,
+    head_vars: VarMap,
+    /// How many of the retriever's first candidates it re-orders.
+    pub k: usize,
+    /// The weight of the retriever's own score (standardised over the `k`)
+    /// added to the pair's.
+    pub blend: f32,
+}
+
+/// One training question: its candidates' texts and which is the gold tool.
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub query: String,
+    pub texts: Vec<String>,
+    pub gold: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct CrossOptions {
+    pub epochs: usize,
+    /// Questions a step (each with all its candidates).
+    pub questions: usize,
+    /// The transformer layers' learning rate.
+    pub lr: f64,
+    /// The head's: it starts at zero, so it must move faster than the layers.
+    pub head_lr: f64,
+    pub seed: u64,
+}
+
+impl Default for CrossOptions {
+    fn default() -> Self {
+        CrossOptions { epochs: 1, questions: 4, lr: 2e-5, head_lr: 1e-3, seed: 7 }
+    }
+}
+
+fn compute(e: candle_core::Error) -> EmbedError {
+    EmbedError::Compute(e.to_string())
+}
+
+/// The scoring head, its variables at zero: candle's random initialiser
+/// would make the same seed train another model.
+fn zero_head() -> Result<(Linear, VarMap), EmbedError> {
+    let vars = VarMap::new();
+    let head = linear(HIDDEN, 1, VarBuilder::from_varmap(&vars, DType::F32, &Device::Cpu).pp(HEAD)).map_err(compute)?;
+    for var in vars.all_vars() {
+        var.set(&var.zeros_like().map_err(compute)?).map_err(compute)?;
+    }
+    Ok((head, vars))
+}
+
+impl CrossEncoder {
+    /// A new cross-encoder on MiniLM's weights in `init` (the installed
+    /// model's file, or `retrieval tune`'s), its head at zero.
+    pub fn new(dir: &Path, init: &Path, k: usize) -> Result<Self, EmbedError> {
+        let model = TunableMiniLm::load_from(dir, init)?;
+        let (head, head_vars) = zero_head()?;
+        Ok(CrossEncoder { model, head, head_vars, k: k.max(2), blend: 0.0 })
+    }
+
+    /// A cross-encoder `retrieval cross train` wrote to `file`, on the
+    /// installed MiniLM's tokenizer in `dir`.
+    pub fn load(dir: &Path, file: &Path) -> Result<Self, EmbedError> {
+        let invalid = |reason: String| EmbedError::Load { path: file.to_owned(), reason };
+        if !file.exists() {
+            return Err(invalid("no such file (write it with `switchyard retrieval cross train`)".into()));
+        }
+        let model = TunableMiniLm::load_from(dir, file)?;
+        // SAFETY: mapped read-only; Switchyard never writes a file it is reading.
+        let tensors =
+            unsafe { candle_core::safetensors::MmapedSafetensors::new(file) }.map_err(|e| invalid(e.to_string()))?;
+        let get = |name: &str| {
+            tensors.load(name, &Device::Cpu).map_err(|_| {
+                invalid(format!(
+                    "no tensor {name}: not a cross-encoder (write one with `switchyard retrieval cross train`)"
+                ))
+            })
+        };
+        let (weight, bias, settings) = (get(&format!("{HEAD}.weight"))?, get(&format!("{HEAD}.bias"))?, get(SETTINGS)?);
+        let settings: Vec<f32> =
+            settings.flatten_all().and_then(|t| t.to_vec1()).map_err(|e| invalid(e.to_string()))?;
+        let [k, blend] = settings[..] else {
+            return Err(invalid(format!("{SETTINGS}: {} numbers, not 2 (k, blend)", settings.len())));
+        };
+        if !(k.is_finite() && k >= 2.0 && blend.is_finite()) {
+            return Err(invalid(format!("{SETTINGS}: k {k} (at least 2) and blend {blend} (a number)")));
+        }
+        if weight.dims() != [1, HIDDEN] || bias.dims() != [1] {
+            return Err(invalid(format!(
+                "{HEAD}: shapes {:?} and {:?}, not [1, {HIDDEN}] and [1]",
+                weight.dims(),
+                bias.dims()
+            )));
+        }
+        let (head, head_vars) = zero_head()?;
+        {
+            let data = head_vars.data().lock().unwrap_or_else(|p| p.into_inner());
+            for (name, value) in [(format!("{HEAD}.weight"), &weight), (format!("{HEAD}.bias"), &bias)] {
+                if let Some(var) = data.get(&name) {
+                    var.set(value).map_err(compute)?;
+                }
+            }
+        }
+        Ok(CrossEncoder { model, head, head_vars, k: k as usize, blend })
+    }
+
+    /// Each pair's score, differentiable: `(pairs,)`.
+    fn logits(&self, pairs: &[(&str, &str)]) -> Result<Tensor, EmbedError> {
+        let pooled = self.model.pooled_pairs(pairs)?;
+        self.head.forward(&pooled).and_then(|t| t.squeeze(1)).map_err(compute)
+    }
+
+    /// Each `(question, tool text)` pair's score.
+    pub fn scores(&self, pairs: &[(&str, &str)]) -> Result<Vec<f32>, EmbedError> {
+        let mut out = Vec::with_capacity(pairs.len());
+        for chunk in pairs.chunks(BATCH) {
+            out.extend(self.logits(chunk)?.detach().to_vec1::<f32>().map_err(compute)?);
+        }
+        Ok(out)
+    }
+
+    /// The first candidates' order by pair score plus `blend` times the
+    /// retriever's standardised score: each candidate's combined score.
+    pub fn combined(&self, pair_scores: &[f32], retriever_scores: &[f32], blend: f32) -> Vec<f32> {
+        let mut z = retriever_scores.to_vec();
+        standardise(&mut z);
+        pair_scores.iter().zip(&z).map(|(s, z)| s + blend * z).collect()
+    }
+
+    /// Trains on `groups`, calling `progress(epoch, step, steps, loss)`
+    /// after each step; returns each epoch's mean loss.
+    pub fn train(
+        &self,
+        groups: &[Group],
+        opts: &CrossOptions,
+        progress: &mut dyn FnMut(usize, usize, usize, f32),
+    ) -> Result<Vec<f32>, EmbedError> {
+        let adam = |vars: &VarMap, lr: f64| {
+            AdamW::new(vars.all_vars(), ParamsAdamW { lr, weight_decay: 1e-2, ..Default::default() }).map_err(compute)
+        };
+        let (mut layers, mut head) = (adam(self.model.vars(), opts.lr)?, adam(&self.head_vars, opts.head_lr)?);
+        let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+        let mut order: Vec<usize> = (0..groups.len()).collect();
+        let steps = groups.len().div_ceil(opts.questions.max(1));
+        let mut losses = Vec::with_capacity(opts.epochs);
+        for epoch in 1..=opts.epochs {
+            order.shuffle(&mut rng);
+            let mut total = 0.0;
+            for (step, chunk) in order.chunks(opts.questions.max(1)).enumerate() {
+                let chunk: Vec<&Group> = chunk.iter().map(|&i| &groups[i]).collect();
+                let pairs: Vec<(&str, &str)> =
+                    chunk.iter().flat_map(|g| g.texts.iter().map(|t| (g.query.as_str(), t.as_str()))).collect();
+                let logits = self.logits(&pairs)?;
+                let loss = (|| {
+                    let mut parts = Vec::with_capacity(chunk.len());
+                    let mut at = 0;
+                    for g in &chunk {
+                        let scores = logits.narrow(0, at, g.texts.len())?;
+                        let log_p = candle_nn::ops::log_softmax(&scores, D::Minus1)?;
+                        parts.push(log_p.get(g.gold)?.neg()?);
+                        at += g.texts.len();
+                    }
+                    let loss = Tensor::stack(&parts, 0)?.mean_all()?;
+                    let grads = loss.backward()?;
+                    layers.step(&grads)?;
+                    head.step(&grads)?;
+                    loss.to_scalar::<f32>()
+                })()
+                .map_err(compute)?;
+                total += loss;
+                progress(epoch, step + 1, steps, loss);
+            }
+            losses.push(total / steps.max(1) as f32);
+        }
+        Ok(losses)
+    }
+
+    /// Writes MiniLM's tensors, the head and `[k, blend]`.
+    pub fn save(&self, path: &Path) -> Result<(), EmbedError> {
+        let mut extra = HashMap::new();
+        for (name, var) in self.head_vars.data().lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            extra.insert(name.clone(), var.as_tensor().clone());
+        }
+        let settings = Tensor::new(&[self.k as f32, self.blend], &Device::Cpu).map_err(compute)?;
+        extra.insert(SETTINGS.to_owned(), settings);
+        self.model.save_with(path, extra)
+    }
+}
+
+/// The cross-encoder as the retriever's re-scorer: it knows each tool's
+/// text, so a search's first candidates can be read with the question.
+pub struct CrossRescorer {
+    encoder: CrossEncoder,
+    texts: HashMap<String, String>,
+    label: String,
+}
+
+impl CrossRescorer {
+    /// `encoder` over the tools `docs` (name, description), labelled by its file.
+    pub fn new<'a>(encoder: CrossEncoder, docs: impl IntoIterator<Item = (&'a str, &'a str)>, path: &Path) -> Self {
+        let label = format!("cross {}", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
+        let texts = docs.into_iter().map(|(n, d)| (n.to_owned(), doc_text(n, d))).collect();
+        CrossRescorer { encoder, texts, label }
+    }
+
+    /// The cross-encoder in `file` over `docs`, on the installed MiniLM
+    /// under `data_dir`: what `[retrieval] cross_encoder` opens.
+    pub fn load<'a>(
+        data_dir: &Path,
+        file: &Path,
+        docs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, EmbedError> {
+        Ok(Self::new(CrossEncoder::load(&MiniLm::folder(data_dir), file)?, docs, file))
+    }
+}
+
+impl Rescore for CrossRescorer {
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn k(&self) -> usize {
+        self.encoder.k
+    }
+
+    /// Re-orders the first `k` by the pair scores (plus the blend); on a
+    /// compute error the retriever's order stands.
+    fn rescore(&self, query: &str, ranked: &mut [Scored]) {
+        let n = ranked.len().min(self.encoder.k);
+        let pairs: Vec<(&str, &str)> = ranked[..n]
+            .iter()
+            .map(|h| (query, self.texts.get(&h.name).map_or(h.name.as_str(), String::as_str)))
+            .collect();
+        let scores = match self.encoder.scores(&pairs) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "cross-encoder failed; the retriever's order stands");
+                return;
+            }
+        };
+        let own: Vec<f32> = ranked[..n].iter().map(|h| h.score).collect();
+        for (hit, s) in ranked.iter_mut().zip(self.encoder.combined(&scores, &own, self.encoder.blend)) {
+            hit.rescore = Some(s);
+        }
+        ranked[..n].sort_by(|a, b| b.rescore.unwrap_or(0.0).total_cmp(&a.rescore.unwrap_or(0.0)));
+    }
+}
