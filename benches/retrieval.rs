@@ -34,7 +34,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use switchyard::retrieve::cache::VectorCache;
-use switchyard::retrieve::cross_encoder::{CrossEncoder, CrossRescorer};
+use switchyard::retrieve::cross_encoder::{CrossEncoder, CrossRescorer, CrossTrainer};
 use switchyard::retrieve::embed::normalise;
 use switchyard::retrieve::index::VectorIndex;
 use switchyard::retrieve::minilm::MiniLm;
@@ -163,8 +163,12 @@ fn cross_bench(c: &mut Criterion, dir: &Path, retriever: &Retriever, docs: &[(St
     if !dir.join("model.safetensors").exists() {
         return eprintln!("cross_encoder benches skipped: no weights in {} (scripts/minilm.sh install)", dir.display());
     }
-    // An untrained head costs what a trained one does.
-    let encoder = CrossEncoder::new(dir, &dir.join("model.safetensors"), 5).expect("weights load");
+    // An untrained head costs what a trained one does; it is saved and
+    // loaded as a search would open a trained one.
+    let file = tempfile::tempdir().expect("a temporary folder");
+    let path = file.path().join("cross.safetensors");
+    CrossTrainer::new(dir, &dir.join("model.safetensors"), 5).and_then(|t| t.save(&path, 0.0)).expect("weights save");
+    let encoder = CrossEncoder::load(dir, &path).expect("cross-encoder loads");
     let docs = docs.iter().map(|(n, t)| (n.as_str(), t.as_str()));
     let crossed = retriever.clone().with_rescorer(Arc::new(CrossRescorer::new(encoder, docs, Path::new("bench"))));
     let mut g = c.benchmark_group("cross_encoder");

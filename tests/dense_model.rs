@@ -593,7 +593,7 @@ fn a_cross_encoder_learns_which_way_a_relation_runs_and_the_retriever_uses_it() 
 
 #[test]
 fn a_cross_encoder_file_that_is_missing_or_only_minilm_is_named() {
-    use switchyard::retrieve::cross_encoder::CrossEncoder;
+    use switchyard::retrieve::cross_encoder::{CrossEncoder, CrossOptions, CrossTrainer, Group};
     use switchyard::retrieve::minilm_tune::TunableMiniLm;
     let Some(dir) = weights() else { return };
     let file = tempfile::tempdir().unwrap();
@@ -605,13 +605,21 @@ fn a_cross_encoder_file_that_is_missing_or_only_minilm_is_named() {
     TunableMiniLm::load(&dir).unwrap().save(&tuned).unwrap();
     let e = CrossEncoder::load(&dir, &tuned).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(e.contains("tuned.safetensors") && e.contains("not a cross-encoder"), "{e}");
-    // A saved one loads back with its settings and scores as it did.
-    let mut c = CrossEncoder::new(&dir, &dir.join("model.safetensors"), 3).unwrap();
-    c.blend = 0.5;
+    // A trained one loads back with its settings, and candle's BERT reads
+    // it as the trainer's graph does.
+    let c = CrossTrainer::new(&dir, &dir.join("model.safetensors"), 3).unwrap();
+    let (born, born_here) = ("place of birth: where a person was born", "people born here: who was born in a place");
+    let groups = [Group { query: "Where was Joe born?".into(), texts: vec![born.into(), born_here.into()], gold: 0 }];
+    let opts = CrossOptions { epochs: 2, questions: 1, ..CrossOptions::default() };
+    c.train(&groups, &opts, &mut |_, _, _, _| {}).unwrap();
     let saved = file.path().join("cross.safetensors");
-    c.save(&saved).unwrap();
+    c.save(&saved, 0.5).unwrap();
     let back = CrossEncoder::load(&dir, &saved).unwrap();
     assert_eq!((back.k, back.blend), (3, 0.5));
-    let pairs = [("Where was Joe born?", "place of birth: where a person was born")];
-    assert_eq!(back.scores(&pairs).unwrap(), c.scores(&pairs).unwrap());
+    let pairs = [("Where was Joe born?", born), ("Where was Joe born?", born_here)];
+    let (read, trained) = (back.scores(&pairs).unwrap(), c.scores(&pairs).unwrap());
+    assert!(trained[0] > trained[1], "the head learnt the pair: {trained:?}");
+    for (r, t) in read.iter().zip(&trained) {
+        assert!((r - t).abs() < 1e-3, "loaded {read:?} against trained {trained:?}");
+    }
 }

@@ -13,7 +13,7 @@ use color_eyre::eyre::{Result, eyre};
 use serde_json::json;
 
 use switchyard::config::Config;
-use switchyard::retrieve::cross_encoder::{CrossEncoder, CrossOptions, Group};
+use switchyard::retrieve::cross_encoder::{CrossOptions, CrossTrainer, Group, combined};
 use switchyard::retrieve::minilm::MiniLm;
 use switchyard::retrieve::rescore::training::{Figures, place};
 use switchyard::retrieve::retriever::{Retriever, doc_text};
@@ -121,7 +121,7 @@ fn train(config: &Config, a: &CrossTrainArgs) -> Result<ExitCode> {
     let texts: HashMap<&str, String> = docs.iter().map(|(n, t)| (n.as_str(), doc_text(n, t))).collect();
     let dir = MiniLm::folder(&config.data_dir()?);
     let init = a.init.clone().or_else(|| how.minilm_weights.clone()).unwrap_or_else(|| dir.join("model.safetensors"));
-    let mut encoder = CrossEncoder::new(&dir, &init, a.k)?;
+    let encoder = CrossTrainer::new(&dir, &init, a.k)?;
 
     let bar_rank = bar((train_pairs.len() + val_pairs.len()) as u64, "ranking");
     let mut tick = || bar_rank.inc(1);
@@ -179,9 +179,9 @@ fn train(config: &Config, a: &CrossTrainArgs) -> Result<ExitCode> {
     let by_blend: Vec<(f32, Figures)> = BLENDS
         .iter()
         .map(|&b| {
-            let combined: Vec<Vec<f32>> =
-                val_ranked.iter().zip(&pair_scores).map(|(c, s)| encoder.combined(s, &c.scores, b)).collect();
-            (b, figures(&val_ranked, Some(&combined)))
+            let reordered: Vec<Vec<f32>> =
+                val_ranked.iter().zip(&pair_scores).map(|(c, s)| combined(s, &c.scores, b)).collect();
+            (b, figures(&val_ranked, Some(&reordered)))
         })
         .collect();
     let (blend, after) = by_blend
@@ -189,8 +189,7 @@ fn train(config: &Config, a: &CrossTrainArgs) -> Result<ExitCode> {
         .copied()
         .max_by(|x, y| (x.1.top1, x.1.mrr).partial_cmp(&(y.1.top1, y.1.mrr)).unwrap_or(std::cmp::Ordering::Equal))
         .unwrap_or((0.0, before));
-    encoder.blend = blend;
-    encoder.save(&a.out)?;
+    encoder.save(&a.out, blend)?;
 
     let trained = json!({
         "retriever": retriever.source(),

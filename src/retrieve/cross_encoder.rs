@@ -5,23 +5,28 @@
 //! another order) land close; reading both together, attention can match
 //! the entity the question names against the subject of the relation.
 //!
-//! Trained by `retrieval cross train` as a softmax over each training
-//! question's first candidates (the gold tool among them), starting from
-//! MiniLM's weights (installed or tuned). The file is MiniLM's safetensors
-//! with the head and its settings beside them.
+//! Trained by `retrieval cross train` ([`CrossTrainer`]) as a softmax over
+//! each training question's first candidates (the gold tool among them),
+//! starting from MiniLM's weights (installed or tuned). The file is MiniLM's
+//! safetensors with the head and its settings beside them; a search reads it
+//! with [`CrossEncoder`], on candle's BERT, which holds no variables to train.
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Mutex;
 
 use candle_core::{D, DType, Device, Module, Tensor};
 use candle_nn::{AdamW, Linear, Optimizer, ParamsAdamW, VarBuilder, VarMap, linear};
+use candle_transformers::models::bert::BertModel;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
+use tokenizers::Tokenizer;
 
 use super::blend::standardise;
 use super::embed::EmbedError;
-use super::minilm::MiniLm;
+use super::encoder::{Batch, masked_mean};
+use super::minilm::{self, MiniLm};
 use super::minilm_tune::TunableMiniLm;
 use super::retriever::{Rescore, Scored, doc_text};
 
@@ -33,11 +38,19 @@ const SETTINGS: &str = "cross_encoder.settings";
 /// Pairs scored at once when not training.
 const BATCH: usize = 16;
 
-/// MiniLM reading (question, tool) pairs, with a scoring head.
-pub struct CrossEncoder {
+/// MiniLM reading (question, tool) pairs with a scoring head, being trained.
+pub struct CrossTrainer {
     model: TunableMiniLm,
     head: Linear,
     head_vars: VarMap,
+    k: usize,
+}
+
+/// A trained cross-encoder, read-only: what a search uses.
+pub struct CrossEncoder {
+    model: BertModel,
+    tokenizer: Mutex<Tokenizer>,
+    head: Linear,
     /// How many of the retriever's first candidates it re-orders.
     pub k: usize,
     /// The weight of the retriever's own score (standardised over the `k`)
@@ -86,59 +99,14 @@ fn zero_head() -> Result<(Linear, VarMap), EmbedError> {
     Ok((head, vars))
 }
 
-impl CrossEncoder {
-    /// A new cross-encoder on MiniLM's weights in `init` (the installed
-    /// model's file, or `retrieval tune`'s), its head at zero.
+impl CrossTrainer {
+    /// A new cross-encoder of the first `k` candidates on MiniLM's weights
+    /// in `init` (the installed model's file, or `retrieval tune`'s), its
+    /// head at zero.
     pub fn new(dir: &Path, init: &Path, k: usize) -> Result<Self, EmbedError> {
         let model = TunableMiniLm::load_from(dir, init)?;
         let (head, head_vars) = zero_head()?;
-        Ok(CrossEncoder { model, head, head_vars, k: k.max(2), blend: 0.0 })
-    }
-
-    /// A cross-encoder `retrieval cross train` wrote to `file`, on the
-    /// installed MiniLM's tokenizer in `dir`.
-    pub fn load(dir: &Path, file: &Path) -> Result<Self, EmbedError> {
-        let invalid = |reason: String| EmbedError::Load { path: file.to_owned(), reason };
-        if !file.exists() {
-            return Err(invalid("no such file (write it with `switchyard retrieval cross train`)".into()));
-        }
-        let model = TunableMiniLm::load_from(dir, file)?;
-        // SAFETY: mapped read-only; Switchyard never writes a file it is reading.
-        let tensors =
-            unsafe { candle_core::safetensors::MmapedSafetensors::new(file) }.map_err(|e| invalid(e.to_string()))?;
-        let get = |name: &str| {
-            tensors.load(name, &Device::Cpu).map_err(|_| {
-                invalid(format!(
-                    "no tensor {name}: not a cross-encoder (write one with `switchyard retrieval cross train`)"
-                ))
-            })
-        };
-        let (weight, bias, settings) = (get(&format!("{HEAD}.weight"))?, get(&format!("{HEAD}.bias"))?, get(SETTINGS)?);
-        let settings: Vec<f32> =
-            settings.flatten_all().and_then(|t| t.to_vec1()).map_err(|e| invalid(e.to_string()))?;
-        let [k, blend] = settings[..] else {
-            return Err(invalid(format!("{SETTINGS}: {} numbers, not 2 (k, blend)", settings.len())));
-        };
-        if !(k.is_finite() && k >= 2.0 && blend.is_finite()) {
-            return Err(invalid(format!("{SETTINGS}: k {k} (at least 2) and blend {blend} (a number)")));
-        }
-        if weight.dims() != [1, HIDDEN] || bias.dims() != [1] {
-            return Err(invalid(format!(
-                "{HEAD}: shapes {:?} and {:?}, not [1, {HIDDEN}] and [1]",
-                weight.dims(),
-                bias.dims()
-            )));
-        }
-        let (head, head_vars) = zero_head()?;
-        {
-            let data = head_vars.data().lock().unwrap_or_else(|p| p.into_inner());
-            for (name, value) in [(format!("{HEAD}.weight"), &weight), (format!("{HEAD}.bias"), &bias)] {
-                if let Some(var) = data.get(&name) {
-                    var.set(value).map_err(compute)?;
-                }
-            }
-        }
-        Ok(CrossEncoder { model, head, head_vars, k: k as usize, blend })
+        Ok(CrossTrainer { model, head, head_vars, k: k.max(2) })
     }
 
     /// Each pair's score, differentiable: `(pairs,)`.
@@ -154,14 +122,6 @@ impl CrossEncoder {
             out.extend(self.logits(chunk)?.detach().to_vec1::<f32>().map_err(compute)?);
         }
         Ok(out)
-    }
-
-    /// The first candidates' order by pair score plus `blend` times the
-    /// retriever's standardised score: each candidate's combined score.
-    pub fn combined(&self, pair_scores: &[f32], retriever_scores: &[f32], blend: f32) -> Vec<f32> {
-        let mut z = retriever_scores.to_vec();
-        standardise(&mut z);
-        pair_scores.iter().zip(&z).map(|(s, z)| s + blend * z).collect()
     }
 
     /// Trains on `groups`, calling `progress(epoch, step, steps, loss)`
@@ -213,14 +173,80 @@ impl CrossEncoder {
     }
 
     /// Writes MiniLM's tensors, the head and `[k, blend]`.
-    pub fn save(&self, path: &Path) -> Result<(), EmbedError> {
+    pub fn save(&self, path: &Path, blend: f32) -> Result<(), EmbedError> {
         let mut extra = HashMap::new();
         for (name, var) in self.head_vars.data().lock().unwrap_or_else(|p| p.into_inner()).iter() {
             extra.insert(name.clone(), var.as_tensor().clone());
         }
-        let settings = Tensor::new(&[self.k as f32, self.blend], &Device::Cpu).map_err(compute)?;
+        let settings = Tensor::new(&[self.k as f32, blend], &Device::Cpu).map_err(compute)?;
         extra.insert(SETTINGS.to_owned(), settings);
         self.model.save_with(path, extra)
+    }
+}
+
+/// The first candidates' scores: each pair's plus `blend` times the
+/// retriever's own, standardised over the candidates.
+pub fn combined(pair_scores: &[f32], retriever_scores: &[f32], blend: f32) -> Vec<f32> {
+    let mut z = retriever_scores.to_vec();
+    standardise(&mut z);
+    pair_scores.iter().zip(&z).map(|(s, z)| s + blend * z).collect()
+}
+
+impl CrossEncoder {
+    /// A cross-encoder `retrieval cross train` wrote to `file`, on the
+    /// installed MiniLM's tokenizer in `dir`.
+    pub fn load(dir: &Path, file: &Path) -> Result<Self, EmbedError> {
+        let invalid = |reason: String| EmbedError::Load { path: file.to_owned(), reason };
+        if !file.exists() {
+            return Err(invalid("no such file (write it with `switchyard retrieval cross train`)".into()));
+        }
+        // SAFETY: mapped read-only; Switchyard never writes a file it is reading.
+        let tensors =
+            unsafe { candle_core::safetensors::MmapedSafetensors::new(file) }.map_err(|e| invalid(e.to_string()))?;
+        let get = |name: &str| {
+            tensors.load(name, &Device::Cpu).map_err(|_| {
+                invalid(format!(
+                    "no tensor {name}: not a cross-encoder (write one with `switchyard retrieval cross train`)"
+                ))
+            })
+        };
+        let (weight, bias, settings) = (get(&format!("{HEAD}.weight"))?, get(&format!("{HEAD}.bias"))?, get(SETTINGS)?);
+        let settings: Vec<f32> =
+            settings.flatten_all().and_then(|t| t.to_vec1()).map_err(|e| invalid(e.to_string()))?;
+        let [k, blend] = settings[..] else {
+            return Err(invalid(format!("{SETTINGS}: {} numbers, not 2 (k, blend)", settings.len())));
+        };
+        if !(k.is_finite() && k >= 2.0 && blend.is_finite()) {
+            return Err(invalid(format!("{SETTINGS}: k {k} (at least 2) and blend {blend} (a number)")));
+        }
+        if weight.dims() != [1, HIDDEN] || bias.dims() != [1] {
+            return Err(invalid(format!(
+                "{HEAD}: shapes {:?} and {:?}, not [1, {HIDDEN}] and [1]",
+                weight.dims(),
+                bias.dims()
+            )));
+        }
+        let (model, tokenizer) = minilm::bert(dir, file)?;
+        Ok(CrossEncoder { model, tokenizer, head: Linear::new(weight, Some(bias)), k: k as usize, blend })
+    }
+
+    /// Each `(question, tool text)` pair's score.
+    pub fn scores(&self, pairs: &[(&str, &str)]) -> Result<Vec<f32>, EmbedError> {
+        let mut out = Vec::with_capacity(pairs.len());
+        for chunk in pairs.chunks(BATCH) {
+            let batch = Batch::encode_pairs(&self.tokenizer, chunk)?;
+            let scores = (|| {
+                let device = Device::Cpu;
+                let ids = batch.tensor(&batch.ids, &device)?;
+                let types = batch.tensor(&batch.types, &device)?;
+                let mask = batch.tensor(&batch.mask, &device)?;
+                let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+                self.head.forward(&masked_mean(&hidden, &mask)?)?.squeeze(1)?.to_vec1::<f32>()
+            })()
+            .map_err(compute)?;
+            out.extend(scores);
+        }
+        Ok(out)
     }
 }
 
@@ -276,7 +302,7 @@ impl Rescore for CrossRescorer {
             }
         };
         let own: Vec<f32> = ranked[..n].iter().map(|h| h.score).collect();
-        for (hit, s) in ranked.iter_mut().zip(self.encoder.combined(&scores, &own, self.encoder.blend)) {
+        for (hit, s) in ranked.iter_mut().zip(combined(&scores, &own, self.encoder.blend)) {
             hit.rescore = Some(s);
         }
         ranked[..n].sort_by(|a, b| b.rescore.unwrap_or(0.0).total_cmp(&a.rescore.unwrap_or(0.0)));

@@ -117,12 +117,16 @@ impl Batch {
 }
 
 /// The mean of `hidden` `(n, len, dim)` over the real tokens of `mask`
-/// `(n, len)`, each vector L2-normalised: padding must not pull the vector.
-pub fn mean_pool(hidden: &Tensor, mask: &Tensor) -> candle_core::Result<Vec<Vec<f32>>> {
+/// `(n, len)`: `(n, dim)`. Padding must not pull the mean.
+pub fn masked_mean(hidden: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
     let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
     let summed = hidden.broadcast_mul(&m)?.sum(1)?;
-    let counts = m.sum(1)?.clamp(1e-9, f64::MAX)?;
-    let mut pooled = summed.broadcast_div(&counts)?.to_vec2::<f32>()?;
+    summed.broadcast_div(&m.sum(1)?.clamp(1e-9, f64::MAX)?)
+}
+
+/// [`masked_mean`], each vector L2-normalised.
+pub fn mean_pool(hidden: &Tensor, mask: &Tensor) -> candle_core::Result<Vec<Vec<f32>>> {
+    let mut pooled = masked_mean(hidden, mask)?.to_vec2::<f32>()?;
     for v in &mut pooled {
         normalise(v);
     }

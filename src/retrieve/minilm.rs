@@ -69,20 +69,8 @@ impl MiniLm {
     }
 
     fn load_weights(dir: &Path, weights: &Path, id: String) -> Result<Self, EmbedError> {
-        FILES.check(dir)?;
-        let config_err = load_error(dir, "config.json");
-        let config_text = std::fs::read_to_string(dir.join("config.json")).map_err(|e| config_err(&e))?;
-        let config: Config = serde_json::from_str(&config_text).map_err(|e| config_err(&e))?;
-        let tokenizer = tokenizer(dir, MAX_TOKENS, (0, "[PAD]"))?;
-        let device = Device::Cpu;
-        let weights_err =
-            |e: &dyn std::fmt::Display| EmbedError::Load { path: weights.to_owned(), reason: e.to_string() };
-        // SAFETY: the file is mapped read-only and Switchyard never writes to
-        // it while it is loaded.
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[weights], DType::F32, &device) }
-            .map_err(|e| weights_err(&e))?;
-        let model = BertModel::load(vb, &config).map_err(|e| weights_err(&e))?;
-        Ok(MiniLm { id, model, tokenizer, device })
+        let (model, tokenizer) = bert(dir, weights)?;
+        Ok(MiniLm { id, model, tokenizer, device: Device::Cpu })
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -96,6 +84,24 @@ impl MiniLm {
         })();
         pooled.map_err(|e: candle_core::Error| EmbedError::Compute(e.to_string()))
     }
+}
+
+/// The installed MiniLM's tokenizer and configuration (files checked by
+/// sha256) with the weights of `weights`, on candle's BERT: the fused
+/// inference path, for the embedder and a trained cross-encoder alike.
+pub(super) fn bert(dir: &Path, weights: &Path) -> Result<(BertModel, Mutex<Tokenizer>), EmbedError> {
+    FILES.check(dir)?;
+    let config_err = load_error(dir, "config.json");
+    let config_text = std::fs::read_to_string(dir.join("config.json")).map_err(|e| config_err(&e))?;
+    let config: Config = serde_json::from_str(&config_text).map_err(|e| config_err(&e))?;
+    let tokenizer = tokenizer(dir, MAX_TOKENS, (0, "[PAD]"))?;
+    let weights_err = |e: &dyn std::fmt::Display| EmbedError::Load { path: weights.to_owned(), reason: e.to_string() };
+    // SAFETY: the file is mapped read-only and Switchyard never writes to
+    // it while it is loaded.
+    let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[weights], DType::F32, &Device::Cpu) }
+        .map_err(|e| weights_err(&e))?;
+    let model = BertModel::load(vb, &config).map_err(|e| weights_err(&e))?;
+    Ok((model, tokenizer))
 }
 
 impl Embedder for MiniLm {

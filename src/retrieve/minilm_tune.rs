@@ -19,7 +19,7 @@ use candle_nn::{AdamW, Embedding, Linear, Optimizer, ParamsAdamW, VarBuilder, Va
 use tokenizers::Tokenizer;
 
 use super::embed::EmbedError;
-use super::encoder::{Batch, tokenizer};
+use super::encoder::{Batch, masked_mean, tokenizer};
 use super::minilm::{FILES, MAX_TOKENS};
 
 const HIDDEN: usize = 384;
@@ -186,8 +186,7 @@ impl TunableMiniLm {
             let inner = l.intermediate.forward(&attended)?.gelu_erf()?;
             x = l.output_norm.forward(&(l.output.forward(&inner)? + attended)?)?;
         }
-        let m = mask.unsqueeze(2)?;
-        x.broadcast_mul(&m)?.sum(1)?.broadcast_div(&m.sum(1)?.clamp(1e-9, f64::MAX)?)
+        masked_mean(&x, &mask)
     }
 
     /// The vectors of `texts` as the model stands (no gradient kept).
