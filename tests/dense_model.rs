@@ -313,7 +313,10 @@ fn heads_trained_on_kamel_beat_the_raw_embedder_on_its_test_questions() {
         let hits = questions
             .iter()
             .zip(&test)
-            .filter(|(v, (_, gold))| rank_of(&t.iter().map(|t| dot(&q(v), t)).collect::<Vec<_>>(), *gold) == 0)
+            .filter(|(v, (_, gold))| {
+                let v = q(v);
+                rank_of(&t.iter().map(|t| dot(&v, t)).collect::<Vec<_>>(), *gold) == 0
+            })
             .count();
         hits as f32 / test.len() as f32
     };
