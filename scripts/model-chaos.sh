@@ -14,6 +14,10 @@
 #
 #   scripts/model-chaos.sh [TEST-NAME-FILTER]
 #
+# SWITCHYARD_CHAOS_SLOW_MS (default 90000) is the client's timeout in the
+# slow and stalled scenarios, each of which waits it out once: CI sets
+# 30000, enough to prove them; the default is the measuring run's.
+#
 # Needs the model installed (scripts/local-model.sh setup); without it every
 # test prints why it skipped and the table is empty. Uses CARGO_TARGET_DIR
 # if set.
