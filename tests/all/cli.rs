@@ -539,6 +539,12 @@ fn a_role_s_model_is_chosen_on_the_command_line() {
     assert!(err.contains("unknown role 'pilot'"), "{err}");
 }
 
+/// One toolnet task of `cfg`'s, with a data directory of the test's own.
+fn toolnet_run(cfg: &Path, data: &Path) -> std::process::Output {
+    let args = ["run", "--strategy", "toolnet", "--count", "1"];
+    bin().arg("--config").arg(cfg).arg("--data-dir").arg(data).args(args).output().unwrap()
+}
+
 /// The sample trajectories name the sample tools: a config with a library
 /// of its own does not inherit them (ToolNet would stop on the first name it
 /// lacks), and one that names its trajectories keeps them.
@@ -553,6 +559,6 @@ fn a_library_of_ones_own_does_not_inherit_the_sample_trajectories() {
     let d = tempfile::tempdir().unwrap();
     let lib = write(d.path(), "mine.toml", GOOD_TOOL);
     let cfg = config_with_library(d.path(), &[&lib]);
-    let out = bin().arg("--config").arg(&cfg).args(["run", "--strategy", "toolnet", "--count", "1"]).output().unwrap();
+    let out = toolnet_run(&cfg, &d.path().join("data"));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
