@@ -7,7 +7,6 @@ use clap::Subcommand;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 
 use switchyard::config::Config;
-use switchyard::graph::START;
 use switchyard::session::{self, GraphSource};
 
 #[derive(Subcommand, Debug)]
@@ -37,7 +36,7 @@ pub(super) fn build(mut config: Config, trajectories: Option<PathBuf>) -> Result
         std::fs::create_dir_all(dir).wrap_err_with(|| format!("could not create {}", dir.display()))?;
     }
     graph.save(&path)?;
-    let edges: usize = std::iter::once(START).chain(graph.tools()).map(|n| graph.out_edges(n).len()).sum();
+    let edges = graph.edge_count();
     println!(
         "built the graph of {} tools and {} edges from {}; saved to {}",
         graph.tool_count(),
@@ -79,7 +78,11 @@ pub(super) fn show(config: &Config, tool: &str, json: bool) -> Result<ExitCode> 
     for (from, w) in &in_edges {
         println!("    {from:<28} -> {tool:<24} {:>6}", show(*w));
     }
-    println!("  successors:");
+    if graph.follows_any_tool_row(tool) {
+        println!("  successors (the uniform row of every tool no trajectory set apart):");
+    } else {
+        println!("  successors:");
+    }
     for (to, w) in &out_edges {
         println!("    {tool:<28} -> {to:<24} {:>6}", show(*w));
     }

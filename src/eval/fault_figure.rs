@@ -107,7 +107,7 @@ pub fn fault_figure(
         (None, Some((t, _))) => t.clone(),
         (None, None) => return Err(FigureError::NoFault),
     };
-    let known = |t: &str| g.out.contains_key(t) || g.scores.contains_key(t) || !g.predecessors(t).is_empty();
+    let known = |t: &str| g.row(t).is_some() || g.scores.contains_key(t) || !g.predecessors(t).is_empty();
     if !known(&broken) {
         return Err(FigureError::UnknownTool(broken));
     }
@@ -168,8 +168,7 @@ fn twin(g: &GraphView, from: &str, broken: &str) -> Option<String> {
     fn stem(n: &str) -> &str {
         n.split(['_', '-', '.']).next().unwrap_or(n)
     }
-    g.out
-        .get(from)?
+    g.row(from)?
         .iter()
         .filter(|(n, _)| ![broken, END, START, from].contains(&n.as_str()))
         .map(|(n, w)| (stem(n).eq_ignore_ascii_case(stem(broken)), *w, n))

@@ -40,7 +40,7 @@ mod update;
 pub use error::GraphError;
 pub use format::WeightFormat;
 pub use store::GraphStore;
-pub use tool_graph::{END, START, ToolGraph};
+pub use tool_graph::{ANY_TOOL, END, START, ToolGraph};
 pub use toolnet::score_factor;
 pub use trajectory::{Trajectory, read_trajectories};
 pub use update::{GraphUpdate, RowChange, WeightChange};

@@ -17,13 +17,16 @@ use super::error::GraphError;
 use super::ops::OpLog;
 use super::row_history::RowHistories;
 use super::series::Series;
-use super::tool_graph::{END, NameRank, START, Scratch, ToolGraph};
+use super::tool_graph::{ANY_TOOL, END, NameRank, START, Scratch, ToolGraph};
 
 /// Version 2 keeps the history a row's edges share once for the row
 /// (`row_histories`, and `follows_row` on its edges); version 1, where every
-/// edge has its own, is still read.
+/// edge has its own, is still read. A graph with the `*` row is written as
+/// version 3: its tools have no edges of their own, which a build that
+/// reads only 1 and 2 would take for a broken file.
 const FORMAT_VERSION: u32 = 2;
-const FORMAT_VERSIONS_READ: [u32; 2] = [1, 2];
+const FORMAT_VERSION_SHARED_ROW: u32 = 3;
+const FORMAT_VERSIONS_READ: [u32; 3] = [1, 2, 3];
 const ROW_TOLERANCE: f64 = 1e-6;
 
 #[derive(Serialize, Deserialize)]
@@ -143,7 +146,7 @@ fn to_stored(graph: &ToolGraph) -> StoredGraph {
         .map(|ix| StoredRow { from: g[ix].name.to_string(), history: graph.row_histories.row(ix).to_vec() })
         .collect();
     StoredGraph {
-        version: FORMAT_VERSION,
+        version: if graph.shared.is_some() { FORMAT_VERSION_SHARED_ROW } else { FORMAT_VERSION },
         iteration: graph.iteration,
         nodes,
         edges,
@@ -165,7 +168,7 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         if !node.score.is_finite() {
             return Err(format!("{what} has score {}", node.score));
         }
-        if (node.name == START || node.name == END) && node.score != 0.0 {
+        if (node.name == START || node.name == END || node.name == ANY_TOOL) && node.score != 0.0 {
             return Err(format!("{what} must keep score 0"));
         }
         check_series(&what, &node.history, node.born, iteration, false)?;
@@ -182,6 +185,10 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
     }
     let start = *index.get(START).ok_or("no `start` node")?;
     let end = *index.get(END).ok_or("no `end` node")?;
+    let shared = index.get(ANY_TOOL).copied();
+    if shared.is_some() != (stored.version == FORMAT_VERSION_SHARED_ROW) {
+        return Err(format!("a `{ANY_TOOL}` row belongs in a file of format version {FORMAT_VERSION_SHARED_ROW} only"));
+    }
 
     for (i, &(at, factor)) in stored.start_rescales.iter().enumerate() {
         if at > iteration || !(factor > 0.0 && factor <= 1.0) {
@@ -210,7 +217,7 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         let what = format!("edge {} -> {}", edge.from, edge.to);
         let from = *index.get(&edge.from).ok_or_else(|| format!("{what} starts at an unknown node"))?;
         let to = *index.get(&edge.to).ok_or_else(|| format!("{what} ends at an unknown node"))?;
-        if from == end || to == start || (from == start && to == end) {
+        if from == end || to == start || (from == start && to == end) || Some(to) == shared {
             return Err(format!("{what} is not allowed"));
         }
         if !pairs.insert((from, to)) {
@@ -250,15 +257,21 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
 
     for ix in graph.node_indices() {
         let name = &graph[ix].name;
-        if ix != start && ix != end {
+        let has_row = graph.edges_directed(ix, Direction::Outgoing).next().is_some();
+        if Some(ix) == shared && !pairs.contains(&(ix, end)) {
+            return Err(format!("the `{ANY_TOOL}` row has no edge to `end`"));
+        }
+        // A tool without out-edges follows the shared row, if there is one.
+        let follows = shared.is_some() && !has_row;
+        if ix != start && ix != end && Some(ix) != shared && !follows {
             for (to, label) in [(ix, "a self-edge"), (end, "an edge to `end`")] {
                 if !pairs.contains(&(ix, to)) {
                     return Err(format!("tool `{name}` has no {label}"));
                 }
             }
-            if !pairs.contains(&(start, ix)) {
-                return Err(format!("`start` has no edge to tool `{name}`"));
-            }
+        }
+        if ix != start && ix != end && Some(ix) != shared && !pairs.contains(&(start, ix)) {
+            return Err(format!("`start` has no edge to tool `{name}`"));
         }
         let (mut prior, mut weight, mut any) = (0.0, 0.0, false);
         for e in graph.edges_directed(ix, Direction::Outgoing) {
@@ -280,6 +293,7 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         index: std::sync::Arc::new(index),
         start,
         end,
+        shared,
         iteration,
         start_rescales: stored.start_rescales,
         row_histories,
@@ -335,7 +349,7 @@ mod tests {
     #[test]
     fn missing_self_edge_is_rejected() {
         let tools = vec!["a".to_owned()];
-        let mut stored = to_stored(&ToolGraph::fully_connected(&tools));
+        let mut stored = to_stored(&ToolGraph::from_trajectories(&tools, &[]).unwrap_or_else(|e| panic!("{e}")));
         stored.edges.retain(|e| !(e.from == "a" && e.to == "a"));
         // Keep the row summing to 1 so only the missing edge is wrong.
         for e in stored.edges.iter_mut().filter(|e| e.from == "a") {
@@ -359,7 +373,7 @@ mod tests {
     /// edges follow the row's series.
     fn learnt() -> ToolGraph {
         let tools: Vec<String> = (0..8).map(|i| format!("t{i}")).collect();
-        let mut g = ToolGraph::fully_connected(&tools);
+        let mut g = ToolGraph::from_trajectories(&tools, &[]).unwrap_or_else(|e| panic!("{e}"));
         for tool in &tools[..5] {
             g.apply_scores(&BTreeMap::from([(tool.clone(), 1)]), 0.5, 0.5);
         }
@@ -399,6 +413,24 @@ mod tests {
         }
         let err = from_stored(stored).err().unwrap_or_default();
         assert!(err.contains("follows its row's history but has one of its own"), "{err}");
+    }
+
+    #[test]
+    fn the_any_tool_row_round_trips_as_version_3_and_only_there() {
+        let tools: Vec<String> = (0..6).map(|i| format!("t{i}")).collect();
+        let mut g = ToolGraph::fully_connected(&tools);
+        g.apply_scores(&BTreeMap::from([("t1".to_string(), 2)]), 0.5, 0.5);
+        let stored = to_stored(&g);
+        assert_eq!(stored.version, 3);
+        assert_eq!(stored.edges.len(), 2 * tools.len() + 1, "start's row and the shared one");
+        let back = from_stored(stored).unwrap_or_else(|e| panic!("{e}"));
+        for from in std::iter::once(START).chain(g.tools()) {
+            assert_eq!(back.out_edges(from), g.out_edges(from), "{from}");
+        }
+        let mut older = to_stored(&g);
+        older.version = 2;
+        let err = from_stored(older).err().unwrap_or_default();
+        assert!(err.contains("format version 3 only"), "{err}");
     }
 
     #[test]

@@ -25,6 +25,12 @@ use super::update::{RowEncoder, majority};
 pub const START: &str = "start";
 /// Name of the node that answers/finishes a task.
 pub const END: &str = "end";
+/// Name of the row that every tool without a row of its own follows. A
+/// graph built without trajectories holds ToolNet's uniform start (every
+/// tool to every tool and to `end`, equal weights) as this one row, not a
+/// row per tool: n + 1 edges instead of n², the same weights. It is never
+/// a tool (a tool's name is letters, digits, `_`, `.` and `-`).
+pub const ANY_TOOL: &str = "*";
 
 /// A node as [`ToolGraph::for_each_row`] gives it: (number, name).
 pub type NumberedNode<'a> = (usize, &'a Arc<str>);
@@ -43,6 +49,9 @@ pub struct ToolGraph {
     pub(super) index: Arc<FxHashMap<String, NodeIndex>>,
     pub(super) start: NodeIndex,
     pub(super) end: NodeIndex,
+    /// The [`ANY_TOOL`] row, if the graph has one: the out-edges of every
+    /// tool that has none of its own.
+    pub(super) shared: Option<NodeIndex>,
     pub(super) iteration: u32,
     /// (iteration, factor) of every rescale of the `start` row by `add_tool`;
     /// kept here rather than per edge, since each touches every `start` edge.
@@ -188,6 +197,7 @@ impl ToolGraph {
             index: Arc::new(index),
             start,
             end,
+            shared: None,
             iteration: 0,
             start_rescales: Vec::new(),
             row_histories: RowHistories::default(),
@@ -197,6 +207,17 @@ impl ToolGraph {
             start_law: None,
             tools_of: None,
         }
+    }
+
+    /// Adds the [`ANY_TOOL`] row, with no edges yet: from now on every tool
+    /// without out-edges of its own follows it.
+    pub(super) fn add_shared_row(&mut self) -> NodeIndex {
+        let node = Node { name: ANY_TOOL.into(), score: 0.0, born: 0, history: Series::default() };
+        let ix = self.graph.add_node(node);
+        Arc::make_mut(&mut self.index).insert(ANY_TOOL.to_owned(), ix);
+        self.name_rank = NameRank::default();
+        self.shared = Some(ix);
+        ix
     }
 
     /// Starts the op log at the current state, identified by a hash of all
@@ -393,7 +414,8 @@ impl ToolGraph {
         let rank = self.name_rank.of(&self.graph);
         list.clear();
         out.clear();
-        let edges = self.graph.edges_directed(ix, direction);
+        let row = if direction == Direction::Outgoing { self.row_of(ix) } else { ix };
+        let edges = self.graph.edges_directed(row, direction);
         match (direction, &self.start_law) {
             // Out of `start` under its law, or a row whose weights are its
             // edges' own: decided once for the row, not per edge.
@@ -407,11 +429,18 @@ impl ToolGraph {
             })),
             (Direction::Incoming, _) => {
                 let weights = self.weights();
-                list.extend(edges.map(|e| {
+                for e in edges {
                     let from = e.source();
                     let weight = weights.at(from, e.target(), e.weight());
-                    (rank[from.index()], from.index(), &self.graph[from].name, weight)
-                }))
+                    if Some(from) == self.shared {
+                        // Every tool that follows the shared row leads here.
+                        list.extend(
+                            self.followers().map(|f| (rank[f.index()], f.index(), &self.graph[f].name, weight)),
+                        );
+                    } else {
+                        list.push((rank[from.index()], from.index(), &self.graph[from].name, weight));
+                    }
+                }
             }
         }
         // Heaviest first, then by name: by its rank, the same order without
@@ -462,8 +491,10 @@ impl ToolGraph {
         out.extend(others[heavier..].iter().map(named));
     }
 
-    /// Visits every row, `start`'s then the tools' in the order they
-    /// joined, each as ((node number, name), its score, its out-edges as
+    /// Visits every row, `start`'s, then the [`ANY_TOOL`] row if there is
+    /// one, then the tools' in the order they joined (a tool that follows
+    /// the shared row with no edges of its own), each as ((node number,
+    /// name), its score, its out-edges as
     /// [`ToolGraph::out_edges`] orders them, as (number, name, weight)),
     /// borrowing the graph's names. Numbers are dense (below the node
     /// count) and name one node each: a snapshot of 16,000 tools walks
@@ -472,9 +503,13 @@ impl ToolGraph {
     /// a list allocated per row was a good part of a snapshot's cost.
     pub fn for_each_row<'a>(&'a self, mut visit: impl FnMut(NumberedNode<'a>, f64, &[NumberedEdge<'a>])) {
         let (mut list, mut out) = (Vec::new(), Vec::new());
-        for ix in std::iter::once(self.start).chain(self.tool_indices()) {
+        for ix in std::iter::once(self.start).chain(self.shared).chain(self.tool_indices()) {
             let node = &self.graph[ix];
-            self.neighbour_list_into(ix, Direction::Outgoing, &mut list, &mut out);
+            if self.row_of(ix) == ix {
+                self.neighbour_list_into(ix, Direction::Outgoing, &mut list, &mut out);
+            } else {
+                out.clear();
+            }
             visit((ix.index(), &node.name), node.score, &out);
         }
     }
@@ -491,9 +526,10 @@ impl ToolGraph {
 
     fn edge(&self, from: &str, to: &str) -> Option<EdgeIndex> {
         let (&a, &b) = (self.index.get(from)?, self.index.get(to)?);
-        // `start` has an edge to every tool while a tool has few in-edges, so
-        // walk whichever list is short.
-        if a == self.start {
+        let a = self.row_of(a);
+        // `start` and the shared row have an edge to every tool while a tool
+        // has few in-edges, so walk whichever list is short.
+        if a == self.start || Some(a) == self.shared {
             self.graph.edges_directed(b, Direction::Incoming).find(|e| e.source() == a).map(|e| e.id())
         } else {
             self.graph.find_edge(a, b)
@@ -537,9 +573,24 @@ impl ToolGraph {
         self.index.contains_key(node)
     }
 
-    /// Number of tools (`start` and `end` not counted).
+    /// Number of tools (`start`, `end` and the [`ANY_TOOL`] row not counted).
     pub fn tool_count(&self) -> usize {
-        self.graph.node_count() - 2
+        self.graph.node_count() - 2 - usize::from(self.shared.is_some())
+    }
+
+    /// Number of edges, each tool that follows the [`ANY_TOOL`] row counted
+    /// with that row's: as many as [`ToolGraph::out_edges`] lists in all.
+    pub fn edge_count(&self) -> usize {
+        let Some(shared) = self.shared else { return self.graph.edge_count() };
+        let row = self.graph.edges_directed(shared, Direction::Outgoing).count();
+        self.graph.edge_count() - row + self.followers().count() * row
+    }
+
+    /// Whether `tool` has no out-edges of its own and follows the
+    /// [`ANY_TOOL`] row: nothing sets its next steps apart yet, and a walk
+    /// from it takes its candidates from the retriever.
+    pub fn follows_any_tool_row(&self, tool: &str) -> bool {
+        self.index.get(tool).is_some_and(|&ix| self.row_of(ix) != ix)
     }
 
     /// Tool names in the order they joined the graph.
@@ -573,20 +624,40 @@ impl ToolGraph {
             return Vec::new();
         };
         let life = self.row_histories.edge(id);
-        let points = self.row_histories.points(self.index[from], id);
+        let row = self.graph.raw_edges()[id.index()].source();
+        let points = self.row_histories.points(row, id);
         std::iter::once((life.born, life.initial)).chain(points.iter().copied()).collect()
     }
 
     pub(super) fn tool_index(&self, name: &str) -> Option<NodeIndex> {
-        self.index.get(name).copied().filter(|&ix| ix != self.start && ix != self.end)
+        self.index.get(name).copied().filter(|&ix| self.is_tool(ix))
     }
 
     pub(super) fn tool_indices(&self) -> impl Iterator<Item = NodeIndex> + '_ {
-        let (start, end) = (self.start, self.end);
-        self.graph.node_indices().filter(move |&ix| ix != start && ix != end)
+        self.graph.node_indices().filter(move |&ix| self.is_tool(ix))
+    }
+
+    fn is_tool(&self, ix: NodeIndex) -> bool {
+        ix != self.start && ix != self.end && Some(ix) != self.shared
+    }
+
+    /// The node whose out-edges are `ix`'s: the [`ANY_TOOL`] row for a tool
+    /// with none of its own, else `ix` itself.
+    pub(super) fn row_of(&self, ix: NodeIndex) -> NodeIndex {
+        match self.shared {
+            Some(shared) if self.is_tool(ix) && self.graph.edges_directed(ix, Direction::Outgoing).next().is_none() => {
+                shared
+            }
+            _ => ix,
+        }
+    }
+
+    /// The tools that follow the [`ANY_TOOL`] row, in the order they joined.
+    pub(super) fn followers(&self) -> impl Iterator<Item = NodeIndex> + '_ {
+        self.shared.into_iter().flat_map(move |_| self.tool_indices().filter(move |&ix| self.row_of(ix) != ix))
     }
 }
 
 pub(super) fn is_reserved(name: &str) -> bool {
-    name == START || name == END
+    name == START || name == END || name == ANY_TOOL
 }

@@ -67,8 +67,10 @@ impl Params {
 impl ToolGraph {
     /// The graph with no trajectories: every tool to every tool (itself
     /// included) and to `end`, `start` to every tool, equal weights per row.
-    /// Duplicate names are kept once; the reserved names `start` and `end`
-    /// are skipped. It has n² edges, so it suits small libraries.
+    /// Duplicate names are kept once; the reserved names are skipped. The
+    /// tools' rows are alike and every update keeps them so (a score change
+    /// reaches all of them, with the same α and β), so they are held as one,
+    /// the [`ANY_TOOL`](super::tool_graph::ANY_TOOL) row: 2n + 1 edges.
     pub fn fully_connected(tools: &[String]) -> Self {
         let mut graph = Self::with_nodes(tools.iter().filter(|t| {
             let reserved = is_reserved(t);
@@ -79,13 +81,12 @@ impl ToolGraph {
         }));
         let ids: Vec<NodeIndex> = graph.tool_indices().collect();
         let n = ids.len();
-        for &from in &ids {
-            let w = 1.0 / (n + 1) as f64;
-            for &to in &ids {
-                graph.add_edge(from, to, EdgeHistory::new(w, 0));
-            }
-            graph.add_edge(from, graph.end, EdgeHistory::new(w, 0));
+        let shared = graph.add_shared_row();
+        let w = 1.0 / (n + 1) as f64;
+        for &to in &ids {
+            graph.add_edge(shared, to, EdgeHistory::new(w, 0));
         }
+        graph.add_edge(shared, graph.end, EdgeHistory::new(w, 0));
         for &to in &ids {
             graph.add_edge(graph.start, to, EdgeHistory::new(1.0 / n as f64, 0));
         }
@@ -213,7 +214,10 @@ impl ToolGraph {
     /// Recomputes every tool row with the given α and β (after they were
     /// edited), within the current iteration.
     pub fn recompute_all(&mut self, alpha: f64, beta: f64) -> GraphUpdate {
-        let rows: Vec<NodeIndex> = std::iter::once(self.start).chain(self.tool_indices()).collect();
+        let rows: Vec<NodeIndex> = std::iter::once(self.start)
+            .chain(self.shared)
+            .chain(self.tool_indices().filter(|&ix| self.row_of(ix) == ix))
+            .collect();
         let (weights, touched) = self.recompute_rows(&rows, Params::new(alpha, beta));
         if touched {
             self.log.record(Op::Recompute { alpha, beta });

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::graph_history::History;
 use crate::engine::event::{EventKind, GraphSnapshot, Offered, RefuseReason, RewooStep, RunOutcome, ToolOutcome};
-use crate::graph::{END, GraphUpdate, START};
+use crate::graph::{ANY_TOOL, END, GraphUpdate, START};
 use crate::model::{Message, Role, Usage};
 use crate::tool::CallSource;
 use crate::tool::fault::{Fault, FaultMode};
@@ -667,12 +667,41 @@ impl GraphView {
     }
 
     pub fn weight(&self, from: &str, to: &str) -> Option<f64> {
-        self.out.get(from)?.get(to).copied()
+        self.row(from)?.get(to).copied()
+    }
+
+    /// `node`'s out-edges: its own row, or for a tool without one the
+    /// [`ANY_TOOL`] row it follows (a graph built without trajectories
+    /// holds the tools' alike rows as that one).
+    pub fn row(&self, node: &str) -> Option<&BTreeMap<String, f64>> {
+        self.out.get(node).or_else(|| if self.follows_any_tool_row(node) { self.out.get(ANY_TOOL) } else { None })
+    }
+
+    /// Whether `node` is a tool with no row of its own that follows the
+    /// [`ANY_TOOL`] row.
+    pub fn follows_any_tool_row(&self, node: &str) -> bool {
+        self.is_tool(node) && !self.out.contains_key(node) && self.out.contains_key(ANY_TOOL)
+    }
+
+    /// How many [`GraphView::followers`] there are, without walking them:
+    /// `start`'s row but the few tools with rows of their own.
+    fn follower_count(&self) -> usize {
+        let Some(start) = self.out.contains_key(ANY_TOOL).then(|| self.out.get(START)).flatten() else { return 0 };
+        start.len() - self.out.keys().filter(|k| start.contains_key(*k)).count()
+    }
+
+    /// The tools that follow the [`ANY_TOOL`] row, in name order: those of
+    /// `start`'s row (which leads to every tool) without a row of their own.
+    fn followers(&self) -> impl Iterator<Item = &str> {
+        let rows = &self.out;
+        let start = rows.contains_key(ANY_TOOL).then(|| rows.get(START)).flatten();
+        start.into_iter().flat_map(|r| r.keys()).map(String::as_str).filter(move |n| !rows.contains_key(*n))
     }
 
     /// The edge's weight after each update that changed it, as
     /// (iteration, weight), oldest first (thinned past `SERIES_CAP` points).
     pub fn weight_changes(&self, from: &str, to: &str) -> Vec<(u32, f64)> {
+        let from = if self.follows_any_tool_row(from) { ANY_TOOL } else { from };
         self.history.weight_changes(from, to).to_vec()
     }
 
@@ -690,7 +719,16 @@ impl GraphView {
     /// edges and edges to `end` aside): kept by the fold, so a view of a
     /// huge graph need not walk every edge.
     pub fn in_degree(&self, node: &str) -> u32 {
-        self.index.ids.get(node).map_or(0, |&id| self.index.in_degree[id as usize])
+        let own = self.index.ids.get(node).map_or(0, |&id| self.index.in_degree[id as usize]);
+        match self.out.get(ANY_TOOL).and_then(|row| row.get(node)) {
+            // The shared row stands for every tool that follows it, but
+            // `node` itself (a self edge).
+            Some(&w) if w > 0.0 => {
+                let followers = self.follower_count() - usize::from(self.follows_any_tool_row(node));
+                own.saturating_sub(1) + followers as u32
+            }
+            _ => own,
+        }
     }
 
     /// Edges into `node`, as (from, weight), in the order of `from`'s name.
@@ -698,7 +736,30 @@ impl GraphView {
         let Some(&id) = self.index.ids.get(node) else { return Vec::new() };
         let names = &self.index.names;
         let preds = &self.index.preds[id as usize];
-        preds.iter().filter_map(|f| Some((&*names[*f as usize], self.weight(&names[*f as usize], node)?))).collect()
+        let mut out: Vec<(&str, f64)> = Vec::with_capacity(preds.len());
+        let mut shared = None;
+        for f in preds {
+            let from = &*names[*f as usize];
+            let Some(&w) = self.out.get(from).and_then(|row| row.get(node)) else { continue };
+            if from == ANY_TOOL {
+                shared = Some(w);
+            } else {
+                out.push((from, w));
+            }
+        }
+        let Some(w) = shared else { return out };
+        // Every tool that follows the shared row leads here: merged in name
+        // order with the others, both lists being in it.
+        let own = std::mem::take(&mut out);
+        let mut own = own.into_iter().peekable();
+        for f in self.followers() {
+            while let Some(o) = own.next_if(|o| o.0 < f) {
+                out.push(o);
+            }
+            out.push((f, w));
+        }
+        out.extend(own);
+        out
     }
 
     /// The tool nodes (neither `start` nor `end`: those with a row, a score
@@ -794,7 +855,7 @@ impl NodeIndex {
     /// ranked node already, or not a tool): a snapshot's thousands of tools
     /// go in at once.
     fn mark(&mut self, name: &str, score: f64) -> Option<(Desc, Arc<str>)> {
-        if name == START || name == END {
+        if name == START || name == END || name == ANY_TOOL {
             return None;
         }
         let id = self.id(name) as usize;
@@ -807,7 +868,7 @@ impl NodeIndex {
 
     /// A node's score moved from `old` (None: it had none) to `new`.
     fn rescore(&mut self, name: &str, old: Option<f64>, new: f64) {
-        if name == START || name == END {
+        if name == START || name == END || name == ANY_TOOL {
             return;
         }
         let id = self.id(name) as usize;
@@ -901,6 +962,36 @@ mod graph_view_tests {
         let nodes: BTreeSet<&String> =
             view.out.iter().flat_map(|(f, row)| std::iter::once(f).chain(row.keys())).collect();
         nodes.into_iter().map(|n| (n.clone(), view.in_degree(n))).filter(|(_, k)| *k > 0).collect()
+    }
+
+    /// A graph built without trajectories holds its tools' rows as the
+    /// `*` row: the view reads a tool's edges through it, counts every
+    /// tool that follows it as a predecessor, and folds its updates.
+    #[test]
+    fn tools_without_rows_of_their_own_read_the_any_tool_row() {
+        use crate::graph::ToolGraph;
+        let tools: Vec<String> = ["a", "b", "c"].iter().map(|t| t.to_string()).collect();
+        let mut g = ToolGraph::fully_connected(&tools);
+        let mut view = GraphView::from_snapshot(&GraphSnapshot::of(&g));
+        let same = |view: &GraphView, g: &ToolGraph| {
+            for from in ["start", "a", "b", "c"] {
+                for to in ["a", "b", "c", END] {
+                    assert_eq!(view.weight(from, to), g.weight(from, to), "{from} -> {to}");
+                }
+            }
+        };
+        same(&view, &g);
+        assert!(view.follows_any_tool_row("a") && !view.follows_any_tool_row(START));
+        assert_eq!(view.tool_count(), 3, "`*` is no tool");
+        let preds: Vec<&str> = view.predecessors("b").into_iter().map(|(n, _)| n).collect();
+        assert_eq!(preds, ["a", "b", "c", "start"]);
+        assert_eq!(view.in_degree("b"), 3, "start, a and c; not b's self edge");
+        let update = g.apply_scores(&BTreeMap::from([("a".to_string(), 2)]), 0.5, 0.5);
+        assert!(update.rows.iter().any(|r| &*r.from == ANY_TOOL), "{update:?}");
+        view.apply(&update, true);
+        same(&view, &g);
+        assert_eq!(view.weight_changes("b", "a"), view.weight_changes(ANY_TOOL, "a"));
+        assert_eq!(view.weight_changes("c", "a").last().map(|p| Some(p.1)), Some(g.weight("c", "a")));
     }
 
     #[test]

@@ -31,8 +31,7 @@ impl ScoreDialog {
 
     /// Rows the popup wants: the text around the list, and the list up to a dozen.
     pub(super) fn height(&self, state: &SessionState) -> u16 {
-        let preds =
-            state.graph.as_ref().map_or(0, |g| g.out.values().filter(|row| row.contains_key(&self.tool)).count());
+        let preds = state.graph.as_ref().map_or(0, |g| g.predecessors(&self.tool).len());
         10 + preds.clamp(1, 12) as u16
     }
 

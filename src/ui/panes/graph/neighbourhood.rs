@@ -117,7 +117,7 @@ fn predecessors<'a>(state: &'a SessionState, focus: &str, rows: usize) -> Rows<'
 /// the agent was offered there.
 fn successors<'a>(state: &'a SessionState, focus: &str, rows: usize) -> Rows<'a> {
     let mut v: Vec<(&str, f64)> = match (&state.graph, &state.current) {
-        (Some(g), _) => g.out.get(focus).map(|r| r.iter().map(|(n, w)| (n.as_str(), *w)).collect()).unwrap_or_default(),
+        (Some(g), _) => g.row(focus).map(|r| r.iter().map(|(n, w)| (n.as_str(), *w)).collect()).unwrap_or_default(),
         (None, Some(run)) if run.from == focus => {
             run.candidates.iter().map(|c| (c.name.as_str(), c.weight.unwrap_or(0.0))).collect()
         }
@@ -200,7 +200,7 @@ fn render_focus(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str) {
     let theme = ctx.theme;
     let state = ctx.state;
     let g = state.graph.as_ref();
-    let known = focus == START || g.is_some_and(|g| g.out.contains_key(focus) || g.scores.contains_key(focus));
+    let known = focus == START || g.is_some_and(|g| g.row(focus).is_some() || g.scores.contains_key(focus));
     let mut lines = Vec::new();
     if focus != START && focus != END {
         let st = node_state(state, focus);
@@ -348,7 +348,7 @@ fn previous_node(state: &SessionState, g: &GraphView, focus: &str) -> String {
 /// sharing the first part of its name (geo_lookup → geo_lookup_mirror), else
 /// the strongest one.
 fn twin_of<'a>(g: &'a GraphView, prev: &str, focus: &str) -> Option<&'a str> {
-    let row = g.out.get(prev)?;
+    let row = g.row(prev)?;
     fn stem(n: &str) -> &str {
         n.split(['_', '-', '.']).next().unwrap_or(n)
     }

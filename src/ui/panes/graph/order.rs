@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 
 use crate::engine::fold::GraphView;
-use crate::graph::{END, START};
+use crate::graph::{ANY_TOOL, END, START};
 
 /// Descending by weight, then by name: the order candidates are offered in.
 pub(super) fn by_weight_desc(a: &(&str, f64), b: &(&str, f64)) -> Ordering {
@@ -43,7 +43,7 @@ pub(super) fn tool_nodes(g: &GraphView) -> Vec<&str> {
         if c.peek() == Some(&n) {
             c.next();
         }
-        if n != START && n != END {
+        if n != START && n != END && n != ANY_TOOL {
             out.push(n);
         }
     }

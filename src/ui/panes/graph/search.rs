@@ -1,7 +1,7 @@
 //! The name search behind the `/` prompt.
 
 use crate::engine::SessionState;
-use crate::graph::{END, START};
+use crate::graph::{ANY_TOOL, END, START};
 
 /// Tool names containing `query` (case-insensitive): names starting with it
 /// first, then the others, each group alphabetical; at most `limit`.
@@ -31,6 +31,7 @@ pub fn find_tools(state: &SessionState, query: &str, limit: usize) -> Vec<String
             .keys()
             .chain(g.scores.keys())
             .chain(g.out.get(START).into_iter().flat_map(|r| r.keys()))
+            .filter(|n| n.as_str() != ANY_TOOL)
             .for_each(|n| consider(n));
     }
     prefix.into_iter().chain(inner).take(limit).collect()

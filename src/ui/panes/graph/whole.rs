@@ -473,10 +473,10 @@ fn render_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str, g: &G
     let state = ctx.state;
     // The focus's own row when it leads to other tools; else start's, which
     // reaches every tool (a tool's row is often just itself and `end`).
-    let leads_on = g.out.get(focus).is_some_and(|r| r.keys().any(|t| t != focus && t != END));
+    let leads_on = g.row(focus).is_some_and(|r| r.keys().any(|t| t != focus && t != END));
     let source = if focus != END && leads_on { focus } else { START };
     let empty = BTreeMap::new();
-    let src_row = g.out.get(source).unwrap_or(&empty);
+    let src_row = g.row(source).unwrap_or(&empty);
 
     let n = g.tool_count();
     let footer_h = u16::from(area.height >= 4);
