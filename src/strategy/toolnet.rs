@@ -1,7 +1,8 @@
 //! ToolNet (docs/src/papers/toolnet.md): the actor walks the tool graph. It is
 //! offered the top-K retrieved tools at the start, ranked by their weight from
 //! `start`, then the out-neighbours of the last tool that helped, each with its
-//! edge weight. After each task an evaluator scores every tool used and the
+//! edge weight (where that tool's row is the uniform prior over the whole
+//! library, the top-K retrieved again, weighed from it). After each task an evaluator scores every tool used and the
 //! graph learns (the formulas: `graph/toolnet.rs`).
 
 use std::collections::BTreeMap;
@@ -23,14 +24,20 @@ impl Candidates for Toolnet {
         let Some(g) = host.graph() else {
             return retrieved.iter().map(|n| (n.clone(), None)).collect();
         };
-        if node != START {
+        if node != START && !g.follows_any_tool_row(node) {
             return g
                 .out_edges(node)
                 .into_iter()
                 .map(|(to, w)| if to == END { (actor::FINISH.to_string(), Some(w)) } else { (to, Some(w)) })
                 .collect();
         }
-        let mut v: Vec<(String, Option<f64>)> = retrieved.iter().map(|n| (n.clone(), g.weight(START, n))).collect();
+        // `start`, and a tool whose row is the uniform prior over the whole
+        // library (no trajectory told its next steps apart): the retriever
+        // picks among the library, the graph weighs what it picked.
+        let mut v: Vec<(String, Option<f64>)> = retrieved.iter().map(|n| (n.clone(), g.weight(node, n))).collect();
+        if node != START {
+            v.push((actor::FINISH.to_string(), g.weight(node, END)));
+        }
         v.sort_by(|a, b| b.1.unwrap_or(0.0).total_cmp(&a.1.unwrap_or(0.0)).then_with(|| a.0.cmp(&b.0)));
         v
     }

@@ -245,6 +245,36 @@ async fn toolnet_evaluates_and_updates_the_graph_and_score_edits_recompute_rows(
     assert!(g.weight("start", "geo_lookup").unwrap() > g.weight("start", "web_search").unwrap());
 }
 
+/// Without trajectories a tool's row is the uniform prior over the whole
+/// library: from it the actor is offered what the retriever picks (top-K),
+/// weighed from that row, and `finish`, not every tool of the library.
+#[tokio::test]
+async fn toolnet_offers_the_retrievers_picks_from_a_tool_of_the_uniform_row() {
+    let model = Scripted::new(&[&call("geo_lookup", json!({"country": "Japan"})), &finish("Tokyo")], "{}");
+    let mut s = setup(model, StrategyKind::Toolnet);
+    s.params.top_k = 2;
+    let (mut engine, _handle) = Engine::new(s);
+    let mut rx = engine.subscribe();
+    let outcome = engine.run(vec![task("What is the capital of 'Japan'?", "Tokyo")]).await.unwrap();
+    let events = drain(&mut rx).await;
+    let g = outcome.graph.unwrap();
+    assert!(g.follows_any_tool_row("geo_lookup"));
+    let offered = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::Candidates { from, offered } if from == "geo_lookup" => Some(offered.clone()),
+            _ => None,
+        })
+        .expect("candidates offered from geo_lookup");
+    let names: Vec<&str> = offered.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names.len(), 3, "two retrieved tools and finish, of a library of four: {names:?}");
+    assert!(names.contains(&"finish"), "{names:?}");
+    for o in &offered {
+        let to = if o.name == "finish" { "end" } else { o.name.as_str() };
+        assert_eq!(o.weight, g.weight("geo_lookup", to), "{}", o.name);
+    }
+}
+
 /// A graph saved before the library gained a tool takes it in when a
 /// session starts; one holding the library's tools in another order keeps
 /// them as they are.
