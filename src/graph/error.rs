@@ -36,6 +36,8 @@ pub enum GraphError {
         #[source]
         source: serde_json::Error,
     },
+    #[error("{}:{line}: the trajectory names `{tool}`, which is not in the library", path.display())]
+    TrajectoryTool { path: PathBuf, line: usize, tool: String },
     #[error("{}:{line}: invalid journal entry: {reason}", path.display())]
     Journal { path: PathBuf, line: usize, reason: String },
 }

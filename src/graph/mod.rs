@@ -42,5 +42,5 @@ pub use format::WeightFormat;
 pub use store::GraphStore;
 pub use tool_graph::{ANY_TOOL, END, START, ToolGraph};
 pub use toolnet::score_factor;
-pub use trajectory::{Trajectory, read_trajectories};
+pub use trajectory::{Trajectory, read_numbered, read_trajectories};
 pub use update::{GraphUpdate, RowChange, WeightChange};

@@ -17,6 +17,12 @@ pub struct Trajectory {
 /// `{"query": "...", "tools": ["a", "b"]}` per line; blank lines and lines
 /// starting with `#` are skipped.
 pub fn read_trajectories(path: &Path) -> Result<Vec<Trajectory>, GraphError> {
+    Ok(read_numbered(path)?.into_iter().map(|(_, t)| t).collect())
+}
+
+/// As [`read_trajectories`], each with its line number (from 1), so a
+/// trajectory the library cannot follow is named by its line.
+pub fn read_numbered(path: &Path) -> Result<Vec<(usize, Trajectory)>, GraphError> {
     let text = std::fs::read_to_string(path).map_err(|source| GraphError::Io { path: path.to_owned(), source })?;
     let mut trajectories = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -29,7 +35,7 @@ pub fn read_trajectories(path: &Path) -> Result<Vec<Trajectory>, GraphError> {
             line: i + 1,
             source,
         })?;
-        trajectories.push(trajectory);
+        trajectories.push((i + 1, trajectory));
     }
     Ok(trajectories)
 }

@@ -21,7 +21,7 @@ use crate::engine::{
     Engine, EngineError, EngineHandle, EngineSetup, LogicalClock, ModelSlot, Models, Scheduled, SessionOutcome,
     Strategy, StrategyKind, SystemClock,
 };
-use crate::graph::{GraphError, GraphStore, ToolGraph, read_trajectories};
+use crate::graph::{END, GraphError, GraphStore, ToolGraph, read_numbered};
 use crate::model::cassette::{Cassette, CassetteError};
 use crate::model::{ChatModel, Role};
 use crate::program::protocol::ProtocolStore;
@@ -261,7 +261,15 @@ pub fn build_graph(config: &Config, library: &ToolLibrary) -> Result<ToolGraph, 
     let names: Vec<String> = library.names().map(str::to_string).collect();
     let mut graph = match &config.trajectories {
         Some(p) => {
-            let trajectories: Vec<Vec<String>> = read_trajectories(p)?.into_iter().map(|t| t.tools).collect();
+            let numbered = read_numbered(p)?;
+            // Named by its line here: the graph knows only its place.
+            let stranger = numbered.iter().find_map(|(line, t)| {
+                t.tools.iter().find(|n| library.get(n).is_none() && n.as_str() != END).map(|n| (*line, n))
+            });
+            if let Some((line, tool)) = stranger {
+                return Err(GraphError::TrajectoryTool { path: p.clone(), line, tool: tool.clone() }.into());
+            }
+            let trajectories: Vec<Vec<String>> = numbered.into_iter().map(|(_, t)| t.tools).collect();
             ToolGraph::from_trajectories(&names, &trajectories)?
         }
         None => ToolGraph::fully_connected(&names),

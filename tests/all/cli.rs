@@ -545,6 +545,27 @@ fn toolnet_run(cfg: &Path, data: &Path) -> std::process::Output {
     bin().arg("--config").arg(cfg).arg("--data-dir").arg(data).args(args).output().unwrap()
 }
 
+/// A trajectory naming a tool the library lacks stops the run with the
+/// file and the line, before anything is built or recorded.
+#[test]
+fn a_trajectory_naming_a_tool_the_library_lacks_is_refused_with_its_line() {
+    let d = tempfile::tempdir().unwrap();
+    let lib = write(d.path(), "mine.toml", GOOD_TOOL);
+    let runs = write(
+        d.path(),
+        "runs.jsonl",
+        "{\"query\": \"1+1\", \"tools\": [\"calc\"]}\n# a comment\n{\"query\": \"x\", \"tools\": [\"calc\", \"ghost\"]}\n",
+    );
+    let cfg = config_with_library(d.path(), &[&lib]);
+    let text =
+        std::fs::read_to_string(&cfg).unwrap() + format!("trajectories = {:?}\n", runs.display().to_string()).as_str();
+    std::fs::write(&cfg, text).unwrap();
+    let out = toolnet_run(&cfg, &d.path().join("data"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && !err.contains("panicked"), "{err}");
+    assert!(err.contains("runs.jsonl:3: the trajectory names `ghost`, which is not in the library"), "{err}");
+}
+
 /// The sample trajectories name the sample tools: a config with a library
 /// of its own does not inherit them (ToolNet would stop on the first name it
 /// lacks), and one that names its trajectories keeps them.
