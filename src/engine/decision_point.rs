@@ -38,8 +38,10 @@ impl Engine {
         // A session of in-process tools and the simulated model finds every
         // future ready and would never give its thread back: whatever shares
         // the runtime (the SIGTERM handler, the workbench's input) would not
-        // be heard until the last task. One yield a call lets them in.
-        tokio::task::yield_now().await;
+        // be heard until the last task. A unit of tokio's budget a call lets
+        // them in once the task has spent its budget (128 units), where a
+        // yield at every call had the runtime poll its I/O driver each time.
+        tokio::task::coop::consume_budget().await;
         self.apply_pending()?;
         self.wait_pace().await?;
         loop {
