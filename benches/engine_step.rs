@@ -28,10 +28,14 @@ mod allocator;
 #[path = "support/library.rs"]
 mod library;
 
+#[path = "support/peak.rs"]
+mod peak;
+
+use std::cell::{Cell, OnceCell};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Bencher, Criterion, Throughput, criterion_group, criterion_main};
 
 use switchyard::config::Config;
 use switchyard::engine::{Engine, EngineSetup, LogicalClock, Models, StrategyKind};
@@ -118,18 +122,38 @@ fn bench(c: &mut Criterion) {
             assert_eq!(steps, 2 * tasks.len() as u64, "each 2+2 task: a calculator call, then the answer");
         }
         group.throughput(Throughput::Elements(steps));
-        group.bench_function(name, |b| b.iter(|| session_steps(tasks, models.clone(), saved)));
+        group.bench_function(
+            name,
+            peak::tracked(|b: &mut Bencher| b.iter(|| session_steps(tasks, models.clone(), saved))),
+        );
+        peak::report(&format!("engine_step/{name}"));
     }
     group.finish();
 }
 
+/// The 16,000-tool library and what a session of it shares, made only if
+/// a bench that needs it runs (the filter may exclude them).
+struct Big {
+    _dir: tempfile::TempDir,
+    library: Arc<ToolLibrary>,
+    graph: switchyard::graph::ToolGraph,
+    retriever: Retriever,
+}
+
+impl Big {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Config::load(&library::write(dir.path(), 16_000)).unwrap();
+        let library = session::load_library(&cfg).unwrap();
+        assert_eq!(library.tools().len(), 16_000, "{} sample tools and the generated ones", library::SAMPLE_TOOLS);
+        let graph = session::build_graph(&cfg, &library).unwrap();
+        let retriever = bm25(&library);
+        Big { _dir: dir, library, graph, retriever }
+    }
+}
+
 fn at_16000_tools(c: &mut Criterion) {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = Config::load(&library::write(dir.path(), 16_000)).unwrap();
-    let library = session::load_library(&cfg).unwrap();
-    assert_eq!(library.tools().len(), 16_000, "{} sample tools and the generated ones", library::SAMPLE_TOOLS);
-    let graph = session::build_graph(&cfg, &library).unwrap();
-    let retriever = bm25(&library);
+    let big = OnceCell::new();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let instant = Models::single(Arc::new(Instant), Price::default());
     // A longer session than above: what a session does once (its first
@@ -140,18 +164,31 @@ fn at_16000_tools(c: &mut Criterion) {
     group.sample_size(10);
     for strategy in [StrategyKind::React, StrategyKind::Toolnet] {
         let session_steps = || {
-            let mut setup = EngineSetup::new(library.clone(), instant.clone(), strategy);
-            setup.graph = (strategy == StrategyKind::Toolnet).then(|| graph.clone());
-            setup.retriever = Some(retriever.clone());
+            let big: &Big = big.get_or_init(Big::new);
+            let mut setup = EngineSetup::new(big.library.clone(), instant.clone(), strategy);
+            setup.graph = (strategy == StrategyKind::Toolnet).then(|| big.graph.clone());
+            setup.retriever = Some(big.retriever.clone());
             setup.clock = Arc::new(LogicalClock::default());
             let (engine, _h) = Engine::new(setup);
             let out = rt.block_on(engine.run(tasks.clone())).unwrap();
             out.state.finished.iter().map(|r| r.steps as u64).sum::<u64>()
         };
-        let steps = session_steps();
-        assert_eq!(steps, 2 * tasks.len() as u64, "{strategy:?}: each 2+2 task, a calculator call then the answer");
+        // Each 2+2 task: a calculator call, then the answer (checked once,
+        // before the bench's first sample).
+        let steps = 2 * tasks.len() as u64;
+        let checked = Cell::new(false);
         group.throughput(Throughput::Elements(steps));
-        group.bench_function(format!("{strategy:?}").to_lowercase(), |b| b.iter(session_steps));
+        let name = format!("{strategy:?}").to_lowercase();
+        group.bench_function(
+            &name,
+            peak::tracked(|b: &mut Bencher| {
+                if !checked.replace(true) {
+                    assert_eq!(session_steps(), steps, "{strategy:?}: each task, a calculator call then the answer");
+                }
+                b.iter(session_steps)
+            }),
+        );
+        peak::report(&format!("engine_step_16000_tools/{name}"));
     }
     group.finish();
 }

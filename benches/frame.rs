@@ -12,9 +12,12 @@
 #[path = "support/allocator.rs"]
 mod allocator;
 
+#[path = "support/peak.rs"]
+mod peak;
+
 use std::collections::BTreeMap;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Bencher, Criterion, criterion_group, criterion_main};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use ratatui::Terminal;
@@ -245,17 +248,25 @@ fn frame(c: &mut Criterion) {
     let mut group = c.benchmark_group("frame_160x48_16000_tools");
     group.sample_size(30);
     app.nav.graph_mode = GraphMode::Neighbourhood;
-    group.bench_function("neighbourhood", |b| {
-        b.iter(|| {
-            terminal.draw(|f| draw(f, &app, &theme)).unwrap();
-        })
-    });
+    group.bench_function(
+        "neighbourhood",
+        peak::tracked(|b: &mut Bencher| {
+            b.iter(|| {
+                terminal.draw(|f| draw(f, &app, &theme)).unwrap();
+            })
+        }),
+    );
+    peak::report("frame_160x48_16000_tools/neighbourhood");
     app.nav.graph_mode = GraphMode::Whole;
-    group.bench_function("whole_ranked_table", |b| {
-        b.iter(|| {
-            terminal.draw(|f| draw(f, &app, &theme)).unwrap();
-        })
-    });
+    group.bench_function(
+        "whole_ranked_table",
+        peak::tracked(|b: &mut Bencher| {
+            b.iter(|| {
+                terminal.draw(|f| draw(f, &app, &theme)).unwrap();
+            })
+        }),
+    );
+    peak::report("frame_160x48_16000_tools/whole_ranked_table");
     group.finish();
 
     // Each pane alone, in the room the full frame gives it.
@@ -267,23 +278,31 @@ fn frame(c: &mut Criterion) {
     let mut group = c.benchmark_group("pane_160x48_16000_tools");
     group.sample_size(30);
     // What every pane's figure includes: the terminal's own work on a frame.
-    group.bench_function("empty_frame", |b| {
-        b.iter(|| {
-            terminal.draw(|_| ()).unwrap();
-        })
-    });
+    group.bench_function(
+        "empty_frame",
+        peak::tracked(|b: &mut Bencher| {
+            b.iter(|| {
+                terminal.draw(|_| ()).unwrap();
+            })
+        }),
+    );
+    peak::report("pane_160x48_16000_tools/empty_frame");
     let mut bench_pane = |id: &str, app: &App, pane: Option<Pane>, area: Rect| {
         let ctx = PaneCtx { state: &app.state, nav: &app.nav, theme: &theme, focused: false, now_ms: app.now_ms };
-        group.bench_function(id, |b| {
-            b.iter(|| {
-                terminal
-                    .draw(|f| match pane {
-                        Some(p) => render_pane(f, area, p, &ctx),
-                        None => status::render(f, area, &ctx),
-                    })
-                    .unwrap();
-            })
-        });
+        group.bench_function(
+            id,
+            peak::tracked(|b: &mut Bencher| {
+                b.iter(|| {
+                    terminal
+                        .draw(|f| match pane {
+                            Some(p) => render_pane(f, area, p, &ctx),
+                            None => status::render(f, area, &ctx),
+                        })
+                        .unwrap();
+                })
+            }),
+        );
+        peak::report(&format!("pane_160x48_16000_tools/{id}"));
     };
     app.nav.graph_mode = GraphMode::Neighbourhood;
     bench_pane("graph_neighbourhood", &app, Some(Pane::Graph), graph_area);

@@ -13,7 +13,10 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use criterion::{Criterion, criterion_group, criterion_main};
+#[path = "support/peak.rs"]
+mod peak;
+
+use criterion::{Bencher, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
@@ -71,21 +74,25 @@ where
     Fut: std::future::Future<Output = ()>,
 {
     let samples = Mutex::new(Vec::new());
-    c.bench_function(name, |b| {
-        b.iter_custom(|iters| {
-            rt.block_on(async {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let t0 = Instant::now();
-                    call().await;
-                    let took = t0.elapsed();
-                    samples.lock().unwrap().push(took);
-                    total += took;
-                }
-                total
+    c.bench_function(
+        name,
+        peak::tracked(|b: &mut Bencher| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let t0 = Instant::now();
+                        call().await;
+                        let took = t0.elapsed();
+                        samples.lock().unwrap().push(took);
+                        total += took;
+                    }
+                    total
+                })
             })
-        })
-    });
+        }),
+    );
+    peak::report(name);
     let mut s = samples.into_inner().unwrap();
     // Filtered out (`cargo bench --bench gateway -- NAME`): nothing to say.
     if s.is_empty() {

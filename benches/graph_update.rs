@@ -2,16 +2,20 @@
 //! scores on libraries of 4,000 and 16,000 tools, ~10 out-edges per tool;
 //! and saving the graph after it (`graph_save`), as the engine does after
 //! every task. `graph_update/session_snapshot` is the graph as a session's
-//! first event carries it (`GraphSnapshot::of`), once per session.
+//! first event carries it (`GraphSnapshot::of`), once per session;
+//! `apply_scores_uniform` the update of a graph built without trajectories.
 
 #[path = "support/allocator.rs"]
 mod allocator;
+
+#[path = "support/peak.rs"]
+mod peak;
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{Bencher, BenchmarkId, Criterion, criterion_group, criterion_main};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use switchyard::engine::event::GraphSnapshot;
@@ -41,6 +45,22 @@ fn runs(names: &[String], rng: &mut ChaCha8Rng) -> Vec<BTreeMap<String, i32>> {
         .collect()
 }
 
+/// The bench of `runs` applied one after another to a copy of `base`: a
+/// fresh graph per sample keeps the history (which grows with every
+/// update) from piling up across the whole run.
+fn updates<'a>(base: &'a ToolGraph, runs: &'a [BTreeMap<String, i32>]) -> impl FnMut(&mut Bencher, &usize) + 'a {
+    move |b, _| {
+        b.iter_custom(|iters| {
+            let mut graph = base.clone();
+            let started = Instant::now();
+            for i in 0..iters as usize {
+                black_box(graph.apply_scores(&runs[i % runs.len()], 0.5, 0.5));
+            }
+            started.elapsed()
+        })
+    }
+}
+
 fn graph_update(c: &mut Criterion) {
     let mut group = c.benchmark_group("graph_update");
     group.sample_size(20);
@@ -52,9 +72,12 @@ fn graph_update(c: &mut Criterion) {
         let runs = runs(&names, &mut rng);
         let edges: usize = base.tools().map(|t| base.out_edges(t).len()).sum();
         eprintln!("{tools} tools: {:.1} out-edges per tool", edges as f64 / tools as f64);
-        group.bench_with_input(BenchmarkId::new("session_snapshot", tools), &tools, |b, _| {
-            b.iter(|| black_box(GraphSnapshot::of(&base)));
-        });
+        group.bench_with_input(
+            BenchmarkId::new("session_snapshot", tools),
+            &tools,
+            peak::tracked_input(|b: &mut Bencher, _: &usize| b.iter(|| black_box(GraphSnapshot::of(&base)))),
+        );
+        peak::report(&format!("graph_update/session_snapshot/{tools}"));
         // Without trajectories, as `engine_step`'s generated library: most
         // of `start`'s row weighs the same. The tools join in no order of
         // their names, as a real library's do.
@@ -63,21 +86,27 @@ fn graph_update(c: &mut Criterion) {
             shuffled.swap(i, rng.random_range(0..=i));
         }
         let untrained = ToolGraph::from_trajectories(&shuffled, &[]).unwrap_or_else(|e| panic!("bench graph: {e}"));
-        group.bench_with_input(BenchmarkId::new("session_snapshot_untrained", tools), &tools, |b, _| {
-            b.iter(|| black_box(GraphSnapshot::of(&untrained)));
-        });
-        group.bench_with_input(BenchmarkId::new("apply_scores", tools), &tools, |b, _| {
-            // A fresh graph per sample keeps the history (which grows
-            // with every update) from piling up across the whole run.
-            b.iter_custom(|iters| {
-                let mut graph = base.clone();
-                let started = Instant::now();
-                for i in 0..iters as usize {
-                    black_box(graph.apply_scores(&runs[i % runs.len()], 0.5, 0.5));
-                }
-                started.elapsed()
-            });
-        });
+        group.bench_with_input(
+            BenchmarkId::new("session_snapshot_untrained", tools),
+            &tools,
+            peak::tracked_input(|b: &mut Bencher, _: &usize| b.iter(|| black_box(GraphSnapshot::of(&untrained)))),
+        );
+        peak::report(&format!("graph_update/session_snapshot_untrained/{tools}"));
+        group.bench_with_input(
+            BenchmarkId::new("apply_scores", tools),
+            &tools,
+            peak::tracked_input(updates(&base, &runs)),
+        );
+        peak::report(&format!("graph_update/apply_scores/{tools}"));
+        // No trajectories at all: ToolNet's complete graph, every tool's
+        // row the uniform prior over the library (held as one row).
+        let uniform = ToolGraph::fully_connected(&shuffled);
+        group.bench_with_input(
+            BenchmarkId::new("apply_scores_uniform", tools),
+            &tools,
+            peak::tracked_input(updates(&uniform, &runs)),
+        );
+        peak::report(&format!("graph_update/apply_scores_uniform/{tools}"));
     }
     group.finish();
 }
@@ -97,35 +126,45 @@ fn graph_save(c: &mut Criterion) {
         let runs = runs(&names, &mut rng);
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("bench dir: {e}"));
         let path = dir.path().join("graph.json");
-        group.bench_with_input(BenchmarkId::new("journal", tools), &tools, |b, _| {
-            b.iter_custom(|iters| {
-                let mut graph = base.clone();
-                let (_, store) = GraphStore::open(&path).unwrap_or_else(|e| panic!("bench store: {e}"));
-                let mut store = store.compact_after(usize::MAX);
-                store.save(&graph).unwrap_or_else(|e| panic!("bench save: {e}"));
-                let mut spent = Duration::ZERO;
-                for i in 0..iters as usize {
-                    graph.apply_scores(&runs[i % runs.len()], 0.5, 0.5);
-                    let started = Instant::now();
-                    black_box(store.save(&graph).unwrap_or_else(|e| panic!("bench save: {e}")));
-                    spent += started.elapsed();
-                }
-                spent
-            });
-        });
-        group.bench_with_input(BenchmarkId::new("snapshot", tools), &tools, |b, _| {
-            b.iter_custom(|iters| {
-                let mut graph = base.clone();
-                let mut spent = Duration::ZERO;
-                for i in 0..iters as usize {
-                    graph.apply_scores(&runs[i % runs.len()], 0.5, 0.5);
-                    let started = Instant::now();
-                    graph.save(&path).unwrap_or_else(|e| panic!("bench save: {e}"));
-                    spent += started.elapsed();
-                }
-                spent
-            });
-        });
+        group.bench_with_input(
+            BenchmarkId::new("journal", tools),
+            &tools,
+            peak::tracked_input(|b: &mut Bencher, _: &usize| {
+                b.iter_custom(|iters| {
+                    let mut graph = base.clone();
+                    let (_, store) = GraphStore::open(&path).unwrap_or_else(|e| panic!("bench store: {e}"));
+                    let mut store = store.compact_after(usize::MAX);
+                    store.save(&graph).unwrap_or_else(|e| panic!("bench save: {e}"));
+                    let mut spent = Duration::ZERO;
+                    for i in 0..iters as usize {
+                        graph.apply_scores(&runs[i % runs.len()], 0.5, 0.5);
+                        let started = Instant::now();
+                        black_box(store.save(&graph).unwrap_or_else(|e| panic!("bench save: {e}")));
+                        spent += started.elapsed();
+                    }
+                    spent
+                });
+            }),
+        );
+        peak::report(&format!("graph_save/journal/{tools}"));
+        group.bench_with_input(
+            BenchmarkId::new("snapshot", tools),
+            &tools,
+            peak::tracked_input(|b: &mut Bencher, _: &usize| {
+                b.iter_custom(|iters| {
+                    let mut graph = base.clone();
+                    let mut spent = Duration::ZERO;
+                    for i in 0..iters as usize {
+                        graph.apply_scores(&runs[i % runs.len()], 0.5, 0.5);
+                        let started = Instant::now();
+                        graph.save(&path).unwrap_or_else(|e| panic!("bench save: {e}"));
+                        spent += started.elapsed();
+                    }
+                    spent
+                });
+            }),
+        );
+        peak::report(&format!("graph_save/snapshot/{tools}"));
     }
     group.finish();
 }

@@ -11,10 +11,14 @@ mod allocator;
 #[path = "support/library.rs"]
 mod library;
 
+#[path = "support/peak.rs"]
+mod peak;
+
+use std::cell::OnceCell;
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{Bencher, BenchmarkId, Criterion, criterion_group, criterion_main};
 use switchyard::config::Config;
 use switchyard::session::{self, ExperienceSource, GraphSource, SessionOptions};
 use tempfile::TempDir;
@@ -25,23 +29,44 @@ fn library_load(c: &mut Criterion) {
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(3));
     for tools in [2_000, 16_000] {
-        let dir = TempDir::new().unwrap();
-        let config = Config::load(&library::write(dir.path(), tools)).unwrap();
-        let loaded = session::load_library(&config).unwrap();
-        assert_eq!(loaded.len(), tools, "the generated library's size");
-        drop(loaded);
-        group.bench_with_input(BenchmarkId::new("load_library", tools), &tools, |b, _| {
-            b.iter_with_large_drop(|| black_box(session::load_library(&config).unwrap()));
-        });
+        // Written when a bench of this size first runs: the filter may
+        // exclude both.
+        let written: OnceCell<(TempDir, Config)> = OnceCell::new();
+        let config = || {
+            &written
+                .get_or_init(|| {
+                    let dir = TempDir::new().unwrap();
+                    let config = Config::load(&library::write(dir.path(), tools)).unwrap();
+                    let loaded = session::load_library(&config).unwrap();
+                    assert_eq!(loaded.len(), tools, "the generated library's size");
+                    (dir, config)
+                })
+                .1
+        };
+        group.bench_with_input(
+            BenchmarkId::new("load_library", tools),
+            &tools,
+            peak::tracked_input(|b: &mut Bencher, _: &usize| {
+                let config = config();
+                b.iter_with_large_drop(|| black_box(session::load_library(config).unwrap()));
+            }),
+        );
+        peak::report(&format!("library_load/load_library/{tools}"));
         let opts = SessionOptions {
             graph: GraphSource::Fresh,
             logical_clock: true,
             experience: ExperienceSource::InMemory(Vec::new()),
             ..SessionOptions::default()
         };
-        group.bench_with_input(BenchmarkId::new("prepare_toolnet", tools), &tools, |b, _| {
-            b.iter_with_large_drop(|| black_box(session::prepare(&config, &opts).unwrap()));
-        });
+        group.bench_with_input(
+            BenchmarkId::new("prepare_toolnet", tools),
+            &tools,
+            peak::tracked_input(|b: &mut Bencher, _: &usize| {
+                let config = config();
+                b.iter_with_large_drop(|| black_box(session::prepare(config, &opts).unwrap()));
+            }),
+        );
+        peak::report(&format!("library_load/prepare_toolnet/{tools}"));
     }
     group.finish();
 }

@@ -4,10 +4,13 @@
 #[path = "support/allocator.rs"]
 mod allocator;
 
+#[path = "support/peak.rs"]
+mod peak;
+
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Bencher, Criterion, criterion_group, criterion_main};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use switchyard::budget::plan::{Item, make_plan};
@@ -39,9 +42,17 @@ fn plan(c: &mut Criterion) {
     group.sample_size(20);
     group.warm_up_time(Duration::from_millis(500));
     let large = random_items(1_000, 7);
-    group.bench_function("n1000_R10000_F10", |b| b.iter(|| make_plan(black_box(&large), black_box(10_000.0), 1.0)));
+    group.bench_function(
+        "n1000_R10000_F10",
+        peak::tracked(|b: &mut Bencher| b.iter(|| make_plan(black_box(&large), black_box(10_000.0), 1.0))),
+    );
+    peak::report("plan/n1000_R10000_F10");
     let paper = paper_items();
-    group.bench_function("paper_n5_R20", |b| b.iter(|| make_plan(black_box(&paper), black_box(20.0), 1.0)));
+    group.bench_function(
+        "paper_n5_R20",
+        peak::tracked(|b: &mut Bencher| b.iter(|| make_plan(black_box(&paper), black_box(20.0), 1.0))),
+    );
+    peak::report("plan/paper_n5_R20");
     group.finish();
 }
 

@@ -26,11 +26,15 @@
 #[path = "support/allocator.rs"]
 mod allocator;
 
+#[path = "support/peak.rs"]
+mod peak;
+
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Bencher, Criterion, criterion_group, criterion_main};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use switchyard::retrieve::cache::VectorCache;
@@ -133,7 +137,11 @@ fn bench(c: &mut Criterion) {
     let mut rng = ChaCha8Rng::seed_from_u64(42);
     let index = VectorIndex::from_rows(DIM, (0..TOOLS).map(|_| unit(&mut rng)));
     let query = unit(&mut rng);
-    c.bench_function("top5_16k", |b| b.iter(|| index.top_k(std::hint::black_box(&query), 5)));
+    c.bench_function(
+        "top5_16k",
+        peak::tracked(|b: &mut Bencher| b.iter(|| index.top_k(std::hint::black_box(&query), 5))),
+    );
+    peak::report("top5_16k");
 
     // Path ids as Freebase's (domain/type/property), so the re-scorer has parts to read.
     let docs: Vec<(String, String)> =
@@ -143,12 +151,20 @@ fn bench(c: &mut Criterion) {
         Retriever::dense(docs.iter().map(|(n, t)| (n.as_str(), t.as_str())), Arc::new(Seeded), &mut cache, None, 0.3)
             .expect("the seeded embedder cannot fail");
     let task = "what is the population of the capital city of a country";
-    c.bench_function("hybrid_16k", |b| b.iter(|| retriever.search(std::hint::black_box(task), 5)));
+    c.bench_function(
+        "hybrid_16k",
+        peak::tracked(|b: &mut Bencher| b.iter(|| retriever.search(std::hint::black_box(task), 5))),
+    );
+    peak::report("hybrid_16k");
     let mut weights = [0.0; features::COUNT];
     weights[0] = 2.0;
     weights[5] = 0.9;
     let rescored = retriever.clone().with_rescorer(Arc::new(Rescorer::new(10, weights, "bench")));
-    c.bench_function("hybrid_rescored_16k", |b| b.iter(|| rescored.search(std::hint::black_box(task), 5)));
+    c.bench_function(
+        "hybrid_rescored_16k",
+        peak::tracked(|b: &mut Bencher| b.iter(|| rescored.search(std::hint::black_box(task), 5))),
+    );
+    peak::report("hybrid_rescored_16k");
 
     let data = std::env::var_os("SWITCHYARD_DATA_DIR")
         .map(PathBuf::from)
@@ -163,18 +179,33 @@ fn cross_bench(c: &mut Criterion, dir: &Path, retriever: &Retriever, docs: &[(St
     if !dir.join("model.safetensors").exists() {
         return eprintln!("cross_encoder benches skipped: no weights in {} (scripts/minilm.sh install)", dir.display());
     }
-    // An untrained head costs what a trained one does; it is saved and
-    // loaded as a search would open a trained one.
-    let file = tempfile::tempdir().expect("a temporary folder");
-    let path = file.path().join("cross.safetensors");
-    CrossTrainer::new(dir, &dir.join("model.safetensors"), 5).and_then(|t| t.save(&path, 0.0)).expect("weights save");
-    let encoder = CrossEncoder::load(dir, &path).expect("cross-encoder loads");
-    let docs = docs.iter().map(|(n, t)| (n.as_str(), t.as_str()));
-    let crossed = retriever.clone().with_rescorer(Arc::new(CrossRescorer::new(encoder, docs, Path::new("bench"))));
+    // Made when the bench first runs: the filter may exclude it.
+    let crossed = OnceCell::new();
+    let crossed = || {
+        crossed.get_or_init(|| {
+            // An untrained head costs what a trained one does; it is saved
+            // and loaded as a search would open a trained one.
+            let file = tempfile::tempdir().expect("a temporary folder");
+            let path = file.path().join("cross.safetensors");
+            CrossTrainer::new(dir, &dir.join("model.safetensors"), 5)
+                .and_then(|t| t.save(&path, 0.0))
+                .expect("weights save");
+            let encoder = CrossEncoder::load(dir, &path).expect("cross-encoder loads");
+            let docs = docs.iter().map(|(n, t)| (n.as_str(), t.as_str()));
+            retriever.clone().with_rescorer(Arc::new(CrossRescorer::new(encoder, docs, Path::new("bench"))))
+        })
+    };
     let mut g = c.benchmark_group("cross_encoder");
     g.sample_size(10);
     let task = "what is the population of the capital city of a country";
-    g.bench_function("query_16k", |b| b.iter(|| crossed.search(std::hint::black_box(task), 5)));
+    g.bench_function(
+        "query_16k",
+        peak::tracked(|b: &mut Bencher| {
+            let crossed = crossed();
+            b.iter(|| crossed.search(std::hint::black_box(task), 5))
+        }),
+    );
+    peak::report("cross_encoder/query_16k");
     g.finish();
 }
 
@@ -191,26 +222,47 @@ fn model_benches<M: Embedder + 'static>(
     }
     let mut g = c.benchmark_group(name);
     g.sample_size(10);
-    g.bench_function("load", |b| b.iter(|| load(dir).expect("weights load")));
-    let model: Arc<dyn Embedder> = Arc::new(load(dir).expect("weights load"));
+    g.bench_function("load", peak::tracked(|b: &mut Bencher| b.iter(|| load(dir).expect("weights load"))));
+    peak::report(&format!("{name}/load"));
+    // The model, and the 16,000 tools embedded with it, are made when a
+    // bench that needs them first runs: the filter may exclude them.
+    let model: OnceCell<Arc<dyn Embedder>> = OnceCell::new();
+    let model = || model.get_or_init(|| Arc::new(load(dir).expect("weights load")));
     let sentences: Vec<String> = (0..32).map(|_| words(rng, 10)).collect();
     let refs: Vec<&str> = sentences.iter().map(String::as_str).collect();
-    g.bench_function("embed_32", |b| b.iter(|| model.embed(&refs).expect("embeds")));
-    let mut cache = VectorCache::memory(model.dim());
-    let embedder = Arc::new(ToolsCached { model, tools_done: AtomicBool::new(false) });
-    let retriever =
-        Retriever::dense(docs.iter().map(|(n, t)| (n.as_str(), t.as_str())), embedder, &mut cache, None, 0.3)
-            .expect("seeded tool vectors cannot fail");
+    g.bench_function(
+        "embed_32",
+        peak::tracked(|b: &mut Bencher| {
+            let model = model();
+            b.iter(|| model.embed(&refs).expect("embeds"))
+        }),
+    );
+    peak::report(&format!("{name}/embed_32"));
+    let retriever = OnceCell::new();
+    let retriever = || {
+        retriever.get_or_init(|| {
+            let model = Arc::clone(model());
+            let mut cache = VectorCache::memory(model.dim());
+            let embedder = Arc::new(ToolsCached { model, tools_done: AtomicBool::new(false) });
+            Retriever::dense(docs.iter().map(|(n, t)| (n.as_str(), t.as_str())), embedder, &mut cache, None, 0.3)
+                .expect("seeded tool vectors cannot fail")
+        })
+    };
     // A new query every time: the retriever keeps the vectors of past ones.
     let mut n = 0u64;
-    g.bench_function("query_16k", |b| {
-        b.iter(|| {
-            n += 1;
-            retriever
-                .search(&format!("what is the population of the capital city of country {n}"), 5)
-                .expect("searches")
-        })
-    });
+    g.bench_function(
+        "query_16k",
+        peak::tracked(|b: &mut Bencher| {
+            let retriever = retriever();
+            b.iter(|| {
+                n += 1;
+                retriever
+                    .search(&format!("what is the population of the capital city of country {n}"), 5)
+                    .expect("searches")
+            })
+        }),
+    );
+    peak::report(&format!("{name}/query_16k"));
     g.finish();
 }
 

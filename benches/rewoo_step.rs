@@ -7,11 +7,14 @@
 #[path = "support/allocator.rs"]
 mod allocator;
 
+#[path = "support/peak.rs"]
+mod peak;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
+use criterion::{Bencher, BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use serde_json::json;
 use switchyard::engine::{Control, Engine, EngineSetup, Models, Scheduled, StrategyKind};
 use switchyard::model::price::Price;
@@ -79,14 +82,19 @@ fn step(c: &mut Criterion) {
     group.warm_up_time(Duration::from_millis(500));
     group.measurement_time(Duration::from_secs(3));
     for n in [2usize, 4, 8] {
-        group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, &n| {
-            b.to_async(&rt).iter(|| async move {
-                let (s, tasks) = setup(n);
-                let (engine, _handle) = Engine::new(s);
-                let outcome = engine.run(tasks).await.expect("run");
-                assert_eq!(outcome.state.finished[0].tool_calls as usize, n);
-            })
-        });
+        group.bench_with_input(
+            BenchmarkId::from_parameter(n),
+            &n,
+            peak::tracked_input(|b: &mut Bencher, &n: &usize| {
+                b.to_async(&rt).iter(|| async move {
+                    let (s, tasks) = setup(n);
+                    let (engine, _handle) = Engine::new(s);
+                    let outcome = engine.run(tasks).await.expect("run");
+                    assert_eq!(outcome.state.finished[0].tool_calls as usize, n);
+                })
+            }),
+        );
+        peak::report(&format!("rewoo_step/{n}"));
     }
     group.finish();
 }
