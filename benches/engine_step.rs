@@ -19,8 +19,8 @@
 //! `engine_step_16000_tools` runs the 2+2 session over the generated
 //! 16,000-tool library of `support/library.rs`: react (retrieval over the
 //! whole library every task) and toolnet (also the graph's candidates, and
-//! after every task the update of `start`'s row, one edge per tool), in
-//! sessions of 64 tasks.
+//! after every task the update of `start`'s row and the shared row, each
+//! leading to every tool), in sessions of 64 tasks.
 
 #[path = "support/allocator.rs"]
 mod allocator;

@@ -25,7 +25,7 @@ pub(super) struct Edge {
     /// w⁰, the static or uniform prior.
     pub(super) prior: f64,
     /// The weight as last written into the edge: for `start`'s edges,
-    /// not the weight while the row's law holds (see `start_law.rs`).
+    /// not the weight while the row's law holds (see `row_law.rs`).
     pub(super) held: f64,
 }
 

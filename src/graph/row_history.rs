@@ -21,8 +21,8 @@ use petgraph::graph::{EdgeIndex, NodeIndex};
 use rustc_hash::FxHashMap;
 
 use super::elements::EdgeHistory;
+use super::row_law::Weights;
 use super::series::Series;
-use super::start_law::Weights;
 use super::update::{CHANGE_EPSILON, majority};
 
 /// Every edge's history, by edge index, and per row that has one the

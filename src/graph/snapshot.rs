@@ -300,7 +300,7 @@ fn from_stored(stored: StoredGraph) -> Result<ToolGraph, String> {
         log: OpLog::new(0),
         scratch: Scratch::default(),
         name_rank: NameRank::default(),
-        start_law: None,
+        laws: Default::default(),
         tools_of: None,
     };
     match stored.head {

@@ -14,11 +14,11 @@ use rustc_hash::FxHashMap;
 use super::elements::{Edge, EdgeHistory, Node};
 use super::error::GraphError;
 use super::ops::{Op, OpLog, StateHash};
+use super::row_classes::RowClasses;
 use super::row_history::RowHistories;
+use super::row_law::{Laws, LongRow, Weights};
+use super::row_sums::RowSums;
 use super::series::Series;
-use super::start_classes::StartClasses;
-use super::start_law::{StartLaw, Weights};
-use super::start_row::StartRow;
 use super::update::{RowEncoder, majority};
 
 /// Name of the node every task starts from.
@@ -64,9 +64,10 @@ pub struct ToolGraph {
     pub(super) scratch: Scratch,
     /// Each node's place in name order (see [`NameRank`]).
     pub(super) name_rank: NameRank,
-    /// `start`'s weights as the rule of its last update, while they follow
-    /// it (see `start_law.rs`); its edges' own weights are stale meanwhile.
-    pub(super) start_law: Option<StartLaw>,
+    /// `start`'s and the [`ANY_TOOL`] row's weights as the rule of their
+    /// last update, while they follow it (see `row_law.rs`); their edges'
+    /// own weights are stale meanwhile.
+    pub(super) laws: Laws,
     /// The library contents (a [`ToolGraph::take_tools`] generation) whose
     /// every tool this graph is known to hold; None once it gains a tool.
     pub(super) tools_of: Option<u64>,
@@ -129,14 +130,15 @@ pub(super) struct Scratch {
     /// Nodes whose score was written since `factors` was last brought up
     /// to date.
     pub(super) stale_factors: Vec<NodeIndex>,
-    /// `start`'s out-edges and their running sums (see `start_row.rs`):
-    /// walking them through the graph's edge lists reads an edge apiece.
-    /// Adding an edge to `start` must clear it.
-    pub(super) start_row: StartRow,
+    /// Each long row's out-edges and their running sums, by
+    /// [`LongRow::slot`] (see `row_sums.rs`): walking them through the
+    /// graph's edge lists reads an edge apiece. Adding an edge to the row
+    /// must clear its entry.
+    pub(super) sums: [RowSums; 2],
     /// The nodes whose factor the update in progress read again.
     pub(super) refactored: Vec<NodeIndex>,
-    /// `start`'s edges by what their weight depends on under its law.
-    pub(super) start_classes: StartClasses,
+    /// Each long row's edges by what their weight depends on under its law.
+    pub(super) classes: [RowClasses; 2],
 }
 
 impl Scratch {
@@ -163,9 +165,9 @@ impl Default for Scratch {
             factors: Vec::new(),
             factors_alpha: f64::NAN,
             stale_factors: Vec::new(),
-            start_row: StartRow::default(),
+            sums: Default::default(),
             refactored: Vec::new(),
-            start_classes: StartClasses::default(),
+            classes: Default::default(),
         }
     }
 }
@@ -204,7 +206,7 @@ impl ToolGraph {
             log: OpLog::new(0),
             scratch: Scratch::default(),
             name_rank: NameRank::default(),
-            start_law: None,
+            laws: Laws::default(),
             tools_of: None,
         }
     }
@@ -314,7 +316,7 @@ impl ToolGraph {
         self.add_edge(ix, self.end, EdgeHistory::new(0.5, self.iteration));
 
         // The rescale does not follow the law, nor does the new edge.
-        self.write_out_start_law();
+        self.write_out_law(LongRow::Start);
         if existing > 0 {
             let factor = existing as f64 / (existing + 1) as f64;
             let ids: Vec<EdgeIndex> =
@@ -324,14 +326,14 @@ impl ToolGraph {
                 edge.prior *= factor;
                 edge.held *= factor;
             }
-            let weights = Weights { graph: &self.graph, start: self.start, law: None };
+            let weights = Weights { graph: &self.graph, start: self.start, shared: self.shared, laws: &self.laws };
             self.row_histories.record_rescale(weights, self.start, self.iteration, &ids);
             self.start_rescales.push((self.iteration, factor));
         }
         // `start`'s series may hold points from before this edge: it keeps
         // its own. The new tool's row has none, so its edges follow it.
-        self.scratch.start_row.clear();
-        self.scratch.start_classes.clear();
+        self.scratch.sums[LongRow::Start.slot()].clear();
+        self.scratch.classes[LongRow::Start.slot()].clear();
         let mut life = EdgeHistory::new(1.0 / (existing + 1) as f64, self.iteration);
         life.rescales_before = self.start_rescales.len() as u32;
         life.follows_row = false;
@@ -341,23 +343,43 @@ impl ToolGraph {
         Ok(true)
     }
 
-    /// The graph's weights as they are read (see `start_law.rs`).
+    /// The graph's weights as they are read (see `row_law.rs`).
     pub(super) fn weights(&self) -> Weights<'_> {
-        Weights { graph: &self.graph, start: self.start, law: self.start_law.as_ref() }
+        Weights { graph: &self.graph, start: self.start, shared: self.shared, laws: &self.laws }
     }
 
-    /// Writes `start`'s weights into its edges and drops its law, before
+    /// The node of a long row, if the graph has that row.
+    pub(super) fn long_row_node(&self, row: LongRow) -> Option<NodeIndex> {
+        match row {
+            LongRow::Start => Some(self.start),
+            LongRow::Shared => self.shared,
+        }
+    }
+
+    /// Which long row `ix` is, if it is one.
+    pub(super) fn long_row(&self, ix: NodeIndex) -> Option<LongRow> {
+        LongRow::ALL.into_iter().find(|&row| self.long_row_node(row) == Some(ix))
+    }
+
+    /// Writes a long row's weights into its edges and drops its law, before
     /// an edit the law does not describe.
-    pub(super) fn write_out_start_law(&mut self) {
-        if let Some(law) = self.start_law.take() {
-            let ids: Vec<EdgeIndex> =
-                self.graph.edges_directed(self.start, Direction::Outgoing).map(|e| e.id()).collect();
+    pub(super) fn write_out_law(&mut self, row: LongRow) {
+        let Some(node) = self.long_row_node(row) else { return };
+        if let Some(law) = self.laws.slot(row).take() {
+            let ids: Vec<EdgeIndex> = self.graph.edges_directed(node, Direction::Outgoing).map(|e| e.id()).collect();
             for id in ids {
                 let to = self.graph.raw_edges()[id.index()].target();
                 let edge = &mut self.graph[id];
                 edge.held = law.weight(edge.prior, to);
             }
-            self.scratch.start_classes.clear();
+            self.scratch.classes[row.slot()].clear();
+        }
+    }
+
+    /// Writes every law out (see [`ToolGraph::write_out_law`]).
+    pub(super) fn write_out_laws(&mut self) {
+        for row in LongRow::ALL {
+            self.write_out_law(row);
         }
     }
 
@@ -416,10 +438,10 @@ impl ToolGraph {
         out.clear();
         let row = if direction == Direction::Outgoing { self.row_of(ix) } else { ix };
         let edges = self.graph.edges_directed(row, direction);
-        match (direction, &self.start_law) {
-            // Out of `start` under its law, or a row whose weights are its
+        match (direction, self.weights().law(row)) {
+            // Out of a long row under its law, or a row whose weights are its
             // edges' own: decided once for the row, not per edge.
-            (Direction::Outgoing, Some(law)) if ix == self.start => list.extend(edges.map(|e| {
+            (Direction::Outgoing, Some(law)) => list.extend(edges.map(|e| {
                 let to = e.target();
                 (rank[to.index()], to.index(), &self.graph[to].name, law.weight(e.weight().prior, to))
             })),
@@ -547,7 +569,7 @@ impl ToolGraph {
         edges: impl IntoIterator<Item = (&'a str, &'a str, f64)>,
         scores: &[(String, f64)],
     ) -> Result<(), GraphError> {
-        self.write_out_start_law();
+        self.write_out_laws();
         for (from, to, w) in edges {
             let id = self.edge(from, to).ok_or_else(|| GraphError::NotATool { name: format!("{from} -> {to}") })?;
             self.graph[id].held = w;

@@ -20,12 +20,13 @@
 //! learns like every other (§3.3 updates every edge): the first candidates
 //! come from the retriever, but they are shown and ranked with their `start`
 //! weights, so a broken tool must lose weight there too. The price: `start`
-//! has an edge to every tool, so each update changes a row as long as the
-//! library. The row is held as the update's rule (`start_law.rs`) and
-//! reported group by group (`start_classes.rs`); the update records most
-//! of it as one shared weight (`update.rs`), but still lists every edge
-//! whose prior sets it apart (at 16,000 tools from the benchmark's
-//! trajectories, some 10,000 of them).
+//! has an edge to every tool, and so has the shared row of a graph built
+//! without trajectories, so each update changes rows as long as the
+//! library. Each is held as the update's rule (`row_law.rs`) and reported
+//! group by group (`row_classes.rs`); the update records most of it as one
+//! shared weight (`update.rs`), but still lists every edge whose prior
+//! sets it apart (at 16,000 tools from the benchmark's trajectories, some
+//! 10,000 of `start`'s).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -37,7 +38,7 @@ use petgraph::visit::EdgeRef;
 use super::elements::EdgeHistory;
 use super::error::GraphError;
 use super::ops::Op;
-use super::start_law::{Rule, StartLaw, Weights};
+use super::row_law::{LongRow, RowLaw, Rule, Weights};
 use super::tool_graph::{END, Scratch, ToolGraph, is_reserved};
 use super::update::{GraphUpdate, RowChange, WeightChange};
 
@@ -266,18 +267,18 @@ impl ToolGraph {
             scratch.factors.extend(self.graph.node_weights().map(|n| score_factor(params.alpha, n.score)));
             scratch.factors_alpha = params.alpha;
             scratch.stale_factors.clear();
-            scratch.start_row.all_changed();
+            scratch.sums.iter_mut().for_each(|sums| sums.all_changed());
             refactored = Refactored::All;
         }
         scratch.refactored.clear();
         for ix in scratch.stale_factors.drain(..) {
             scratch.factors[ix.index()] = score_factor(params.alpha, self.graph[ix].score);
-            scratch.start_row.factor_changed(ix);
+            scratch.sums.iter_mut().for_each(|sums| sums.factor_changed(ix));
             scratch.refactored.push(ix);
         }
         for &row in rows {
-            if row == self.start {
-                touched |= self.recompute_start(&mut scratch, params, refactored, &mut changes);
+            if let Some(long) = self.long_row(row) {
+                touched |= self.recompute_long(long, row, &mut scratch, params, refactored, &mut changes);
                 continue;
             }
             scratch.row_edges.clear();
@@ -310,7 +311,7 @@ impl ToolGraph {
             let rest = scratch.encoder.encode(&scratch.row_edges, &mut changes.weights);
             // The histories take what the update reports: per listed edge,
             // and once for the edges that share the row's weight.
-            let weights = Weights { graph: &self.graph, start: self.start, law: self.start_law.as_ref() };
+            let weights = Weights { graph: &self.graph, start: self.start, shared: self.shared, laws: &self.laws };
             self.row_histories.record_update(weights, row, iteration, &changes.weights[begin..], rest);
             if let Some(rest) = rest {
                 changes.rows.push((row, rest));
@@ -321,11 +322,14 @@ impl ToolGraph {
         (changes, touched)
     }
 
-    /// Updates `start`'s row (see `start_law.rs`): as a new law, reported
-    /// group by group when the old law holds with the same α, else edge by
-    /// edge. Returns whether any weight changed.
-    fn recompute_start(
+    /// Updates a long row, `start`'s or the shared one, at node `node` (see
+    /// `row_law.rs`): as a new law, reported group by group when the old
+    /// law holds with the same α, else edge by edge. Returns whether any
+    /// weight changed.
+    fn recompute_long(
         &mut self,
+        long: LongRow,
+        node: NodeIndex,
         scratch: &mut Scratch,
         params: Params,
         refactored: Refactored,
@@ -333,26 +337,26 @@ impl ToolGraph {
     ) -> bool {
         let node_count = self.graph.node_count();
         let graph = &self.graph;
-        let start = self.start;
-        let edges = || graph.edges_directed(start, Direction::Outgoing).map(|e| (e.target(), e.id())).collect();
-        scratch.start_row.keep(node_count, edges);
-        let total = scratch.start_row.total(&scratch.factors);
+        let slot = long.slot();
+        let edges = || graph.edges_directed(node, Direction::Outgoing).map(|e| (e.target(), e.id())).collect();
+        scratch.sums[slot].keep(node_count, edges);
+        let total = scratch.sums[slot].total(&scratch.factors);
         if !(total.is_finite() && total > 0.0) {
             // The weights stay, but the law's factors no longer match the
             // scores the next update starts from: it must go edge by edge.
-            self.write_out_start_law();
+            self.write_out_law(long);
             return false;
         }
         let new = Rule { beta: params.beta, total };
-        let row = scratch.start_row.edges();
+        let row = scratch.sums[slot].edges();
         let begin = changes.weights.len();
-        let (rest, touched) = match &mut self.start_law {
+        let (rest, touched) = match self.laws.slot(long) {
             Some(law)
                 if refactored == Refactored::Some
                     && law.alpha.to_bits() == params.alpha.to_bits()
                     && law.factors.len() == node_count =>
             {
-                let classes = &mut scratch.start_classes;
+                let classes = &mut scratch.classes[slot];
                 if !classes.is_built(row.len()) || classes.is_sparse() {
                     let factors = &law.factors;
                     classes.build(row.iter().map(|&(to, id)| (graph[id].prior, factors[to.index()])));
@@ -360,7 +364,7 @@ impl ToolGraph {
                 let old = law.rule;
                 for &ix in &scratch.refactored {
                     let factor = scratch.factors[ix.index()];
-                    if let Some(place) = scratch.start_row.place(ix) {
+                    if let Some(place) = scratch.sums[slot].place(ix) {
                         classes.move_to(place, factor, old);
                     }
                     law.factors[ix.index()] = factor;
@@ -379,17 +383,17 @@ impl ToolGraph {
                 }));
                 let touched = scratch.row_edges.iter().any(|&(_, old, new)| new.to_bits() != old.to_bits());
                 let rest = scratch.encoder.encode(&scratch.row_edges, &mut changes.weights);
-                *law = Some(StartLaw { rule: new, alpha: params.alpha, factors: scratch.factors.clone() });
-                scratch.start_classes.clear();
+                *law = Some(RowLaw { rule: new, alpha: params.alpha, factors: scratch.factors.clone() });
+                scratch.classes[slot].clear();
                 (rest, touched)
             }
         };
-        let weights = Weights { graph: &self.graph, start, law: self.start_law.as_ref() };
-        self.row_histories.record_update(weights, start, self.iteration, &changes.weights[begin..], rest);
+        let weights = Weights { graph: &self.graph, start: self.start, shared: self.shared, laws: &self.laws };
+        self.row_histories.record_update(weights, node, self.iteration, &changes.weights[begin..], rest);
         if let Some(rest) = rest {
-            changes.rows.push((start, rest));
+            changes.rows.push((node, rest));
         }
-        changes.row_ends.push((start, changes.weights.len()));
+        changes.row_ends.push((node, changes.weights.len()));
         touched
     }
 
@@ -398,7 +402,7 @@ impl ToolGraph {
         let name_rank = self.name_rank.of(&self.graph);
         let by_rank = &mut self.scratch.by_rank;
         let graph = &self.graph;
-        let now = Weights { graph, start: self.start, law: self.start_law.as_ref() };
+        let now = Weights { graph, start: self.start, shared: self.shared, laws: &self.laws };
         let rank = |ix: NodeIndex| name_rank[ix.index()];
         let name = |ix: NodeIndex| graph[ix].name.clone();
         let mut scores: Vec<(Arc<str>, f64)> = scores.into_iter().map(|ix| (name(ix), graph[ix].score)).collect();

@@ -1,8 +1,8 @@
-//! `start`'s edges grouped by what their weight depends on under a law
-//! (`start_law.rs`): the edge's prior and its target's factor. Edges of a
+//! A long row's edges grouped by what their weight depends on under a law
+//! (`row_law.rs`): the edge's prior and its target's factor. Edges of a
 //! group weigh the same under any law, so an update of the row is
 //! reported group by group, and only the edges it lists are visited: at
-//! 16,000 tools most of them are one group (prior 0, score 0), and an
+//! 16,000 tools most of them are one group (the same prior, score 0), and an
 //! update that listed a dozen edges walked all of them.
 //!
 //! What is reported is what `RowEncoder::encode` reports of the row's
@@ -12,7 +12,7 @@
 use petgraph::graph::{EdgeIndex, NodeIndex};
 use rustc_hash::FxHashMap;
 
-use super::start_law::Rule;
+use super::row_law::Rule;
 use super::update::CHANGE_EPSILON;
 
 /// Edges with the same prior and target factor (their bits).
@@ -23,11 +23,11 @@ struct Group {
     members: Vec<u32>,
 }
 
-/// The groups of `start`'s row, kept between updates: building them hashes
+/// The groups of a long row, kept between updates: building them hashes
 /// every edge. Empty until built; cleared whenever the row or the law is
 /// made anew.
 #[derive(Default)]
-pub(super) struct StartClasses {
+pub(super) struct RowClasses {
     groups: Vec<Group>,
     by_key: FxHashMap<(u64, u64), u32>,
     /// Per place: its group, and its place among the group's members.
@@ -43,7 +43,7 @@ pub(super) struct StartClasses {
     counts: Vec<(u64, usize)>,
 }
 
-impl StartClasses {
+impl RowClasses {
     pub(super) fn clear(&mut self) {
         self.groups.clear();
         self.by_key.clear();
@@ -218,7 +218,8 @@ mod tests {
 
     use proptest::prelude::*;
 
-    use super::super::tool_graph::{START, ToolGraph};
+    use super::super::row_law::LongRow;
+    use super::super::tool_graph::{ANY_TOOL, END, START, ToolGraph};
 
     #[derive(Debug, Clone)]
     enum Edit {
@@ -246,7 +247,7 @@ mod tests {
         ]
     }
 
-    /// Every weight of the graph, bit for bit, with `start`'s series.
+    /// Every weight of the graph, bit for bit, with the long rows' series.
     fn state(graph: &ToolGraph) -> String {
         let mut out = String::new();
         graph.for_each_row(|(_, name), score, edges| {
@@ -258,30 +259,38 @@ mod tests {
         });
         for tool in graph.tools() {
             out += &format!("{tool} {:?}\n", graph.weight_series(START, tool));
+            out += &format!("{tool} {:?}\n", graph.weight_series(ANY_TOOL, tool));
         }
+        out += &format!("{END} {:?}\n", graph.weight_series(ANY_TOOL, END));
         out
     }
 
     proptest! {
         /// The law, its groups and their encoding give the updates, the
         /// weights and their histories that the row updated edge by edge
-        /// gives (the graph below writes the law out before every edit, so
-        /// each update of `start` is made edge by edge).
+        /// gives (the graph below writes the laws out before every edit, so
+        /// each update of `start` and of the shared row is made edge by
+        /// edge), with trajectories or without (the shared row).
         #[test]
         fn the_row_held_as_a_law_updates_as_edge_by_edge(
             tools in 3usize..10,
-            trajectories in prop::collection::vec(prop::collection::vec(0usize..10, 1..4), 0..6),
+            trajectories in prop::option::of(prop::collection::vec(prop::collection::vec(0usize..10, 1..4), 0..6)),
             edits in prop::collection::vec(edit(), 1..24),
         ) {
             let mut names: Vec<String> = (0..tools).map(|i| format!("t{i}")).collect();
-            let trajectories: Vec<Vec<String>> = trajectories
-                .iter()
-                .map(|t| t.iter().map(|&i| names[i % tools].clone()).collect())
-                .collect();
-            let mut held = ToolGraph::from_trajectories(&names, &trajectories).unwrap();
+            let mut held = match trajectories {
+                Some(trajectories) => {
+                    let trajectories: Vec<Vec<String>> = trajectories
+                        .iter()
+                        .map(|t| t.iter().map(|&i| names[i % tools].clone()).collect())
+                        .collect();
+                    ToolGraph::from_trajectories(&names, &trajectories).unwrap()
+                }
+                None => ToolGraph::fully_connected(&names),
+            };
             let mut written = held.clone();
             for edit in edits {
-                written.write_out_start_law();
+                written.write_out_laws();
                 let name = |i: usize, names: &[String]| names[i % names.len()].clone();
                 let (a, b) = match edit {
                     Edit::Scores(deltas, a, b) => {
@@ -323,7 +332,7 @@ mod tests {
         let all: BTreeMap<String, i32> = names.iter().map(|n| (n.clone(), -2)).collect();
         let one = BTreeMap::from([("t2".to_owned(), 3)]);
         for deltas in [BTreeMap::from([("t0".to_owned(), 1)]), all, one] {
-            written.write_out_start_law();
+            written.write_out_laws();
             let (a, b) = (held.apply_scores(&deltas, 1000.0, 0.5), written.apply_scores(&deltas, 1000.0, 0.5));
             assert_eq!(format!("{a:?}"), format!("{b:?}"));
             assert_eq!(state(&held), state(&written));
@@ -336,11 +345,22 @@ mod tests {
         let names: Vec<String> = (0..40).map(|i| format!("t{i}")).collect();
         let mut graph = ToolGraph::fully_connected(&names);
         let deltas = |tool: &str, d: i32| BTreeMap::from([(tool.to_owned(), d)]);
+        let built = |graph: &ToolGraph, row: LongRow, len| graph.scratch.classes[row.slot()].is_built(len);
         graph.apply_scores(&deltas("t3", 1), 1.0, 0.5);
-        assert!(graph.start_law.is_some(), "the first update leaves a law");
-        assert!(!graph.scratch.start_classes.is_built(40), "made edge by edge");
+        for row in LongRow::ALL {
+            assert!(graph.laws.of(row).is_some(), "the first update leaves a law");
+        }
+        assert!(!built(&graph, LongRow::Start, 40), "made edge by edge");
+        assert!(!built(&graph, LongRow::Shared, 41), "made edge by edge");
         let update = graph.apply_scores(&deltas("t7", -2), 1.0, 0.5);
-        assert!(graph.scratch.start_classes.is_built(40), "the second, group by group");
+        assert!(built(&graph, LongRow::Start, 40), "the second, group by group");
+        assert!(built(&graph, LongRow::Shared, 41), "the second, group by group");
+        // The shared row leads to `end` too (score 0): 39 alike.
+        let rest = update.rows.iter().find(|r| &*r.from == ANY_TOOL).map(|r| r.rest);
+        let listed: Vec<&str> = update.weights.iter().filter(|w| &*w.from == ANY_TOOL).map(|w| &*w.to).collect();
+        assert_eq!(listed, ["t3", "t7"]);
+        assert_eq!(rest, graph.weight(ANY_TOOL, END));
+        assert_eq!(graph.weight("t0", "t5"), graph.weight(ANY_TOOL, "t5"), "t0 follows the shared row");
         // t3 and t7 stand apart from the 38 others, which share one weight.
         let rest = update.rows.iter().find(|r| &*r.from == START).map(|r| r.rest);
         let listed: Vec<&str> = update.weights.iter().filter(|w| &*w.from == START).map(|w| &*w.to).collect();
@@ -350,6 +370,7 @@ mod tests {
         assert!((graph.weight(START, "t0").unwrap() - expected).abs() < 1e-15);
         // A changed α makes the row edge by edge again.
         graph.apply_scores(&deltas("t7", 1), 2.0, 0.5);
-        assert!(!graph.scratch.start_classes.is_built(40));
+        assert!(!built(&graph, LongRow::Start, 40));
+        assert!(!built(&graph, LongRow::Shared, 41));
     }
 }

@@ -1,6 +1,6 @@
-//! `start`'s out-edges as an update reads them, with the running sums of
-//! their f(s). `start` leads to every tool, and each task's update sums
-//! f(s) over the whole row: a chain of dependent additions as long as the
+//! A long row's out-edges (`start`'s, the shared row's) as an update reads
+//! them, with the running sums of their f(s). Such a row leads to every
+//! tool, and each task's update sums f(s) over the whole row: a chain of dependent additions as long as the
 //! library, kept in the row's order so the total's bits stay the same. A
 //! new score changes only the sums from its tool's place on, so those
 //! before it are kept.
@@ -8,7 +8,7 @@
 use petgraph::graph::{EdgeIndex, NodeIndex};
 
 #[derive(Default)]
-pub(super) struct StartRow {
+pub(super) struct RowSums {
     /// (target, edge) in the graph's order; empty until needed.
     edges: Vec<(NodeIndex, EdgeIndex)>,
     /// Per node index, its place in `edges` (`u32::MAX`: not a target).
@@ -19,15 +19,15 @@ pub(super) struct StartRow {
     valid: usize,
 }
 
-impl StartRow {
-    /// Forgets the row: an edge was added to `start`.
+impl RowSums {
+    /// Forgets the row: an edge was added to it.
     pub(super) fn clear(&mut self) {
         self.edges.clear();
         self.place.clear();
         self.valid = 0;
     }
 
-    /// The row's (target, edge)s, as [`StartRow::keep`] read them.
+    /// The row's (target, edge)s, as [`RowSums::keep`] read them.
     pub(super) fn edges(&self) -> &[(NodeIndex, EdgeIndex)] {
         &self.edges
     }
