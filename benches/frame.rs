@@ -3,11 +3,13 @@
 //! whole-graph views; then each pane alone in the room the frame gives it,
 //! so a regression shows where it is.
 //!
-//! The session is what ToolNet writes: a graph learnt from trajectories,
-//! then `RUNS` finished tasks, each ending in the evaluator's scores and the
-//! `GraphUpdated` they cause (`start`'s row as a shared weight plus the
-//! tools told apart), and a task under way whose agent stands on a tool
-//! with a long history.
+//! The session is what ToolNet writes: a graph learnt from trajectories
+//! (or, in the `_shared_row` benches, built without them: the tools' rows
+//! one shared row), then `RUNS` finished tasks, each ending in the
+//! evaluator's scores and the `GraphUpdated` they cause (the long rows as a
+//! shared weight plus the tools told apart), and a task under way whose
+//! agent stands on a tool with a long history. Each session is made the
+//! first time a bench that needs it runs.
 
 #[path = "support/allocator.rs"]
 mod allocator;
@@ -15,6 +17,7 @@ mod allocator;
 #[path = "support/peak.rs"]
 mod peak;
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use criterion::{Bencher, Criterion, criterion_group, criterion_main};
@@ -123,12 +126,19 @@ fn tool_events(run: u32, step: u32, t: u64, call: u64, tool: &str, done: bool) -
     out
 }
 
+/// The graph without trajectories: its tools' rows are one shared row.
+fn uniform_graph(names: &[String], _: &mut ChaCha8Rng) -> ToolGraph {
+    ToolGraph::fully_connected(names)
+}
+
+type MakeGraph = fn(&[String], &mut ChaCha8Rng) -> ToolGraph;
+
 /// A session over 16,000 tools: `RUNS` finished tasks, each with its graph
 /// update, then a task two tools into its path with a third call in flight.
-fn long_session() -> Vec<Event> {
+fn long_session(make_graph: MakeGraph) -> Vec<Event> {
     let mut rng = ChaCha8Rng::seed_from_u64(17);
     let names: Vec<String> = (0..TOOLS).map(|i| format!("tool_{i:05}")).collect();
-    let mut graph = learnt_graph(&names, &mut rng);
+    let mut graph = make_graph(&names, &mut rng);
     let tools = names
         .iter()
         .map(|n| ToolBrief {
@@ -234,47 +244,60 @@ fn long_session() -> Vec<Event> {
     out
 }
 
+/// The workbench folded over a long session, in the graph mode asked for;
+/// the session is made the first time.
+fn scene(slot: &RefCell<Option<App>>, make_graph: MakeGraph, mode: GraphMode) -> std::cell::RefMut<'_, App> {
+    let mut app = std::cell::RefMut::map(slot.borrow_mut(), |slot| {
+        slot.get_or_insert_with(|| {
+            let started = std::time::Instant::now();
+            let session = long_session(make_graph);
+            let built = started.elapsed();
+            let mut app = App::live();
+            for e in session {
+                app.update(Action::Engine(e));
+            }
+            eprintln!("session built in {built:?}, folded in {:?}", started.elapsed() - built);
+            app
+        })
+    });
+    app.nav.graph_mode = mode;
+    app
+}
+
+/// Where a pane sits in the full frame.
+fn area_of(app: &App, pane: Pane) -> Rect {
+    let (main, _) = status_area(Rect::new(0, 0, SIZE.0, SIZE.1));
+    let placed = pane.placed(app.state.strategy);
+    wide_panes(main, app).iter().find(|(p, _)| *p == placed).map(|(_, r)| *r).expect("the pane is laid out")
+}
+
 fn frame(c: &mut Criterion) {
     let theme = Theme::default();
-    let started = std::time::Instant::now();
-    let session = long_session();
-    let built = started.elapsed();
-    let mut app = App::live();
-    for e in session {
-        app.update(Action::Engine(e));
-    }
-    eprintln!("session built in {built:?}, folded in {:?}", started.elapsed() - built);
+    let learnt = RefCell::new(None);
+    let uniform = RefCell::new(None);
     let mut terminal = Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).unwrap();
     let mut group = c.benchmark_group("frame_160x48_16000_tools");
     group.sample_size(30);
-    app.nav.graph_mode = GraphMode::Neighbourhood;
-    group.bench_function(
-        "neighbourhood",
-        peak::tracked(|b: &mut Bencher| {
-            b.iter(|| {
-                terminal.draw(|f| draw(f, &app, &theme)).unwrap();
-            })
-        }),
-    );
-    peak::report("frame_160x48_16000_tools/neighbourhood");
-    app.nav.graph_mode = GraphMode::Whole;
-    group.bench_function(
-        "whole_ranked_table",
-        peak::tracked(|b: &mut Bencher| {
-            b.iter(|| {
-                terminal.draw(|f| draw(f, &app, &theme)).unwrap();
-            })
-        }),
-    );
-    peak::report("frame_160x48_16000_tools/whole_ranked_table");
+    for (id, slot, make_graph, mode) in [
+        ("neighbourhood", &learnt, learnt_graph as MakeGraph, GraphMode::Neighbourhood),
+        ("whole_ranked_table", &learnt, learnt_graph, GraphMode::Whole),
+        ("neighbourhood_shared_row", &uniform, uniform_graph, GraphMode::Neighbourhood),
+        ("whole_ranked_table_shared_row", &uniform, uniform_graph, GraphMode::Whole),
+    ] {
+        group.bench_function(
+            id,
+            peak::tracked(|b: &mut Bencher| {
+                let app = scene(slot, make_graph, mode);
+                b.iter(|| {
+                    terminal.draw(|f| draw(f, &app, &theme)).unwrap();
+                })
+            }),
+        );
+        peak::report(&format!("frame_160x48_16000_tools/{id}"));
+    }
     group.finish();
 
     // Each pane alone, in the room the full frame gives it.
-    let screen = Rect::new(0, 0, SIZE.0, SIZE.1);
-    let (main, status_rect) = status_area(screen);
-    let areas = wide_panes(main, &app);
-    let area_of = |pane: Pane| areas.iter().find(|(p, _)| *p == pane.placed(app.state.strategy)).map(|(_, r)| *r);
-    let graph_area = area_of(Pane::Graph).unwrap();
     let mut group = c.benchmark_group("pane_160x48_16000_tools");
     group.sample_size(30);
     // What every pane's figure includes: the terminal's own work on a frame.
@@ -287,11 +310,30 @@ fn frame(c: &mut Criterion) {
         }),
     );
     peak::report("pane_160x48_16000_tools/empty_frame");
-    let mut bench_pane = |id: &str, app: &App, pane: Option<Pane>, area: Rect| {
-        let ctx = PaneCtx { state: &app.state, nav: &app.nav, theme: &theme, focused: false, now_ms: app.now_ms };
+    // (id, pane (None: the status line), the pane whose room it takes, graph mode)
+    let panes = [
+        ("graph_neighbourhood", Some(Pane::Graph), Pane::Graph, GraphMode::Neighbourhood),
+        ("graph_whole_table", Some(Pane::Graph), Pane::Graph, GraphMode::Whole),
+        ("transcript", Some(Pane::Transcript), Pane::Transcript, GraphMode::Whole),
+        ("budget", Some(Pane::Budget), Pane::Budget, GraphMode::Whole),
+        ("models", Some(Pane::Models), Pane::Models, GraphMode::Whole),
+        ("retrieval", Some(Pane::Retrieval), Pane::Retrieval, GraphMode::Whole),
+        ("workers", Some(Pane::Workers), Pane::Workers, GraphMode::Whole),
+        // atc's pane, where the graph would be: in a ToolNet session it has no program to show.
+        ("program", Some(Pane::Program), Pane::Graph, GraphMode::Whole),
+        ("status_line", None, Pane::Graph, GraphMode::Whole),
+    ];
+    for (id, pane, room, mode) in panes {
         group.bench_function(
             id,
             peak::tracked(|b: &mut Bencher| {
+                let app = scene(&learnt, learnt_graph, mode);
+                let area = match pane {
+                    Some(_) => area_of(&app, room),
+                    None => status_area(Rect::new(0, 0, SIZE.0, SIZE.1)).1,
+                };
+                let ctx =
+                    PaneCtx { state: &app.state, nav: &app.nav, theme: &theme, focused: false, now_ms: app.now_ms };
                 b.iter(|| {
                     terminal
                         .draw(|f| match pane {
@@ -303,23 +345,7 @@ fn frame(c: &mut Criterion) {
             }),
         );
         peak::report(&format!("pane_160x48_16000_tools/{id}"));
-    };
-    app.nav.graph_mode = GraphMode::Neighbourhood;
-    bench_pane("graph_neighbourhood", &app, Some(Pane::Graph), graph_area);
-    app.nav.graph_mode = GraphMode::Whole;
-    bench_pane("graph_whole_table", &app, Some(Pane::Graph), graph_area);
-    for (id, pane) in [
-        ("transcript", Pane::Transcript),
-        ("budget", Pane::Budget),
-        ("models", Pane::Models),
-        ("retrieval", Pane::Retrieval),
-        ("workers", Pane::Workers),
-    ] {
-        bench_pane(id, &app, Some(pane), area_of(pane).unwrap());
     }
-    // atc's pane, where the graph would be: in a ToolNet session it has no program to show.
-    bench_pane("program", &app, Some(Pane::Program), graph_area);
-    bench_pane("status_line", &app, None, status_rect);
     group.finish();
 }
 

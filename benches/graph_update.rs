@@ -11,6 +11,7 @@ mod allocator;
 #[path = "support/peak.rs"]
 mod peak;
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -61,50 +62,74 @@ fn updates<'a>(base: &'a ToolGraph, runs: &'a [BTreeMap<String, i32>]) -> impl F
     }
 }
 
+/// A library's graphs and scores, made the first time a bench of that
+/// size runs.
+struct Setup {
+    /// From trajectories.
+    base: ToolGraph,
+    /// From an empty trajectories file, the tools joining in no order of
+    /// their names, as a real library's do: most of `start`'s row weighs
+    /// the same.
+    untrained: ToolGraph,
+    /// No trajectories at all: ToolNet's complete graph, every tool's row
+    /// the uniform prior over the library (held as one row).
+    uniform: ToolGraph,
+    runs: Vec<BTreeMap<String, i32>>,
+}
+
+impl Setup {
+    fn new(tools: usize) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let (base, names) = build(tools, &mut rng);
+        let runs = runs(&names, &mut rng);
+        let edges: usize = base.tools().map(|t| base.out_edges(t).len()).sum();
+        eprintln!("{tools} tools: {:.1} out-edges per tool", edges as f64 / tools as f64);
+        let mut shuffled = names;
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, rng.random_range(0..=i));
+        }
+        let untrained = ToolGraph::from_trajectories(&shuffled, &[]).unwrap_or_else(|e| panic!("bench graph: {e}"));
+        let uniform = ToolGraph::fully_connected(&shuffled);
+        Setup { base, untrained, uniform, runs }
+    }
+}
+
 fn graph_update(c: &mut Criterion) {
     let mut group = c.benchmark_group("graph_update");
     group.sample_size(20);
     group.warm_up_time(Duration::from_millis(500));
     group.measurement_time(Duration::from_secs(3));
     for tools in [4_000, 16_000] {
-        let mut rng = ChaCha8Rng::seed_from_u64(7);
-        let (base, names) = build(tools, &mut rng);
-        let runs = runs(&names, &mut rng);
-        let edges: usize = base.tools().map(|t| base.out_edges(t).len()).sum();
-        eprintln!("{tools} tools: {:.1} out-edges per tool", edges as f64 / tools as f64);
+        let setup = OnceCell::new();
+        let setup = || setup.get_or_init(|| Setup::new(tools));
         group.bench_with_input(
             BenchmarkId::new("session_snapshot", tools),
             &tools,
-            peak::tracked_input(|b: &mut Bencher, _: &usize| b.iter(|| black_box(GraphSnapshot::of(&base)))),
+            peak::tracked_input(|b: &mut Bencher, _: &usize| {
+                let base = &setup().base;
+                b.iter(|| black_box(GraphSnapshot::of(base)))
+            }),
         );
         peak::report(&format!("graph_update/session_snapshot/{tools}"));
-        // Without trajectories, as `engine_step`'s generated library: most
-        // of `start`'s row weighs the same. The tools join in no order of
-        // their names, as a real library's do.
-        let mut shuffled = names.clone();
-        for i in (1..shuffled.len()).rev() {
-            shuffled.swap(i, rng.random_range(0..=i));
-        }
-        let untrained = ToolGraph::from_trajectories(&shuffled, &[]).unwrap_or_else(|e| panic!("bench graph: {e}"));
         group.bench_with_input(
             BenchmarkId::new("session_snapshot_untrained", tools),
             &tools,
-            peak::tracked_input(|b: &mut Bencher, _: &usize| b.iter(|| black_box(GraphSnapshot::of(&untrained)))),
+            peak::tracked_input(|b: &mut Bencher, _: &usize| {
+                let untrained = &setup().untrained;
+                b.iter(|| black_box(GraphSnapshot::of(untrained)))
+            }),
         );
         peak::report(&format!("graph_update/session_snapshot_untrained/{tools}"));
         group.bench_with_input(
             BenchmarkId::new("apply_scores", tools),
             &tools,
-            peak::tracked_input(updates(&base, &runs)),
+            peak::tracked_input(|b: &mut Bencher, t: &usize| updates(&setup().base, &setup().runs)(b, t)),
         );
         peak::report(&format!("graph_update/apply_scores/{tools}"));
-        // No trajectories at all: ToolNet's complete graph, every tool's
-        // row the uniform prior over the library (held as one row).
-        let uniform = ToolGraph::fully_connected(&shuffled);
         group.bench_with_input(
             BenchmarkId::new("apply_scores_uniform", tools),
             &tools,
-            peak::tracked_input(updates(&uniform, &runs)),
+            peak::tracked_input(|b: &mut Bencher, t: &usize| updates(&setup().uniform, &setup().runs)(b, t)),
         );
         peak::report(&format!("graph_update/apply_scores_uniform/{tools}"));
     }
@@ -121,15 +146,22 @@ fn graph_save(c: &mut Criterion) {
     group.warm_up_time(Duration::from_millis(500));
     group.measurement_time(Duration::from_secs(3));
     for tools in [4_000, 16_000] {
-        let mut rng = ChaCha8Rng::seed_from_u64(7);
-        let (base, names) = build(tools, &mut rng);
-        let runs = runs(&names, &mut rng);
+        let setup = OnceCell::new();
+        let setup = || {
+            setup.get_or_init(|| {
+                let mut rng = ChaCha8Rng::seed_from_u64(7);
+                let (base, names) = build(tools, &mut rng);
+                let runs = runs(&names, &mut rng);
+                (base, runs)
+            })
+        };
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("bench dir: {e}"));
         let path = dir.path().join("graph.json");
         group.bench_with_input(
             BenchmarkId::new("journal", tools),
             &tools,
             peak::tracked_input(|b: &mut Bencher, _: &usize| {
+                let (base, runs) = setup();
                 b.iter_custom(|iters| {
                     let mut graph = base.clone();
                     let (_, store) = GraphStore::open(&path).unwrap_or_else(|e| panic!("bench store: {e}"));
@@ -151,6 +183,7 @@ fn graph_save(c: &mut Criterion) {
             BenchmarkId::new("snapshot", tools),
             &tools,
             peak::tracked_input(|b: &mut Bencher, _: &usize| {
+                let (base, runs) = setup();
                 b.iter_custom(|iters| {
                     let mut graph = base.clone();
                     let mut spent = Duration::ZERO;
