@@ -112,6 +112,11 @@ fn large_state(n: usize) -> SessionState {
     edges.push(("tool_0000".into(), "tool_0199".into(), 0.5));
     edges.push(("tool_0001".into(), "tool_0199".into(), 0.5));
     let scores = names.iter().enumerate().map(|(i, t)| (t.clone(), i as f64 / 10.0)).collect();
+    started(&names, GraphSnapshot::new(3, edges, scores))
+}
+
+/// A toolnet session over `names` whose first event carries `graph`.
+fn started(names: &[String], graph: GraphSnapshot) -> SessionState {
     let ev = Event {
         v: 1,
         run: 0,
@@ -138,11 +143,30 @@ fn large_state(n: usize) -> SessionState {
             task_list: vec![],
             available_models: vec![],
             pace_ms: 0,
-            graph: Some(GraphSnapshot::new(3, edges, scores)),
+            graph: Some(graph),
             experience: None,
         },
     };
     SessionState::from_events([&ev])
+}
+
+/// Without trajectories every tool follows the shared row: focused on one,
+/// the neighbourhood counts every other tool and `start` as predecessors
+/// (not its own self edge) and every tool and `end` as successors.
+#[test]
+fn a_shared_row_neighbourhood_counts_each_side_in_full() {
+    let names: Vec<String> = (0..60).map(|i| format!("tool_{i:04}")).collect();
+    let state = started(&names, GraphSnapshot::of(&switchyard::graph::ToolGraph::fully_connected(&names)));
+    let text = common::buffer_text(&draw(&state, &view(GraphMode::Neighbourhood, Some("tool_0059")), 160, 48));
+    let line = text.lines().find(|l| l.contains("more")).unwrap_or_else(|| panic!("{text}"));
+    let more: Vec<usize> = line
+        .split('+')
+        .skip(1)
+        .map(|part| part.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{line}")))
+        .collect();
+    // As many rows shown on each side: 60 predecessors, 61 successors.
+    assert_eq!(more.len(), 2, "{line}");
+    assert_eq!(more[1], more[0] + 1, "{line}");
 }
 
 #[test]

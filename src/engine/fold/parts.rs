@@ -733,7 +733,15 @@ impl GraphView {
 
     /// Edges into `node`, as (from, weight), in the order of `from`'s name.
     pub fn predecessors(&self, node: &str) -> Vec<(&str, f64)> {
-        let Some(&id) = self.index.ids.get(node) else { return Vec::new() };
+        self.predecessors_cut(node, usize::MAX).0
+    }
+
+    /// As [`GraphView::predecessors`], but of the tools that follow the
+    /// shared row only the first `keep` in name order, with the count of
+    /// them all. They all weigh the same, so a view of the `k` strongest
+    /// needs at most `k` of them, not the library's thousands every frame.
+    pub fn predecessors_cut(&self, node: &str, keep: usize) -> (Vec<(&str, f64)>, usize) {
+        let Some(&id) = self.index.ids.get(node) else { return (Vec::new(), 0) };
         let names = &self.index.names;
         let preds = &self.index.preds[id as usize];
         let mut out: Vec<(&str, f64)> = Vec::with_capacity(preds.len());
@@ -747,19 +755,23 @@ impl GraphView {
                 out.push((from, w));
             }
         }
-        let Some(w) = shared else { return out };
+        let Some(w) = shared else {
+            let total = out.len();
+            return (out, total);
+        };
         // Every tool that follows the shared row leads here: merged in name
         // order with the others, both lists being in it.
+        let total = out.len() + self.follower_count();
         let own = std::mem::take(&mut out);
         let mut own = own.into_iter().peekable();
-        for f in self.followers() {
+        for f in self.followers().take(keep) {
             while let Some(o) = own.next_if(|o| o.0 < f) {
                 out.push(o);
             }
             out.push((f, w));
         }
         out.extend(own);
-        out
+        (out, total)
     }
 
     /// The tool nodes (neither `start` nor `end`: those with a row, a score
@@ -985,6 +997,8 @@ mod graph_view_tests {
         assert_eq!(view.tool_count(), 3, "`*` is no tool");
         let preds: Vec<&str> = view.predecessors("b").into_iter().map(|(n, _)| n).collect();
         assert_eq!(preds, ["a", "b", "c", "start"]);
+        let (cut, total) = view.predecessors_cut("b", 1);
+        assert_eq!((cut.iter().map(|(n, _)| *n).collect::<Vec<_>>(), total), (vec!["a", "start"], 4));
         assert_eq!(view.in_degree("b"), 3, "start, a and c; not b's self edge");
         let update = g.apply_scores(&BTreeMap::from([("a".to_string(), 2)]), 0.5, 0.5);
         assert!(update.rows.iter().any(|r| &*r.from == ANY_TOOL), "{update:?}");

@@ -11,7 +11,7 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragrap
 
 use super::label::{display_name, fmt_score, fmt_weight, note};
 use super::node_state::node_state;
-use super::order::{by_weight_desc, top_k};
+use super::order::{by_weight_desc, top_k, top_k_of_named};
 use crate::engine::SessionState;
 use crate::engine::fold::GraphView;
 use crate::graph::{END, START};
@@ -107,18 +107,25 @@ fn render_columns(frame: &mut Frame, area: Rect, ctx: &PaneCtx, focus: &str, pre
 /// only the `rows` that can be seen.
 fn predecessors<'a>(state: &'a SessionState, focus: &str, rows: usize) -> Rows<'a> {
     let Some(g) = &state.graph else { return (Vec::new(), 0) };
-    let mut v: Vec<(&str, f64)> = g.predecessors(focus).into_iter().filter(|(n, _)| *n != focus).collect();
-    let total = v.len();
-    top_k(&mut v, rows, by_weight_desc);
+    // One more than shown: the focus may be among them. Its self edge is
+    // counted in the total even where the cut left it out.
+    let (all, total) = g.predecessors_cut(focus, rows.saturating_add(1));
+    let total = total - usize::from(g.row(focus).is_some_and(|r| r.contains_key(focus)));
+    let v = top_k_of_named(all.into_iter().filter(|(n, _)| *n != focus), rows);
     (v.into_iter().map(|(name, weight)| Row { name, weight }).collect(), total)
 }
 
 /// Edges out of `focus` (strongest first); without a graph, the candidates
 /// the agent was offered there.
 fn successors<'a>(state: &'a SessionState, focus: &str, rows: usize) -> Rows<'a> {
-    let mut v: Vec<(&str, f64)> = match (&state.graph, &state.current) {
-        (Some(g), _) => g.row(focus).map(|r| r.iter().map(|(n, w)| (n.as_str(), *w)).collect()).unwrap_or_default(),
-        (None, Some(run)) if run.from == focus => {
+    // A row is in name order: its strongest are found without a sort.
+    if let Some(g) = &state.graph {
+        let Some(row) = g.row(focus) else { return (Vec::new(), 0) };
+        let v = top_k_of_named(row.iter().map(|(n, w)| (n.as_str(), *w)), rows);
+        return (v.into_iter().map(|(name, weight)| Row { name, weight }).collect(), row.len());
+    }
+    let mut v: Vec<(&str, f64)> = match &state.current {
+        Some(run) if run.from == focus => {
             run.candidates.iter().map(|c| (c.name.as_str(), c.weight.unwrap_or(0.0))).collect()
         }
         _ => Vec::new(),
@@ -349,15 +356,27 @@ fn previous_node(state: &SessionState, g: &GraphView, focus: &str) -> String {
 /// the strongest one.
 fn twin_of<'a>(g: &'a GraphView, prev: &str, focus: &str) -> Option<&'a str> {
     let row = g.row(prev)?;
-    fn stem(n: &str) -> &str {
-        n.split(['_', '-', '.']).next().unwrap_or(n)
+    let stem = &focus.as_bytes()[..focus.find(['_', '-', '.']).unwrap_or(focus.len())];
+    // Whether `n`'s first part is the focus's, ignoring ASCII case, without
+    // splitting it: `prev`'s row may be the shared row, 16,000 names a frame.
+    let shares_stem = |n: &str| {
+        let n = n.as_bytes();
+        n.len() >= stem.len()
+            && n[..stem.len()].eq_ignore_ascii_case(stem)
+            && n.get(stem.len()).is_none_or(|b| matches!(b, b'_' | b'-' | b'.'))
+    };
+    // The row is in name order, so of the strongest the first met has the
+    // first name: a tie never replaces it, and no names are compared.
+    let mut best: Option<(bool, f64, &str)> = None;
+    for (n, &w) in row {
+        let n = n.as_str();
+        let shared = shares_stem(n);
+        let better = best.is_none_or(|(s, bw, _)| shared.cmp(&s).then(w.total_cmp(&bw)).is_gt());
+        if better && n != focus && n != END && n != prev && n != START {
+            best = Some((shared, w, n));
+        }
     }
-    let focus_stem = stem(focus);
-    row.iter()
-        .filter(|(n, _)| n.as_str() != focus && n.as_str() != END && n.as_str() != prev && n.as_str() != START)
-        .map(|(n, w)| (stem(n).eq_ignore_ascii_case(focus_stem), *w, n.as_str()))
-        .max_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(b.2.cmp(a.2)))
-        .map(|t| t.2)
+    best.map(|t| t.2)
 }
 
 /// A value per iteration from its changes (iteration, value), from its
