@@ -88,6 +88,7 @@ timeout_ms = 600000
 native_tools = false
 json_schema = true
 cache_prompt = true
+max_in_flight = $slots
 price = { input_per_mtok = 0.0, output_per_mtok = 0.0 }
 CFG
   # A slot caches one prompt: a slot per role keeps each role's cache its

@@ -151,6 +151,9 @@ model = "$name"
 timeout_ms = 120000
 native_tools = false
 json_schema = true
+# llama-cpp-python's server runs one request at a time: more would only
+# wait there, against their timeout.
+max_in_flight = 1
 price = { input_per_mtok = 0.0, output_per_mtok = 0.0 }
 EOF
 }

@@ -79,6 +79,9 @@ pub enum ModelConfig {
         /// Pin roles to llama.cpp server slots (see `OpenAiConfig::slots`).
         #[serde(default)]
         slots: BTreeMap<Role, u32>,
+        /// The most requests in flight at once (see `OpenAiConfig::max_in_flight`).
+        #[serde(default)]
+        max_in_flight: Option<usize>,
         #[serde(default)]
         price: Price,
     },
@@ -690,8 +693,16 @@ impl Config {
                     stream,
                     cache_prompt,
                     slots,
+                    max_in_flight,
                     price,
                 } => {
+                    if *max_in_flight == Some(0) {
+                        return Err(ConfigError::Field {
+                            path: origin.clone(),
+                            field: format!("models.{name}.max_in_flight"),
+                            why: "must be at least 1 (leave it out for no bound)".into(),
+                        });
+                    }
                     let max_reply_bytes = limit_bytes(*max_reply_mb).map_err(|why| ConfigError::Field {
                         path: origin.clone(),
                         field: format!("models.{name}.max_reply_mb"),
@@ -712,6 +723,7 @@ impl Config {
                         stream: *stream,
                         cache_prompt: *cache_prompt,
                         slots: slots.clone(),
+                        max_in_flight: *max_in_flight,
                     })
                     .map_err(|e| ConfigError::Field {
                         path: origin.clone(),

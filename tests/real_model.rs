@@ -40,6 +40,7 @@ fn openai(url: &str) -> ModelConfig {
         stream: true,
         cache_prompt: false,
         slots: Default::default(),
+        max_in_flight: None,
         price: Default::default(),
     }
 }

@@ -12,6 +12,7 @@
 //! the lenient reader, the retry loop with its injected faults and their
 //! unit tests belong together.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -85,6 +86,12 @@ pub struct OpenAiConfig {
     /// own last one. A role not listed goes to whichever slot is free.
     #[serde(default)]
     pub slots: std::collections::BTreeMap<Role, u32>,
+    /// The most requests in flight to the endpoint at once (None: no
+    /// bound). Concurrent calls beyond it wait their turn before they go
+    /// out, not against their timeout: a server with N slots queues the
+    /// rest itself, but a paid API may answer them with 429s.
+    #[serde(default)]
+    pub max_in_flight: Option<usize>,
 }
 
 /// 16 MB: far beyond any chat reply, far below what hurts.
@@ -126,6 +133,7 @@ impl OpenAiConfig {
             stream: true,
             cache_prompt: false,
             slots: Default::default(),
+            max_in_flight: None,
         }
     }
 }
@@ -148,6 +156,8 @@ pub struct OpenAiModel {
     /// How response schemas go over the wire (a [`SchemaStyle`]): servers
     /// differ, and one that refuses a form is sent the next from then on.
     schema_style: std::sync::atomic::AtomicU8,
+    /// `max_in_flight`'s permits.
+    in_flight: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 /// The forms of constrained decoding, in the order they are tried.
@@ -216,7 +226,15 @@ impl OpenAiModel {
         // Anthropic's Messages have no response format to constrain a reply with.
         let style =
             if cfg.json_schema && cfg.api != Dialect::Anthropic { SchemaStyle::JsonSchema } else { SchemaStyle::Off };
-        Ok(OpenAiModel { cfg, api_key, client, url, schema_style: std::sync::atomic::AtomicU8::new(style as u8) })
+        let in_flight = cfg.max_in_flight.map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1))));
+        Ok(OpenAiModel {
+            cfg,
+            api_key,
+            client,
+            url,
+            schema_style: std::sync::atomic::AtomicU8::new(style as u8),
+            in_flight,
+        })
     }
 
     fn style(&self) -> SchemaStyle {
@@ -386,6 +404,11 @@ impl OpenAiModel {
         if let Some(answered) = injected.and_then(injected_answer) {
             return Ok(answered);
         }
+        // Held for the whole exchange, body included; never closed.
+        let _turn = match &self.in_flight {
+            Some(s) => s.acquire().await.ok(),
+            None => None,
+        };
         let timeout = Duration::from_millis(self.cfg.timeout_ms);
         let exchange = async {
             match injected {
