@@ -69,6 +69,11 @@ fn run_agent(python: &Path, script: &str, args: &[&str]) -> Ran {
 
 /// `run_agent` with a config of `[models]` and `[roles]` (TOML).
 fn run_agent_with(python: &Path, config: Option<&str>, script: &str, args: &[&str]) -> Ran {
+    run_agent_full(python, config, &[], script, args)
+}
+
+/// `run_agent_with`, with more of `switchyard run`'s flags.
+fn run_agent_full(python: &Path, config: Option<&str>, flags: &[&str], script: &str, args: &[&str]) -> Ran {
     let dir = TempDir::new().unwrap();
     let trace = dir.path().join("trace.jsonl");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchyard"));
@@ -77,7 +82,8 @@ fn run_agent_with(python: &Path, config: Option<&str>, script: &str, args: &[&st
         std::fs::write(&path, text).unwrap();
         cmd.arg("--config").arg(path);
     }
-    cmd.arg("--data-dir").arg(dir.path()).args(["run", "--json", "--trace"]).arg(&trace).arg("--agent").arg("--");
+    cmd.arg("--data-dir").arg(dir.path()).args(["run", "--json", "--trace"]).arg(&trace).args(flags);
+    cmd.arg("--agent").arg("--");
     cmd.arg(python).arg(repo().join("tests/agents").join(script)).args(args);
     let out = cmd.output().unwrap();
     let summary = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
@@ -120,6 +126,54 @@ impl Ran {
         let exited = self.events.iter().any(|e| matches!(e.kind, EventKind::AgentExited { code: Some(0), .. }));
         assert!(exited, "the agent's exit is recorded");
     }
+}
+
+/// A plain script fanning out over AsyncOpenAI, with functions of its
+/// own: its conversations' model calls are in flight at once (the trace
+/// sends a call before an earlier one came back: the gateway served them
+/// concurrently), and its functions are calls of the session, the fault
+/// on `word_count` rewriting its result before the model read it.
+#[test]
+fn a_script_that_fans_out_with_functions_of_its_own() {
+    let py = python_or_skip!();
+    let flags = ["--fault", "model:agent:slow=400", "--fault", "word_count:error"];
+    let ran =
+        run_agent_full(&py, None, &flags, "openai_fanout.py", &["--n", "3", "Count the words in 'a b c' please."]);
+    assert!(ran.out.status.success(), "{}", ran.explain());
+    let (mut out, mut most) = (0i32, 0i32);
+    for e in &ran.events {
+        match &e.kind {
+            EventKind::ModelCall { role: Role::Agent, .. } => {
+                out += 1;
+                most = most.max(out);
+            }
+            EventKind::ModelReply { role: Role::Agent, .. } | EventKind::ModelFailed { role: Role::Agent, .. } => {
+                out -= 1
+            }
+            _ => {}
+        }
+    }
+    assert!(most >= 2, "the conversations' calls were served one at a time\n{}", ran.explain());
+    let own: Vec<(String, Option<switchyard::tool::fault::FaultMode>)> = ran
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolResult { tool, fault, source: Some(switchyard::tool::CallSource::Agent), .. } => {
+                Some((tool.clone(), *fault))
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(!own.is_empty(), "the script's own functions are calls of the session\n{}", ran.explain());
+    for (tool, fault) in &own {
+        assert!(tool != "word_count" || *fault == Some(switchyard::tool::fault::FaultMode::Error), "{own:?}");
+    }
+    assert_eq!(
+        ran.summary.pointer("/runs/0/tool_calls").and_then(Value::as_u64),
+        Some(own.len() as u64),
+        "{}",
+        ran.summary
+    );
 }
 
 #[test]

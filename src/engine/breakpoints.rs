@@ -141,14 +141,14 @@ impl Engine {
                 self.reject(&format!("decide: {}", decision.word()), why)
             }
             Control::SetApproval { policy } => {
-                if let Some(t) = policy.tools.iter().find(|t| self.library.get(t).is_none()) {
+                if let Some(t) = policy.tools.iter().find(|t| !self.names_a_tool(t)) {
                     return self.reject("approve", format!("no tool named '{t}'"));
                 }
                 self.debug.policy = policy.clone();
                 self.emit(EventKind::ApprovalSet { policy })
             }
             Control::SetBreakpoint { condition } => {
-                if let Some(t) = condition.tool().filter(|t| self.library.get(t).is_none()) {
+                if let Some(t) = condition.tool().filter(|t| !self.names_a_tool(t)) {
                     return self.reject("breakpoint", format!("{condition}: no tool named '{t}'"));
                 }
                 self.debug.next_id += 1;

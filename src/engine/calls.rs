@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::agent_state::ModelGo;
 use super::approval::Vetted;
 use super::conductor::Engine;
 use super::error::EngineError;
@@ -25,64 +26,97 @@ impl Engine {
         }
     }
 
-    pub(super) async fn model_call(&mut self, mut req: ChatRequest) -> Result<ChatResponse, Halt> {
+    pub(super) async fn model_call(&mut self, req: ChatRequest) -> Result<ChatResponse, Halt> {
         self.break_before(None)?;
         self.gate_or_halt().await?;
-        let role = req.role;
-        if req.max_tokens.is_none() {
-            req.max_tokens = self.models.reply_tokens().of(role);
-        }
-        // A bridged agent that names a configured model gets that one; any
-        // other name, the agent role's.
-        let asked = req.wire.as_ref().and_then(|w| w.body.get("model")?.as_str()).and_then(|n| self.models.named(n));
-        let slot = asked.unwrap_or_else(|| self.models.get(role)).clone();
-        let info = slot.model.info();
         self.next_call += 1;
         let call = self.next_call;
-        self.narrow_tools(call, &mut req)?;
-        self.emit(EventKind::ModelCall {
-            call,
-            role,
-            model: info.name.clone(),
-            simulated: info.simulated,
-            messages: req.messages.clone(),
-            wire: req.wire.clone(),
-        })?;
-        let fault = self.draw_model_fault(role, &info.name, call);
+        let go = self.model_setup(call, req)?;
         // A fork's prefix is answered from its trace, not the model.
         let (result, latency_ms, first_token_ms) = match self.recorded_reply(call) {
             Some(r) => (r.result, r.latency_ms, r.first_token_ms),
             None => {
                 let t0 = self.clock.now_ms();
-                let (result, first) = self.streamed(call, slot.model.as_ref(), &req, fault).await?;
+                let (result, first) = self.streamed(call, go.slot.model.as_ref(), &go.req, go.fault).await?;
                 (result, self.clock.now_ms().saturating_sub(t0), first.map(|t| t.saturating_sub(t0)))
             }
         };
+        self.model_answered(call, &go, result, latency_ms, first_token_ms).await
+    }
+
+    /// A model call about to go out as call `call`: its reply limit set,
+    /// its model chosen, its tools narrowed, its `ModelCall` emitted and
+    /// its fault drawn.
+    pub(super) fn model_setup(&mut self, call: u64, mut req: ChatRequest) -> Result<ModelGo, EngineError> {
+        let role = req.role;
+        if req.max_tokens.is_none() {
+            req.max_tokens = self.models.reply_tokens().of(role);
+        }
+        let slot = self.slot_for(&req).clone();
+        let model = slot.model.info();
+        self.narrow_tools(call, &mut req)?;
+        self.emit(EventKind::ModelCall {
+            call,
+            role,
+            model: model.name.clone(),
+            simulated: model.simulated,
+            messages: req.messages.clone(),
+            wire: req.wire.clone(),
+        })?;
+        let fault = self.draw_model_fault(role, &model.name, call);
+        Ok(ModelGo { req, slot, model: model.name, fault })
+    }
+
+    /// The model answering a request: a bridged agent that names a
+    /// configured model gets that one; any other name, its role's.
+    pub(super) fn slot_for(&self, req: &ChatRequest) -> &super::models::ModelSlot {
+        let asked = req.wire.as_ref().and_then(|w| w.body.get("model")?.as_str()).and_then(|n| self.models.named(n));
+        asked.unwrap_or_else(|| self.models.get(req.role))
+    }
+
+    /// A model call's answer recorded: its cost counted, its reply (or
+    /// failure) emitted, the reply reviewed where the policy says so.
+    pub(super) async fn model_answered(
+        &mut self,
+        call: u64,
+        go: &ModelGo,
+        result: Result<ChatResponse, crate::model::ModelError>,
+        latency_ms: u64,
+        first_token_ms: Option<u64>,
+    ) -> Result<ChatResponse, Halt> {
+        let role = go.req.role;
         match result {
             Ok(resp) => {
-                let cost = slot.price.cost(resp.usage);
+                let cost = go.slot.price.cost(resp.usage);
                 self.tally.usage += resp.usage;
                 self.tally.cost += cost;
                 self.emit(EventKind::ModelReply {
                     call,
                     role,
-                    model: info.name,
+                    model: go.model.clone(),
                     text: resp.text.clone(),
                     tool_calls: resp.tool_calls.clone(),
                     usage: resp.usage,
                     cost,
                     latency_ms,
-                    fault,
+                    fault: go.fault,
                     wire: resp.wire.clone(),
                     first_token_ms,
-                    capped: resp.capped.then_some(Capped { max_tokens: req.max_tokens }),
+                    capped: resp.capped.then_some(Capped { max_tokens: go.req.max_tokens }),
                 })?;
                 self.review_reply(call, role, resp).await
             }
             Err(e) => {
                 let error = e.to_string();
-                let model = info.name;
-                self.emit(EventKind::ModelFailed { call, role, model, error: error.clone(), latency_ms, fault })?;
+                let model = go.model.clone();
+                self.emit(EventKind::ModelFailed {
+                    call,
+                    role,
+                    model,
+                    error: error.clone(),
+                    latency_ms,
+                    fault: go.fault,
+                })?;
                 Err(Halt::ModelFailed(error))
             }
         }

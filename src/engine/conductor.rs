@@ -236,6 +236,8 @@ pub struct Engine {
     /// Controls to apply at the next decision point: the user's changes at
     /// a fork point, and what arrived while its prefix was replayed.
     pub(super) deferred: Vec<Control>,
+    /// A bridged agent's calls not yet ended, each a lane.
+    pub(super) agent: super::agent_state::AgentLanes,
     /// Approvals and breakpoints.
     pub(super) debug: super::debug::Debugger,
 }
@@ -302,6 +304,7 @@ impl Engine {
             forked: None,
             t_offset: 0,
             deferred: Vec::new(),
+            agent: Default::default(),
             debug: Default::default(),
         };
         (engine, EngineHandle { tx })

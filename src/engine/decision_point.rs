@@ -67,12 +67,21 @@ impl Engine {
     /// False once nobody can send one any more.
     pub(super) async fn next_control(&mut self) -> Result<bool, EngineError> {
         match self.controls.recv().await {
-            Some(Control::Stop) if self.replaying() => self.stop = true,
-            Some(c) if self.replaying() => self.deferred.push(c),
-            Some(c) => self.apply_control(c)?,
+            Some(c) => self.take_control(c)?,
             None => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// A control that arrived while the engine waited on something else:
+    /// applied, or kept for the fork point while a fork's prefix replays.
+    pub(super) fn take_control(&mut self, c: Control) -> Result<(), EngineError> {
+        match c {
+            Control::Stop if self.replaying() => self.stop = true,
+            c if self.replaying() => self.deferred.push(c),
+            c => self.apply_control(c)?,
+        }
+        Ok(())
     }
 
     /// The control channel closed: nobody can open a gate any more.
@@ -158,7 +167,7 @@ impl Engine {
             }
             Control::Stop => self.stop = true,
             Control::InjectFault { tool, fault } => {
-                if self.library.get(&tool).is_none() {
+                if !self.names_a_tool(&tool) {
                     return self.reject("inject fault", format!("no tool named '{tool}'"));
                 }
                 self.faults.inject(&tool, fault);
@@ -235,8 +244,16 @@ impl Engine {
                 self.emit(EventKind::PaceChanged { ms })?;
             }
             // Lane controls only mean something while a step's lanes run,
-            // where the lanes apply them themselves.
-            Control::Lane { lane, .. } => self.reject("lane", format!("no plan step is running (lane {lane})"))?,
+            // where the lanes apply them themselves, or a bridged agent's
+            // calls are open.
+            Control::Lane { lane, action } => {
+                if !self.agent_lane_control(lane, action)? {
+                    self.reject(
+                        "lane",
+                        format!("no plan step is running and no call of an agent is open (lane {lane})"),
+                    )?
+                }
+            }
             Control::SetCategory { tool, category } => self.set_category(tool, category)?,
             c @ (Control::Decide { .. }
             | Control::SetApproval { .. }

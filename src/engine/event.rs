@@ -546,6 +546,33 @@ pub enum EventKind {
         kept: Vec<String>,
         dropped: Vec<String>,
     },
+    /// A bridged agent's call reached the session: its lane, until it
+    /// ends (the agent's calls run concurrently, each behind its own gate).
+    /// `name`: the model it asks for, or the tool.
+    LaneOpened {
+        lane: u32,
+        call: u64,
+        name: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        model: bool,
+    },
+    /// A bridged agent's call that nobody waits for any more: its caller
+    /// hung up (before it was sent, it never was; while it ran, it was cut
+    /// off), or its run ended before it could start.
+    CallAbandoned {
+        call: u64,
+        lane: u32,
+        why: String,
+    },
+    /// A bridged agent's request brought back a tool result whose id no
+    /// reply of this session asked for (a conversation begun elsewhere, a
+    /// thread that forked, a bug of the agent's): recorded, not a call.
+    /// `tool`: what the request's own history names it, if it does.
+    ToolResultUnmatched {
+        id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool: Option<String>,
+    },
     /// The gateway refused a bridged agent's request before it reached
     /// the session: what the agent was told.
     GatewayRefused {
@@ -932,6 +959,9 @@ impl EventKind {
         match self {
             EventKind::ModelTokens { .. } => "ModelTokens",
             EventKind::GatewayRefused { .. } => "GatewayRefused",
+            EventKind::LaneOpened { .. } => "LaneOpened",
+            EventKind::ToolResultUnmatched { .. } => "ToolResultUnmatched",
+            EventKind::CallAbandoned { .. } => "CallAbandoned",
             EventKind::ToolsNarrowed { .. } => "ToolsNarrowed",
             EventKind::SessionStarted { .. } => "SessionStarted",
             EventKind::RunStarted { .. } => "RunStarted",

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use serde_json::Value;
 
+use super::agent_calls::{AgentNext, Bridged};
 use super::event::{EventKind, LabelSource, LanePlan, StrategyKind};
 use super::models::Models;
 use super::params::Params;
@@ -149,6 +150,20 @@ pub trait Host: Send {
         lanes: Vec<LaneRequest>,
         budget: Option<&mut RunBudget>,
     ) -> Result<Vec<LaneDone>, Halt>;
+
+    /// A bridged agent's calls, each a lane behind its own gate, served
+    /// concurrently until something the strategy must hear of (see
+    /// [`AgentNext`]); `incoming`: where the gateways hand them over (None
+    /// once closed). A tool call BTP's `budget` forbids is refused. Drop
+    /// it only when the agent is gone (an approval may be waiting in it).
+    async fn serve_agent(
+        &mut self,
+        incoming: Option<&mut tokio::sync::mpsc::Receiver<Bridged>>,
+        budget: Option<&mut RunBudget>,
+    ) -> Result<AgentNext, Halt>;
+    /// Ends the agent's open calls: running ones cut short and recorded
+    /// with their results, waiting ones abandoned. What ended, in order.
+    async fn end_agent_calls(&mut self, why: &str) -> Result<Vec<AgentNext>, Halt>;
 
     /// BTP's plan for the task (Algorithm 1), when a budget is set and BTP enforces.
     fn plan_budget(&mut self, query: &str, strategy: &dyn Strategy) -> Result<Option<RunBudget>, Halt>;

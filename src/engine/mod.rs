@@ -4,6 +4,7 @@
 //! subscribers and to the trace. It knows nothing of a terminal, and of
 //! strategies only the [`Strategy`] trait (`host.rs`).
 
+pub mod agent_calls;
 pub mod btp;
 pub mod clock;
 pub mod control;
@@ -17,6 +18,9 @@ pub mod models;
 pub mod params;
 pub mod trace;
 
+mod agent_lanes;
+mod agent_state;
+mod agent_tools;
 mod approval;
 mod breakpoints;
 mod calls;

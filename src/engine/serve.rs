@@ -6,6 +6,7 @@ use std::path::Path;
 use async_trait::async_trait;
 use serde_json::Value;
 
+use super::agent_calls::{AgentNext, Bridged};
 use super::conductor::Engine;
 use super::error::EngineError;
 use super::event::EventKind;
@@ -168,6 +169,18 @@ impl Host for Engine {
         budget: Option<&mut RunBudget>,
     ) -> Result<Vec<LaneDone>, Halt> {
         Engine::step_calls(self, label, thought, lanes, budget).await
+    }
+
+    async fn serve_agent(
+        &mut self,
+        incoming: Option<&mut tokio::sync::mpsc::Receiver<Bridged>>,
+        budget: Option<&mut RunBudget>,
+    ) -> Result<AgentNext, Halt> {
+        Engine::serve_agent(self, incoming, budget).await
+    }
+
+    async fn end_agent_calls(&mut self, why: &str) -> Result<Vec<AgentNext>, Halt> {
+        Engine::end_agent_calls(self, why).await
     }
 
     fn plan_budget(&mut self, query: &str, strategy: &dyn Strategy) -> Result<Option<RunBudget>, Halt> {

@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::engine::agent_calls::Bridged;
 use crate::mcp_gateway::{HttpOptions, SessionDesk, ToolDesk};
-use crate::strategy::bridge::Bridged;
 use crate::text::secret::Secret;
 
 /// 32 MB: a long conversation with images, far below what hurts.

@@ -15,9 +15,9 @@ use tokio::sync::oneshot;
 use super::errors::GatewayError;
 use super::state::GatewayState;
 use super::stream;
+use crate::engine::agent_calls::{Bridged, BridgedCall, GatewayRefusal, Refusal};
 use crate::model::Role;
 use crate::model::wire::{Dialect, WireRequest};
-use crate::strategy::bridge::{Bridged, BridgedCall, GatewayRefusal, Refusal};
 
 type Shared = State<Arc<GatewayState>>;
 

@@ -8,7 +8,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::strategy::bridge::{Bridged, BridgedToolCall, OfferSender, Refusal, ToolOffer};
+use crate::engine::agent_calls::{Bridged, BridgedToolCall, Refusal};
+use crate::strategy::bridge::{OfferSender, ToolOffer};
 use crate::tool::{ToolLibrary, ToolResult, ToolSpec};
 
 /// Why a call got no result at all (a tool's own failure is a result).

@@ -464,7 +464,9 @@ pub fn shared(config: &Config, opts: &SessionOptions) -> Result<Shared, SetupErr
         c.validate().map_err(|e| SetupError::Invalid(e.to_string()))?;
         params.apply(c);
     }
-    for s in &opts.schedule {
+    // A bridged agent's own tools are named before the agent shows them.
+    let own_tools = strategy == crate::engine::StrategyKind::Agent;
+    for s in opts.schedule.iter().filter(|_| !own_tools) {
         if let crate::engine::Control::InjectFault { tool, .. } = &s.control
             && library.get(tool).is_none()
         {

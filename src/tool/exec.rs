@@ -263,6 +263,22 @@ impl Executor {
         }
     }
 
+    /// What a fault makes of a call that already ran elsewhere (an outside
+    /// agent's own tool): the result it is replaced by, as this executor
+    /// would have answered; None for `slow`, which leaves it as it was.
+    pub fn injected(tool: &str, fault: FaultMode, call_seed: u64) -> Option<ToolResult> {
+        match fault {
+            FaultMode::Error => Some(Err(ToolError::new(ToolErrorKind::Failed, "injected fault: error"))),
+            FaultMode::NothingFound => Some(Ok(json!(NOTHING_FOUND))),
+            FaultMode::Garbage => Some(Ok(Value::String(garbage(call_seed)))),
+            FaultMode::Timeout => {
+                Some(Err(ToolError::new(ToolErrorKind::Timeout, format!("'{tool}' timed out (injected)"))))
+            }
+            FaultMode::Crash => Some(Err(ToolError::new(ToolErrorKind::Crashed, "injected crash"))),
+            FaultMode::Slow { .. } => None,
+        }
+    }
+
     /// A call past the faults: answered by the session's replay, or run and
     /// recorded. Faults stay out of a recording: they are the user's, not
     /// the tool's.

@@ -10,6 +10,9 @@ pub enum CallSource {
     Recorded,
     /// Generated from the tool's response schema by a `synthesized` executor.
     Synthesized,
+    /// Run by an outside agent's own code: Switchyard saw the call in a
+    /// reply and its result in the agent's next request.
+    Agent,
 }
 
 impl CallSource {
@@ -17,6 +20,7 @@ impl CallSource {
         match self {
             CallSource::Recorded => "recorded",
             CallSource::Synthesized => "synthesized",
+            CallSource::Agent => "agent's own",
         }
     }
 }

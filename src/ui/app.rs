@@ -382,7 +382,7 @@ impl App {
         if self.nav.zoom.unwrap_or(self.nav.focus) != Pane::Workers {
             return None;
         }
-        self.state.current.as_ref()?.rewoo.as_ref()?.active_step().filter(|s| !s.lanes.is_empty())
+        self.state.current.as_ref()?.active_lanes().filter(|s| !s.lanes.is_empty())
     }
 
     /// h holds or releases the picked lane, n lets it start, k fails it;
@@ -421,7 +421,7 @@ impl App {
 
     /// Keeps the picked lane within the shown step's lanes.
     fn clamp_lane(&mut self) {
-        let lanes = self.state.current.as_ref().and_then(|r| r.rewoo.as_ref()).and_then(|w| w.steps.last());
+        let lanes = self.state.current.as_ref().and_then(|r| r.lane_step());
         let last = lanes.map_or(0, |s| s.lanes.len().saturating_sub(1));
         self.nav.lane = self.nav.lane.min(last);
     }

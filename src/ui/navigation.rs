@@ -146,7 +146,7 @@ impl PaneCtx<'_> {
     }
 
     pub fn shown_step(&self) -> Option<&StepView> {
-        self.state.current.as_ref()?.rewoo.as_ref()?.steps.last()
+        self.state.current.as_ref()?.lane_step()
     }
 
     /// The node the graph pane shows: the selection, else where the agent stands.

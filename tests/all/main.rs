@@ -27,6 +27,8 @@ mod fault_campaign;
 mod fork;
 mod fuzz;
 mod gateway;
+mod gateway_lanes;
+mod gateway_own_tools;
 mod graph;
 mod graph_store;
 mod graph_update_fold;

@@ -14,6 +14,7 @@ pub mod model_faults;
 pub mod parts;
 pub mod program;
 
+use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 
 use super::event::{
@@ -49,6 +50,9 @@ pub struct SessionState {
     pub cost_unit: String,
     pub models: Vec<RoleModel>,
     pub tools: std::sync::Arc<[ToolBrief]>,
+    /// A bridged agent's own tools, as its replies showed them (not the
+    /// library's): what a fault may name besides the library's tools.
+    pub agent_tools: Vec<String>,
     pub total_tasks: u32,
     pub task_list: Vec<TaskBrief>,
     /// Models a role can be switched to.
@@ -252,8 +256,49 @@ impl SessionState {
                     r.candidates = offered.clone();
                 }
             }
-            EventKind::ModelCall { role, model, messages, .. } => {
+            EventKind::ModelCall { call, role, model, messages, .. } => {
+                if let Some(l) = self.current.as_mut().and_then(|r| r.lane_mut(*call)) {
+                    l.state = LaneState::Running;
+                    l.started = Some(ev.t);
+                }
                 self.push(Entry::Prompt { role: *role, model: model.clone(), messages: messages.clone() });
+            }
+            EventKind::LaneOpened { lane, call, name, model } => {
+                if !*model && self.tool(name).is_none() && !self.agent_tools.contains(name) {
+                    self.agent_tools.push(name.clone());
+                }
+                if let Some(r) = self.current.as_mut() {
+                    let wave = r.agent_lanes.get_or_insert_with(StepView::agent_wave);
+                    // A call after every call before it ended starts a new wave.
+                    if !wave.open() {
+                        wave.lanes.clear();
+                    }
+                    let what = if *model { "model" } else { "tool" };
+                    wave.lanes.push(lane_view(&LanePlan {
+                        lane: *lane,
+                        call: *call,
+                        tool: name.clone(),
+                        input: what.into(),
+                        args: Value::Null,
+                    }));
+                }
+            }
+            EventKind::ToolResultUnmatched { id, tool } => {
+                let named = tool.as_ref().map(|t| format!(" ({t})")).unwrap_or_default();
+                self.push(Entry::Note(format!(
+                    "the agent brought back a result for tool call {id}{named}, which no reply of this session asked for"
+                )));
+            }
+            EventKind::CallAbandoned { call, lane, why } => {
+                if let Some(r) = self.current.as_mut() {
+                    r.end_stream(*call);
+                    if let Some(l) = r.lane_mut(*call) {
+                        l.state = LaneState::Done { ok: false, filtered: false };
+                        l.finished = Some(ev.t);
+                        l.result = Some(Err(format!("abandoned: {why}")));
+                    }
+                }
+                self.push(Entry::Note(format!("call {call} (lane {lane}) abandoned: {why}")));
             }
             EventKind::ModelTokens { .. } => {}
             EventKind::ToolsNarrowed { mode, kept, dropped, .. } => {
@@ -302,6 +347,13 @@ impl SessionState {
                     r.cost += cost;
                     r.usage += *usage;
                     r.end_stream(*call);
+                    if let Some(l) = r.lane_mut(*call) {
+                        l.state = LaneState::Done { ok: true, filtered: false };
+                        l.finished = Some(ev.t);
+                        l.latency_ms = Some(*latency_ms);
+                        let asked = tool_calls.iter().map(|c| format!("→ {}", c.name)).collect::<Vec<_>>().join(" ");
+                        l.result = Some(Ok(Value::String(if text.is_empty() { asked } else { text.clone() })));
+                    }
                 }
                 // The tool calls a reply asks for natively (an outside
                 // agent's) are what it says.
@@ -328,10 +380,16 @@ impl SessionState {
                     )));
                 }
             }
-            EventKind::ModelFailed { call, role, model, error, .. } => {
+            EventKind::ModelFailed { call, role, model, error, latency_ms, .. } => {
                 self.accounts.entry((*role, model.clone())).or_default().calls += 1;
                 if let Some(r) = self.current.as_mut() {
                     r.end_stream(*call);
+                    if let Some(l) = r.lane_mut(*call) {
+                        l.state = LaneState::Done { ok: false, filtered: false };
+                        l.finished = Some(ev.t);
+                        l.latency_ms = Some(*latency_ms);
+                        l.result = Some(Err(error.clone()));
+                    }
                 }
                 self.push(Entry::ModelError { role: *role, model: model.clone(), error: error.clone() });
             }
@@ -340,7 +398,7 @@ impl SessionState {
                     r.in_flight.push(InFlight { call: *call, tool: tool.clone(), args: args.clone(), started: ev.t });
                     r.path.push(tool.clone());
                     r.tool_calls += 1;
-                    if let Some(l) = r.rewoo.as_mut().and_then(|w| w.lane_mut(*call)) {
+                    if let Some(l) = r.lane_mut(*call) {
                         l.state = LaneState::Running;
                         l.started = Some(ev.t);
                         l.args = args.clone();
@@ -362,7 +420,7 @@ impl SessionState {
                 if let Some(r) = self.current.as_mut() {
                     r.in_flight.retain(|f| f.call != *call);
                     r.cost += cost;
-                    if let Some(l) = r.rewoo.as_mut().and_then(|w| w.lane_mut(*call)) {
+                    if let Some(l) = r.lane_mut(*call) {
                         l.state = LaneState::Done { ok, filtered: *filtered };
                         l.finished = Some(ev.t);
                         l.latency_ms = Some(*latency_ms);
@@ -544,12 +602,16 @@ impl SessionState {
                         lanes: lanes.iter().map(lane_view).collect(),
                         finished: false,
                         tokens_saved: 0,
+                        agent: false,
                     });
                 }
                 self.push(Entry::StepStart { evidence: *evidence, thought: thought.clone(), lanes: lanes.len() });
             }
             EventKind::LaneChanged { lane, action } => {
-                let step = self.current.as_mut().and_then(|r| r.rewoo.as_mut()).and_then(|w| w.steps.last_mut());
+                let step = self.current.as_mut().and_then(|r| match r.rewoo.as_mut() {
+                    Some(w) => w.steps.last_mut(),
+                    None => r.agent_lanes.as_mut(),
+                });
                 if let Some(l) = step.and_then(|s| s.lanes.iter_mut().find(|l| l.lane == *lane)) {
                     match action {
                         LaneAction::Hold if l.state == LaneState::Waiting => l.state = LaneState::Held,

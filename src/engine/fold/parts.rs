@@ -219,6 +219,9 @@ pub struct RunView {
     pub reflections: u32,
     /// A bridged agent's process, once started.
     pub agent: Option<AgentView>,
+    /// A bridged agent's calls as lanes: those of the last wave (from the
+    /// first call after all before it had ended), open or ended.
+    pub agent_lanes: Option<StepView>,
 }
 
 /// How many of a transcript's last entries may hold a streamed reply's text.
@@ -227,8 +230,11 @@ const STREAM_SEARCH: usize = 8;
 impl RunView {
     /// More of call `call`'s reply; `restart`: what came before is void.
     pub(super) fn stream(&mut self, call: u64, text: &str, restart: bool) {
-        match self.transcript.last_mut() {
-            Some(Entry::Streaming { call: c, text: so_far }) if *c == call => {
+        let from = self.transcript.len().saturating_sub(self.stream_search());
+        let found =
+            self.transcript[from..].iter().rposition(|e| matches!(e, Entry::Streaming { call: c, .. } if *c == call));
+        match found.map(|i| &mut self.transcript[from + i]) {
+            Some(Entry::Streaming { text: so_far, .. }) => {
                 if restart {
                     so_far.clear();
                 }
@@ -238,12 +244,20 @@ impl RunView {
         }
     }
 
+    /// How far back a streamed reply's text may be: a few entries, and a
+    /// few more for each of a bridged agent's calls running beside it.
+    fn stream_search(&self) -> usize {
+        let running =
+            self.agent_lanes.as_ref().map_or(0, |s| s.lanes.iter().filter(|l| l.state == LaneState::Running).count());
+        STREAM_SEARCH + 4 * running
+    }
+
     /// The reply (or the failure) took the streamed text's place. The
     /// streamed text is among the last entries (nothing else runs while a
-    /// model call does): only they are searched, or every reply of a long
-    /// run would scan its whole transcript.
+    /// model call does, or only the agent's other calls): only they are
+    /// searched, or every reply of a long run would scan its whole transcript.
     pub(super) fn end_stream(&mut self, call: u64) {
-        let from = self.transcript.len().saturating_sub(STREAM_SEARCH);
+        let from = self.transcript.len().saturating_sub(self.stream_search());
         let found =
             self.transcript[from..].iter().rposition(|e| matches!(e, Entry::Streaming { call: c, .. } if *c == call));
         if let Some(i) = found {
@@ -316,6 +330,52 @@ pub struct StepView {
     pub lanes: Vec<LaneView>,
     pub finished: bool,
     pub tokens_saved: u64,
+    /// A bridged agent's calls, not a plan step: they arrive one by one
+    /// and the wave is never finished (`evidence` and `thought` are empty).
+    pub agent: bool,
+}
+
+impl StepView {
+    /// A bridged agent's wave of calls, empty.
+    pub fn agent_wave() -> Self {
+        StepView {
+            evidence: 0,
+            thought: String::new(),
+            lanes: Vec::new(),
+            finished: false,
+            tokens_saved: 0,
+            agent: true,
+        }
+    }
+
+    /// Whether some lane has not ended.
+    pub fn open(&self) -> bool {
+        self.lanes.iter().any(|l| matches!(l.state, LaneState::Waiting | LaneState::Held | LaneState::Running))
+    }
+}
+
+impl RunView {
+    /// The lanes the workers pane shows and the lane keys act on: a rewoo
+    /// run's last step, or a bridged agent's last wave of calls.
+    pub fn lane_step(&self) -> Option<&StepView> {
+        self.rewoo.as_ref().and_then(|w| w.steps.last()).or(self.agent_lanes.as_ref())
+    }
+
+    /// The lanes that may still be acted on: a step running, or an agent's
+    /// wave with a call not yet ended.
+    pub fn active_lanes(&self) -> Option<&StepView> {
+        match &self.rewoo {
+            Some(w) => w.active_step(),
+            None => self.agent_lanes.as_ref().filter(|s| s.open()),
+        }
+    }
+
+    pub(super) fn lane_mut(&mut self, call: u64) -> Option<&mut LaneView> {
+        match self.rewoo.as_mut() {
+            Some(w) => w.lane_mut(call),
+            None => self.agent_lanes.as_mut()?.lanes.iter_mut().rev().find(|l| l.call == call),
+        }
+    }
 }
 
 /// A rewoo run: the plan, and the steps run so far with their lanes.

@@ -10,53 +10,20 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use self::process::{AgentCommand, Finished, Running};
 use serde_json::Value;
 
 use crate::budget::btp::{self as budget_rules, RunBudget};
 use crate::budget::experience::Experience;
+use crate::engine::agent_calls::{AgentNext, ToolEnd};
+pub use crate::engine::agent_calls::{Bridged, BridgedCall, BridgedToolCall, GatewayRefusal, Refusal};
 use crate::engine::{CostShape, EventKind, Halt, Host, Strategy, StrategyKind};
-use crate::model::{ChatRequest, ChatResponse, Role};
+use crate::model::Role;
 use crate::strategy::actor::{HistoryEntry, Observation};
 use crate::strategy::toolnet;
 use crate::task::Task;
-use crate::tool::{ToolError, ToolErrorKind, ToolResult};
-
-/// What the gateways hand the session.
-pub enum Bridged {
-    Call(Box<BridgedCall>),
-    /// A tool call from the MCP gateway (`crate::mcp_gateway`).
-    Tool(Box<BridgedToolCall>),
-    /// A request refused before it reached the session (a wrong key, a
-    /// body too large or not JSON, an unknown `previous_response_id`, a
-    /// reply that cannot be given in the agent's API).
-    Refused(GatewayRefusal),
-}
-
-/// A request the gateway refused, as the agent was told.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GatewayRefusal {
-    pub dialect: crate::model::wire::Dialect,
-    pub status: u16,
-    pub error: String,
-}
-
-/// One model call of a bridged agent, and where its answer goes.
-pub struct BridgedCall {
-    /// In the `agent` role, with the agent's body in `wire`.
-    pub request: ChatRequest,
-    pub reply: oneshot::Sender<Result<ChatResponse, Refusal>>,
-}
-
-/// One tool call of a bridged agent, and where its result goes: the
-/// tool's own error is a result too (the agent's model reads it).
-pub struct BridgedToolCall {
-    pub tool: String,
-    pub args: Value,
-    pub reply: oneshot::Sender<Result<ToolResult, Refusal>>,
-}
 
 /// What the MCP gateway lists (`tools/list`): the session's library once
 /// it is set up, and the names narrowing keeps of it (None: every tool).
@@ -69,16 +36,6 @@ pub struct ToolOffer {
 
 /// Where the bridge tells the MCP gateway what narrowing keeps.
 pub type OfferSender = Arc<tokio::sync::watch::Sender<ToolOffer>>;
-
-/// Why a bridged call got no reply.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Refusal {
-    /// The upstream model failed (after its retries) or was made to fail;
-    /// `status`: the HTTP status it answered with, when it answered.
-    Upstream { status: Option<u16>, error: String },
-    /// The session stopped or the run ended before the call was answered.
-    Stopped,
-}
 
 pub struct Bridge {
     /// Shared by the session's engines, one after another (an eval's
@@ -155,31 +112,6 @@ impl Bridge {
         });
         Ok(())
     }
-
-    /// One bridged call through the engine. A failed model call is the
-    /// agent's to handle; anything else ends the run.
-    async fn serve(host: &mut dyn Host, call: BridgedCall) -> Result<(), Halt> {
-        if let Err(e) = host.next_step() {
-            let _ = call.reply.send(Err(Refusal::Stopped));
-            return Err(e.into());
-        }
-        match host.model(call.request).await {
-            Ok(resp) => {
-                // The agent may have hung up: its call is recorded all the same.
-                let _ = call.reply.send(Ok(resp));
-                Ok(())
-            }
-            Err(Halt::ModelFailed(e)) => {
-                let status = upstream_status(&e);
-                let _ = call.reply.send(Err(Refusal::Upstream { status, error: e }));
-                Ok(())
-            }
-            Err(halt) => {
-                let _ = call.reply.send(Err(Refusal::Stopped));
-                Err(halt)
-            }
-        }
-    }
 }
 
 /// What a bridged run keeps of its tool calls: BTP's budget for the
@@ -233,68 +165,39 @@ async fn learn_from(
     Ok(())
 }
 
-impl Bridge {
-    /// One bridged tool call through the engine (the gate, faults,
-    /// approvals, breakpoints, the trace). BTP refuses a call its plan or
-    /// blacklist forbids, with an error the agent's model can read.
-    async fn serve_tool(
-        host: &mut dyn Host,
-        query: &str,
-        ledger: &mut ToolLedger,
-        call: BridgedToolCall,
-    ) -> Result<(), Halt> {
-        let BridgedToolCall { tool, args, reply } = call;
-        let refused = ledger
-            .budget
-            .as_ref()
-            .filter(|_| host.library().get(&tool).is_some())
-            .and_then(|b| crate::engine::btp::refusal(b, &tool));
-        if let Some((reason, detail)) = refused {
-            host.emit(EventKind::Refused { tool: tool.clone(), reason, detail: detail.clone() })?;
-            ledger.history.push(HistoryEntry {
-                tool,
-                arguments: args,
-                observation: Observation::Refused(detail.clone()),
-            });
-            let _ = reply.send(Ok(Err(ToolError::new(ToolErrorKind::Refused, detail))));
-            return Ok(());
-        }
-        let result = match host.tool(&tool, &args).await {
-            Ok(result) => result,
-            Err(halt) => {
-                let _ = reply.send(Err(Refusal::Stopped));
-                return Err(halt);
+impl ToolLedger {
+    /// One of the agent's tool calls ended: BTP spends it (and blacklists
+    /// a tool whose result did not help), ToolNet's trajectory takes it.
+    fn keep(&mut self, host: &mut dyn Host, query: &str, tool: String, args: Value, end: ToolEnd) -> Result<(), Halt> {
+        let result = match end {
+            ToolEnd::Abandoned => return Ok(()),
+            ToolEnd::Refused(detail) => {
+                self.history.push(HistoryEntry { tool, arguments: args, observation: Observation::Refused(detail) });
+                return Ok(());
             }
+            ToolEnd::Ran(result) => result,
         };
         let raw: Result<Value, String> = result.clone().map_err(|e| e.message);
         let helpful = budget_rules::rule(&raw);
-        ledger.usages.push(budget_rules::usage(query, &tool, &args, &raw, helpful));
+        self.usages.push(budget_rules::usage(query, &tool, &args, &raw, helpful));
         let observation = match &result {
             Ok(v) => Observation::Result(v.clone()),
             Err(e) => Observation::Error(e.message.clone()),
         };
-        ledger.history.push(HistoryEntry { tool: tool.clone(), arguments: args, observation });
-        if let Some(b) = ledger.budget.as_mut() {
+        // An unknown tool's call is the agent's mistake, not a tool's.
+        let known = host.library().get(&tool).is_some();
+        self.history.push(HistoryEntry { tool: tool.clone(), arguments: args, observation });
+        if let Some(b) = self.budget.as_mut().filter(|_| known) {
             // Notes are for Switchyard's own actor; the agent reads refusals.
             host.spend(b, &tool, &mut Vec::new())?;
             if !helpful {
                 b.blacklisted.insert(tool.clone());
                 let reason = "its result was an error or empty for this task".to_string();
-                host.emit(EventKind::Blacklisted { tool: tool.clone(), reason })?;
+                host.emit(EventKind::Blacklisted { tool, reason })?;
             }
         }
-        // The agent may have hung up: its call is recorded all the same.
-        let _ = reply.send(Ok(result));
         Ok(())
     }
-}
-
-/// The HTTP status in a model call's error, as `ModelError::Http` writes
-/// it ("model endpoint answered HTTP 400: …"), so the agent can be told
-/// the upstream refused its request rather than that it failed.
-fn upstream_status(error: &str) -> Option<u16> {
-    let rest = error.split("model endpoint answered HTTP ").nth(1)?;
-    rest.get(..3)?.parse().ok()
 }
 
 /// What an agent's failed exit says, for the run's outcome.
@@ -385,36 +288,38 @@ impl Bridge {
         ledger: &mut ToolLedger,
         running: &mut Option<Running>,
     ) -> Result<Option<String>, Halt> {
-        let (mut controls_open, mut gateway_open) = (true, true);
+        let mut gateway_open = true;
         let calls = Arc::clone(&self.calls);
         let mut calls = calls.lock().await;
         loop {
             self.publish_offer(host, ledger.history.len())?;
-            if host.cut_short() {
-                return Err(Halt::Stopped);
-            }
             let exited = async {
                 match running.as_mut() {
                     Some(r) => r.wait().await,
                     None => std::future::pending::<Finished>().await,
                 }
             };
+            let incoming = if gateway_open { Some(&mut *calls) } else { None };
+            let budget = ledger.budget.as_mut();
             tokio::select! {
-                call = calls.recv(), if gateway_open => match call {
-                    Some(Bridged::Call(call)) => Self::serve(host, *call).await?,
-                    Some(Bridged::Tool(call)) => Self::serve_tool(host, query, ledger, *call).await?,
-                    Some(Bridged::Refused(GatewayRefusal { dialect, status, error })) => {
-                        host.emit(EventKind::GatewayRefused { dialect, status, error })?;
-                    }
+                next = host.serve_agent(incoming, budget) => match next? {
+                    AgentNext::Tool { tool, args, end } => ledger.keep(host, query, tool, args, end)?,
+                    AgentNext::Moved => {}
                     // The gateway is gone: no call can come any more.
-                    None if running.is_none() => return Ok(None),
-                    None => gateway_open = false,
+                    AgentNext::Closed if running.is_none() => return Ok(None),
+                    AgentNext::Closed => gateway_open = false,
                 },
                 finished = exited => {
                     let Finished { code, answer, stderr_tail } = finished;
                     let last_words = stderr_tail.last().cloned();
                     host.emit(EventKind::AgentExited { code, error: None, stderr_tail })?;
-                    // Calls the agent left behind have nobody to answer.
+                    // Calls the agent left behind have nobody to answer:
+                    // those open end, those not yet taken are refused.
+                    for end in host.end_agent_calls("the agent exited").await? {
+                        if let AgentNext::Tool { tool, args, end } = end {
+                            ledger.keep(host, query, tool, args, end)?;
+                        }
+                    }
                     while let Ok(left) = calls.try_recv() {
                         match left {
                             Bridged::Call(call) => {
@@ -434,22 +339,7 @@ impl Bridge {
                         _ => Err(Halt::ModelFailed(failure(code, last_words))),
                     };
                 }
-                open = host.next_control(), if controls_open => controls_open = open?,
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::ModelError;
-
-    #[test]
-    fn the_upstream_s_status_is_read_from_the_model_s_error() {
-        let http = ModelError::Http { status: 400, body: "context length exceeded".into() };
-        let at = ModelError::AtEndpoint { url: "http://x/v1".into(), attempts: 1, error: Box::new(http) };
-        assert_eq!(upstream_status(&at.to_string()), Some(400));
-        assert_eq!(upstream_status(&ModelError::Timeout { ms: 5 }.to_string()), None);
     }
 }

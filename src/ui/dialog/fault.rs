@@ -75,6 +75,11 @@ impl FaultDialog {
     pub(super) fn new(state: &SessionState, preselect: Option<&str>) -> FaultDialog {
         let mut names: Vec<String> = state.tools.iter().map(|t| t.name.clone()).collect();
         let mut descriptions: Vec<String> = state.tools.iter().map(|t| t.description.clone()).collect();
+        // An outside agent's own tools, once its replies showed them.
+        for t in &state.agent_tools {
+            names.push(t.clone());
+            descriptions.push("the agent's own: its result is rewritten before its model reads it".into());
+        }
         let tools = names.len();
         for (target, description) in model_targets(state) {
             names.push(format!("{MODEL_PREFIX}{target}"));

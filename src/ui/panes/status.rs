@@ -219,17 +219,12 @@ fn program_keys(ctx: &PaneCtx) -> Option<Vec<(&'static str, &'static str)>> {
     Some(keys)
 }
 
-/// The workers pane has the focus and a plan step is running.
+/// The workers pane has the focus and a plan step runs (or an agent's
+/// calls are open).
 fn lanes_have_keys(ctx: &PaneCtx) -> bool {
     let v = ctx.nav;
     v.zoom.unwrap_or(v.focus) == Pane::Workers
-        && ctx
-            .state
-            .current
-            .as_ref()
-            .and_then(|r| r.rewoo.as_ref())
-            .and_then(|w| w.active_step())
-            .is_some_and(|s| !s.lanes.is_empty())
+        && ctx.state.current.as_ref().and_then(|r| r.active_lanes()).is_some_and(|s| !s.lanes.is_empty())
 }
 
 fn key(k: &str, desc: &str, th: &Theme) -> Segment {

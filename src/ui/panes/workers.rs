@@ -8,6 +8,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
+use serde_json::Value;
 
 use super::{fault_tag, num, pane_block, pane_title, render_block};
 use crate::engine::fold::{FinishedCall, LaneState, LaneView, SessionState, StepView};
@@ -74,12 +75,25 @@ pub fn lane_word(state: LaneState) -> &'static str {
     }
 }
 
-/// The step's heading: `step #E2 · 3 lanes · 1 running — thought`.
+/// The step's heading: `step #E2 · 3 lanes · 1 running — thought`; an
+/// agent's calls: `agent calls · 12 lanes · 10 running · 2 waiting`.
 fn step_heading(step: &StepView, w: usize, th: &Theme) -> Line<'static> {
     let count = |f: fn(&LaneState) -> bool| step.lanes.iter().filter(|l| f(&l.state)).count();
     let n = step.lanes.len();
     let mut facts = vec![format!("{n} lane{}", if n == 1 { "" } else { "s" })];
-    if step.finished {
+    if step.agent {
+        let open = step.open();
+        facts.push(format!("{} running", count(|s| *s == LaneState::Running)));
+        for (word, n) in [("waiting", count(|s| *s == LaneState::Waiting)), ("held", count(|s| *s == LaneState::Held))]
+        {
+            if n > 0 {
+                facts.push(format!("{n} {word}"));
+            }
+        }
+        if !open {
+            facts.push("all ended".into());
+        }
+    } else if step.finished {
         facts.push("done".into());
     } else {
         facts.push(format!("{} running", count(|s| *s == LaneState::Running)));
@@ -91,7 +105,7 @@ fn step_heading(step: &StepView, w: usize, th: &Theme) -> Line<'static> {
     if step.tokens_saved > 0 {
         facts.push(format!("{} tokens saved", step.tokens_saved));
     }
-    let head = format!("step #E{}", step.evidence);
+    let head = if step.agent { "agent calls".to_string() } else { format!("step #E{}", step.evidence) };
     let facts = format!(" · {}", facts.join(" · "));
     let mut spans = vec![
         Span::styled(head.clone(), th.base().add_modifier(Modifier::BOLD)),
@@ -114,7 +128,7 @@ fn render_lanes(frame: &mut Frame, area: Rect, step: &StepView, ctx: &PaneCtx) {
     if shown == 0 || step.lanes.is_empty() {
         return;
     }
-    let active = !step.finished;
+    let active = if step.agent { step.open() } else { !step.finished };
     let cursor = ctx.nav.lane.min(step.lanes.len() - 1);
     // Keep the picked lane in view.
     let first = cursor.saturating_sub(shown - 1).min(step.lanes.len().saturating_sub(shown));
@@ -211,13 +225,22 @@ fn lane_result(l: &LaneView, w: usize, th: &Theme) -> Line<'static> {
     match &l.result {
         Some(Ok(v)) => {
             let style = if filtered { th.muted() } else { th.base() };
-            spans.push(Span::styled(format!("{lead}{}", clean(&v.to_string())), style));
+            // A model's reply is text: shown without JSON's quotes.
+            let text = match v {
+                Value::String(t) => clean(t).into_owned(),
+                v => clean(&v.to_string()).into_owned(),
+            };
+            spans.push(Span::styled(format!("{lead}{text}"), style));
         }
         Some(Err(e)) => {
             let style = if filtered { th.muted() } else { th.fg(th.failing) };
             spans.push(Span::styled(format!("{lead}{}", clean(e)), style));
         }
         None if l.state == LaneState::Refused => spans.push(Span::styled("never ran", th.muted())),
+        // An agent's model call has no arguments: it is said what it is.
+        None if l.args.is_null() && !l.input.is_empty() => {
+            spans.push(Span::styled(format!("{} call", l.input), th.muted()))
+        }
         None => spans.push(Span::styled(clean(&l.args.to_string()).into_owned(), th.muted())),
     }
     fit_spans(spans, w)

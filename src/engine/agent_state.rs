@@ -1,0 +1,155 @@
+//! What the engine keeps of a bridged agent's calls between its events:
+//! the lanes not yet ended, what each running call needs for its end, the
+//! agent's own tool calls seen from the wire. Behaviour is in
+//! `agent_lanes.rs` and `agent_tools.rs`; this holds no engine.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use futures::future::AbortHandle;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use super::agent_calls::{BridgedCall, BridgedToolCall, Refusal};
+use crate::model::stream::Delta;
+use crate::model::{ChatRequest, ChatResponse, ModelError};
+use crate::tool::fault::FaultMode;
+use crate::tool::{ToolResult, ToolSpec};
+
+pub(super) type ModelReplyTx = oneshot::Sender<Result<ChatResponse, Refusal>>;
+pub(super) type ToolReplyTx = oneshot::Sender<Result<ToolResult, Refusal>>;
+
+/// The agent's calls not yet ended, and where their tasks report.
+pub(super) struct AgentLanes {
+    pub(super) open: Vec<OpenLane>,
+    pub(super) next_lane: u32,
+    /// The agent's own tool calls, seen from the wire.
+    pub(super) own: OwnTools,
+    pub(super) done_tx: mpsc::UnboundedSender<Ended>,
+    pub(super) done_rx: mpsc::UnboundedReceiver<Ended>,
+    pub(super) tokens_tx: mpsc::UnboundedSender<(u64, Delta)>,
+    pub(super) tokens_rx: mpsc::UnboundedReceiver<(u64, Delta)>,
+}
+
+impl Default for AgentLanes {
+    fn default() -> Self {
+        let (done_tx, done_rx) = mpsc::unbounded_channel();
+        let (tokens_tx, tokens_rx) = mpsc::unbounded_channel();
+        AgentLanes { open: Vec::new(), next_lane: 0, own: Default::default(), done_tx, done_rx, tokens_tx, tokens_rx }
+    }
+}
+
+impl Drop for AgentLanes {
+    /// The engine is gone: no call it started may run on unwatched.
+    fn drop(&mut self) {
+        for l in &self.open {
+            if let Some(t) = &l.task {
+                t.abort();
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Slot {
+    Waiting,
+    Held,
+    /// The user let it through the closed gate (`n`).
+    Stepped,
+    Running,
+}
+
+pub(super) struct OpenLane {
+    pub(super) lane: u32,
+    pub(super) call: u64,
+    pub(super) slot: Slot,
+    /// Its decision step counted and its breakpoints checked (once).
+    pub(super) reached: bool,
+    /// A fault the user asked for before it started.
+    pub(super) user_fault: Option<FaultMode>,
+    /// Taken when it starts.
+    pub(super) work: Option<Work>,
+    pub(super) running: Option<Running>,
+    /// Cuts the running call short; the task still reports, with its reply.
+    pub(super) abort: Option<AbortHandle>,
+    /// Why it was cut short, when the user failed it or the run ended.
+    pub(super) cut: Option<Cut>,
+    pub(super) task: Option<tokio::task::AbortHandle>,
+}
+
+pub(super) enum Work {
+    Model(Box<BridgedCall>),
+    Tool(Box<BridgedToolCall>),
+}
+
+/// What a running call keeps for its end.
+pub(super) enum Running {
+    Model(Box<ModelGo>),
+    Tool { tool: String, spec: Arc<ToolSpec>, args: Value, fault: Option<FaultMode> },
+}
+
+#[derive(Clone, Debug)]
+pub(super) enum Cut {
+    /// `k` on a running lane: the agent reads it as a failed call.
+    User,
+    /// The run ended: the agent is told the session stopped.
+    Ended(String),
+}
+
+/// A lane's task reporting back.
+pub(super) struct Ended {
+    pub(super) call: u64,
+    pub(super) what: EndedWhat,
+}
+
+pub(super) enum EndedWhat {
+    Model {
+        result: Option<Result<ChatResponse, ModelError>>,
+        latency_ms: u64,
+        first_token_ms: Option<u64>,
+        reply: ModelReplyTx,
+    },
+    Tool {
+        result: Option<ToolResult>,
+        latency_ms: u64,
+        reply: ToolReplyTx,
+    },
+    /// Its caller hung up while it ran: it was cut off.
+    HungUp {
+        latency_ms: u64,
+    },
+}
+
+/// A model call ready to go: the request as sent, the model answering it
+/// (its configured name) and the fault drawn for it.
+pub(super) struct ModelGo {
+    pub(super) req: ChatRequest,
+    pub(super) slot: super::models::ModelSlot,
+    pub(super) model: String,
+    pub(super) fault: Option<crate::model::fault::ModelFaultMode>,
+}
+
+/// The agent's own tool calls the session has seen asked for and not yet
+/// answered, by id; and the ids already answered (every later request
+/// carries them again).
+#[derive(Default)]
+pub(super) struct OwnTools {
+    pub(super) asked: HashMap<String, OwnCall>,
+    pub(super) answered: HashSet<String>,
+}
+
+pub(super) struct OwnCall {
+    pub(super) call: u64,
+    pub(super) lane: u32,
+    pub(super) tool: String,
+    /// When the reply asking for it was given, on the engine's clock.
+    pub(super) t0: u64,
+    /// `k` on its lane: the agent's result is replaced by this fault's.
+    pub(super) user_fault: Option<FaultMode>,
+}
+
+impl OwnTools {
+    pub(super) fn by_lane(&mut self, lane: u32) -> Option<&mut OwnCall> {
+        self.asked.values_mut().find(|c| c.lane == lane)
+    }
+}
