@@ -70,9 +70,14 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let mut total = Account::default();
     let mut dimmed = Vec::new();
     for rm in &s.models {
+        let dim = unused(s, rm.role);
+        // An outside agent's session lists the roles in use, not those of
+        // Switchyard's own strategies.
+        if dim && s.strategy == Some(StrategyKind::Agent) {
+            continue;
+        }
         let a = s.accounts.get(&(rm.role, rm.model.name.clone())).cloned().unwrap_or_default();
         add(&mut total, &a);
-        let dim = unused(s, rm.role);
         if dim {
             dimmed.push(rm.role.as_str());
         }
