@@ -33,6 +33,8 @@ pub struct GatewayRefusal {
 pub struct BridgedCall {
     /// In the `agent` role, with the agent's body in `wire`.
     pub request: ChatRequest,
+    /// The name the agent gave the conversation (`X-Switchyard-Agent`).
+    pub agent: Option<String>,
     pub reply: oneshot::Sender<Result<ChatResponse, Refusal>>,
 }
 

@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 
 use super::agent_calls::{AgentNext, Bridged, BridgedCall, BridgedToolCall, GatewayRefusal, Refusal, ToolEnd};
 use super::agent_state::{Cut, Ended, EndedWhat, ModelGo, OpenLane, Running, Slot, Work};
+use super::agent_threads::{Launcher, Opened, Shape};
 use super::approval::Vetted;
 use super::calls::unknown_tool;
 use super::conductor::Engine;
@@ -165,9 +166,14 @@ impl Engine {
         self.next_call += 1;
         let (call, lane) = (self.next_call, self.agent.next_lane);
         self.agent.next_lane += 1;
+        let thread = match &work {
+            Work::Model(c) => self.thread_of_request(call, c)?,
+            Work::Tool(c) => self.thread_of_mcp_call(&c.tool),
+        };
         self.agent.open.push(OpenLane {
             lane,
             call,
+            thread,
             slot: Slot::Waiting,
             reached: false,
             user_fault: None,
@@ -177,7 +183,37 @@ impl Engine {
             cut: None,
             task: None,
         });
-        self.emit(EventKind::LaneOpened { lane, call, name, model })
+        self.emit(EventKind::LaneOpened { lane, call, name, model, thread })
+    }
+
+    /// The thread a model call continues or begins; a thread begun is
+    /// recorded before the call's lane.
+    fn thread_of_request(&mut self, call: u64, c: &BridgedCall) -> Result<Option<u32>, EngineError> {
+        let Some(shape) = Shape::of(&c.request) else { return Ok(None) };
+        let mut running: Vec<Launcher> = (self.agent.own.asked.values())
+            .filter(|o| !o.launched)
+            .filter_map(|o| Some(Launcher { call: o.call, thread: o.thread?, tool: o.tool.clone() }))
+            .collect();
+        running.sort_by_key(|l| l.call);
+        let placed = self.agent.threads.place(call, &shape, c.agent.as_deref(), &running);
+        if self.agent.mcp_asked.len() > MCP_ASKED_KEPT {
+            // Asked for and never called over MCP (the agent ran them itself).
+            self.agent.mcp_asked.drain(..MCP_ASKED_KEPT / 2);
+        }
+        if let Some(o) = placed.launched_by.and_then(|by| self.agent.own.asked.values_mut().find(|o| o.call == by)) {
+            o.launched = true;
+        }
+        if let Some(Opened { name, parent, how }) = placed.opened {
+            self.emit(EventKind::ThreadOpened { thread: placed.thread, name, parent, how })?;
+        }
+        Ok(Some(placed.thread))
+    }
+
+    /// An MCP tool call's thread: the one whose reply asked for the tool
+    /// (the earliest not yet called).
+    fn thread_of_mcp_call(&mut self, tool: &str) -> Option<u32> {
+        let i = self.agent.mcp_asked.iter().position(|(t, _)| t == tool)?;
+        Some(self.agent.mcp_asked.remove(i).1)
     }
 
     /// Starts, in order of arrival, each waiting call the gate lets
@@ -201,7 +237,8 @@ impl Engine {
                         None
                     }
                 };
-                self.break_before(tool.as_deref())?;
+                let thread = self.agent.open[i].thread;
+                self.break_before_in(tool.as_deref(), thread)?;
             }
             let stepped = self.agent.open[i].slot == Slot::Stepped;
             if !stepped && !self.try_pass()? {
@@ -227,6 +264,7 @@ impl Engine {
         while let Some(i) = self.agent.open.iter().position(gone) {
             let l = self.agent.open.remove(i);
             let why = "the agent hung up before the call was sent".to_string();
+            self.agent.threads.dropped(l.call);
             self.emit(EventKind::CallAbandoned { call: l.call, lane: l.lane, why })?;
         }
         Ok(())
@@ -239,7 +277,7 @@ impl Engine {
         let Some(work) = self.agent.open[i].work.take() else { return Ok(None) };
         match work {
             Work::Model(c) => {
-                let BridgedCall { request, reply } = *c;
+                let BridgedCall { request, reply, .. } = *c;
                 let request = match self.own_tools_answered(request).await {
                     Ok(r) => r,
                     Err(halt) => {
@@ -404,6 +442,7 @@ impl Engine {
         match (running, ended.what) {
             (_, EndedWhat::HungUp { latency_ms }) => {
                 let why = format!("the agent hung up while the call ran ({latency_ms} ms)");
+                self.agent.threads.dropped(l.call);
                 self.emit(EventKind::CallAbandoned { call: l.call, lane: l.lane, why })?;
                 Ok(AgentNext::Moved)
             }
@@ -428,7 +467,13 @@ impl Engine {
         let result = result.unwrap_or_else(|| Err(ModelError::Other("cut short".into())));
         let answer = match self.model_answered(call, &go, result, latency_ms, first_token_ms).await {
             Ok(resp) => {
-                self.own_tools_asked(&resp, &go.model)?;
+                let thread = self.agent.threads.of_call(call);
+                let chat = resp.to_dialect(crate::model::wire::Dialect::Chat, &go.model).ok();
+                self.own_tools_asked(chat.as_ref(), thread)?;
+                let handoff =
+                    resp.tool_calls.iter().find_map(|c| c.name.strip_prefix("transfer_to_")).map(str::to_string);
+                let reply = chat.as_ref().and_then(crate::model::dialect::conversation::reply_key);
+                self.agent.threads.answered(call, reply, handoff);
                 Ok(resp)
             }
             Err(Halt::ModelFailed(error)) => {
@@ -436,10 +481,14 @@ impl Engine {
                 Err(Refusal::Upstream { status, error })
             }
             Err(halt) => {
+                self.agent.threads.dropped(call);
                 let _ = reply.send(Err(Refusal::Stopped));
                 return Err(halt);
             }
         };
+        if answer.is_err() {
+            self.agent.threads.dropped(call);
+        }
         // The agent may have hung up: its call is recorded all the same.
         let _ = reply.send(answer);
         Ok(AgentNext::Moved)
@@ -483,6 +532,7 @@ impl Engine {
             waiting
         };
         for l in waiting {
+            self.agent.threads.dropped(l.call);
             self.emit(EventKind::CallAbandoned { call: l.call, lane: l.lane, why: why.to_string() })?;
             ends.push(abandoned(l.work));
         }
@@ -501,6 +551,9 @@ impl Engine {
                 Err(e) => return Err(e),
             }
         }
+        // The next run's agent holds conversations of its own.
+        self.agent.threads = Default::default();
+        self.agent.mcp_asked.clear();
         Ok(ends)
     }
 
@@ -581,6 +634,10 @@ impl Engine {
         }
     }
 }
+
+/// Library tools asked for and not yet called through the MCP endpoint
+/// that are kept for the thread of their call.
+const MCP_ASKED_KEPT: usize = 1024;
 
 /// What an abandoned call's end tells the strategy.
 fn abandoned(work: Option<Work>) -> AgentNext {

@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use super::agent_calls::{BridgedCall, BridgedToolCall, Refusal};
+use super::agent_threads::Threads;
 use crate::model::stream::Delta;
 use crate::model::{ChatRequest, ChatResponse, ModelError};
 use crate::tool::fault::FaultMode;
@@ -25,6 +26,11 @@ pub(super) struct AgentLanes {
     pub(super) next_lane: u32,
     /// The agent's own tool calls, seen from the wire.
     pub(super) own: OwnTools,
+    /// The agent's conversations.
+    pub(super) threads: Threads,
+    /// Tools of the library the agent's replies asked for, not yet called
+    /// through its MCP endpoint, with the thread that asked: the call's thread.
+    pub(super) mcp_asked: Vec<(String, u32)>,
     pub(super) done_tx: mpsc::UnboundedSender<Ended>,
     pub(super) done_rx: mpsc::UnboundedReceiver<Ended>,
     pub(super) tokens_tx: mpsc::UnboundedSender<(u64, Delta)>,
@@ -35,7 +41,17 @@ impl Default for AgentLanes {
     fn default() -> Self {
         let (done_tx, done_rx) = mpsc::unbounded_channel();
         let (tokens_tx, tokens_rx) = mpsc::unbounded_channel();
-        AgentLanes { open: Vec::new(), next_lane: 0, own: Default::default(), done_tx, done_rx, tokens_tx, tokens_rx }
+        AgentLanes {
+            open: Vec::new(),
+            next_lane: 0,
+            own: Default::default(),
+            threads: Default::default(),
+            mcp_asked: Vec::new(),
+            done_tx,
+            done_rx,
+            tokens_tx,
+            tokens_rx,
+        }
     }
 }
 
@@ -62,6 +78,7 @@ pub(super) enum Slot {
 pub(super) struct OpenLane {
     pub(super) lane: u32,
     pub(super) call: u64,
+    pub(super) thread: Option<u32>,
     pub(super) slot: Slot,
     /// Its decision step counted and its breakpoints checked (once).
     pub(super) reached: bool,
@@ -146,6 +163,10 @@ pub(super) struct OwnCall {
     pub(super) t0: u64,
     /// `k` on its lane: the agent's result is replaced by this fault's.
     pub(super) user_fault: Option<FaultMode>,
+    /// The thread whose reply asked for it.
+    pub(super) thread: Option<u32>,
+    /// A conversation that began while it ran was taken for its sub-agent.
+    pub(super) launched: bool,
 }
 
 impl OwnTools {

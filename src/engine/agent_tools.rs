@@ -13,9 +13,8 @@ use super::conductor::Engine;
 use super::error::EngineError;
 use super::event::{EventKind, ToolOutcome};
 use super::host::Halt;
+use crate::model::ChatRequest;
 use crate::model::dialect::own_tools::{self, Brought};
-use crate::model::wire::Dialect;
-use crate::model::{ChatRequest, ChatResponse};
 use crate::tool::CallSource;
 use crate::tool::exec::Executor;
 use crate::tool::fault::FaultMode;
@@ -24,25 +23,30 @@ use crate::tool::{ToolError, ToolErrorKind, ToolResult};
 impl Engine {
     /// The reply given to the agent asks for tools of its own: each is a
     /// call of the session, running in the agent, from now on.
-    pub(super) fn own_tools_asked(&mut self, resp: &ChatResponse, model: &str) -> Result<(), EngineError> {
-        if resp.tool_calls.is_empty() {
-            return Ok(());
-        }
-        let Ok(chat) = resp.to_dialect(Dialect::Chat, model) else { return Ok(()) };
-        for a in own_tools::asked(&chat) {
-            // A tool of the session's library is served through its MCP
-            // endpoint, where the call is seen as it runs.
+    /// `chat`: the reply in the pivot; `thread`: the conversation it answered.
+    pub(super) fn own_tools_asked(&mut self, chat: Option<&Value>, thread: Option<u32>) -> Result<(), EngineError> {
+        let Some(chat) = chat else { return Ok(()) };
+        for a in own_tools::asked(chat) {
             let known = self.agent.own.asked.contains_key(&a.id) || self.agent.own.answered.contains(&a.id);
-            if known || self.library.get(&a.name).is_some() {
+            if known {
+                continue;
+            }
+            if self.library.get(&a.name).is_some() {
+                // A tool of the session's library is served through its MCP
+                // endpoint, where the call is seen as it runs.
+                if let Some(t) = thread {
+                    self.agent.mcp_asked.push((a.name, t));
+                }
                 continue;
             }
             self.next_call += 1;
             let (call, lane) = (self.next_call, self.agent.next_lane);
             self.agent.next_lane += 1;
-            self.emit(EventKind::LaneOpened { lane, call, name: a.name.clone(), model: false })?;
+            self.emit(EventKind::LaneOpened { lane, call, name: a.name.clone(), model: false, thread })?;
             self.emit(EventKind::ToolCall { call, tool: a.name.clone(), args: a.arguments, lane: Some(lane) })?;
             let t0 = self.clock.now_ms() + self.t_offset;
-            self.agent.own.asked.insert(a.id, OwnCall { call, lane, tool: a.name, t0, user_fault: None });
+            let own = OwnCall { call, lane, tool: a.name, t0, user_fault: None, thread, launched: false };
+            self.agent.own.asked.insert(a.id, own);
         }
         Ok(())
     }

@@ -18,13 +18,25 @@ impl Engine {
     /// Before a model call (`tool` None) or a call of `tool`: pauses when a
     /// breakpoint on the tool or on this step holds.
     pub(super) fn break_before(&mut self, tool: Option<&str>) -> Result<(), EngineError> {
+        self.break_before_in(tool, None)
+    }
+
+    /// `break_before` for a call of a bridged agent's thread `thread`: a
+    /// breakpoint on the thread, or on one it is under, holds too.
+    pub(super) fn break_before_in(&mut self, tool: Option<&str>, thread: Option<u32>) -> Result<(), EngineError> {
         if self.debug.breaks.is_empty() {
             return Ok(());
         }
         let (run, step) = (self.run_no, self.step);
+        let threads = &self.agent.threads;
+        let what = tool.map_or_else(|| "a model call".to_string(), str::to_string);
         let mut hits = Vec::new();
         for (i, b) in self.debug.breaks.iter_mut().enumerate().filter(|(_, b)| b.enabled) {
             match &b.condition {
+                Condition::Thread(name) if thread.is_some_and(|t| threads.within(t, name)) => {
+                    let of = thread.and_then(|t| threads.name(t)).unwrap_or(name);
+                    hits.push((i, format!("{what} of thread {of} is about to start")));
+                }
                 Condition::Tool(t) if Some(t.as_str()) == tool => hits.push((i, format!("{t} is about to be called"))),
                 Condition::Step { step: n, run: m }
                     if *n == step && m.is_none_or(|m| m == run) && b.fired_in != Some(run) =>

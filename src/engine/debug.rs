@@ -169,11 +169,14 @@ pub enum Condition {
     Step { step: u32, run: Option<u32> },
     /// A tool's ToolNet score fell below this (one tool's, or any tool's).
     ScoreUnder { below: f64, tool: Option<String> },
+    /// A call of a bridged agent's thread (or of a thread under it) is
+    /// about to start.
+    Thread(String),
 }
 
 /// The forms a breakpoint takes, for error messages and help.
 pub const BREAK_FORMS: &str =
-    "tool=NAME, error, refusal, unreadable, cost>X, tokens>N, step=N, step=N@run=M, score<X, score<X:TOOL";
+    "tool=NAME, error, refusal, unreadable, cost>X, tokens>N, step=N, step=N@run=M, score<X, score<X:TOOL, thread=NAME";
 
 impl std::str::FromStr for Condition {
     type Err = String;
@@ -218,6 +221,12 @@ impl std::str::FromStr for Condition {
                 name => Ok(Condition::Tool(name.to_string())),
             };
         }
+        if let Some(v) = s.strip_prefix("thread=") {
+            return match v.trim() {
+                "" => bad("the thread's name is empty".into()),
+                name => Ok(Condition::Thread(name.to_string())),
+            };
+        }
         if let Some(v) = s.strip_prefix("step=") {
             let (n, run) = match v.split_once('@') {
                 Some((n, r)) => match r.trim().strip_prefix("run=") {
@@ -249,6 +258,7 @@ impl std::fmt::Display for Condition {
             Condition::Step { step, run: Some(r) } => write!(f, "step={step}@run={r}"),
             Condition::ScoreUnder { below, tool: None } => write!(f, "score<{below}"),
             Condition::ScoreUnder { below, tool: Some(t) } => write!(f, "score<{below}:{t}"),
+            Condition::Thread(t) => write!(f, "thread={t}"),
         }
     }
 }

@@ -430,6 +430,23 @@ pub struct Capped {
     pub max_tokens: Option<u32>,
 }
 
+/// How a bridged agent's thread began.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ThreadHow {
+    /// A conversation of its own, extending none the session has seen.
+    Conversation,
+    /// It extends what its parent had already carried on from: the
+    /// conversation forked (a retry with another reply, a branch).
+    Fork,
+    /// Its parent's history under other instructions: the parent's agent
+    /// handed the conversation off (the Agents SDK's `transfer_to_…`).
+    Handoff,
+    /// It began while its parent waited on the agent's own tool `tool`: a
+    /// sub-agent that tool runs (an agent used as a tool).
+    SubAgent { tool: String },
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum EventKind {
@@ -555,6 +572,18 @@ pub enum EventKind {
         name: String,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         model: bool,
+        /// The conversation of the agent's it belongs to, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thread: Option<u32>,
+    },
+    /// A bridged agent began a conversation the session had not seen: a
+    /// thread, until the run ends. Its calls' `LaneOpened` name it.
+    ThreadOpened {
+        thread: u32,
+        name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent: Option<u32>,
+        how: ThreadHow,
     },
     /// A bridged agent's call that nobody waits for any more: its caller
     /// hung up (before it was sent, it never was; while it ran, it was cut
@@ -960,6 +989,7 @@ impl EventKind {
             EventKind::ModelTokens { .. } => "ModelTokens",
             EventKind::GatewayRefused { .. } => "GatewayRefused",
             EventKind::LaneOpened { .. } => "LaneOpened",
+            EventKind::ThreadOpened { .. } => "ThreadOpened",
             EventKind::ToolResultUnmatched { .. } => "ToolResultUnmatched",
             EventKind::CallAbandoned { .. } => "CallAbandoned",
             EventKind::ToolsNarrowed { .. } => "ToolsNarrowed",

@@ -20,6 +20,7 @@ pub mod trace;
 
 mod agent_lanes;
 mod agent_state;
+mod agent_threads;
 mod agent_tools;
 mod approval;
 mod breakpoints;

@@ -87,6 +87,20 @@ fn unauthorized(dialect: Dialect) -> GatewayError {
     )
 }
 
+/// The header an agent names its conversation by (a sub-agent, a worker).
+const AGENT_HEADER: &str = "x-switchyard-agent";
+
+/// The name in `X-Switchyard-Agent`, if sent: printable, at most 64 characters.
+fn agent_name(headers: &HeaderMap) -> Result<Option<String>, String> {
+    let Some(v) = headers.get(AGENT_HEADER) else { return Ok(None) };
+    let bad = |why: &str| format!("header X-Switchyard-Agent: {why}");
+    let name = v.to_str().map_err(|_| bad("not text"))?.trim();
+    if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
+        return Err(bad("a name of 1 to 64 printable characters"));
+    }
+    Ok(Some(name.to_string()))
+}
+
 async fn serve(State(st): Shared, headers: HeaderMap, body: Body, dialect: Dialect) -> Response {
     match call(&st, &headers, body, dialect).await {
         Ok(r) => r,
@@ -135,9 +149,10 @@ async fn call(st: &GatewayState, headers: &HeaderMap, body: Body, dialect: Diale
     let request = wire
         .chat_request(Role::Agent)
         .map_err(|u| fail(StatusCode::BAD_REQUEST, format!("{}: {}", u.field, u.why)).at(u.field))?;
+    let agent = agent_name(headers).map_err(|why| fail(StatusCode::BAD_REQUEST, why))?;
     let (tx, rx) = oneshot::channel();
     st.calls
-        .send(Bridged::Call(Box::new(BridgedCall { request, reply: tx })))
+        .send(Bridged::Call(Box::new(BridgedCall { request, agent, reply: tx })))
         .await
         .map_err(|_| fail(StatusCode::SERVICE_UNAVAILABLE, "the Switchyard session has ended".into()).known())?;
     let resp = match rx.await {

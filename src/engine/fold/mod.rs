@@ -13,6 +13,7 @@ pub mod graph_history;
 pub mod model_faults;
 pub mod parts;
 pub mod program;
+pub mod threads;
 
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
@@ -101,6 +102,8 @@ pub struct SessionState {
     pub tool_order: ToolOrder,
     /// Set by [`SessionState::without_graph`].
     graph_left_out: LeftOut,
+    /// The bridged agent's thread of the event being folded, for its entries.
+    entry_thread: Option<u32>,
 }
 
 /// Whether a fold leaves the graph's view out. Two folds compare by what
@@ -192,6 +195,8 @@ impl SessionState {
         self.step = ev.step;
         if let Some(r) = self.current.as_mut() {
             self::program::apply(&mut r.program, &ev.kind);
+            r.threads.apply(&ev.kind);
+            self.entry_thread = r.threads.of_event(&ev.kind);
         }
         self::program::apply_probe(&mut self.probes, &ev.kind);
         if let Some(note) = self.debug.apply(&ev.kind) {
@@ -263,7 +268,7 @@ impl SessionState {
                 }
                 self.push(Entry::Prompt { role: *role, model: model.clone(), messages: messages.clone() });
             }
-            EventKind::LaneOpened { lane, call, name, model } => {
+            EventKind::LaneOpened { lane, call, name, model, .. } => {
                 if !*model && self.tool(name).is_none() && !self.agent_tools.contains(name) {
                     self.agent_tools.push(name.clone());
                 }
@@ -282,6 +287,13 @@ impl SessionState {
                         args: Value::Null,
                     }));
                 }
+            }
+            EventKind::ThreadOpened { name, parent, how, .. } => {
+                let parent = self
+                    .current
+                    .as_ref()
+                    .and_then(|r| parent.and_then(|p| r.threads.list.get(p as usize)).map(|t| t.name.clone()));
+                self.push(Entry::Note(format!("thread {name} began: {}", how.said(parent.as_deref()))));
             }
             EventKind::ToolResultUnmatched { id, tool } => {
                 let named = tool.as_ref().map(|t| format!(" ({t})")).unwrap_or_default();
@@ -772,7 +784,7 @@ impl SessionState {
 
     fn push(&mut self, e: Entry) {
         if let Some(r) = self.current.as_mut() {
-            r.transcript.push(e);
+            r.push(e, self.entry_thread);
         }
     }
 

@@ -222,12 +222,24 @@ pub struct RunView {
     /// A bridged agent's calls as lanes: those of the last wave (from the
     /// first call after all before it had ended), open or ended.
     pub agent_lanes: Option<StepView>,
+    /// A bridged agent's conversations.
+    pub threads: super::threads::ThreadsView,
 }
 
 /// How many of a transcript's last entries may hold a streamed reply's text.
 const STREAM_SEARCH: usize = 8;
 
 impl RunView {
+    /// A transcript entry, of `thread` when it is a bridged agent's.
+    pub(super) fn push(&mut self, e: Entry, thread: Option<u32>) {
+        self.transcript.push(e);
+        // Kept only once there are threads: a strategy's run pays nothing.
+        if thread.is_some() || !self.threads.of_entry.is_empty() {
+            self.threads.of_entry.resize(self.transcript.len() - 1, None);
+            self.threads.of_entry.push(thread);
+        }
+    }
+
     /// More of call `call`'s reply; `restart`: what came before is void.
     pub(super) fn stream(&mut self, call: u64, text: &str, restart: bool) {
         let from = self.transcript.len().saturating_sub(self.stream_search());
@@ -240,7 +252,10 @@ impl RunView {
                 }
                 so_far.push_str(text);
             }
-            _ => self.transcript.push(Entry::Streaming { call, text: text.to_string() }),
+            _ => {
+                let thread = self.threads.of_call(call);
+                self.push(Entry::Streaming { call, text: text.to_string() }, thread);
+            }
         }
     }
 
@@ -262,6 +277,9 @@ impl RunView {
             self.transcript[from..].iter().rposition(|e| matches!(e, Entry::Streaming { call: c, .. } if *c == call));
         if let Some(i) = found {
             self.transcript.remove(from + i);
+            if from + i < self.threads.of_entry.len() {
+                self.threads.of_entry.remove(from + i);
+            }
         }
     }
 }

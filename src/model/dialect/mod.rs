@@ -8,6 +8,7 @@
 
 pub mod anthropic;
 pub mod chat;
+pub mod conversation;
 pub mod own_tools;
 pub mod responses;
 
