@@ -206,6 +206,7 @@ impl App {
                 v.table_offset = 0;
             }
             KeyCode::Char('u') => v.unfold = !v.unfold,
+            KeyCode::Char(c @ ('[' | ']')) => self.follow_thread(c == ']'),
             KeyCode::Char('/') => {
                 self.find = Some(Find::default());
                 self.refresh_find();
@@ -443,6 +444,30 @@ impl App {
             None => self.state.current.as_ref()?.path.last()?.clone(),
         };
         self.state.tools.iter().any(|t| t.name == focus).then_some(focus)
+    }
+
+    /// `]` follows the next of the agent's threads (in the tree's order),
+    /// `[` the one before; past either end, all of them again.
+    fn follow_thread(&mut self, next: bool) {
+        let Some(run) = self.state.current.as_ref() else { return };
+        let names: Vec<&str> = run.threads.tree().into_iter().map(|(_, t)| t.name.as_str()).collect();
+        if names.is_empty() {
+            self.nav.flash = Some("no threads: the agent has held no conversation through the gateway yet".into());
+            return;
+        }
+        let at = self.nav.thread.as_deref().and_then(|n| names.iter().position(|x| *x == n));
+        let to = match (at, next) {
+            (None, true) => Some(0),
+            (None, false) => Some(names.len() - 1),
+            (Some(i), true) => (i + 1 < names.len()).then_some(i + 1),
+            (Some(i), false) => i.checked_sub(1),
+        };
+        self.nav.thread = to.map(|i| names[i].to_string());
+        self.nav.transcript_scroll = 0;
+        self.nav.flash = Some(match &self.nav.thread {
+            Some(n) => format!("the transcript follows thread {n} ([ ] for another)"),
+            None => "the transcript shows every thread".into(),
+        });
     }
 
     fn scroll(&mut self, by: usize, up: bool) {

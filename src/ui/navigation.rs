@@ -116,6 +116,8 @@ pub struct Navigation {
     pub transcript_scroll: usize,
     /// Long values shown whole in the transcript.
     pub unfold: bool,
+    /// The bridged agent's thread the transcript follows alone, by name.
+    pub thread: Option<String>,
     /// What the program pane shows; it falls back to what there is.
     pub program_show: ProgramShow,
     /// Rows scrolled down in the program pane (its running line stays in view).

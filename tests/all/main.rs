@@ -29,6 +29,7 @@ mod fuzz;
 mod gateway;
 mod gateway_lanes;
 mod gateway_own_tools;
+mod gateway_threads;
 mod graph;
 mod graph_store;
 mod graph_update_fold;

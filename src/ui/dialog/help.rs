@@ -64,7 +64,7 @@ const VIEW: &[Row] = &[
     ("/", "find a tool by name"),
     ("Enter", "on a found tool: focus it in the graph"),
     ("↑/↓ PgUp/PgDn", "scroll the focused pane"),
-    ("u", "fold / unfold long values"),
+    ("u · [ ]", "fold / unfold long values · follow one agent thread"),
     ("?", "this help"),
 ];
 

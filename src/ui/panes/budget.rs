@@ -338,7 +338,10 @@ fn render_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     // the roles (they are few), then the rest of the tools.
     let body = (area.height as usize).saturating_sub(2);
     let roles_shown = roles.len().min(body.saturating_sub(s.tool_spend.len().min(3)));
-    let room = body - roles_shown;
+    // A bridged agent's spending by conversation: a third of the rows at most.
+    let threads = s.current.as_ref().map(|r| r.threads.tree()).unwrap_or_default();
+    let threads_shown = threads.len().min((body - roles_shown) / 3);
+    let room = body - roles_shown - threads_shown;
     let ToolsTable { top, hidden, calls: tool_calls, errors: tool_errors } = tools_view(s, room);
     let cost_head = if s.cost_unit.is_empty() { "cost".to_string() } else { format!("cost ({})", s.cost_unit) };
     let widest = top
@@ -392,6 +395,17 @@ fn render_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
             Cell::from(""),
             num(fmt_cost(*cost)),
             num(share(*cost)).style(th.muted()),
+        ];
+        grid.push((cells, Style::default()));
+    }
+    for (depth, t) in threads.iter().take(threads_shown) {
+        let name = format!("{}thread · {}", "  ".repeat(*depth), t.name);
+        let cells = vec![
+            Cell::from(fit(&name, name_w).into_owned()).style(th.muted()),
+            num((t.model_calls + t.tool_calls).to_string()).style(th.muted()),
+            Cell::from(""),
+            num(fmt_cost(t.cost)).style(th.muted()),
+            num(share(t.cost)).style(th.muted()),
         ];
         grid.push((cells, Style::default()));
     }

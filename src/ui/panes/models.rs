@@ -47,7 +47,16 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         .max()
         .unwrap_or(5)
         .max(5);
-    let role_w = s.models.iter().map(|m| width(m.role.as_str())).chain([width("total")]).max().unwrap_or(5);
+    // A bridged agent's threads, in tree order, each a row under its role's.
+    let threads = s.current.as_ref().map(|r| r.threads.tree()).unwrap_or_default();
+    let thread_w = threads.iter().map(|(d, t)| 2 * d + 2 + width(&t.name)).max().unwrap_or(0);
+    let role_w = s
+        .models
+        .iter()
+        .map(|m| width(m.role.as_str()))
+        .chain([width("total"), thread_w.min(THREAD_MAX)])
+        .max()
+        .unwrap_or(5);
     // role, model, calls, tok in, cached, tok out, cost, avg, first token,
     // tok/s, price: the calls and the cost matter most after who plays the
     // role. The streaming columns only once a reply streamed, the share of
@@ -100,6 +109,21 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     }
     if grid.is_empty() {
         grid.push((vec![Cell::from(""), Cell::from("no models yet")], th.muted()));
+    }
+    // A bridged agent's calls, by the conversation that made them (a part
+    // of the role's row above: not counted again in the total).
+    for (depth, t) in threads {
+        let name = format!("{}└ {}", "  ".repeat(depth), t.name);
+        let row = vec![
+            Cell::from(fit(&name, role_w).into_owned()),
+            Cell::from(t.state.label()),
+            num(t.model_calls.to_string()),
+            num(fmt_count(t.usage.prompt_tokens)),
+            num(String::new()),
+            num(fmt_count(t.usage.completion_tokens)),
+            num(fmt_cost(t.cost)),
+        ];
+        grid.push((row, th.muted()));
     }
     let total_row = vec![
         Cell::from("total"),
@@ -161,6 +185,9 @@ fn unused(s: &SessionState, role: Role) -> bool {
     let Some(strategy) = s.strategy else { return false };
     !strategy_roles(strategy).contains(&role) && !s.accounts.iter().any(|((r, _), a)| *r == role && a.calls > 0)
 }
+
+/// A thread's name is cut to this in the role column.
+const THREAD_MAX: usize = 16;
 
 /// The model column is not squeezed below this to make room for numbers.
 const MODEL_MIN: usize = 24;

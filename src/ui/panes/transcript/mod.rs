@@ -8,6 +8,7 @@
 //! entries to lay out and fits their lines to the pane.
 
 mod entries;
+mod threads;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -29,7 +30,11 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         frame.render_widget(block, area);
         return;
     }
-    let (lines, below) = visible_lines(ctx, w, h);
+    let tree = ctx.state.current.as_ref().map(|r| threads::tree_lines(ctx, r, w, h)).unwrap_or_default();
+    let (mut lines, below) = visible_lines(ctx, w, h.saturating_sub(tree.len()));
+    if !tree.is_empty() {
+        lines.splice(0..0, tree);
+    }
     if below > 0 {
         block = block.title_bottom(Line::styled(format!(" ↓ {below} newer lines "), th.muted()).right_aligned());
     }
@@ -38,8 +43,11 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
 
 fn title(ctx: &PaneCtx) -> String {
     let name = if ctx.nav.unfold { "Transcript (unfolded)" } else { "Transcript" };
+    let following = threads::followed(ctx).map(|t| format!(" · following thread {}", t.name)).unwrap_or_default();
     match &ctx.state.current {
-        Some(r) => format!("{name} — run {}, task {}/{}: {}", r.run, r.index, ctx.state.total_tasks, clean(&r.task)),
+        Some(r) => {
+            format!("{name}{following} — run {}, task {}/{}: {}", r.run, r.index, ctx.state.total_tasks, clean(&r.task))
+        }
         None => name.to_string(),
     }
 }
@@ -74,9 +82,15 @@ fn visible_lines(ctx: &PaneCtx, w: usize, h: usize) -> (Vec<Line<'static>>, usiz
         chunks.push(vec![Line::styled("Waiting for the first model call…", th.muted())]);
         count += 1;
     }
+    let followed = threads::followed(ctx).map(|t| t.id);
     for (i, e) in run.transcript.iter().enumerate().rev() {
         if count >= want {
             break;
+        }
+        if let Some(f) = followed
+            && !run.threads.of_entry(i).is_some_and(|t| run.threads.within(t, f))
+        {
+            continue;
         }
         let mut logical = Vec::new();
         if i > 0 && matches!(e, Entry::Prompt { .. }) {
