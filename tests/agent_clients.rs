@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
-use switchyard::engine::event::EventKind;
+use switchyard::engine::event::{EventKind, ThreadHow};
 use switchyard::engine::trace::read_trace;
 use switchyard::model::Role;
 use switchyard::model::wire::Dialect;
@@ -174,6 +174,59 @@ fn a_script_that_fans_out_with_functions_of_its_own() {
         "{}",
         ran.summary
     );
+}
+
+/// The threads of a run: (name, parent's name, how it began).
+fn threads(events: &[switchyard::engine::Event]) -> Vec<(String, Option<String>, ThreadHow)> {
+    let mut names: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for e in events {
+        if let EventKind::ThreadOpened { name, parent, how, .. } = &e.kind {
+            out.push((name.clone(), parent.map(|p| names[p as usize].clone()), how.clone()));
+            names.push(name.clone());
+        }
+    }
+    out
+}
+
+/// The Agents SDK's teams: an agent used as a tool runs its conversation
+/// as a sub-agent thread under the one whose tool call waits on it, its
+/// own tool call (`add`) in that thread; a handoff is a thread of the
+/// agent handed to, under the one that handed off; `X-Switchyard-Agent`
+/// names each thread after its agent.
+#[test]
+fn the_openai_agents_sdk_s_teams_are_threads() {
+    let py = python_or_skip!();
+    let task = "Ask the calculator: what is 2 + 3?";
+    let ran = run_agent(&py, "openai_agents_team.py", &["--as-tool", task]);
+    assert!(ran.out.status.success(), "{}", ran.explain());
+    let sub = ThreadHow::SubAgent { tool: "ask_calculator".into() };
+    assert_eq!(
+        threads(&ran.events),
+        [("t1".into(), None, ThreadHow::Conversation), ("ask_calculator".into(), Some("t1".into()), sub)],
+        "{}",
+        ran.explain()
+    );
+    let add_thread = ran.events.iter().find_map(|e| match &e.kind {
+        EventKind::LaneOpened { name, thread, model: false, .. } if name == "add" => Some(*thread),
+        _ => None,
+    });
+    assert_eq!(add_thread, Some(Some(1)), "the calculator's add is a call of its own thread");
+    assert!(ran.answer().contains('5'), "{}", ran.explain());
+
+    let ran = run_agent(&py, "openai_agents_team.py", &["--handoff", task]);
+    assert!(ran.out.status.success(), "{}", ran.explain());
+    assert_eq!(
+        threads(&ran.events),
+        [("t1".into(), None, ThreadHow::Conversation), ("calculator".into(), Some("t1".into()), ThreadHow::Handoff)],
+        "{}",
+        ran.explain()
+    );
+
+    let ran = run_agent(&py, "openai_agents_team.py", &["--as-tool", "--agent-header", task]);
+    assert!(ran.out.status.success(), "{}", ran.explain());
+    let named: Vec<String> = threads(&ran.events).into_iter().map(|t| t.0).collect();
+    assert_eq!(named, ["orchestrator", "calculator"], "{}", ran.explain());
 }
 
 #[test]
