@@ -1,6 +1,7 @@
 //! Switchyard's model gateway driven by clients nobody here wrote: the
 //! official `openai` and `anthropic` Python SDKs, LangGraph's prebuilt ReAct
-//! agent over `langchain-openai`, and the OpenAI Agents SDK, each started by
+//! agent and a `Send` fan-out over `langchain-openai`, and the OpenAI Agents
+//! SDK (one agent, an agent as a tool, a handoff), each started by
 //! `switchyard run --agent -- …` against the simulated model. They are
 //! installed pinned by `scripts/agent-clients.sh install`; their Python comes
 //! from `SWITCHYARD_AGENT_PYTHON` (what `scripts/agent-clients.sh env`
@@ -128,6 +129,53 @@ impl Ran {
     }
 }
 
+/// The most model calls of the agent sent and not yet answered at once,
+/// in the trace's order: more than one, and the gateway served them
+/// concurrently.
+fn most_in_flight(events: &[switchyard::engine::Event]) -> i32 {
+    let (mut out, mut most) = (0i32, 0i32);
+    for e in events {
+        match &e.kind {
+            EventKind::ModelCall { role: Role::Agent, .. } => {
+                out += 1;
+                most = most.max(out);
+            }
+            EventKind::ModelReply { role: Role::Agent, .. } | EventKind::ModelFailed { role: Role::Agent, .. } => {
+                out -= 1
+            }
+            _ => {}
+        }
+    }
+    most
+}
+
+/// LangGraph's `Send`: three branches, each its own conversation (a
+/// thread), their model calls in flight at once.
+#[test]
+fn langgraph_s_send_fans_out_concurrently_in_threads() {
+    let py = python_or_skip!();
+    let flags = ["--fault", "model:agent:slow=400"];
+    let questions = ["first question", "second question", "third question"];
+    let ran = run_agent_full(&py, None, &flags, "langgraph_fanout.py", &questions);
+    assert!(ran.out.status.success(), "{}", ran.explain());
+    assert_eq!(most_in_flight(&ran.events), 3, "the branches' calls went one at a time\n{}", ran.explain());
+    let named: Vec<String> = threads(&ran.events).into_iter().map(|t| t.0).collect();
+    assert_eq!(named, ["t1", "t2", "t3"], "{}", ran.explain());
+}
+
+/// The `anthropic` SDK's AsyncAnthropic with two calls at once: both in
+/// flight together through the Messages endpoint, two threads.
+#[test]
+fn the_anthropic_sdk_s_two_concurrent_calls() {
+    let py = python_or_skip!();
+    let flags = ["--fault", "model:agent:slow=400"];
+    let ran = run_agent_full(&py, None, &flags, "anthropic_fanout.py", &["hello one", "hello two"]);
+    assert!(ran.out.status.success(), "{}", ran.explain());
+    assert_eq!(ran.dialects(), [Dialect::Anthropic, Dialect::Anthropic]);
+    assert_eq!(most_in_flight(&ran.events), 2, "{}", ran.explain());
+    assert_eq!(threads(&ran.events).len(), 2, "{}", ran.explain());
+}
+
 /// A plain script fanning out over AsyncOpenAI, with functions of its
 /// own: its conversations' model calls are in flight at once (the trace
 /// sends a call before an earlier one came back: the gateway served them
@@ -140,20 +188,7 @@ fn a_script_that_fans_out_with_functions_of_its_own() {
     let ran =
         run_agent_full(&py, None, &flags, "openai_fanout.py", &["--n", "3", "Count the words in 'a b c' please."]);
     assert!(ran.out.status.success(), "{}", ran.explain());
-    let (mut out, mut most) = (0i32, 0i32);
-    for e in &ran.events {
-        match &e.kind {
-            EventKind::ModelCall { role: Role::Agent, .. } => {
-                out += 1;
-                most = most.max(out);
-            }
-            EventKind::ModelReply { role: Role::Agent, .. } | EventKind::ModelFailed { role: Role::Agent, .. } => {
-                out -= 1
-            }
-            _ => {}
-        }
-    }
-    assert!(most >= 2, "the conversations' calls were served one at a time\n{}", ran.explain());
+    assert!(most_in_flight(&ran.events) >= 2, "the conversations' calls were served one at a time\n{}", ran.explain());
     let own: Vec<(String, Option<switchyard::tool::fault::FaultMode>)> = ran
         .events
         .iter()
