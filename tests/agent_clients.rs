@@ -653,6 +653,43 @@ fn the_openai_agents_sdk_with_switchyard_s_tools_over_mcp() {
 /// the same question run after run, its favourite tool breaks, the graph
 /// learns from its failed calls, and graph narrowing (K = 2 of the MCP
 /// list) moves it to the backup; `report DIR --trace` draws the figure.
+/// ToolNet's Figure 4 on an agent whose twin tools are functions of its
+/// own: the graph takes both as nodes (the twin never called too), learns
+/// from the agent's calls, narrowing moves the agent to the twin once its
+/// favourite breaks, and the figure is drawn from the trace.
+#[test]
+fn figure_4_on_an_agent_s_own_twin_functions() {
+    let py = python_or_skip!();
+    let flags = ["--count", "8", "--fault", "word_count:error@3", "--set", "narrow=graph", "--set", "narrow_k=1"];
+    let task = "Count the words in 'a b c' please.";
+    let ran = run_agent_full(&py, None, &flags, "openai_fanout.py", &["--n", "1", "--twins", task]);
+    assert!(ran.out.status.success(), "{}", ran.explain());
+    let paths: Vec<Value> = ran.summary["runs"].as_array().unwrap().iter().map(|r| r["path"].clone()).collect();
+    assert_eq!(paths[0], serde_json::json!(["word_count"]), "its favourite at first: {paths:?}");
+    assert_eq!(paths[7], serde_json::json!(["word_count_mirror"]), "the twin at the end: {paths:?}");
+    let learnt = ran.events.iter().any(|e| {
+        matches!(&e.kind, EventKind::GraphUpdated { update } if update.scores.iter().any(|(t, _)| &**t == "word_count_mirror"))
+    });
+    assert!(learnt, "the graph learnt the twin's score");
+    // Each task's agent is a new process: its conversation is the run's first thread.
+    let threads: Vec<(u32, u32)> = (ran.events.iter())
+        .filter_map(|e| match &e.kind {
+            EventKind::ThreadOpened { thread, .. } => Some((e.run, *thread)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(threads, (1..=8).map(|run| (run, 0)).collect::<Vec<_>>());
+    let figure = ran._dir.path().join("figure");
+    let trace = ran._dir.path().join("trace.jsonl");
+    let drawn =
+        Command::new(env!("CARGO_BIN_EXE_switchyard")).arg("report").arg(&figure).arg("--trace").arg(&trace).output();
+    let drawn = drawn.unwrap();
+    assert!(drawn.status.success(), "{}", String::from_utf8_lossy(&drawn.stderr));
+    let data: Value =
+        serde_json::from_str(&std::fs::read_to_string(figure.join("toolnet-fault.json")).unwrap()).unwrap();
+    assert_eq!((data["broken"].as_str(), data["backup"].as_str()), (Some("word_count"), Some("word_count_mirror")));
+}
+
 #[test]
 fn graph_narrowing_moves_an_outside_agent_off_its_broken_tool() {
     let py = python_or_skip!();

@@ -59,6 +59,9 @@ impl Engine {
         if pending && !self.replaying() {
             return Ok(AgentNext::Moved);
         }
+        if let Some((tool, args, result)) = self.agent.own.ended.pop_front() {
+            return Ok(AgentNext::Tool { tool, args, end: ToolEnd::Ran(result) });
+        }
         if let Some(next) = self.start_agent_lanes(budget.as_deref()).await? {
             return Ok(next);
         }
@@ -167,7 +170,10 @@ impl Engine {
         let (call, lane) = (self.next_call, self.agent.next_lane);
         self.agent.next_lane += 1;
         let thread = match &work {
-            Work::Model(c) => self.thread_of_request(call, c)?,
+            Work::Model(c) => {
+                self.own_tools_offered(&c.request);
+                self.thread_of_request(call, c)?
+            }
             Work::Tool(c) => self.thread_of_mcp_call(&c.tool),
         };
         self.agent.open.push(OpenLane {
@@ -523,7 +529,9 @@ impl Engine {
     /// call is cut short and ends with its result, every waiting one is
     /// abandoned; nothing is left without its end in the trace.
     pub(super) async fn end_agent_calls(&mut self, why: &str) -> Result<Vec<AgentNext>, Halt> {
-        let mut ends = Vec::new();
+        let mut ends: Vec<AgentNext> = (self.agent.own.ended.drain(..))
+            .map(|(tool, args, result)| AgentNext::Tool { tool, args, end: ToolEnd::Ran(result) })
+            .collect();
         self.own_tools_end(why)?;
         let waiting: Vec<OpenLane> = {
             let (running, waiting) =

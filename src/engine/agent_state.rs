@@ -3,7 +3,7 @@
 //! agent's own tool calls seen from the wire. Behaviour is in
 //! `agent_lanes.rs` and `agent_tools.rs`; this holds no engine.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use futures::future::AbortHandle;
@@ -153,12 +153,20 @@ pub(super) struct ModelGo {
 pub(super) struct OwnTools {
     pub(super) asked: HashMap<String, OwnCall>,
     pub(super) answered: HashSet<String>,
+    /// Calls ended and not yet handed to the strategy's ledger (BTP's
+    /// spending, ToolNet's trajectory): tool, arguments, result.
+    pub(super) ended: VecDeque<(String, Value, ToolResult)>,
+    /// The agent's own tools over the session (offered its model or
+    /// called, not the library's): ToolNet's graph takes them as nodes
+    /// when it learns.
+    pub(super) seen: HashSet<String>,
 }
 
 pub(super) struct OwnCall {
     pub(super) call: u64,
     pub(super) lane: u32,
     pub(super) tool: String,
+    pub(super) args: Value,
     /// When the reply asking for it was given, on the engine's clock.
     pub(super) t0: u64,
     /// `k` on its lane: the agent's result is replaced by this fault's.

@@ -43,9 +43,13 @@ impl Engine {
             let (call, lane) = (self.next_call, self.agent.next_lane);
             self.agent.next_lane += 1;
             self.emit(EventKind::LaneOpened { lane, call, name: a.name.clone(), model: false, thread })?;
-            self.emit(EventKind::ToolCall { call, tool: a.name.clone(), args: a.arguments, lane: Some(lane) })?;
+            self.emit(EventKind::ToolCall { call, tool: a.name.clone(), args: a.arguments.clone(), lane: Some(lane) })?;
             let t0 = self.clock.now_ms() + self.t_offset;
-            let own = OwnCall { call, lane, tool: a.name, t0, user_fault: None, thread, launched: false };
+            if !self.agent.own.seen.contains(&a.name) {
+                self.agent.own.seen.insert(a.name.clone());
+            }
+            let own =
+                OwnCall { call, lane, tool: a.name, args: a.arguments, t0, user_fault: None, thread, launched: false };
             self.agent.own.asked.insert(a.id, own);
         }
         Ok(())
@@ -89,6 +93,7 @@ impl Engine {
             }
             self.settle_own(&own, &result, latency_ms, fault)?;
             let result = self.review_result(own.call, &own.tool, result).await?;
+            self.agent.own.ended.push_back((own.tool.clone(), own.args.clone(), result.clone()));
             if result != brought
                 && let Some(wire) = req.wire.as_mut()
             {
@@ -138,6 +143,21 @@ impl Engine {
             lane: Some(own.lane),
             source: Some(CallSource::Agent),
         })
+    }
+
+    /// The tools a request offers the agent's model that are not the
+    /// library's: the agent's own, called or not.
+    pub(super) fn own_tools_offered(&mut self, req: &ChatRequest) {
+        for t in &req.tools {
+            if !self.agent.own.seen.contains(&t.name) && self.library.get(&t.name).is_none() {
+                self.agent.own.seen.insert(t.name.clone());
+            }
+        }
+    }
+
+    /// Whether `tool` is one of the agent's own (offered its model or called).
+    pub(super) fn is_agent_tool(&self, tool: &str) -> bool {
+        self.agent.own.seen.contains(tool)
     }
 
     /// Whether a fault, an approval or a breakpoint may name `tool`: one of

@@ -116,6 +116,11 @@ pub trait Host: Send {
     fn next_step(&mut self) -> Result<(), super::EngineError>;
     /// The user stopped the session or restarted the task.
     fn cut_short(&self) -> bool;
+    /// A tool a bridged agent's replies called as one of its own functions
+    /// (not the library's): ToolNet's graph takes it as a node.
+    fn agent_tool(&self, _name: &str) -> bool {
+        false
+    }
     /// The library's tools narrowing keeps for a bridged agent's tool list
     /// (`narrow`, `narrow_k`), best first; None when it keeps them all.
     fn narrowed_offer(&mut self) -> Result<Option<Vec<String>>, super::EngineError> {

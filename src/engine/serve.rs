@@ -134,6 +134,10 @@ impl Host for Engine {
         self.stop || self.restart
     }
 
+    fn agent_tool(&self, name: &str) -> bool {
+        self.is_agent_tool(name)
+    }
+
     fn take_user_program(&mut self) -> Option<String> {
         if self.replaying() {
             return self.recorded_user_program();
@@ -218,6 +222,17 @@ impl Host for Engine {
         if let Some(g) = self.graph.as_mut() {
             if let Some(k) = self.kept.as_mut() {
                 k.scores.push(scores.clone());
+            }
+            // A bridged agent's own functions (those it offered its model,
+            // called or not) join the graph when it first learns, from
+            // `start` as a tool the library gains does: narrowing then
+            // ranks a twin never called beside the one that failed.
+            let mut joining: Vec<&String> = self.agent.own.seen.iter().filter(|n| !g.contains(n)).collect();
+            joining.sort();
+            for name in joining {
+                if let Err(e) = g.add_tool(name) {
+                    tracing::warn!(tool = %name, error = %e, "the agent's tool could not join the graph");
+                }
             }
             let update = g.apply_scores(scores, alpha, beta);
             Engine::emit(self, EventKind::GraphUpdated { update })?;

@@ -2,7 +2,10 @@
 `openai` SDK's AsyncOpenAI (asyncio.gather), each offering two functions of
 its own, word_count(text) and reverse(text), computed here.
 
-    openai_fanout.py [--n N] PROMPT
+    openai_fanout.py [--n N] [--twins] PROMPT
+
+--twins offers word_count and its twin word_count_mirror (the same
+function, the same description) in place of reverse.
 
 Each conversation runs the loop an agent runs: while the reply has
 tool_calls, compute them, append the assistant message and one `tool`
@@ -44,6 +47,10 @@ TOOLS = [
     function("word_count", "Count the words in a text."),
     function("reverse", "Reverse a text, character by character."),
 ]
+TWINS = [
+    function("word_count", "Count the words in a text."),
+    function("word_count_mirror", "Count the words in a text."),
+]
 
 
 def own_tool(name: str, arguments) -> str:
@@ -52,18 +59,18 @@ def own_tool(name: str, arguments) -> str:
         text = str(args.get("text", ""))
     except Exception as e:  # a bad call is the model's to see
         return f"error: bad arguments for {name}: {e}"
-    if name == "word_count":
+    if name in ("word_count", "word_count_mirror"):
         return str(len(text.split()))
     if name == "reverse":
         return text[::-1]
     return f"error: unknown tool {name!r}"
 
 
-async def conversation(client, i: int, prompt: str) -> dict:
+async def conversation(client, i: int, prompt: str, tools) -> dict:
     messages = [{"role": "user", "content": f"{prompt} (conversation {i})"}]
     results = []
     for _ in range(MAX_ROUNDS):
-        resp = await client.chat.completions.create(model="agent", messages=messages, tools=TOOLS)
+        resp = await client.chat.completions.create(model="agent", messages=messages, tools=tools)
         msg = resp.choices[0].message
         if not msg.tool_calls:
             return {"conversation": i, "tool_results": results, "answer": msg.content or ""}
@@ -75,12 +82,12 @@ async def conversation(client, i: int, prompt: str) -> dict:
     return {"conversation": i, "tool_results": results, "answer": ""}
 
 
-async def fan_out(n: int, prompt: str) -> None:
+async def fan_out(n: int, prompt: str, tools) -> None:
     client = openai.AsyncOpenAI(
         base_url=env("OPENAI_BASE_URL"), api_key=env("OPENAI_API_KEY"), max_retries=0, timeout=120
     )
     emit({"client": "openai-async", "version": version("openai")})
-    done = await asyncio.gather(*(conversation(client, i, prompt) for i in range(n)))
+    done = await asyncio.gather(*(conversation(client, i, prompt, tools) for i in range(n)))
     for d in done:
         emit(d)
     print(" | ".join(d["answer"] for d in done), flush=True)
@@ -89,9 +96,10 @@ async def fan_out(n: int, prompt: str) -> None:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--n", type=int, default=2)
+    p.add_argument("--twins", action="store_true", help="word_count and word_count_mirror")
     p.add_argument("prompt")
     a = p.parse_args()
-    asyncio.run(fan_out(a.n, a.prompt))
+    asyncio.run(fan_out(a.n, a.prompt, TWINS if a.twins else TOOLS))
 
 
 if __name__ == "__main__":

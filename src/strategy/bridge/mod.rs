@@ -158,8 +158,10 @@ async fn learn_from(
             _ => Ok(()),
         };
     }
-    let scores: BTreeMap<String, i32> =
-        rule_scores(history).into_iter().filter(|(t, _)| host.library().get(t).is_some()).collect();
+    let scores: BTreeMap<String, i32> = rule_scores(history)
+        .into_iter()
+        .filter(|(t, _)| host.library().get(t).is_some() || host.agent_tool(t))
+        .collect();
     host.emit(EventKind::Evaluated { scores: scores.clone() })?;
     host.learn(&scores)?;
     Ok(())
