@@ -79,10 +79,15 @@ async fn upstream() -> Upstream {
         open,
     };
     let app = axum::Router::new().route("/v1/chat/completions", post(complete)).with_state(seen.clone());
+    Upstream { base_url: serve(app).await, seen, release }
+}
+
+/// Serves `app` on a loopback port: its `/v1` base URL.
+async fn serve(app: axum::Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    Upstream { base_url: format!("http://{addr}/v1"), seen, release }
+    format!("http://{addr}/v1")
 }
 
 fn model(up: &Upstream) -> Arc<dyn ChatModel> {
@@ -253,4 +258,75 @@ async fn a_lane_is_held_stepped_alone_or_failed_while_the_others_wait() {
     });
     assert_eq!(failed_why.as_deref(), Some("the call was failed by the user"));
     assert_eq!(count(&events, |k| matches!(k, EventKind::LaneChanged { .. })), 4);
+}
+
+/// `q` while calls wait at their gates, one of them held: each lane ends
+/// in the trace as abandoned, each caller is told the session stopped,
+/// none reached the upstream.
+#[tokio::test]
+async fn quitting_while_lanes_are_held_ends_every_lane() {
+    let up = upstream().await;
+    let mut rig = rig(model(&up)).await;
+    let mut events = Vec::new();
+    rig.handle.send(Control::Pause);
+    until_events(&mut rig, &mut events, 1, |k| matches!(k, EventKind::Paused)).await;
+    let calls: Vec<_> = (0..3).map(|i| ask(&rig, i)).collect();
+    until_events(&mut rig, &mut events, 3, |k| matches!(k, EventKind::LaneOpened { .. })).await;
+    let first = events.iter().find_map(|e| match e.kind {
+        EventKind::LaneOpened { lane, .. } => Some(lane),
+        _ => None,
+    });
+    rig.handle.send(Control::Lane { lane: first.unwrap(), action: LaneAction::Hold });
+    until_events(&mut rig, &mut events, 1, |k| matches!(k, EventKind::LaneChanged { .. })).await;
+    events.extend(rig.finish().await);
+    let answers: Vec<u16> = futures::future::join_all(calls).await.into_iter().map(|r| r.unwrap().0).collect();
+    assert_eq!(answers, [503, 503, 503], "each caller is told the session stopped");
+    assert_eq!(up.seen.total.load(Ordering::SeqCst), 0, "none was sent");
+    let opened = count(&events, |k| matches!(k, EventKind::LaneOpened { .. }));
+    let abandoned = count(&events, |k| matches!(k, EventKind::CallAbandoned { .. }));
+    assert_eq!((opened, abandoned), (3, 3), "every lane opened is ended");
+}
+
+/// An upstream that answers 429 (Retry-After: 1) to a call while another
+/// is in flight. With `max_in_flight = 1` the calls take their turns and
+/// it never refuses; without, the refused calls are retried after its
+/// Retry-After until each is answered. Either way every lane ends.
+#[tokio::test]
+async fn an_upstream_that_refuses_concurrency_with_429s() {
+    async fn one_at_a_time(State(busy): State<Arc<(AtomicUsize, AtomicUsize)>>) -> axum::response::Response {
+        use axum::response::IntoResponse;
+        if busy.0.fetch_add(1, Ordering::SeqCst) > 0 {
+            busy.0.fetch_sub(1, Ordering::SeqCst);
+            busy.1.fetch_add(1, Ordering::SeqCst);
+            let body = json!({"error": {"message": "one at a time", "type": "rate_limit_error"}});
+            return (axum::http::StatusCode::TOO_MANY_REQUESTS, [("retry-after", "1")], axum::Json(body))
+                .into_response();
+        }
+        // Held a while, so the others arrive while it runs.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        busy.0.fetch_sub(1, Ordering::SeqCst);
+        axum::Json(json!({
+            "id": "up", "object": "chat.completion", "created": 0, "model": "held",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}
+        }))
+        .into_response()
+    }
+    for bound in [Some(1), None] {
+        let busy = Arc::new((AtomicUsize::new(0), AtomicUsize::new(0)));
+        let app = axum::Router::new().route("/v1/chat/completions", post(one_at_a_time)).with_state(busy.clone());
+        let mut cfg = OpenAiConfig::new("held", serve(app).await, "held");
+        (cfg.max_retries, cfg.stream, cfg.max_in_flight) = (8, false, bound);
+        let rig = rig(Arc::new(OpenAiModel::new(cfg).unwrap())).await;
+        let calls: Vec<_> = (0..4).map(|i| ask(&rig, i)).collect();
+        let answers: Vec<u16> = futures::future::join_all(calls).await.into_iter().map(|r| r.unwrap().0).collect();
+        assert_eq!(answers, [200; 4], "bound {bound:?}");
+        let events = rig.finish().await;
+        let refused = busy.1.load(Ordering::SeqCst);
+        match bound {
+            Some(_) => assert_eq!(refused, 0, "taking turns, none was refused"),
+            None => assert!(refused > 0, "four at once met the upstream's refusals"),
+        }
+        assert_eq!(count(&events, |k| matches!(k, EventKind::ModelReply { .. })), 4, "bound {bound:?}");
+    }
 }
