@@ -364,6 +364,9 @@ impl OpenAiModel {
         }
         if self.cfg.api == Dialect::Chat {
             tool_texts_as_strings(&mut body);
+            if !self.cfg.native_tools {
+                tools_as_text(&mut body);
+            }
         }
         self.bound_reply(&mut body);
         self.ask_cache(&mut body);
@@ -738,6 +741,85 @@ fn parse_retry_after(v: &str) -> Option<Duration> {
     Some(Duration::from_millis(ms.min(RETRY_AFTER_CAP_MS)))
 }
 
+/// An agent's tools as text, for a server without native tools
+/// (`native_tools = false`), whose chat template shows the model neither
+/// the `tools` nor `tool` messages nor an assistant's `tool_calls`: the
+/// tools are described in the system message with how to call one (a JSON
+/// object, which the reply is read back from as a tool call), each earlier
+/// call written as that JSON, each result as a user turn naming its tool.
+fn tools_as_text(body: &mut Value) {
+    let Some(obj) = body.as_object_mut() else { return };
+    let Some(Value::Array(tools)) = obj.remove("tools") else { return };
+    obj.remove("tool_choice");
+    obj.remove("parallel_tool_calls");
+    let listed: Vec<String> = tools
+        .iter()
+        .filter_map(|t| {
+            let f = t.get("function")?;
+            let name = f.get("name")?.as_str()?;
+            let description = f.get("description").and_then(Value::as_str).unwrap_or_default();
+            let parameters = f.get("parameters").map(Value::to_string).unwrap_or_else(|| "{}".into());
+            Some(format!("- {name}: {description} Arguments (JSON schema): {parameters}"))
+        })
+        .collect();
+    let guide = format!(
+        "You have these tools:\n{}\n\nUse a tool for any fact, figure or computation one of them \
+         gives, rather than your memory. To call a tool, reply with only a JSON object: \
+         {{\"name\": \"TOOL\", \"arguments\": {{...}}}}. Its result comes back as a message \
+         \"TOOL returned: RESULT\". Once the results answer the question, reply with the answer \
+         in plain words, without JSON.",
+        listed.join("\n")
+    );
+    let Some(messages) = obj.get_mut("messages").and_then(Value::as_array_mut) else { return };
+    match messages.first_mut().filter(|m| m.get("role").and_then(Value::as_str) == Some("system")) {
+        Some(system) => {
+            let said = chat_text(system.get("content"));
+            system["content"] = Value::String(if said.is_empty() { guide } else { format!("{said}\n\n{guide}") });
+        }
+        None => messages.insert(0, json!({"role": "system", "content": guide})),
+    }
+    let mut names: Vec<(String, String)> = Vec::new();
+    for m in messages.iter_mut() {
+        match m.get("role").and_then(Value::as_str) {
+            Some("assistant") => {
+                let Some(calls) = m.as_object_mut().and_then(|o| o.remove("tool_calls")) else { continue };
+                let mut text: Vec<String> = Vec::new();
+                for c in calls.as_array().into_iter().flatten() {
+                    let (Some(id), Some(f)) = (c.get("id").and_then(Value::as_str), c.get("function")) else {
+                        continue;
+                    };
+                    let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
+                    let args = match f.get("arguments") {
+                        Some(Value::String(a)) => serde_json::from_str(a).unwrap_or(Value::String(a.clone())),
+                        Some(a) => a.clone(),
+                        None => json!({}),
+                    };
+                    names.push((id.to_string(), name.to_string()));
+                    text.push(json!({"name": name, "arguments": args}).to_string());
+                }
+                // The model's own words, when it wrote the call as text, are kept.
+                let said = chat_text(m.get("content"));
+                m["content"] = Value::String(if said.trim().is_empty() { text.join("\n") } else { said });
+            }
+            Some("tool") => {
+                let id = m.get("tool_call_id").and_then(Value::as_str).unwrap_or_default();
+                let name = names.iter().find(|(i, _)| i == id).map_or("the tool", |(_, n)| n.as_str()).to_string();
+                let result = chat_text(m.get("content"));
+                if let Some(o) = m.as_object_mut() {
+                    o.remove("tool_call_id");
+                    o.insert("role".into(), json!("user"));
+                    o.insert("content".into(), json!(format!("{name} returned: {result}")));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn chat_text(content: Option<&Value>) -> String {
+    content.map(dialect::chat::content_text).unwrap_or_default()
+}
+
 /// A tool message whose content is a list of text parts, as one string.
 /// Chat Completions takes either, and agents send parts (the OpenAI Agents
 /// SDK does); llama.cpp's servers take only the string.
@@ -976,6 +1058,31 @@ fn tool_call_value(v: &Value, tools: &[ToolDef]) -> Option<ToolCallRequest> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_agent_s_tools_are_text_for_a_server_without_native_tools() {
+        let mut body = json!({
+            "messages": [
+                {"role": "user", "content": "capital of Australia?"},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+                    "function": {"name": "geo_lookup", "arguments": "{\"country\": \"Australia\"}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "{\"capital\": \"Canberra\"}"}],
+            "tools": [{"type": "function", "function": {"name": "geo_lookup", "description": "A country's facts.",
+                "parameters": {"type": "object"}}}],
+            "tool_choice": "auto"});
+        tools_as_text(&mut body);
+        assert!(body.get("tools").is_none() && body.get("tool_choice").is_none());
+        let system = body["messages"][0]["content"].as_str().unwrap();
+        assert!(system.contains("- geo_lookup: A country's facts.") && system.contains("JSON object"), "{system}");
+        assert_eq!(
+            body["messages"][2],
+            json!({"role": "assistant", "content": "{\"name\":\"geo_lookup\",\"arguments\":{\"country\":\"Australia\"}}"})
+        );
+        assert_eq!(
+            body["messages"][3],
+            json!({"role": "user", "content": "geo_lookup returned: {\"capital\": \"Canberra\"}"})
+        );
+    }
+
     use super::*;
 
     #[test]
