@@ -2,10 +2,10 @@
 # Switchyard's strategies and a peer agent on the same real model, tasks and
 # tools, side by side: what a user waits for with each.
 #
-#   scripts/peer-side-by-side.sh [--server llama-server|local-model] [--count N]
-#                                [--tasks FILE] [--strategies LIST] [--out DIR]
+#   scripts/peer-side-by-side.sh [--server llama-server|local-model] [--model 0.5b|1.5b]
+#                                [--count N] [--tasks FILE] [--strategies LIST] [--out DIR]
 #
-# - The model: the local Qwen2.5-Coder 0.5B, served by llama.cpp's own
+# - The model: the local Qwen2.5-Coder 0.5B (or 1.5B with --model 1.5b), served by llama.cpp's own
 #   server with two slots, the actor and the evaluator pinned to one each
 #   (scripts/llama-server.sh, the default: it reports
 #   the prompt cache and takes `cache_prompt`) or by llama-cpp-python's
@@ -29,6 +29,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 server=llama-server
+size=0.5b
 count=6
 tasks="$here/sample-tools/tasks/sample.toml"
 strategies=react,toolnet
@@ -37,6 +38,7 @@ out="$data/peer-side-by-side"
 while [ $# -gt 0 ]; do
   case "$1" in
     --server) server=${2:?--server needs llama-server or local-model}; shift 2 ;;
+    --model) size=${2:?--model needs 0.5b or 1.5b}; shift 2 ;;
     --count) count=${2:?--count needs a number}; shift 2 ;;
     --tasks) tasks=${2:?--tasks needs a file}; shift 2 ;;
     --strategies) strategies=${2:?--strategies needs a list}; shift 2 ;;
@@ -59,8 +61,8 @@ fi
 case "$server" in
   # Two slots, the actor and the evaluator pinned to one each: each role's
   # prompt then extends its own last one in the server's cache.
-  llama-server) model_config=$(bash "$here/scripts/llama-server.sh" start 0.5b 2 | sed 's/^# slots = /slots = /') ;;
-  local-model) model_config=$(bash "$here/scripts/local-model.sh" start 0.5b | sed '/^#/d') ;;
+  llama-server) model_config=$(bash "$here/scripts/llama-server.sh" start "$size" 2 | sed 's/^# slots = /slots = /') ;;
+  local-model) model_config=$(bash "$here/scripts/local-model.sh" start "$size" | sed '/^#/d') ;;
   *) say "unknown server '$server' (llama-server or local-model)"; exit 2 ;;
 esac
 bash "$here/scripts/agent-clients.sh" install >&2
@@ -75,7 +77,7 @@ config="$out/config.toml"
   for role in actor planner solver evaluator classifier judge; do echo "$role = \"local\""; done
 } >"$config"
 
-say "$server, $count tasks of $tasks; Switchyard: $strategies"
+say "$server with Qwen $size, $count tasks of $tasks; Switchyard: $strategies"
 started=$SECONDS
 "$bin" --config "$config" eval --strategy "$strategies" --tasks "$tasks" --count "$count" \
   --out "$out/switchyard" --json >/dev/null
