@@ -1,7 +1,9 @@
 //! The simulated model as an outside agent's model (the `agent` role): a
 //! native tool call for the user's latest question when a tool fits it,
 //! then an answer from the tool's result. Enough for an agent's tool loop
-//! to run end to end offline, deterministically.
+//! to run end to end offline, deterministically. A message that asks
+//! several questions, each fitting a tool, gets one call per question in
+//! the same reply (parallel tool calls), and an answer from all results.
 
 use serde_json::Value;
 
@@ -17,14 +19,36 @@ pub(super) fn agent_reply(messages: &[Message], tools: &[ToolDef]) -> (String, V
         Some(i) => messages[i + 1..].iter().filter(|m| m.role == Speaker::Tool).map(|m| m.content.as_str()).collect(),
         None => Vec::new(),
     };
-    if let Some(result) = results.last() {
-        return (format!("The answer is {}.", result.trim()), Vec::new());
+    if !results.is_empty() {
+        let answers: Vec<&str> = results.iter().map(|r| r.trim()).collect();
+        return (format!("The answer is {}.", answers.join(" and ")), Vec::new());
+    }
+    if let Some(calls) = one_call_per_question(question, tools) {
+        return (String::new(), calls);
     }
     if let Some(call) = best_call(question, tools) {
         return (String::new(), vec![call]);
     }
     let words = task_words(question);
     (format!("I have no tool for that; you asked about {}.", words.join(" ")), Vec::new())
+}
+
+/// A call for each of the message's questions (its sentences ending in
+/// `?`), when there are several and every one of them fits a tool; the
+/// same call asked twice is asked once.
+fn one_call_per_question(message: &str, tools: &[ToolDef]) -> Option<Vec<ToolCallRequest>> {
+    let questions: Vec<&str> = message.split_inclusive('?').map(str::trim).filter(|q| q.ends_with('?')).collect();
+    if questions.len() < 2 {
+        return None;
+    }
+    let mut calls: Vec<ToolCallRequest> = Vec::new();
+    for q in questions {
+        let call = best_call(q, tools)?;
+        if !calls.iter().any(|c| c.name == call.name && c.arguments == call.arguments) {
+            calls.push(call);
+        }
+    }
+    (calls.len() >= 2).then_some(calls)
 }
 
 /// The offered tool whose words fit the question best, with its arguments

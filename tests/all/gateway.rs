@@ -386,6 +386,42 @@ async fn a_streamed_reply_reassembles_into_the_reply_it_streams() {
     rig.finish().await;
 }
 
+/// A message asking two questions gets two tool calls in one reply (the
+/// parallel tool calls agents run at once), each with its own id, and an
+/// answer from both results.
+#[tokio::test]
+async fn the_simulated_model_asks_one_tool_per_question_at_once() {
+    let rig = rig(sim()).await;
+    let number = json!({"type": "number"});
+    let tool = |name: &str| {
+        json!({"type": "function", "function": {"name": name, "parameters": {"type": "object",
+        "properties": {"a": number, "b": number}, "required": ["a", "b"]}}})
+    };
+    let question = json!({"role": "user", "content": "What is 2 + 3? What is 4 * 5?"});
+    let ask = json!({"model": "m", "messages": [question], "tools": [tool("add"), tool("multiply")]});
+    let (status, reply) = rig.send(Dialect::Chat, &ask).await;
+    assert_eq!(status, 200, "{reply}");
+    let message = &reply["choices"][0]["message"];
+    let calls = message["tool_calls"].as_array().unwrap();
+    let asked: Vec<(&str, Value)> = calls
+        .iter()
+        .map(|c| {
+            let args = serde_json::from_str(c["function"]["arguments"].as_str().unwrap()).unwrap();
+            (c["function"]["name"].as_str().unwrap(), args)
+        })
+        .collect();
+    assert_eq!(asked, [("add", json!({"a": 2, "b": 3})), ("multiply", json!({"a": 4, "b": 5}))]);
+    assert_ne!(calls[0]["id"], calls[1]["id"]);
+
+    let result = |call: &Value, out: &str| json!({"role": "tool", "tool_call_id": call["id"], "content": out});
+    let messages = json!([question, message, result(&calls[0], "5"), result(&calls[1], "20")]);
+    let ask = json!({"model": "m", "messages": messages, "tools": [tool("add"), tool("multiply")]});
+    let (status, reply) = rig.send(Dialect::Chat, &ask).await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["choices"][0]["message"]["content"], "The answer is 5 and 20.");
+    rig.finish().await;
+}
+
 #[tokio::test]
 async fn an_anthropic_agent_reaches_an_anthropic_upstream_as_it_was_sent() {
     let reply = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
