@@ -264,6 +264,42 @@ fn the_openai_agents_sdk_s_teams_are_threads() {
     assert_eq!(named, ["orchestrator", "calculator"], "{}", ran.explain());
 }
 
+/// The Agents SDK's parallel tool calls: the orchestrator asks its
+/// calculator two things in one reply, the SDK runs both conversations at
+/// once (their model calls in flight together), each a sub-agent thread
+/// under the orchestrator's, and its answer holds both sums.
+#[test]
+fn the_openai_agents_sdk_s_parallel_tool_calls_run_its_sub_agents_at_once() {
+    let py = python_or_skip!();
+    let flags = ["--fault", "model:agent:slow=400"];
+    let task = "Ask the calculator: what is 2 + 3? Ask the calculator: what is 4 + 5?";
+    let ran = run_agent_full(&py, None, &flags, "openai_agents_team.py", &["--as-tool", task]);
+    assert!(ran.out.status.success(), "{}", ran.explain());
+    let asked: Vec<&str> = ran
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::LaneOpened { name, model: false, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked, ["ask_calculator", "ask_calculator", "add", "add"], "{}", ran.explain());
+    assert_eq!(most_in_flight(&ran.events), 2, "the calculator's conversations ran one at a time\n{}", ran.explain());
+    let sub = || ThreadHow::SubAgent { tool: "ask_calculator".into() };
+    assert_eq!(
+        threads(&ran.events),
+        [
+            ("t1".into(), None, ThreadHow::Conversation),
+            ("ask_calculator".into(), Some("t1".into()), sub()),
+            ("ask_calculator#2".into(), Some("t1".into()), sub()),
+        ],
+        "{}",
+        ran.explain()
+    );
+    let answer = ran.answer();
+    assert!(answer.contains('5') && answer.contains('9'), "{}", ran.explain());
+}
+
 #[test]
 fn openai_chat_completions_with_a_tool_loop() {
     let py = python_or_skip!();

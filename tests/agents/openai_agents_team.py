@@ -1,11 +1,13 @@
 """A team of agents on the OpenAI Agents SDK (`agents`): a `calculator`
 agent with one `@function_tool`, add(a, b), that another agent uses.
 
-    openai_agents_team.py (--as-tool | --handoff) [--agent-header] TASK
+    openai_agents_team.py (--as-tool | --handoff) [--agent-header] [--timeout S] TASK
 
 --as-tool: an `orchestrator` offers the calculator as a tool of its own
 (`calculator.as_tool(...)`): the SDK runs the calculator's conversation
-while the orchestrator's tool call waits, and hands its answer back.
+while the orchestrator's tool call waits, and hands its answer back; the
+orchestrator may ask it several things in one reply (`parallel_tool_calls`),
+and the SDK runs those conversations at once.
 --handoff: a `triage` agent hands the conversation off to the calculator
 (`handoffs=[calculator]`, the SDK's `transfer_to_calculator`).
 --agent-header: each agent's client sends `X-Switchyard-Agent: NAME`.
@@ -22,7 +24,7 @@ import argparse
 import os
 from importlib.metadata import version
 
-from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
+from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
 from openai import AsyncOpenAI
 
 from agent_common import NAME, emit, env, run
@@ -31,10 +33,10 @@ from openai_agents_sdk import add  # the calculator's tool, as the one-agent scr
 MAX_TURNS = 8
 
 
-def model(name: str, header: bool):
+def model(name: str, header: bool, timeout: float):
     headers = {"X-Switchyard-Agent": name} if header else None
     client = AsyncOpenAI(base_url=env("OPENAI_BASE_URL"), api_key=env("OPENAI_API_KEY"),
-                         max_retries=0, timeout=60, default_headers=headers)
+                         max_retries=0, timeout=timeout, default_headers=headers)
     return OpenAIChatCompletionsModel(model=os.environ.get("AGENT_MODEL", "gpt-4o-mini"), openai_client=client)
 
 
@@ -44,6 +46,7 @@ def main() -> None:
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--as-tool", action="store_true", help="the orchestrator uses the calculator as a tool")
     how.add_argument("--handoff", action="store_true", help="triage hands off to the calculator")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds a model call may take")
     p.add_argument("--agent-header", action="store_true", help="send X-Switchyard-Agent: NAME")
     a = p.parse_args()
     set_tracing_disabled(True)
@@ -53,7 +56,7 @@ def main() -> None:
         handoff_description="The calculator: it adds numbers.",
         instructions="You are terse. Use the add tool for any addition, then answer with the number.",
         tools=[add],
-        model=model("calculator", a.agent_header),
+        model=model("calculator", a.agent_header, a.timeout),
     )
     if a.as_tool:
         lead = Agent(
@@ -61,14 +64,15 @@ def main() -> None:
             instructions="Ask the calculator tool for any sum; answer with what it says.",
             tools=[calculator.as_tool(tool_name="ask_calculator",
                                       tool_description="The calculator: give it the sum to work out as input.")],
-            model=model("orchestrator", a.agent_header),
+            model=model("orchestrator", a.agent_header, a.timeout),
+            model_settings=ModelSettings(parallel_tool_calls=True),
         )
     else:
         lead = Agent(
             name="triage",
             instructions="Hand any sum off to the calculator.",
             handoffs=[calculator],
-            model=model("triage", a.agent_header),
+            model=model("triage", a.agent_header, a.timeout),
         )
     emit({"client": "openai-agents", "version": version("openai-agents"), "lead": lead.name,
           "how": "as_tool" if a.as_tool else "handoff"})
