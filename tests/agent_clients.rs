@@ -378,6 +378,11 @@ fn a_wrong_key_is_refused_in_the_sdk_s_own_error() {
 /// The local Qwen server as the agent role's model (Chat Completions), or
 /// why there is none.
 fn local_model() -> Result<String, String> {
+    local_model_with("")
+}
+
+/// `local_model`'s config with more lines in the model's table.
+fn local_model_with(more: &str) -> Result<String, String> {
     let url = std::env::var("SWITCHYARD_LOCAL_MODEL_URL")
         .map_err(|_| "SWITCHYARD_LOCAL_MODEL_URL is not set (scripts/local-model.sh start)".to_string())?;
     let name = std::env::var("SWITCHYARD_LOCAL_MODEL_NAME").unwrap_or_else(|_| "qwen2.5-coder-0.5b-instruct".into());
@@ -386,7 +391,7 @@ fn local_model() -> Result<String, String> {
     // of context before the agent can answer.
     Ok(format!(
         "[models.qwen]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"{name}\"\ntimeout_ms = 180000\n\
-         max_retries = 1\nmax_tokens = 256\n\n[roles]\nagent = \"qwen\"\n"
+         max_retries = 1\nmax_tokens = 256\n{more}\n[roles]\nagent = \"qwen\"\n"
     ))
 }
 
@@ -428,6 +433,47 @@ fn the_anthropic_sdk_through_translation_to_the_local_model() {
             assert!(!failed, "{}", ran.explain());
             assert!(ran.out.status.success(), "{}", ran.explain());
             assert!(!ran.answer().trim().is_empty(), "{}", ran.explain());
+        }
+    }
+}
+
+/// The agents that fan out, with the local model as their model, bounded
+/// as `scripts/local-model.sh` prints (one request at a time, tools as
+/// text): LangGraph's `Send`, the `anthropic` SDK's two calls at once, a
+/// plain script with functions of its own and the Agents SDK's team. The
+/// gateway takes each agent's calls at once (the upstream's bound holds
+/// them, not the agent), every call is answered, every one is in a thread
+/// and every function the model asked for is a call of the session with
+/// its result (a 0.5B model need not choose well).
+#[test]
+#[ignore = "needs the local model: scripts/local-model.sh start"]
+fn the_agents_that_fan_out_on_the_local_model() {
+    let py = python_or_skip!();
+    let config = local_model_with("max_in_flight = 1\nnative_tools = false\n").unwrap();
+    // The other tests of this binary share the server (see above).
+    let wait = ["--timeout", "600"];
+    let runs: [(&str, Vec<&str>, i32); 4] = [
+        ("langgraph_fanout.py", vec!["Say yes.", "Say no.", "Say hi."], 3),
+        ("anthropic_fanout.py", vec!["Say one.", "Say two."], 2),
+        ("openai_fanout.py", vec!["--n", "2", "Count the words in 'a b c' please."], 2),
+        ("openai_agents_team.py", vec!["--as-tool", "Ask the calculator: what is 2 + 3?"], 1),
+    ];
+    for (script, args, at_once) in runs {
+        let args: Vec<&str> = wait.iter().copied().chain(args).collect();
+        let ran = run_agent_with(&py, Some(&config), script, &args);
+        assert!(!ran.dialects().is_empty(), "{script}\n{}", ran.explain());
+        assert!(most_in_flight(&ran.events) >= at_once, "{script}\n{}", ran.explain());
+        let failed = ran.events.iter().any(|e| matches!(e.kind, EventKind::ModelFailed { .. }));
+        assert!(!failed, "{script}\n{}", ran.explain());
+        let unthreaded =
+            ran.events.iter().any(|e| matches!(e.kind, EventKind::LaneOpened { model: true, thread: None, .. }));
+        assert!(!unthreaded, "{script}: every model call is in a thread\n{}", ran.explain());
+        let calls = ran.events.iter().filter(|e| matches!(e.kind, EventKind::ToolCall { .. })).count();
+        let results = ran.events.iter().filter(|e| matches!(e.kind, EventKind::ToolResult { .. })).count();
+        assert_eq!(calls, results, "{script}: every function called was answered\n{}", ran.explain());
+        if script != "openai_agents_team.py" {
+            assert!(ran.out.status.success(), "{script}\n{}", ran.explain());
+            assert_eq!(threads(&ran.events).len(), at_once as usize, "{script}\n{}", ran.explain());
         }
     }
 }

@@ -2,7 +2,7 @@
 each asking its own model call through langchain-openai's ChatOpenAI, the
 branches run at once, then joined.
 
-    langgraph_fanout.py QUESTION [QUESTION...]
+    langgraph_fanout.py [--timeout S] QUESTION [QUESTION...]
 
 A `StateGraph` whose start routes to a `solve` node once per question
 (`Send("solve", {"question": q})`); each `solve` calls
@@ -44,10 +44,11 @@ class Branch(TypedDict):
 
 def main() -> None:
     p = argparse.ArgumentParser(prog=NAME, description=__doc__.split("\n\n")[0])
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds a model call may take")
     p.add_argument("questions", nargs="+")
     a = p.parse_args()
     model = ChatOpenAI(model=os.environ.get("AGENT_MODEL", "gpt-4o-mini"), temperature=0,
-                       base_url=env("OPENAI_BASE_URL"), api_key=env("OPENAI_API_KEY"), max_retries=0, timeout=60)
+                       base_url=env("OPENAI_BASE_URL"), api_key=env("OPENAI_API_KEY"), max_retries=0, timeout=a.timeout)
 
     async def solve(b: Branch) -> dict:
         reply = await model.ainvoke([HumanMessage(b["question"])])

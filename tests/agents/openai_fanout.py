@@ -2,7 +2,7 @@
 `openai` SDK's AsyncOpenAI (asyncio.gather), each offering two functions of
 its own, word_count(text) and reverse(text), computed here.
 
-    openai_fanout.py [--n N] [--twins] PROMPT
+    openai_fanout.py [--n N] [--twins] [--timeout S] PROMPT
 
 --twins offers word_count and its twin word_count_mirror (the same
 function, the same description) in place of reverse.
@@ -82,9 +82,9 @@ async def conversation(client, i: int, prompt: str, tools) -> dict:
     return {"conversation": i, "tool_results": results, "answer": ""}
 
 
-async def fan_out(n: int, prompt: str, tools) -> None:
+async def fan_out(n: int, prompt: str, tools, timeout: float) -> None:
     client = openai.AsyncOpenAI(
-        base_url=env("OPENAI_BASE_URL"), api_key=env("OPENAI_API_KEY"), max_retries=0, timeout=120
+        base_url=env("OPENAI_BASE_URL"), api_key=env("OPENAI_API_KEY"), max_retries=0, timeout=timeout
     )
     emit({"client": "openai-async", "version": version("openai")})
     done = await asyncio.gather(*(conversation(client, i, prompt, tools) for i in range(n)))
@@ -97,9 +97,10 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--n", type=int, default=2)
     p.add_argument("--twins", action="store_true", help="word_count and word_count_mirror")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds a model call may take")
     p.add_argument("prompt")
     a = p.parse_args()
-    asyncio.run(fan_out(a.n, a.prompt, TWINS if a.twins else TOOLS))
+    asyncio.run(fan_out(a.n, a.prompt, TWINS if a.twins else TOOLS, a.timeout))
 
 
 if __name__ == "__main__":
