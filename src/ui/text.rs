@@ -45,6 +45,20 @@ pub(super) fn fit(s: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A name cut as by `fit`, but keeping a `#N` that ends it: the names of
+/// two threads run from one tool (`ask_calculator`, `ask_calculator#2`)
+/// stay apart when cut (`ask_calcu…#2`).
+pub(super) fn fit_name(s: &str, max: usize) -> Cow<'_, str> {
+    let suffix = s.rfind('#').map(|i| &s[i..]).filter(|t| t.len() > 1 && t[1..].bytes().all(|b| b.is_ascii_digit()));
+    match suffix {
+        Some(suffix) if width(s) > max && width(suffix) + 2 <= max => {
+            let base = &s[..s.len() - suffix.len()];
+            Cow::Owned(format!("{}{suffix}", fit(base, max - width(suffix))))
+        }
+        _ => fit(s, max),
+    }
+}
+
 /// `s` cut as by `fit`, then padded with spaces to exactly `cells` cells:
 /// a column of a table drawn by hand.
 pub(super) fn fit_padded(s: &str, cells: usize) -> String {
@@ -239,6 +253,15 @@ mod tests {
         assert_eq!(fit("geo_lookup", 5), "geo_…");
         assert_eq!(fit("漢字漢字", 5), "漢字…");
         assert_eq!(fit("abc", 0), "");
+    }
+
+    #[test]
+    fn fit_name_keeps_the_number_that_tells_two_apart() {
+        assert_eq!(fit_name("ask_calculator#2", 12), "ask_calcu…#2");
+        assert_eq!(fit_name("ask_calculator", 12), "ask_calcula…");
+        assert_eq!(fit_name("ask#2", 12), "ask#2");
+        assert_eq!(fit_name("a#b", 2), "a…");
+        assert_eq!(fit_name("abcdef#12", 4), "abc…");
     }
 
     #[test]

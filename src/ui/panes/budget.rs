@@ -23,7 +23,7 @@ use crate::model::Role;
 use crate::ui::PaneCtx;
 use crate::ui::format::fmt_cost;
 use crate::ui::symbols::{BLACKLISTED, FAILING, FORBIDDEN, OK};
-use crate::ui::text::{fit, width};
+use crate::ui::text::{fit, fit_name, width};
 use crate::ui::theme::Theme;
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
@@ -399,7 +399,8 @@ fn render_table(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
         grid.push((cells, Style::default()));
     }
     for (depth, t) in threads.iter().take(threads_shown) {
-        let name = format!("{}thread · {}", "  ".repeat(*depth), t.name);
+        let lead = format!("{}thread · ", "  ".repeat(*depth));
+        let name = format!("{lead}{}", fit_name(&t.name, name_w.saturating_sub(width(&lead))));
         let cells = vec![
             Cell::from(fit(&name, name_w).into_owned()).style(th.muted()),
             num((t.model_calls + t.tool_calls).to_string()).style(th.muted()),

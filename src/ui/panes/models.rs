@@ -23,7 +23,7 @@ use crate::model::price::Price;
 use crate::ui::PaneCtx;
 use crate::ui::format::{fmt_cost, fmt_count, fmt_ms};
 use crate::ui::symbols::FAULT;
-use crate::ui::text::{fit, width};
+use crate::ui::text::{fit, fit_name, width};
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     let (s, th) = (ctx.state, ctx.theme);
@@ -113,7 +113,8 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &PaneCtx) {
     // A bridged agent's calls, by the conversation that made them (a part
     // of the role's row above: not counted again in the total).
     for (depth, t) in threads {
-        let name = format!("{}└ {}", "  ".repeat(depth), t.name);
+        let lead = format!("{}└ ", "  ".repeat(depth));
+        let name = format!("{lead}{}", fit_name(&t.name, role_w.saturating_sub(width(&lead))));
         let row = vec![
             Cell::from(fit(&name, role_w).into_owned()),
             Cell::from(t.state.label()),
