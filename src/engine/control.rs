@@ -93,11 +93,30 @@ pub enum Control {
     ToggleBreakpoint {
         id: u32,
     },
+    /// A viewer of the session from another process (`switchyard attach`,
+    /// `ctl`): it came, went, or is sending a control (which comes next on
+    /// the channel, as any control does), recorded with its name.
+    Viewer {
+        viewer: String,
+        action: ViewerAction,
+    },
     /// Not the user's: an MCP server's state changed (see `Notifier`).
     ServerState {
         server: String,
         state: crate::tool::mcp::ServerState,
         detail: Option<String>,
+    },
+}
+
+/// What a viewer from another process did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum ViewerAction {
+    Attached,
+    Detached,
+    /// It sent this control (recorded before the control is applied).
+    Sent {
+        control: Box<Control>,
     },
 }
 

@@ -178,6 +178,9 @@ impl Engine {
             Control::ServerState { server, state, detail } => {
                 self.emit(EventKind::ServerState { server, state, detail })?;
             }
+            // The control itself follows on the channel, to be taken
+            // wherever a control is awaited (an approval's decision, a lane's).
+            Control::Viewer { viewer, action } => self.emit(EventKind::Viewer { viewer, action })?,
             Control::ClearFault { tool } => {
                 self.faults.clear(tool.as_deref());
                 self.emit(EventKind::FaultCleared { tool })?;

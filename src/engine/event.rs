@@ -724,6 +724,12 @@ pub enum EventKind {
     PaceChanged {
         ms: u64,
     },
+    /// A viewer from another process came, went or sent a control (the
+    /// control's own event follows).
+    Viewer {
+        viewer: String,
+        action: super::control::ViewerAction,
+    },
     /// A control that could not be applied, and why.
     ControlRejected {
         control: String,
@@ -1022,6 +1028,7 @@ impl EventKind {
             EventKind::TaskPicked { .. } => "TaskPicked",
             EventKind::PaceChanged { .. } => "PaceChanged",
             EventKind::ControlRejected { .. } => "ControlRejected",
+            EventKind::Viewer { .. } => "Viewer",
             EventKind::ToolsClassified { .. } => "ToolsClassified",
             EventKind::CategoryEdited { .. } => "CategoryEdited",
             EventKind::PlanWritten { .. } => "PlanWritten",

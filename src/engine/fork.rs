@@ -223,6 +223,7 @@ pub(super) fn recorded_kind(kind: &EventKind) -> Recorded {
         | EventKind::Stepped
         | EventKind::ServerState { .. }
         | EventKind::ControlRejected { .. }
+        | EventKind::Viewer { .. }
         | EventKind::Forked { .. } => Recorded::Echo,
         _ => Recorded::Engine,
     }

@@ -38,7 +38,7 @@ mod tally;
 
 pub use clock::{Clock, LogicalClock, SystemClock};
 pub use conductor::{Engine, EngineHandle, EngineSetup, Notifier, Scheduled, SessionOutcome};
-pub use control::{Control, LaneAction};
+pub use control::{Control, LaneAction, ViewerAction};
 pub use error::EngineError;
 pub use event::{Event, EventKind, StrategyKind};
 pub use fold::SessionState;

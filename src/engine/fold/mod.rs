@@ -18,6 +18,7 @@ pub mod threads;
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 
+use super::control::ViewerAction;
 use super::event::{
     Event, EventKind, LabelSource, LaneAction, LanePlan, RefuseReason, RoleModel, StrategyKind, TaskBrief, ToolBrief,
     ToolOutcome,
@@ -522,6 +523,12 @@ impl SessionState {
             }
             EventKind::TaskPicked { index } => self.picked = Some(*index),
             EventKind::PaceChanged { ms } => self.pace_ms = *ms,
+            EventKind::Viewer { viewer, action } => match action {
+                ViewerAction::Attached => self.push(Entry::Note(format!("viewer {viewer} attached"))),
+                ViewerAction::Detached => self.push(Entry::Note(format!("viewer {viewer} detached"))),
+                // The control's own event says what it did.
+                ViewerAction::Sent { .. } => {}
+            },
             EventKind::ControlRejected { control, why } => {
                 self.last_rejection = Some((control.clone(), why.clone()));
                 self.push(Entry::Note(format!("{control} refused: {why}")));
