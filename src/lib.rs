@@ -19,6 +19,7 @@ pub mod mcp_gateway;
 pub mod model;
 pub mod otel;
 pub mod program;
+pub mod remote;
 pub mod retrieve;
 pub mod session;
 pub mod sim;

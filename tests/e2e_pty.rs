@@ -303,3 +303,94 @@ fn an_approved_call_proceeds_and_a_breakpoint_pauses_the_run() {
     child.wait().unwrap();
     assert!(String::from_utf8_lossy(&screen.raw).contains("EXIT=0"), "{}", screen.text());
 }
+
+/// `ui --gateway`: the workbench opens on the exports to paste; an agent
+/// started elsewhere with them is answered, and its call is on screen.
+#[test]
+fn the_workbench_as_the_gateway_of_an_agent_started_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut screen, mut keys, mut child) = spawn(dir.path(), "--gateway");
+    let shown =
+        screen.wait("the exports", |t| t.contains("export OPENAI_API_KEY=") && t.contains("SWITCHYARD_MCP_URL"));
+    let value = |name: &str| -> String {
+        let at = shown.find(&format!("export {name}=")).unwrap() + name.len() + 8;
+        shown[at..].split(|c: char| c.is_whitespace() || c == '│').next().unwrap().to_string()
+    };
+    let (base, key) = (value("OPENAI_BASE_URL"), value("OPENAI_API_KEY"));
+    keys.write_all(b"\x1b").unwrap();
+    keys.flush().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let ask = serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "Say hello."}]});
+    let reply: serde_json::Value = rt.block_on(async {
+        let resp = reqwest::Client::new()
+            .post(format!("{base}/chat/completions"))
+            .bearer_auth(&key)
+            .json(&ask)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        resp.json().await.unwrap()
+    });
+    assert!(reply["choices"][0]["message"]["content"].is_string(), "{reply}");
+    screen.wait("the agent's call", |t| t.contains("agent reply") && !t.contains("Paste into"));
+    keys.write_all(b"q").unwrap();
+    keys.flush().unwrap();
+    screen.drain();
+    child.wait().unwrap();
+    let raw = String::from_utf8_lossy(&screen.raw).to_string();
+    assert!(raw.contains("EXIT=0"), "{raw}");
+}
+
+/// `attach` on a headless run: the workbench follows it, space pauses it,
+/// `d` leaves it paused and running its process; `ctl` ends it.
+#[test]
+fn attach_pauses_a_headless_run_and_detaches_leaving_it_paused() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["run", "--count", "40", "--pace", "200", "--no-save"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(run.stderr.take().unwrap());
+    let id = loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "the run named no session");
+        if let Some(rest) = line.strip_prefix("session ") {
+            break rest.split(':').next().unwrap().to_string();
+        }
+    };
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let (mut screen, mut keys, mut child) = spawn_command(dir.path(), &format!("attach {id}"));
+    let mut press = |s: &str| {
+        keys.write_all(s.as_bytes()).unwrap();
+        keys.flush().unwrap();
+    };
+    screen.wait("the attached workbench", |t| t.contains(&format!("ATTACHED {id}")) && t.contains("running"));
+    press(" ");
+    screen.wait("the run paused", |t| t.contains("paused"));
+    press("d");
+    screen.drain();
+    child.wait().unwrap();
+    let raw = String::from_utf8_lossy(&screen.raw).to_string();
+    assert!(raw.contains(&format!("detached from session {id}; it goes on")) && raw.contains("EXIT=0"), "{raw}");
+    let ctl = |what: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_switchyard"))
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(["ctl", &id])
+            .args(what)
+            .output()
+            .unwrap()
+    };
+    let status: serde_json::Value = serde_json::from_slice(&ctl(&["status", "--json"]).stdout).unwrap();
+    assert_eq!(status["status"]["paused"], true, "{status}");
+    let stopped = ctl(&["stop"]);
+    assert!(stopped.status.success(), "{}", String::from_utf8_lossy(&stopped.stderr));
+    let status = run.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}

@@ -34,7 +34,9 @@ pub(super) fn serve(config: &Config, a: GatewayArgs) -> Result<std::process::Exi
     let rt = super::setup::runtime()?;
     let config = &with_agent_role(&super::setup::with_models(config, &a.common.models)?);
     let gateway = gateway_only(config, &rt, a.listen, &mut opts)?;
-    let prepared = switchyard::session::prepare(config, &opts)?;
+    let mut prepared = switchyard::session::prepare(config, &opts)?;
+    let kind = switchyard::remote::SessionKind::Gateway;
+    let _endpoint = super::remote::serve(config, &rt, &mut prepared, kind, a.trace.as_deref());
     // The token goes to the user, on stdout only: it is what the agent
     // must send, and nothing Switchyard writes keeps it.
     for (k, v) in gateway.agent_env() {

@@ -18,6 +18,7 @@ mod mcp_login;
 mod otel;
 mod probe;
 mod progress;
+mod remote;
 mod report;
 mod rescore;
 mod retrieval;
@@ -90,6 +91,12 @@ enum Command {
     /// Time travel: replay a trace up to event N from its own record (no model or tool called),
     /// then go on live from there with your changes.
     Fork(fork::ForkArgs),
+    /// The live sessions of this data directory, one a line (the records of ended ones removed).
+    Ps(remote::PsArgs),
+    /// The workbench on a live session of another process; `d` detaches and leaves it running.
+    Attach(remote::AttachArgs),
+    /// Steer a live session from a script: status, pause, resume, step, fault, approve, set, ...
+    Ctl(remote::CtlArgs),
     /// Run a task set under several strategies and compare them.
     Eval(EvalArgs),
     /// Draw an eval's report again from its folder: report.md, summary.json, plots (SVG and PNG).
@@ -164,6 +171,9 @@ pub fn main() -> Result<ExitCode> {
         Command::Run(a) => run::run(&config, a),
         Command::Gateway(a) => gateway::serve(&config, a),
         Command::Mcp(cmd) => mcp::run(&config, cmd),
+        Command::Ps(a) => remote::ps(&config, a),
+        Command::Attach(a) => remote::attach(&config, a),
+        Command::Ctl(a) => remote::ctl(&config, a),
         Command::Eval(a) => eval::eval(&config, a),
         Command::Report(a) => report::report(a),
         Command::Compare(a) => report::compare(a),

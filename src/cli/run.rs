@@ -8,6 +8,7 @@ use color_eyre::eyre::Result;
 use switchyard::config::Config;
 use switchyard::engine::fold::SessionState;
 use switchyard::eval::metrics::{Metrics, table};
+use switchyard::remote::SessionKind;
 use switchyard::session;
 
 use super::agent::{AgentArgs, bridge, for_agent};
@@ -22,6 +23,9 @@ pub(super) struct RunArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Milliseconds to wait before each call, so a viewer (`switchyard attach`) can follow.
+    #[arg(long, default_value_t = 0)]
+    pace: u64,
     #[command(flatten)]
     graph_tape: GraphTapeArgs,
     #[command(flatten)]
@@ -29,14 +33,25 @@ pub(super) struct RunArgs {
 }
 
 pub(super) fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
-    super::debug::refuse_headless(config, &a.session)?;
+    let debug = super::debug::headless(config, &a.session)?;
+    let waits = !debug.is_empty();
     let mut opts = session_options(&a.session, &a.graph_tape)?;
+    opts.schedule.extend(debug);
     opts.trace = a.session.trace.clone();
+    opts.pace_ms = a.pace;
     let rt = runtime()?;
     let config = &for_agent(&super::setup::with_models(config, &a.session.common.models)?, &a.agent);
     // Listening before the session starts: the agent is given its address.
     let _gateway = bridge(config, &rt, &a.agent, &mut opts, true)?;
-    let prepared = session::prepare(config, &opts)?;
+    let mut prepared = session::prepare(config, &opts)?;
+    let endpoint = super::remote::serve(config, &rt, &mut prepared, SessionKind::Run, opts.trace.as_deref());
+    if let Some(e) = &endpoint {
+        let id = e.id();
+        eprintln!("session {id}: switchyard attach {id} opens the workbench on it, switchyard ctl {id} steers it");
+        if waits {
+            eprintln!("session {id}: waits at each approval and breakpoint for attach or ctl ({id} approve, resume)");
+        }
+    }
     let outcome = rt.block_on(until_signal(async { Ok(session::run(prepared).await?) }))?;
     report(&outcome.state, a.json, a.session.trace.as_deref())
 }

@@ -7,11 +7,12 @@ use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
 use switchyard::engine::trace::read_trace_file;
+use switchyard::remote::SessionKind;
 use switchyard::session::fork::{ForkRequest, prepare_fork};
 use switchyard::session::{self, SessionOptions};
 use switchyard::ui::Theme;
 
-use super::agent::{AgentArgs, bridge, for_agent};
+use super::agent::{AgentArgs, bridge, for_agent, gateway_only, with_agent_role};
 use super::args::{GraphTapeArgs, SessionArgs};
 use super::setup::{runtime, session_options, stamp};
 
@@ -39,6 +40,10 @@ pub(super) struct UiArgs {
     graph_tape: GraphTapeArgs,
     #[command(flatten)]
     agent: AgentArgs,
+    /// Serve the model and MCP gateways for an agent started elsewhere (a notebook, a
+    /// service): the workbench opens on the exports to paste, and shows its calls as they come.
+    #[arg(long, conflicts_with = "agent")]
+    gateway: bool,
 }
 
 pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
@@ -57,9 +62,24 @@ pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
     };
     opts.trace = Some(trace.clone());
     let rt = runtime()?;
-    let config = &for_agent(&super::setup::with_models(config, &a.session.common.models)?, &a.agent);
+    let models = super::setup::with_models(config, &a.session.common.models)?;
+    if a.gateway {
+        let config = &with_agent_role(&models);
+        let gateway = gateway_only(config, &rt, a.agent.listen, &mut opts)?;
+        let mut prepared = session::prepare(config, &opts)?;
+        let _endpoint = super::remote::serve(config, &rt, &mut prepared, SessionKind::Ui, Some(&trace));
+        // The token is the user's to paste, on screen only: nothing written keeps it.
+        let lines: Vec<String> = gateway.agent_env().into_iter().map(|(k, v)| format!("export {k}={v}")).collect();
+        let title = "Paste into the agent's shell";
+        rt.block_on(switchyard::ui::term::run_live_noticed(prepared, theme, config.data_dir().ok(), title, lines))?;
+        drop(gateway);
+        println!("trace: {}\nreplay it with: switchyard replay {}", trace.display(), trace.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let config = &for_agent(&models, &a.agent);
     let _gateway = bridge(config, &rt, &a.agent, &mut opts, true)?;
-    let prepared = session::prepare(config, &opts)?;
+    let mut prepared = session::prepare(config, &opts)?;
+    let _endpoint = super::remote::serve(config, &rt, &mut prepared, SessionKind::Ui, Some(&trace));
     rt.block_on(switchyard::ui::term::run_live(prepared, theme, config.data_dir().ok()))?;
     println!("trace: {}\nreplay it with: switchyard replay {}", trace.display(), trace.display());
     Ok(ExitCode::SUCCESS)

@@ -76,6 +76,9 @@ pub struct App {
     pub now_ms: u64,
     pub engine_ended: bool,
     pub quit: bool,
+    /// Attached: `q` was pressed once, and asks again before it ends the
+    /// session.
+    pub quit_armed: bool,
     /// Something changed since the last frame.
     pub dirty: bool,
 }
@@ -91,6 +94,7 @@ impl App {
             now_ms: 0,
             engine_ended: false,
             quit: false,
+            quit_armed: false,
             dirty: true,
         }
     }
@@ -101,6 +105,14 @@ impl App {
         let total = events.len();
         app.replay = Some(Replay { events, cursor: 0, jump: String::new() });
         app.seek(total);
+        app
+    }
+
+    /// The workbench on a session of another process, `id`: its events
+    /// come from there, its controls go there.
+    pub fn attached(id: &str) -> App {
+        let mut app = App::live();
+        app.nav.attached = Some(id.to_string());
         app
     }
 
@@ -147,8 +159,10 @@ impl App {
     }
 
     fn key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let armed = std::mem::take(&mut self.quit_armed);
         if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
-            return self.quit();
+            // Attached, the session is not this terminal's to end.
+            return if self.nav.attached.is_some() { self.detach() } else { self.quit() };
         }
         if let Some(d) = self.dialog.as_mut() {
             return match d.handle_key(key, &self.state) {
@@ -182,18 +196,28 @@ impl App {
         {
             return effects;
         }
-        self.view_key(key)
+        self.view_key(key, armed)
     }
 
     /// Keys that look around; the same live and in replay.
-    fn view_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+    fn view_key(&mut self, key: KeyEvent, armed: bool) -> Vec<Effect> {
         // The lanes of the running step, when the lane keys apply.
         let lanes = self.lane_step().map(|s| s.lanes.len());
         let strategy = self.state.strategy;
         let program_keys = self.target() == Pane::Program;
+        let attached = self.nav.attached.clone();
         let v = &mut self.nav;
         match key.code {
+            KeyCode::Char('q')
+                if !armed
+                    && !self.engine_ended
+                    && let Some(id) = &attached =>
+            {
+                v.flash = Some(format!("q again ends session {id}; d detaches and leaves it running"));
+                self.quit_armed = true;
+            }
             KeyCode::Char('q') => return self.quit(),
+            KeyCode::Char('d') if attached.is_some() && !program_keys => return self.detach(),
             KeyCode::Char('?') => self.dialog = Some(Dialog::help(self.replay.is_some())),
             KeyCode::Tab => v.focus = v.focus.next(strategy),
             KeyCode::BackTab => v.focus = v.focus.prev(strategy),
@@ -425,6 +449,12 @@ impl App {
         let lanes = self.state.current.as_ref().and_then(|r| r.lane_step());
         let last = lanes.map_or(0, |s| s.lanes.len().saturating_sub(1));
         self.nav.lane = self.nav.lane.min(last);
+    }
+
+    /// Leaves an attached session running.
+    fn detach(&mut self) -> Vec<Effect> {
+        self.quit = true;
+        vec![Effect::Quit]
     }
 
     fn quit(&mut self) -> Vec<Effect> {

@@ -128,6 +128,9 @@ pub struct Navigation {
     /// A message for the status bar (what just happened, or an error).
     pub flash: Option<String>,
     pub replay: Option<ReplayInfo>,
+    /// The id of the session this workbench is attached to, from another
+    /// process (`switchyard attach`).
+    pub attached: Option<String>,
 }
 
 /// Everything a pane may read to draw itself.

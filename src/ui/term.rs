@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::mpsc::{self, UnboundedReceiver};
 
-use crate::engine::{EngineHandle, Event, SessionOutcome};
+use crate::engine::{Control, EngineHandle, Event, SessionOutcome};
+use crate::remote::Connection;
+use crate::remote::protocol::ServerMsg;
 use crate::session::{Prepared, SetupError};
 use crate::ui::app::{Action, App, Effect};
 use crate::ui::draw::draw;
@@ -54,13 +56,37 @@ pub async fn run_live(
     theme: Theme,
     data_dir: Option<PathBuf>,
 ) -> Result<Option<SessionOutcome>, UiError> {
+    run_live_app(prepared, theme, data_dir, App::live()).await
+}
+
+/// `run_live`, opening on a notice: lines to read or copy first (the
+/// exports an agent started elsewhere needs), any key closes it.
+pub async fn run_live_noticed(
+    prepared: Prepared,
+    theme: Theme,
+    data_dir: Option<PathBuf>,
+    title: &str,
+    lines: Vec<String>,
+) -> Result<Option<SessionOutcome>, UiError> {
+    let mut app = App::live();
+    app.dialog = Some(crate::ui::dialog::Dialog::notice(title, lines));
+    run_live_app(prepared, theme, data_dir, app).await
+}
+
+async fn run_live_app(
+    prepared: Prepared,
+    theme: Theme,
+    data_dir: Option<PathBuf>,
+    app: App,
+) -> Result<Option<SessionOutcome>, UiError> {
     check_terminal()?;
     let mut prepared = prepared;
     let events = prepared.engine.subscribe();
     let handle = prepared.handle.clone();
     let engine = tokio::spawn(crate::session::run(prepared));
     let mut terminal = ratatui::try_init()?;
-    let result = event_loop(&mut terminal, App::live(), Some((events, handle)), &theme, data_dir.as_deref()).await;
+    let live = Some((events, Steer::Engine(handle)));
+    let result = event_loop(&mut terminal, app, live, &theme, data_dir.as_deref()).await;
     ratatui::restore();
     let signal = match result {
         Err(UiError::Interrupted(name)) => Some(name),
@@ -75,6 +101,99 @@ pub async fn run_live(
     match signal {
         Some(name) => Err(UiError::Interrupted(name)),
         None => outcome,
+    }
+}
+
+/// How an attached workbench ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Attached {
+    /// The user left; the session goes on.
+    Detached,
+    /// The session ended (or the user ended it).
+    Ended,
+    /// The connection failed: why.
+    Lost(String),
+}
+
+/// The workbench on a session of another process: its events folded
+/// from the connection's cursor on, each control sent back over it.
+pub async fn run_attached(conn: Connection, theme: Theme, data_dir: Option<PathBuf>) -> Result<Attached, UiError> {
+    check_terminal()?;
+    let id = conn.session.id.clone();
+    let (mut reader, mut writer) = conn.split();
+    let (events_tx, events) = mpsc::unbounded_channel();
+    let reading = tokio::spawn(async move {
+        loop {
+            match reader.next().await {
+                Ok(Some(ServerMsg::Event { event })) => {
+                    if events_tx.send(*event).is_err() {
+                        return Attached::Detached;
+                    }
+                }
+                Ok(Some(ServerMsg::Ended) | None) => return Attached::Ended,
+                Ok(Some(ServerMsg::Error { message })) => return Attached::Lost(message),
+                Ok(Some(_)) => {}
+                Err(e) => return Attached::Lost(e.to_string()),
+            }
+        }
+    });
+    let (controls, mut outbox) = mpsc::unbounded_channel::<Control>();
+    // Whether the user ended the session (`q`, `q`); and the writing half,
+    // kept open until the reading half has told how the session went (a
+    // closed half is the end of the conversation to the session).
+    let writing = tokio::spawn(async move {
+        let mut stopped = false;
+        while let Some(c) = outbox.recv().await {
+            let stop = c == Control::Stop;
+            if writer.send(c).await.is_err() {
+                break;
+            }
+            stopped |= stop;
+        }
+        (stopped, writer)
+    });
+    let mut terminal = ratatui::try_init()?;
+    let live = Some((events, Steer::Remote(controls)));
+    let result = event_loop(&mut terminal, App::attached(&id), live, &theme, data_dir.as_deref()).await;
+    ratatui::restore();
+    // What the user sent last (an end of the session) reaches it first.
+    let (stopped, _writer) = match tokio::time::timeout(STOP_GRACE, writing).await {
+        Ok(Ok((stopped, writer))) => (stopped, Some(writer)),
+        _ => (false, None),
+    };
+    let ended = if stopped {
+        reading.abort();
+        Attached::Ended
+    } else if reading.is_finished() {
+        reading.await.unwrap_or(Attached::Ended)
+    } else {
+        // Closes the connection: the session records the viewer gone.
+        reading.abort();
+        Attached::Detached
+    };
+    match result {
+        Err(UiError::Interrupted(_)) | Ok(_) => Ok(ended),
+        Err(e) => Err(e),
+    }
+}
+
+/// Where the workbench's controls go: the engine in this process, or a
+/// session of another one.
+enum Steer {
+    Engine(EngineHandle),
+    Remote(mpsc::UnboundedSender<Control>),
+}
+
+impl Steer {
+    fn send(&self, c: Control) {
+        match self {
+            Steer::Engine(h) => {
+                h.send(c);
+            }
+            Steer::Remote(tx) => {
+                let _ = tx.send(c);
+            }
+        }
     }
 }
 
@@ -100,7 +219,7 @@ pub async fn run_replay(
 async fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
     mut app: App,
-    live: Option<(UnboundedReceiver<Event>, EngineHandle)>,
+    live: Option<(UnboundedReceiver<Event>, Steer)>,
     theme: &Theme,
     data_dir: Option<&Path>,
 ) -> Result<Option<usize>, UiError> {
@@ -228,8 +347,9 @@ async fn recv(rx: &mut Option<UnboundedReceiver<Event>>) -> Option<Event> {
 
 /// The engine told to stop, as `q` does (but whatever dialog is open),
 /// then out with the signal's name.
-fn quit_on_signal(handle: &Option<EngineHandle>, name: &'static str) -> Result<Option<usize>, UiError> {
-    if let Some(h) = handle {
+/// Attached, the session is another process's: a signal only detaches.
+fn quit_on_signal(handle: &Option<Steer>, name: &'static str) -> Result<Option<usize>, UiError> {
+    if let Some(Steer::Engine(h)) = handle {
         h.send(crate::engine::Control::Stop);
     }
     Err(UiError::Interrupted(name))

@@ -667,7 +667,7 @@ async fn a_trace_with_edits_and_hits_replays_them() {
 // ---- the command line and the config ----
 
 #[test]
-fn bad_flags_name_the_forms_and_a_headless_run_refuses_them() {
+fn bad_flags_name_the_forms_in_the_workbench_and_headless() {
     use crate::cli_helpers::fails;
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().to_str().unwrap();
@@ -676,10 +676,11 @@ fn bad_flags_name_the_forms_and_a_headless_run_refuses_them() {
     assert!(e.contains("--break 'tool=': the tool's name is empty") && e.contains("step=N@run=M"), "{e}");
     let e = fails(&["--data-dir", dir, "ui", "--approve", "boss=me"]);
     assert!(e.contains("--approve 'boss=me': unknown key 'boss'") && e.contains("tool=NAME, role=ROLE"), "{e}");
-    let e = fails(&["--data-dir", dir, "run", "--approve", "all"]);
-    assert!(e.contains("a headless run has nobody to approve a call") && e.contains("switchyard ui"), "{e}");
-    let e = fails(&["--data-dir", dir, "run", "--break", "error"]);
-    assert!(e.contains("nobody to resume it"), "{e}");
+    // A headless run takes them (attach or ctl answers), and names a bad one.
+    let e = fails(&["--data-dir", dir, "run", "--approve", "boss=me"]);
+    assert!(e.contains("--approve 'boss=me': unknown key 'boss'"), "{e}");
+    let e = fails(&["--data-dir", dir, "run", "--break", "tool="]);
+    assert!(e.contains("--break 'tool=': the tool's name is empty"), "{e}");
 }
 
 #[test]

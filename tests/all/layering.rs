@@ -34,7 +34,7 @@ const LAYERS: &[(u32, &[&str])] = &[
     (1, &["tool", "model", "graph", "retrieve", "budget", "program"]),
     (2, &["engine"]),
     (3, &["strategy"]),
-    (4, &["sim", "eval", "otel", "gateway", "mcp_gateway"]),
+    (4, &["sim", "eval", "otel", "gateway", "mcp_gateway", "remote"]),
     (5, &["config", "session", "batch", "import"]),
     (6, &["ui", "cli"]),
 ];

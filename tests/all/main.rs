@@ -46,6 +46,7 @@ mod openapi;
 mod otel;
 mod picture;
 mod protocol;
+mod remote;
 mod reply_caps;
 mod retrieval;
 mod retrieve;

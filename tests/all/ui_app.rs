@@ -237,3 +237,32 @@ fn only_changes_ask_for_a_redraw() {
     app.update(Action::Tick { now_ms: 10 });
     assert!(app.dirty);
 }
+
+/// Attached to a session of another process: the status line says so,
+/// `d` leaves it running, `q` asks again before it ends it, and Ctrl-C
+/// only detaches.
+#[test]
+fn attached_d_detaches_and_q_asks_before_it_ends_the_session() {
+    let render = |app: &App| common::buffer_text(&common::screen(app, 160, 48));
+    let mut app = App::attached("4242");
+    assert!(render(&app).contains("ATTACHED 4242 · d detach"), "{}", render(&app));
+    assert!(matches!(app.update(ch('d'))[..], [Effect::Quit]));
+
+    let mut app = App::attached("4242");
+    assert!(app.update(ch('q')).is_empty(), "the first q only asks");
+    assert!(render(&app).contains("q again ends session 4242"), "{}", render(&app));
+    assert!(matches!(app.update(ch('q'))[..], [Effect::Control(Control::Stop), Effect::Quit]));
+
+    let mut app = App::attached("4242");
+    app.update(ch('q'));
+    app.update(ch('g'));
+    assert!(app.update(ch('q')).is_empty(), "another key in between: asked again");
+
+    let mut app = App::attached("4242");
+    let ctrl_c = Action::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert!(matches!(app.update(ctrl_c)[..], [Effect::Quit]));
+
+    // A live session of this terminal quits at once, as before.
+    let mut app = App::live();
+    assert!(matches!(app.update(ch('q'))[..], [Effect::Control(Control::Stop), Effect::Quit]));
+}

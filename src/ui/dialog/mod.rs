@@ -12,6 +12,7 @@ mod field;
 mod help;
 mod kit;
 mod model;
+mod notice;
 mod outcome;
 mod params;
 mod program;
@@ -30,6 +31,7 @@ pub use category::{CategoryDialog, source_word};
 pub use fault::FaultDialog;
 pub use help::{HelpDialog, keys_markdown};
 pub use model::ModelDialog;
+pub use notice::NoticeDialog;
 pub use outcome::Outcome;
 pub use params::ParamsDialog;
 pub use program::ProgramDialog;
@@ -51,6 +53,7 @@ pub enum Dialog {
     Help(HelpDialog),
     Approval(ApprovalDialog),
     Breakpoints(BreakpointsDialog),
+    Notice(NoticeDialog),
 }
 
 impl Dialog {
@@ -90,6 +93,11 @@ impl Dialog {
     }
 
     /// Every key, of the live workbench or of a replay.
+    /// Lines to read or copy; any key closes it.
+    pub fn notice(title: &str, lines: Vec<String>) -> Dialog {
+        Dialog::Notice(NoticeDialog::new(title.to_string(), lines))
+    }
+
     pub fn help(replay: bool) -> Dialog {
         Dialog::Help(HelpDialog::new(replay))
     }
@@ -105,7 +113,7 @@ impl Dialog {
         Dialog::Breakpoints(BreakpointsDialog::new(state, replay))
     }
 
-    pub fn title(&self) -> &'static str {
+    pub fn title(&self) -> &str {
         match self {
             Dialog::Fault(_) => "Inject a fault",
             Dialog::Score(_) => "Edit score",
@@ -117,6 +125,7 @@ impl Dialog {
             Dialog::Help(_) => "Keys",
             Dialog::Approval(d) => d.title(),
             Dialog::Breakpoints(_) => "Breakpoints",
+            Dialog::Notice(d) => d.title(),
         }
     }
 
@@ -139,6 +148,7 @@ impl Dialog {
             Dialog::Help(d) => d.handle_key(key),
             Dialog::Approval(d) => d.handle_key(key),
             Dialog::Breakpoints(d) => d.handle_key(key, state),
+            Dialog::Notice(d) => d.handle_key(),
         }
     }
 
@@ -155,6 +165,7 @@ impl Dialog {
             Dialog::Help(d) => (84, d.height()),
             Dialog::Approval(d) => (110, d.height()),
             Dialog::Breakpoints(d) => (100, d.height(state)),
+            Dialog::Notice(d) => d.size(),
         }
     }
 
@@ -183,6 +194,7 @@ impl Dialog {
             Dialog::Help(d) => d.render(frame, inner, theme),
             Dialog::Approval(d) => d.render(frame, inner, theme),
             Dialog::Breakpoints(d) => d.render(frame, inner, state, theme),
+            Dialog::Notice(d) => d.render(frame, inner, theme),
         }
     }
 }

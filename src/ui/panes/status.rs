@@ -61,6 +61,12 @@ fn info(ctx: &PaneCtx) -> Vec<Segment> {
             th.fg(th.accent).add_modifier(Modifier::REVERSED | Modifier::BOLD),
         )]);
     }
+    if let Some(id) = &ctx.nav.attached {
+        out.push(vec![Span::styled(
+            format!(" ATTACHED {id} · d detach "),
+            th.fg(th.accent).add_modifier(Modifier::REVERSED | Modifier::BOLD),
+        )]);
+    }
     let (label, colour) = mode(s, th);
     out.push(vec![Span::styled(format!(" {label} "), th.fg(colour).add_modifier(Modifier::REVERSED | Modifier::BOLD))]);
     if let Some(f) = &s.forked_from {

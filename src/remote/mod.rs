@@ -1,0 +1,17 @@
+//! Sessions reached from another process: every session (`ui`, `run`,
+//! `gateway`, `mcp serve`) serves a control endpoint on a Unix socket
+//! beside a small record of itself; `switchyard ps`, `attach` and `ctl`
+//! find it there, follow its events from any cursor and send it the
+//! controls the workbench has. The engine knows nothing of this: the
+//! endpoint is one more subscriber of its events and one more sender of
+//! its controls.
+
+pub mod client;
+pub mod protocol;
+pub mod registry;
+pub mod server;
+
+pub use client::{Connection, RemoteError};
+pub use protocol::{PROTOCOL_VERSION, Status};
+pub use registry::{Liveness, Registry, SessionKind, SessionRecord};
+pub use server::{Endpoint, EndpointGuard};

@@ -1,0 +1,252 @@
+//! Sessions reached from another process: a headless `switchyard run`
+//! steered through its socket by the protocol's client (the one `attach`
+//! and `ctl` use), two viewers at once, one that stops reading, a record
+//! whose session is gone, a viewer of another protocol version.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+
+use switchyard::engine::debug::Decision;
+use switchyard::engine::trace::read_trace;
+use switchyard::engine::{Control, Event, EventKind, ViewerAction};
+use switchyard::remote::protocol::ServerMsg;
+use switchyard::remote::{Connection, Registry, SessionKind, SessionRecord};
+use switchyard::tool::fault::{Fault, FaultMode, FaultScope};
+use tempfile::TempDir;
+
+use super::cli_helpers::{bin, fails, ok, s};
+
+/// A headless run in the background, and the id it said on stderr.
+struct Headless {
+    child: Child,
+    id: String,
+    dir: TempDir,
+    trace: PathBuf,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+fn start(args: &[&str]) -> Headless {
+    let dir = TempDir::new().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let mut child = bin()
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["run", "--trace", s(&trace)])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    let id = loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "the run ended without naming its session: {said}");
+        said.push_str(&line);
+        if let Some(rest) = line.strip_prefix("session ") {
+            break rest.split(':').next().unwrap().to_string();
+        }
+    };
+    // Drained, so the run never blocks on a full pipe.
+    let stderr = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = err.read_to_string(&mut rest);
+        said + rest.as_str()
+    });
+    Headless { child, id, dir, trace, stderr }
+}
+
+impl Headless {
+    fn socket(&self) -> PathBuf {
+        Registry::under(self.dir.path()).socket(&self.id)
+    }
+
+    fn data_dir(&self) -> &str {
+        s(self.dir.path())
+    }
+
+    /// Waits for the run to end; its trace.
+    fn finish(mut self) -> Vec<Event> {
+        let status = self.child.wait().unwrap();
+        let err = self.stderr.join().unwrap();
+        assert!(status.success(), "the run failed: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        read_trace(&self.trace).unwrap()
+    }
+}
+
+/// The event after the viewer's record of each control it sent: the
+/// control's own, as the engine applied it.
+fn effects(events: &[Event], viewer: &str) -> Vec<(String, &'static str)> {
+    let mut out = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        if let EventKind::Viewer { viewer: v, action: ViewerAction::Sent { control } } = &e.kind
+            && v == viewer
+        {
+            let tag = serde_json::to_value(control).unwrap()["control"].as_str().unwrap().to_string();
+            out.push((tag, events.get(i + 1).map_or("(none)", |n| n.kind.name())));
+        }
+    }
+    out
+}
+
+/// A run that waits at every approval, steered from outside: a pause, a
+/// fault and every decision, each recorded with the viewer that sent it
+/// and followed by its own event; the run ends as it would in the
+/// workbench.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_headless_run_is_steered_through_its_socket() {
+    let run = start(&["--count", "2", "--seed", "1", "--approve", "all"]);
+    let mut conn = Connection::open(&run.socket(), "steer", Some(0), true).await.unwrap();
+    assert_eq!(conn.session.kind, SessionKind::Run);
+    let (mut paused, mut decided) = (false, 0);
+    while let Some(msg) = conn.next().await.unwrap() {
+        let ServerMsg::Event { event } = msg else { continue };
+        match event.kind {
+            EventKind::ApprovalRequested { call, .. }
+            | EventKind::ResultReview { call, .. }
+            | EventKind::ReplyReview { call, .. } => {
+                if !paused {
+                    paused = true;
+                    conn.send(Control::Pause).await.unwrap();
+                    let fault = Fault { mode: FaultMode::Error, scope: FaultScope::UntilCleared };
+                    conn.send(Control::InjectFault { tool: "calculator".into(), fault }).await.unwrap();
+                }
+                conn.send(Control::Decide { call, decision: Decision::Approve }).await.unwrap();
+                decided += 1;
+            }
+            EventKind::Paused => conn.send(Control::Resume).await.unwrap(),
+            EventKind::SessionFinished { .. } => break,
+            _ => {}
+        }
+    }
+    drop(conn);
+    let events = run.finish();
+    assert!(decided > 0, "nothing waited for a decision");
+    let attached = events
+        .iter()
+        .any(|e| matches!(&e.kind, EventKind::Viewer { viewer, action: ViewerAction::Attached } if viewer == "steer"));
+    assert!(attached, "the viewer's coming is recorded");
+    let effects = effects(&events, "steer");
+    assert_eq!(effects[..2], [("pause".into(), "Paused"), ("inject_fault".into(), "FaultInjected")], "{effects:?}");
+    let decisions: Vec<&str> = effects.iter().filter(|(c, _)| c == "decide").map(|(_, e)| *e).collect();
+    assert_eq!(decisions.len(), decided, "{effects:?}");
+    assert!(decisions.iter().all(|e| *e == "ReviewPassed"), "{effects:?}");
+    assert!(effects.contains(&("resume".into(), "Resumed")), "{effects:?}");
+    let finished = events.iter().filter(|e| matches!(e.kind, EventKind::RunFinished { .. })).count();
+    assert_eq!(finished, 2);
+}
+
+/// Two viewers of a run paused at its first call: one stops reading and
+/// holds its connection, the other resumes the run and follows it to the
+/// end. The run ends all the same, the follower got exactly the trace's
+/// events, and `ctl` reads the status and refuses what cannot be done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_viewers_and_one_that_stopped_reading() {
+    let run = start(&["--count", "20", "--seed", "2", "--break", "step=1@run=1"]);
+    let stuck = Connection::open(&run.socket(), "stuck", Some(0), true).await.unwrap();
+    let mut follower = Connection::open(&run.socket(), "follower", Some(0), true).await.unwrap();
+    let mut seen: Vec<Event> = Vec::new();
+    let mut resumed = false;
+    while let Some(msg) = follower.next().await.unwrap() {
+        match msg {
+            ServerMsg::Event { event } => {
+                if matches!(event.kind, EventKind::BreakpointHit { .. }) {
+                    let dir = run.data_dir();
+                    let status = ok(&["--data-dir", dir, "ctl", &run.id, "status", "--json"]);
+                    let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+                    assert_eq!(status["status"]["paused"], true, "{status}");
+                    assert_eq!(status["status"]["viewers"], 2, "{status}");
+                    let e = fails(&["--data-dir", dir, "ctl", &run.id, "approve"]);
+                    assert!(e.contains("nothing waits for a decision"), "{e}");
+                    let e = fails(&["--data-dir", dir, "ctl", &run.id, "fault", "no_such_tool:error"]);
+                    assert!(e.contains("no tool named 'no_such_tool'"), "{e}");
+                    follower.send(Control::Resume).await.unwrap();
+                    resumed = true;
+                }
+                seen.push(*event);
+            }
+            ServerMsg::Ended => break,
+            _ => {}
+        }
+    }
+    assert!(resumed, "the breakpoint never held");
+    drop(follower);
+    let events = run.finish();
+    drop(stuck);
+    let line = |e: &Event| serde_json::to_string(e).unwrap();
+    assert_eq!(seen.len(), events.len(), "the follower got every recorded event");
+    assert!(seen.iter().zip(&events).all(|(a, b)| line(a) == line(b)), "the follower's events are the trace's");
+    let finished = events.iter().filter(|e| matches!(e.kind, EventKind::RunFinished { .. })).count();
+    assert_eq!(finished, 20);
+}
+
+/// A record whose process is gone: `ctl` and `attach` say it has ended
+/// rather than hang on its socket, and `ps` removes it.
+#[test]
+fn a_stale_record_is_reported_and_removed() {
+    let dir = TempDir::new().unwrap();
+    let reg = Registry::under(dir.path());
+    reg.ensure().unwrap();
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let mut record = SessionRecord::here(SessionKind::Run, None, None);
+    record.id = "dead".into();
+    record.pid = gone.id();
+    reg.write(&record).unwrap();
+    // A socket file nobody listens on any more, as `kill -9` leaves it.
+    drop(std::os::unix::net::UnixListener::bind(reg.socket("dead")).unwrap());
+    let d = s(dir.path());
+    let e = fails(&["--data-dir", d, "ctl", "dead", "status"]);
+    assert!(e.contains("session 'dead' has ended"), "{e}");
+    let e = fails(&["--data-dir", d, "attach", "dead"]);
+    assert!(e.contains("session 'dead' has ended"), "{e}");
+    let out = bin().args(["--data-dir", d, "ps"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("removed the record of session dead"));
+    assert!(String::from_utf8_lossy(&out.stdout).trim().is_empty());
+    assert!(!reg.socket("dead").exists() && reg.list().unwrap().is_empty());
+    let e = fails(&["--data-dir", d, "ctl", "dead", "status"]);
+    assert!(e.contains("no session 'dead'"), "{e}");
+}
+
+/// What is not this protocol's hello gets an error line naming the
+/// versions, and the connection closed; the session goes on.
+#[test]
+fn another_protocol_version_is_refused_plainly() {
+    let run = start(&["--count", "2", "--break", "step=1@run=1"]);
+    let ask = |hello: &str| {
+        let mut sock = std::os::unix::net::UnixStream::connect(run.socket()).unwrap();
+        sock.write_all(hello.as_bytes()).unwrap();
+        let mut answer = String::new();
+        BufReader::new(sock).read_line(&mut answer).unwrap();
+        answer
+    };
+    let answer = ask("{\"type\":\"hello\",\"v\":99,\"viewer\":\"old\",\"follow\":0}\n");
+    assert!(answer.contains("\"error\"") && answer.contains("version 1") && answer.contains("99"), "{answer}");
+    let answer = ask("GET / HTTP/1.1\n");
+    assert!(answer.contains("the first line must be a hello"), "{answer}");
+    let answer = ask("{\"type\":\"hello\",\"v\":1,\"viewer\":\"\",\"follow\":null}\n");
+    assert!(answer.contains("viewer: 1 to 64 printable characters"), "{answer}");
+    let said = ok(&["--data-dir", run.data_dir(), "ctl", &run.id, "resume"]);
+    assert!(said.contains("resume taken"), "{said}");
+    let events = run.finish();
+    assert!(events.iter().any(|e| matches!(e.kind, EventKind::SessionFinished { .. })));
+}
+
+/// The registry keeps its folder and files to the user alone.
+#[test]
+fn the_registry_is_the_user_s_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let run = start(&["--count", "1", "--break", "step=1@run=1"]);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let reg = Registry::under(run.dir.path());
+    assert_eq!(mode(reg.dir()), 0o700);
+    assert_eq!(mode(&reg.socket(&run.id)), 0o600);
+    assert_eq!(mode(&reg.dir().join(format!("{}.json", run.id))), 0o600);
+    ok(&["--data-dir", run.data_dir(), "ctl", &run.id, "resume"]);
+    let mut run = run;
+    assert!(run.child.wait().unwrap().success());
+    assert!(reg.list().unwrap().is_empty(), "an ended session leaves no record");
+}
