@@ -70,7 +70,9 @@ pub(super) fn fork(config: &Config, a: ForkArgs) -> Result<ExitCode> {
     let req = ForkRequest { parent: a.file.clone(), at: a.at, answer: a.answer.clone(), controls, pause: false };
     let rt = runtime()?;
     let (config, _gateway) = agent_for_fork(config, &rt, &a.file, &mut opts)?;
-    let prepared = prepare_fork(&config, &req, &opts)?;
+    let mut prepared = prepare_fork(&config, &req, &opts)?;
+    let kind = switchyard::remote::SessionKind::Run;
+    let _endpoint = super::remote::serve(&config, &rt, &mut prepared, kind, Some(&trace));
     let outcome = rt.block_on(until_signal(async { Ok(session::run(prepared).await?) }))?;
     if !a.json {
         println!("forked from {} after its event {}", a.file.display(), a.at);

@@ -76,7 +76,9 @@ fn serve(config: &Config, a: ServeArgs) -> Result<ExitCode> {
     opts.bridge = Some(inbox);
     opts.mcp_desk = Some(Arc::clone(&desk));
     let rt = super::setup::runtime()?;
-    let prepared = switchyard::session::prepare(config, &opts)?;
+    let mut prepared = switchyard::session::prepare(config, &opts)?;
+    let kind = switchyard::remote::SessionKind::McpServe;
+    let endpoint = super::remote::serve(config, &rt, &mut prepared, kind, a.trace.as_deref());
     let listener = match a.listen {
         Some(addr) => Some(
             rt.block_on(tokio::net::TcpListener::bind(addr))
@@ -100,6 +102,8 @@ fn serve(config: &Config, a: ServeArgs) -> Result<ExitCode> {
         };
         super::setup::serve_until_signal(prepared, served, "mcp serve").await
     })?;
+    // Its viewers get the session's last events before the runtime goes.
+    drop(endpoint);
     // Stdin may still be read by a blocking thread: it is not waited for.
     rt.shutdown_timeout(Duration::from_millis(200));
     if a.listen.is_some() {

@@ -110,7 +110,8 @@ pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<Stri
     };
     let req = ForkRequest { parent: file.to_path_buf(), at, pause: true, ..ForkRequest::default() };
     let (config, _gateway) = &super::fork::agent_for_fork(config, &rt, file, &mut opts)?;
-    let prepared = prepare_fork(config, &req, &opts)?;
+    let mut prepared = prepare_fork(config, &req, &opts)?;
+    let _endpoint = super::remote::serve(config, &rt, &mut prepared, SessionKind::Ui, Some(&trace));
     rt.block_on(switchyard::ui::term::run_live(prepared, theme, config.data_dir().ok()))?;
     println!(
         "forked from {} after its event {at}\ntrace: {}\nreplay it with: switchyard replay {}",

@@ -250,3 +250,31 @@ fn the_registry_is_the_user_s_alone() {
     assert!(run.child.wait().unwrap().success());
     assert!(reg.list().unwrap().is_empty(), "an ended session leaves no record");
 }
+
+/// `mcp serve` is a session like any other: listed, and ended by `ctl`.
+#[test]
+fn an_mcp_serve_session_is_listed_and_stopped_by_ctl() {
+    let dir = TempDir::new().unwrap();
+    let d = s(dir.path());
+    let mut serve = bin()
+        .args(["--data-dir", d, "mcp", "serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(serve.stderr.take().unwrap());
+    loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "mcp serve ended before it was ready");
+        if line.contains("MCP endpoint ready") {
+            break;
+        }
+    }
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let listed: serde_json::Value = serde_json::from_str(ok(&["--data-dir", d, "ps", "--json"]).trim()).unwrap();
+    assert_eq!(listed["session"]["kind"], "mcp_serve", "{listed}");
+    let id = listed["session"]["id"].as_str().unwrap().to_string();
+    assert!(ok(&["--data-dir", d, "ctl", &id, "stop"]).contains("stop taken"));
+    assert!(serve.wait().unwrap().success());
+    assert!(Registry::under(dir.path()).list().unwrap().is_empty());
+}
