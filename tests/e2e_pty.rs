@@ -298,10 +298,55 @@ fn an_approved_call_proceeds_and_a_breakpoint_pauses_the_run() {
     let paused =
         screen.wait("the breakpoint's pause", |t| t.contains("breakpoint #1 (step=2) hit") && t.contains("paused"));
     assert!(paused.contains("call 2 approved"), "{paused}");
+    // A paused session: q asks whether to end or suspend it; q again ends it.
+    press("q");
+    screen.wait("the question", |t| t.contains("Leave the session"));
     press("q");
     screen.drain();
     child.wait().unwrap();
     assert!(String::from_utf8_lossy(&screen.raw).contains("EXIT=0"), "{}", screen.text());
+}
+
+/// Suspended at an approval (`q`, then `s`) and taken up by `switchyard
+/// resume`: the workbench opens with the same call waiting in its panel.
+#[test]
+fn a_workbench_suspended_at_an_approval_resumes_to_the_same_panel() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = "--strategy react --pace 0 --fresh-graph --no-save --seed 42 \
+                --task \"What is the capital of the country 'Australia'?\" \
+                --approve tool=geo_lookup --approve tool=geo_lookup_mirror";
+    let (mut screen, mut keys, mut child) = spawn(dir.path(), args);
+    let panel = screen.wait("the call waiting for approval", |t| t.contains("Approve the call"));
+    assert!(panel.contains("\"country\": \"Australia\""), "{panel}");
+    keys.write_all(b"q").unwrap();
+    keys.flush().unwrap();
+    screen.wait("the question", |t| t.contains("Leave the session") && t.contains("suspend it"));
+    keys.write_all(b"s").unwrap();
+    keys.flush().unwrap();
+    screen.drain();
+    child.wait().unwrap();
+    let raw = String::from_utf8_lossy(&screen.raw).to_string();
+    let trace = dir.path().join("t.jsonl");
+    assert!(raw.contains(&format!("switchyard resume {}", trace.display())) && raw.contains("EXIT=0"), "{raw}");
+
+    let resumed = dir.path().join("r.jsonl");
+    let command = format!("resume {} --trace {}", trace.display(), resumed.display());
+    let (mut screen, mut keys, mut child) = spawn_command(dir.path(), &command);
+    let mut press = |s: &str| {
+        keys.write_all(s.as_bytes()).unwrap();
+        keys.flush().unwrap();
+    };
+    let panel = screen.wait("the same call waiting again", |t| t.contains("Approve the call"));
+    assert!(panel.contains("\"country\": \"Australia\""), "{panel}");
+    press("\r");
+    screen.wait("its result waiting for review", |t| t.contains("Review the result") && t.contains("Canberra"));
+    press("k");
+    screen.wait("the run's end", |t| t.contains("all tasks done"));
+    press("q");
+    screen.drain();
+    child.wait().unwrap();
+    let raw = String::from_utf8_lossy(&screen.raw).to_string();
+    assert!(raw.contains("resumed from") && raw.contains("EXIT=0"), "{raw}");
 }
 
 /// `ui --gateway`: the workbench opens on the exports to paste; an agent

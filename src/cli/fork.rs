@@ -14,11 +14,11 @@ use switchyard::engine::trace::read_trace;
 use switchyard::engine::{Control, StrategyKind};
 use switchyard::model::Role;
 use switchyard::session::fork::{ForkRequest, prepare_fork};
-use switchyard::session::{self, TaskSource};
+use switchyard::session::{SessionOptions, TaskSource};
 
 use super::args::Common;
 use super::run::report;
-use super::setup::{common_options, runtime, stamp, until_signal};
+use super::setup::{Ran, common_options, run_headless, runtime, say_suspended, stamp};
 
 #[derive(Args, Debug)]
 pub(super) struct ForkArgs {
@@ -58,26 +58,44 @@ pub(super) struct ForkArgs {
 
 pub(super) fn fork(config: &Config, a: ForkArgs) -> Result<ExitCode> {
     let controls = fork_controls(&a)?;
-    let mut opts = common_options(&Common { logical_clock: a.logical_clock, ..Common::default() })?;
-    if let Some(t) = &a.tasks {
-        opts.tasks = TaskSource::File(t.clone());
-    }
-    let trace = match &a.trace {
-        Some(t) => t.clone(),
-        None => config.data_paths()?.traces().join(format!("fork-{}.jsonl", stamp())),
-    };
-    opts.trace = Some(trace.clone());
-    let req = ForkRequest { parent: a.file.clone(), at: a.at, answer: a.answer.clone(), controls, pause: false };
+    let (mut opts, trace) = replayed_options(config, a.logical_clock, a.tasks.as_ref(), a.trace.as_ref(), "fork")?;
+    let req =
+        ForkRequest { parent: a.file.clone(), at: a.at, answer: a.answer.clone(), controls, ..ForkRequest::default() };
     let rt = runtime()?;
     let (config, _gateway) = agent_for_fork(config, &rt, &a.file, &mut opts)?;
     let mut prepared = prepare_fork(&config, &req, &opts)?;
     let kind = switchyard::remote::SessionKind::Run;
     let _endpoint = super::remote::serve(&config, &rt, &mut prepared, kind, Some(&trace));
-    let outcome = rt.block_on(until_signal(async { Ok(session::run(prepared).await?) }))?;
+    let outcome = match run_headless(&rt, prepared)? {
+        Ran::Done(outcome) => outcome,
+        Ran::Suspended => return Ok(say_suspended(Some(&trace))),
+    };
     if !a.json {
         println!("forked from {} after its event {}", a.file.display(), a.at);
     }
     report(&outcome.state, a.json, Some(&trace))
+}
+
+/// The options of a session that replays a trace first (a fork, a
+/// resume): the clock, the task file when it is not the config's, and its
+/// trace (default: DATA_DIR/traces/PREFIX-SECONDS.jsonl), returned too.
+pub(super) fn replayed_options(
+    config: &Config,
+    logical_clock: bool,
+    tasks: Option<&PathBuf>,
+    trace: Option<&PathBuf>,
+    prefix: &str,
+) -> Result<(SessionOptions, PathBuf)> {
+    let mut opts = common_options(&Common { logical_clock, ..Common::default() })?;
+    if let Some(t) = tasks {
+        opts.tasks = TaskSource::File(t.clone());
+    }
+    let trace = match trace {
+        Some(t) => t.clone(),
+        None => config.data_paths()?.traces().join(format!("{prefix}-{}.jsonl", stamp())),
+    };
+    opts.trace = Some(trace.clone());
+    Ok((opts, trace))
 }
 
 /// An outside agent's session: its command is started again, behind a
@@ -117,8 +135,8 @@ fn recorded_agent(trace: &std::path::Path) -> Result<Option<(Vec<String>, Option
     });
     started.map(Some).ok_or_else(|| {
         eyre!(
-            "{}: the agent of this session was not started by Switchyard (`switchyard gateway`, or a trace older than \
-             the agent's recorded command): a fork cannot start it again",
+            "{}: the agent of this session was not started by Switchyard (`switchyard gateway`, `ui --gateway`, or a \
+             trace older than the agent's recorded command): it cannot be started again to answer from the trace",
             trace.display()
         )
     })

@@ -21,6 +21,7 @@ mod progress;
 mod remote;
 mod report;
 mod rescore;
+mod resume;
 mod retrieval;
 mod retriever;
 mod run;
@@ -91,6 +92,9 @@ enum Command {
     /// Time travel: replay a trace up to event N from its own record (no model or tool called),
     /// then go on live from there with your changes.
     Fork(fork::ForkArgs),
+    /// Take up a suspended (or killed) session where it stopped, from its trace: nothing is called
+    /// again, and it waits as it waited (paused, or at the approval panel).
+    Resume(resume::ResumeArgs),
     /// The live sessions of this data directory, one a line (the records of ended ones removed).
     Ps(remote::PsArgs),
     /// The workbench on a live session of another process; `d` detaches and leaves it running.
@@ -168,6 +172,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Ui(a) => ui::workbench(&config, a),
         Command::Replay { file, theme } => ui::replay(&config, &file, theme),
         Command::Fork(a) => fork::fork(&config, a),
+        Command::Resume(a) => resume::resume(&config, a),
         Command::Run(a) => run::run(&config, a),
         Command::Gateway(a) => gateway::serve(&config, a),
         Command::Mcp(cmd) => mcp::run(&config, cmd),

@@ -175,6 +175,8 @@ enum CtlCommand {
     Step,
     /// End the session, as `q` does in its workbench.
     Stop,
+    /// End its process but not the session: `switchyard resume TRACE` takes it up.
+    Suspend,
     /// Break a tool or a model: TOOL:MODE or model:TARGET:MODE, as --fault takes.
     Fault {
         spec: String,
@@ -230,8 +232,16 @@ pub(super) fn ctl(config: &Config, a: CtlArgs) -> Result<ExitCode> {
             command => to_control(command, &conn.status)?,
         };
         let word = describe(&control);
+        let suspend = control == Control::Suspend;
         conn.send(control).await?;
-        taken(&mut conn, &word).await
+        let code = taken(&mut conn, &word).await?;
+        if suspend && code == ExitCode::SUCCESS {
+            match &record.trace {
+                Some(t) => println!("take it up again with: switchyard resume {}", t.display()),
+                None => println!("it wrote no trace (no --trace): it cannot be resumed"),
+            }
+        }
+        Ok(code)
     })
 }
 
@@ -243,6 +253,7 @@ fn to_control(command: CtlCommand, status: &Status) -> Result<Control> {
         CtlCommand::Resume => Control::Resume,
         CtlCommand::Step => Control::Step,
         CtlCommand::Stop => Control::Stop,
+        CtlCommand::Suspend => Control::Suspend,
         CtlCommand::Fault { spec } => fault_control(&spec).map_err(|e| eyre!("fault: {e}"))?,
         CtlCommand::ClearFault { tool } => Control::ClearFault { tool },
         CtlCommand::Approve => Control::Decide { call: waiting()?, decision: Decision::Approve },

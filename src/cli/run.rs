@@ -13,7 +13,7 @@ use switchyard::session;
 
 use super::agent::{AgentArgs, bridge, for_agent};
 use super::args::{GraphTapeArgs, SessionArgs};
-use super::setup::{runtime, session_options, until_signal};
+use super::setup::{Ran, run_headless, runtime, say_suspended, session_options};
 use switchyard::eval::session_text::{run_json, session_text};
 
 #[derive(Args, Debug, Default)]
@@ -52,8 +52,10 @@ pub(super) fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
             eprintln!("session {id}: waits at each approval and breakpoint for attach or ctl ({id} approve, resume)");
         }
     }
-    let outcome = rt.block_on(until_signal(async { Ok(session::run(prepared).await?) }))?;
-    report(&outcome.state, a.json, a.session.trace.as_deref())
+    match run_headless(&rt, prepared)? {
+        Ran::Done(outcome) => report(&outcome.state, a.json, a.session.trace.as_deref()),
+        Ran::Suspended => Ok(say_suspended(a.session.trace.as_deref())),
+    }
 }
 
 /// The summary of a headless session, as text or JSON; exit 2 when a model

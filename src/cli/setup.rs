@@ -169,6 +169,68 @@ pub(super) fn session_options(session: &SessionArgs, graph_tape: &GraphTapeArgs)
     Ok(opts)
 }
 
+/// How a headless session ended.
+pub(super) enum Ran {
+    Done(Box<switchyard::engine::SessionOutcome>),
+    /// Its trace ends with `Suspended`: `switchyard resume` takes it up.
+    Suspended,
+}
+
+/// The exit code of a headless session that was suspended: it did not
+/// finish, and a script should not go on as if it had.
+pub(super) const SUSPENDED_EXIT: u8 = 3;
+
+/// How long a session told to suspend on SIGTERM may take to reach its
+/// next decision point (a call in flight ends first).
+const SUSPEND_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Runs a prepared session headless to its end. SIGTERM (a service manager,
+/// a pod going away) suspends it; SIGINT stops it as `until_signal` does.
+pub(super) fn run_headless(rt: &tokio::runtime::Runtime, prepared: switchyard::session::Prepared) -> Result<Ran> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let handle = prepared.handle.clone();
+    let ran = rt.block_on(async {
+        let mut term = signal(SignalKind::terminate()).wrap_err("could not listen for SIGTERM")?;
+        let mut int = signal(SignalKind::interrupt()).wrap_err("could not listen for SIGINT")?;
+        let work = switchyard::session::run(prepared);
+        tokio::pin!(work);
+        tokio::select! {
+            r = &mut work => return Ok(r),
+            _ = term.recv() => {}
+            _ = int.recv() => {
+                switchyard::tool::child::kill_all();
+                return Err(eyre!("interrupted (SIGINT): stopped before the end; the trace keeps every event written"));
+            }
+        }
+        handle.send(switchyard::engine::Control::Suspend);
+        match tokio::time::timeout(SUSPEND_GRACE, &mut work).await {
+            Ok(r) => Ok(r),
+            Err(_) => {
+                switchyard::tool::child::kill_all();
+                Err(eyre!(
+                    "interrupted (SIGTERM): a call in flight did not end within {SUSPEND_GRACE:?}, so the session \
+                     could not suspend; the trace keeps every event written, and `switchyard resume` takes it up \
+                     from its last one"
+                ))
+            }
+        }
+    })?;
+    match ran {
+        Ok(outcome) => Ok(Ran::Done(Box::new(outcome))),
+        Err(e) if e.is_suspended() => Ok(Ran::Suspended),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// What a suspended session says on its way out.
+pub(super) fn say_suspended(trace: Option<&std::path::Path>) -> std::process::ExitCode {
+    match trace {
+        Some(t) => eprintln!("suspended: `switchyard resume {}` takes the session up again", t.display()),
+        None => eprintln!("suspended, but without a trace (--trace) it cannot be resumed"),
+    }
+    std::process::ExitCode::from(SUSPENDED_EXIT)
+}
+
 /// Runs a prepared session that serves calls from outside (the gateway's
 /// agent, an MCP client) until it ends by itself, `served` returns (the
 /// client hung up, or the server failed: said on stderr under `what`), or
@@ -191,5 +253,15 @@ pub(super) async fn serve_until_signal(
         _ = int.recv() => {}
     }
     handle.send(switchyard::engine::Control::Stop);
-    Ok(session.await.map_err(|e| eyre!("the session failed: {e}"))??)
+    session.await.map_err(|e| eyre!("the session failed: {e}"))?.map_err(|e| {
+        if e.is_suspended() {
+            // Its agent (or MCP client) is not Switchyard's to start again.
+            eyre!(
+                "{what}: suspended; the trace ends there, but `switchyard resume` cannot take up a session whose \
+                 client it did not start (replay or fork the trace)"
+            )
+        } else {
+            e.into()
+        }
+    })
 }

@@ -6,11 +6,13 @@ use clap::Args;
 use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
+use switchyard::engine::fork::AtForkPoint;
 use switchyard::engine::trace::read_trace_file;
 use switchyard::remote::SessionKind;
 use switchyard::session::fork::{ForkRequest, prepare_fork};
 use switchyard::session::{self, SessionOptions};
 use switchyard::ui::Theme;
+use switchyard::ui::term::LiveEnd;
 
 use super::agent::{AgentArgs, bridge, for_agent, gateway_only, with_agent_role};
 use super::args::{GraphTapeArgs, SessionArgs};
@@ -71,8 +73,13 @@ pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
         // The token is the user's to paste, on screen only: nothing written keeps it.
         let lines: Vec<String> = gateway.agent_env().into_iter().map(|(k, v)| format!("export {k}={v}")).collect();
         let title = "Paste into the agent's shell";
-        rt.block_on(switchyard::ui::term::run_live_noticed(prepared, theme, config.data_dir().ok(), title, lines))?;
+        let end =
+            rt.block_on(switchyard::ui::term::run_live_noticed(prepared, theme, config.data_dir().ok(), title, lines))?;
         drop(gateway);
+        if end == LiveEnd::Suspended {
+            // Nobody here can start its agent again.
+            println!("suspended: the trace ends there, but its agent was started elsewhere, so it cannot be resumed");
+        }
         println!("trace: {}\nreplay it with: switchyard replay {}", trace.display(), trace.display());
         return Ok(ExitCode::SUCCESS);
     }
@@ -80,9 +87,21 @@ pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
     let _gateway = bridge(config, &rt, &a.agent, &mut opts, true)?;
     let mut prepared = session::prepare(config, &opts)?;
     let _endpoint = super::remote::serve(config, &rt, &mut prepared, SessionKind::Ui, Some(&trace));
-    rt.block_on(switchyard::ui::term::run_live(prepared, theme, config.data_dir().ok()))?;
-    println!("trace: {}\nreplay it with: switchyard replay {}", trace.display(), trace.display());
-    Ok(ExitCode::SUCCESS)
+    let end = rt.block_on(switchyard::ui::term::run_live(prepared, theme, config.data_dir().ok()))?;
+    Ok(ended(end, &trace))
+}
+
+/// What the workbench says of its session once the terminal is back.
+pub(super) fn ended(end: LiveEnd, trace: &std::path::Path) -> ExitCode {
+    match end {
+        LiveEnd::Suspended => {
+            println!("suspended: the trace ends there\ntake it up again with: switchyard resume {}", trace.display())
+        }
+        LiveEnd::Ended => {
+            println!("trace: {}\nreplay it with: switchyard replay {}", trace.display(), trace.display())
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<String>) -> Result<ExitCode> {
@@ -108,16 +127,12 @@ pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<Stri
         trace: Some(trace.clone()),
         ..SessionOptions::default()
     };
-    let req = ForkRequest { parent: file.to_path_buf(), at, pause: true, ..ForkRequest::default() };
+    let req =
+        ForkRequest { parent: file.to_path_buf(), at, at_fork_point: AtForkPoint::Pause, ..ForkRequest::default() };
     let (config, _gateway) = &super::fork::agent_for_fork(config, &rt, file, &mut opts)?;
     let mut prepared = prepare_fork(config, &req, &opts)?;
     let _endpoint = super::remote::serve(config, &rt, &mut prepared, SessionKind::Ui, Some(&trace));
-    rt.block_on(switchyard::ui::term::run_live(prepared, theme, config.data_dir().ok()))?;
-    println!(
-        "forked from {} after its event {at}\ntrace: {}\nreplay it with: switchyard replay {}",
-        file.display(),
-        trace.display(),
-        trace.display()
-    );
-    Ok(ExitCode::SUCCESS)
+    let end = rt.block_on(switchyard::ui::term::run_live(prepared, theme, config.data_dir().ok()))?;
+    println!("forked from {} after its event {at}", file.display());
+    Ok(ended(end, &trace))
 }

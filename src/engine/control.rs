@@ -16,6 +16,9 @@ pub enum Control {
     /// Let exactly one model or tool call through, then pause again.
     Step,
     Stop,
+    /// End the process but not the session: the trace ends with
+    /// `Suspended`, and `switchyard resume` takes it up from there.
+    Suspend,
     InjectFault {
         tool: String,
         fault: Fault,

@@ -166,6 +166,10 @@ impl Engine {
                 self.gate = Gate::OneStep;
             }
             Control::Stop => self.stop = true,
+            Control::Suspend => {
+                self.emit(EventKind::Suspended)?;
+                return Err(EngineError::Suspended);
+            }
             Control::InjectFault { tool, fault } => {
                 if !self.names_a_tool(&tool) {
                     return self.reject("inject fault", format!("no tool named '{tool}'"));

@@ -30,6 +30,11 @@ pub enum EngineError {
         why_diverged(replayed)
     )]
     ForkDiverged { index: usize, recorded: String, replayed: String },
+    /// The user suspended the session: the trace ends with `Suspended`.
+    /// Not a failure; it unwinds the engine at once, so nothing is
+    /// recorded after the point the session resumes from.
+    #[error("the session was suspended")]
+    Suspended,
     /// A run started while another held the strategy.
     #[error("a run started inside another run")]
     Reentered,

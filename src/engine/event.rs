@@ -410,6 +410,10 @@ pub struct ForkOrigin {
     /// The parent's events `[0, at)` were replayed; the fork point is before
     /// its event `at` (counted from 0), i.e. after its `at`-th event.
     pub at: u32,
+    /// The parent was suspended (or killed) there and this session resumes
+    /// it, as it was, rather than branching off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resumed: bool,
 }
 
 /// What the user put in place of the recorded answer at the fork point.
@@ -981,6 +985,10 @@ pub enum EventKind {
         runs: u32,
         stopped: bool,
     },
+    /// The user suspended the session here (`q` then `s`, `ctl suspend`,
+    /// SIGTERM): the process ends, and `switchyard resume` takes it up
+    /// again from the events before this one. Nothing follows it.
+    Suspended,
 }
 
 impl EventKind {
@@ -1063,6 +1071,7 @@ impl EventKind {
             EventKind::Stepped => "Stepped",
             EventKind::RunFinished { .. } => "RunFinished",
             EventKind::SessionFinished { .. } => "SessionFinished",
+            EventKind::Suspended => "Suspended",
         }
     }
 }

@@ -29,6 +29,14 @@ pub enum ForkError {
     AfterEnd { at: usize },
     #[error("cannot fork at event 0: the session's first event (SessionStarted) must be replayed")]
     BeforeStart,
+    #[error(
+        "cannot fork at event {at}: the session was suspended at its event {suspended}; fork at {suspended} or before, or resume it"
+    )]
+    AfterSuspend { at: usize, suspended: usize },
+    #[error(
+        "the session finished ({runs} runs): there is nothing to resume; `switchyard fork` goes on from an earlier event"
+    )]
+    Finished { runs: u32 },
     #[error("the trace does not start with SessionStarted: it is not a whole session")]
     NoStart,
     #[error(
@@ -49,8 +57,21 @@ pub struct ForkPlan {
     pub(super) edit: Option<ForkEdit>,
     /// The user's changes, applied at the first decision point after the fork.
     pub controls: Vec<Control>,
-    /// Close the gate at the fork point (the workbench: the user looks first).
-    pub pause: bool,
+    pub at_fork_point: AtForkPoint,
+}
+
+/// What a fork does at its fork point.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AtForkPoint {
+    /// Nobody looks (`switchyard fork`): it runs on, and what the parent
+    /// held there (a pause, a held lane) is let go.
+    #[default]
+    GoOn,
+    /// Pause there, so the user can change things first (the workbench).
+    Pause,
+    /// Stay as the parent was there: paused, holding a lane, waiting for
+    /// an approval (`switchyard resume`).
+    AsRecorded,
 }
 
 /// Whether a session can be forked after the first `at` events of its
@@ -65,10 +86,26 @@ pub fn check_fork_point(events: &[Event], at: usize) -> Result<(), ForkError> {
     if at == 0 {
         return Err(ForkError::BeforeStart);
     }
+    if let Some(k) = events[..at].iter().position(|e| matches!(e.kind, EventKind::Suspended)) {
+        return Err(ForkError::AfterSuspend { at, suspended: k });
+    }
     if !matches!(events.first().map(|e| &e.kind), Some(EventKind::SessionStarted { .. })) {
         return Err(ForkError::NoStart);
     }
     Ok(())
+}
+
+/// Where a suspended (or killed) session takes up again: before its
+/// `Suspended` event, or after its last complete event when the process
+/// was killed.
+pub fn resume_point(events: &[Event]) -> Result<usize, ForkError> {
+    if let Some(k) = events.iter().position(|e| matches!(e.kind, EventKind::Suspended)) {
+        return Ok(k);
+    }
+    if let Some(EventKind::SessionFinished { runs, .. }) = events.last().map(|e| &e.kind) {
+        return Err(ForkError::Finished { runs: *runs });
+    }
+    Ok(events.len())
 }
 
 impl ForkPlan {
@@ -90,13 +127,13 @@ impl ForkPlan {
             }
         }
         Ok(ForkPlan {
-            origin: ForkOrigin { parent: parent.to_string(), at: at as u32 },
+            origin: ForkOrigin { parent: parent.to_string(), at: at as u32, resumed: false },
             events: prefix,
             replies,
             results,
             edit: None,
             controls: Vec::new(),
-            pause: false,
+            at_fork_point: AtForkPoint::GoOn,
         })
     }
 

@@ -10,7 +10,7 @@ use super::control::{Control, LaneAction};
 use super::debug::Decision;
 use super::error::EngineError;
 use super::event::{Event, EventKind, ToolOutcome};
-use super::fork::{ForkEdit, Forked, Recorded, RecordedReply, RecordedResult, Replaying, recorded_kind};
+use super::fork::{AtForkPoint, ForkEdit, Forked, Recorded, RecordedReply, RecordedResult, Replaying, recorded_kind};
 use crate::budget::btp::BudgetRow;
 use crate::model::{ChatResponse, ModelError};
 
@@ -139,19 +139,20 @@ impl Engine {
         // Time goes on from the parent's, not from this process's start.
         self.t_offset = last_t.saturating_sub(self.clock.now_ms());
         let plan = r.plan;
-        self.forked = Some(Forked { edit: plan.edit.clone(), unattended: !plan.pause });
+        let unattended = plan.at_fork_point == AtForkPoint::GoOn;
+        self.forked = Some(Forked { edit: plan.edit.clone(), unattended });
         self.emit(EventKind::Forked { origin: plan.origin, edit: plan.edit })?;
         // The user's changes and whatever arrived during the replay wait for
         // the next decision point, like any control.
         let mut queued = plan.controls;
         queued.append(&mut self.deferred);
         self.deferred = queued;
-        if plan.pause {
-            self.close_gate()?;
-        } else {
+        match plan.at_fork_point {
+            AtForkPoint::Pause => self.close_gate()?,
             // The parent was paused here, but nobody will resume a fork
             // that runs on by itself (`switchyard fork`): it goes on.
-            self.open_for_good()?;
+            AtForkPoint::GoOn => self.open_for_good()?,
+            AtForkPoint::AsRecorded => {}
         }
         Ok(())
     }

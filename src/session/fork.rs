@@ -11,7 +11,7 @@ use super::{
 };
 use crate::budget::experience::ExperienceStore;
 use crate::engine::event::{Event, EventKind, TaskBrief};
-use crate::engine::fork::ForkPlan;
+use crate::engine::fork::{AtForkPoint, ForkPlan};
 use crate::engine::trace::{TraceWriter, read_trace};
 use crate::engine::{Control, Labels};
 use crate::model::Role;
@@ -29,8 +29,8 @@ pub struct ForkRequest {
     pub answer: Option<String>,
     /// The user's changes, applied at the fork point.
     pub controls: Vec<Control>,
-    /// Pause at the fork point (the workbench).
-    pub pause: bool,
+    /// What the fork does at its fork point.
+    pub at_fork_point: AtForkPoint,
 }
 
 /// Sets a fork up: the parent's settings, its tasks, its graph as it was
@@ -44,7 +44,8 @@ pub fn prepare_fork(config: &Config, req: &ForkRequest, opts: &SessionOptions) -
         plan.edit_answer(&events, text).map_err(|e| SetupError::Invalid(format!("{}: {e}", req.parent.display())))?;
     }
     plan.controls = req.controls.clone();
-    plan.pause = req.pause;
+    plan.at_fork_point = req.at_fork_point;
+    plan.origin.resumed = req.at_fork_point == AtForkPoint::AsRecorded;
     let EventKind::SessionStarted {
         strategy, seed, params, models, tools, tasks, task_list, graph, experience, ..
     } = plan.session_started().kind.clone()

@@ -72,6 +72,14 @@ pub enum SetupError {
     Invalid(String),
 }
 
+impl SetupError {
+    /// The user suspended the session: not a failure, and its trace ends
+    /// with `Suspended` for `switchyard resume`.
+    pub fn is_suspended(&self) -> bool {
+        matches!(self, SetupError::Engine(EngineError::Suspended))
+    }
+}
+
 /// Where the tasks come from.
 #[derive(Clone, Debug, Default)]
 pub enum TaskSource {

@@ -162,7 +162,7 @@ impl App {
         let armed = std::mem::take(&mut self.quit_armed);
         if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
             // Attached, the session is not this terminal's to end.
-            return if self.nav.attached.is_some() { self.detach() } else { self.quit() };
+            return if self.nav.attached.is_some() { self.detach() } else { self.end() };
         }
         if let Some(d) = self.dialog.as_mut() {
             return match d.handle_key(key, &self.state) {
@@ -174,6 +174,15 @@ impl App {
                 Outcome::Quit => {
                     self.dialog = None;
                     self.quit()
+                }
+                Outcome::End => {
+                    self.dialog = None;
+                    self.end()
+                }
+                Outcome::Suspend => {
+                    self.dialog = None;
+                    self.quit = true;
+                    vec![Effect::Control(Control::Suspend), Effect::Quit]
                 }
                 Outcome::Submit(controls) => {
                     self.dialog = None;
@@ -457,7 +466,19 @@ impl App {
         vec![Effect::Quit]
     }
 
+    /// `q`: a session that waits for the user (paused, or at an approval)
+    /// may be suspended rather than ended, so ask; any other quits.
     fn quit(&mut self) -> Vec<Effect> {
+        let waits = self.state.mode == Mode::Paused || self.state.debug.pending.is_some();
+        if waits && self.replay.is_none() && !self.engine_ended && self.nav.attached.is_none() {
+            self.dialog = Some(Dialog::leave());
+            return Vec::new();
+        }
+        self.end()
+    }
+
+    /// Ends the session (when this workbench runs it) and quits.
+    fn end(&mut self) -> Vec<Effect> {
         self.quit = true;
         let mut effects = Vec::new();
         if self.replay.is_none() && !self.engine_ended {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use tokio::sync::mpsc::{self, UnboundedReceiver};
 
-use crate::engine::{Control, EngineHandle, Event, SessionOutcome};
+use crate::engine::{Control, EngineHandle, Event};
 use crate::remote::Connection;
 use crate::remote::protocol::ServerMsg;
 use crate::session::{Prepared, SetupError};
@@ -51,11 +51,7 @@ pub fn check_terminal() -> Result<(), UiError> {
 
 /// Runs the workbench over a live session until the user quits; `T` saves
 /// runs as cases under `data_dir`.
-pub async fn run_live(
-    prepared: Prepared,
-    theme: Theme,
-    data_dir: Option<PathBuf>,
-) -> Result<Option<SessionOutcome>, UiError> {
+pub async fn run_live(prepared: Prepared, theme: Theme, data_dir: Option<PathBuf>) -> Result<LiveEnd, UiError> {
     run_live_app(prepared, theme, data_dir, App::live()).await
 }
 
@@ -67,7 +63,7 @@ pub async fn run_live_noticed(
     data_dir: Option<PathBuf>,
     title: &str,
     lines: Vec<String>,
-) -> Result<Option<SessionOutcome>, UiError> {
+) -> Result<LiveEnd, UiError> {
     let mut app = App::live();
     app.dialog = Some(crate::ui::dialog::Dialog::notice(title, lines));
     run_live_app(prepared, theme, data_dir, app).await
@@ -78,7 +74,7 @@ async fn run_live_app(
     theme: Theme,
     data_dir: Option<PathBuf>,
     app: App,
-) -> Result<Option<SessionOutcome>, UiError> {
+) -> Result<LiveEnd, UiError> {
     check_terminal()?;
     let mut prepared = prepared;
     let events = prepared.engine.subscribe();
@@ -94,14 +90,24 @@ async fn run_live_app(
     };
     // The engine was told to stop; give it a moment to finish and save.
     let outcome = match tokio::time::timeout(STOP_GRACE, engine).await {
-        Ok(Ok(Ok(outcome))) => Ok(Some(outcome)),
+        Ok(Ok(Ok(_))) => Ok(LiveEnd::Ended),
+        Ok(Ok(Err(e))) if e.is_suspended() => return Ok(LiveEnd::Suspended),
         Ok(Ok(Err(e))) => Err(e.into()),
-        _ => Ok(None),
+        _ => Ok(LiveEnd::Ended),
     };
     match signal {
         Some(name) => Err(UiError::Interrupted(name)),
         None => outcome,
     }
+}
+
+/// How a live workbench's session ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LiveEnd {
+    /// Finished or stopped: its trace is complete.
+    Ended,
+    /// Suspended: `switchyard resume` takes it up again.
+    Suspended,
 }
 
 /// How an attached workbench ended.
@@ -287,8 +293,10 @@ async fn event_loop(
             },
             _ = tick.tick() => app.update(Action::Tick { now_ms: started.elapsed().as_millis() as u64 }),
             _ = tokio::time::sleep_until(next_frame.into()), if app.dirty => Vec::new(),
-            _ = sigterm.recv() => return quit_on_signal(&handle, "SIGTERM"),
-            _ = sigint.recv() => return quit_on_signal(&handle, "SIGINT"),
+            // SIGTERM (a service manager, a pod going away) suspends; a
+            // user's interrupt ends.
+            _ = sigterm.recv() => return quit_on_signal(&handle, "SIGTERM", crate::engine::Control::Suspend),
+            _ = sigint.recv() => return quit_on_signal(&handle, "SIGINT", crate::engine::Control::Stop),
         };
         for effect in effects {
             match effect {
@@ -345,12 +353,16 @@ async fn recv(rx: &mut Option<UnboundedReceiver<Event>>) -> Option<Event> {
     }
 }
 
-/// The engine told to stop, as `q` does (but whatever dialog is open),
-/// then out with the signal's name.
+/// The engine told to stop or suspend (whatever dialog is open), then out
+/// with the signal's name.
 /// Attached, the session is another process's: a signal only detaches.
-fn quit_on_signal(handle: &Option<Steer>, name: &'static str) -> Result<Option<usize>, UiError> {
+fn quit_on_signal(
+    handle: &Option<Steer>,
+    name: &'static str,
+    control: crate::engine::Control,
+) -> Result<Option<usize>, UiError> {
     if let Some(Steer::Engine(h)) = handle {
-        h.send(crate::engine::Control::Stop);
+        h.send(control);
     }
     Err(UiError::Interrupted(name))
 }

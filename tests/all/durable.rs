@@ -1,6 +1,6 @@
 //! Durable learnt state: a headless run killed with SIGKILL keeps every
 //! finished task's graph update, in a file that loads, and the next session
-//! goes on from it. A SIGTERM stops a run whose every call is in process.
+//! goes on from it. A SIGTERM suspends a run whose every call is in process.
 //!
 //! The trace goes to a FIFO, so the test reads the events as the run writes
 //! them and kills it right after the task it chose, with no timing involved.
@@ -122,7 +122,7 @@ fn the_next_session_goes_on_from_a_killed_runs_graph() {
 }
 
 #[test]
-fn sigterm_stops_a_run_whose_calls_never_wait() {
+fn sigterm_suspends_a_run_whose_calls_never_wait() {
     // The simulated model and builtin tools: every future is ready at once,
     // so a run that never yields would not hear the signal until its last task.
     let dir = tempfile::tempdir().unwrap();
@@ -149,8 +149,8 @@ fn sigterm_stops_a_run_whose_calls_never_wait() {
     }
     // SAFETY: a plain kill(2) of the child this test started.
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) }, 0);
-    // The run stops at its next call; were the signal unheard, it would go on
-    // through its million tasks.
+    // The run suspends at its next call; were the signal unheard, it would
+    // go on through its million tasks.
     let after = lines.map_while(Result::ok).filter(|l| finished(l)).take(1000).count();
     if after >= 1000 {
         child.kill().unwrap();
@@ -158,7 +158,7 @@ fn sigterm_stops_a_run_whose_calls_never_wait() {
         panic!("the run went on for 1000 tasks after SIGTERM");
     }
     let out = child.wait_with_output().unwrap();
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(3), "a suspended run did not finish");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("interrupted (SIGTERM)"), "{err}");
+    assert!(err.contains("suspended: `switchyard resume"), "{err}");
 }

@@ -48,6 +48,7 @@ mod picture;
 mod protocol;
 mod remote;
 mod reply_caps;
+mod resume;
 mod retrieval;
 mod retrieve;
 mod rewoo_engine;

@@ -29,32 +29,34 @@ struct Headless {
 fn start(args: &[&str]) -> Headless {
     let dir = TempDir::new().unwrap();
     let trace = dir.path().join("trace.jsonl");
-    let mut child = bin()
-        .arg("--data-dir")
-        .arg(dir.path())
-        .args(["run", "--trace", s(&trace)])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut full = vec!["run", "--trace", s(&trace)];
+    full.extend_from_slice(args);
+    let (child, id, stderr) = spawn_session(dir.path(), &full);
+    Headless { child, id, dir, trace, stderr }
+}
+
+/// `switchyard --data-dir DIR ARGS…` in the background, the session id it
+/// said on stderr, and the rest of its stderr (drained, so it never blocks
+/// on a full pipe).
+pub(crate) fn spawn_session(dir: &Path, args: &[&str]) -> (Child, String, std::thread::JoinHandle<String>) {
+    let mut child =
+        bin().arg("--data-dir").arg(dir).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut said = String::new();
     let id = loop {
         let mut line = String::new();
-        assert!(err.read_line(&mut line).unwrap() > 0, "the run ended without naming its session: {said}");
+        assert!(err.read_line(&mut line).unwrap() > 0, "the session ended without naming itself: {said}");
         said.push_str(&line);
         if let Some(rest) = line.strip_prefix("session ") {
             break rest.split(':').next().unwrap().to_string();
         }
     };
-    // Drained, so the run never blocks on a full pipe.
     let stderr = std::thread::spawn(move || {
         let mut rest = String::new();
         let _ = err.read_to_string(&mut rest);
         said + rest.as_str()
     });
-    Headless { child, id, dir, trace, stderr }
+    (child, id, stderr)
 }
 
 impl Headless {

@@ -154,7 +154,8 @@ async fn a_score_edited_and_alpha_changed_take_effect_and_are_recorded() {
     assert_eq!(rig.app.state.params.alpha, 0.9);
     // Recorded with the step it took effect in.
     assert_eq!(changed.run, 1);
-    rig.press([ch('q')]);
+    // Paused: the first q asks how to leave, the second ends the session.
+    rig.press([ch('q'), ch('q')]);
     rig.engine.await.unwrap().unwrap();
 }
 
@@ -265,4 +266,38 @@ fn attached_d_detaches_and_q_asks_before_it_ends_the_session() {
     // A live session of this terminal quits at once, as before.
     let mut app = App::live();
     assert!(matches!(app.update(ch('q'))[..], [Effect::Control(Control::Stop), Effect::Quit]));
+}
+
+/// `q` on a session that waits for the user (paused here) asks how to
+/// leave it: `q` ends it, `s` suspends it, Esc goes back; on a running
+/// session `q` quits at once, and Ctrl-C never asks.
+#[test]
+fn q_on_a_waiting_session_offers_to_suspend_it() {
+    let render = |app: &App| common::buffer_text(&common::screen(app, 160, 48));
+    let events = common::fixture("toolnet-fault.jsonl");
+    let paused = |app: &mut App| {
+        app.update(Action::Engine(switchyard::engine::Event { kind: EventKind::Paused, ..events[1].clone() }))
+    };
+    let mut app = App::live();
+    app.update(Action::Engine(events[0].clone()));
+    paused(&mut app);
+    assert!(app.update(ch('q')).is_empty(), "a waiting session: q asks");
+    let asked = render(&app);
+    assert!(asked.contains("Leave the session") && asked.contains("suspend it"), "{asked}");
+    assert!(app.update(key(KeyCode::Esc)).is_empty());
+    assert!(!render(&app).contains("Leave the session"), "Esc goes back");
+    app.update(ch('q'));
+    assert_eq!(app.update(ch('s')), vec![Effect::Control(Control::Suspend), Effect::Quit]);
+
+    let mut app = App::live();
+    app.update(Action::Engine(events[0].clone()));
+    paused(&mut app);
+    app.update(ch('q'));
+    assert_eq!(app.update(ch('q')), vec![Effect::Control(Control::Stop), Effect::Quit]);
+
+    let mut app = App::live();
+    app.update(Action::Engine(events[0].clone()));
+    paused(&mut app);
+    let ctrl_c = Action::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert_eq!(app.update(ctrl_c), vec![Effect::Control(Control::Stop), Effect::Quit]);
 }

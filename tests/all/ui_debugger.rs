@@ -239,10 +239,11 @@ async fn b_sets_a_breakpoint_whose_hit_pauses_and_counts_and_the_replay_shows_it
     assert!(notes.iter().any(|n| n.starts_with("breakpoint #1 (step=2) hit")), "{notes:?}");
 }
 
-/// `q` leaves the workbench while a reply waits for review, as it does
-/// anywhere else, and the trace closes the run and the session.
+/// `q` while a reply waits for review asks whether to end the session or
+/// suspend it; `q` again ends it, and the trace closes the run and the
+/// session.
 #[tokio::test(flavor = "current_thread")]
-async fn q_quits_while_a_review_waits_and_the_run_is_closed() {
+async fn q_while_a_review_waits_asks_then_ends_and_the_run_is_closed() {
     let mut rig = start(Vec::new());
     rig.until(|k| matches!(k, EventKind::Paused)).await;
     rig.press([ch('a')]);
@@ -250,6 +251,8 @@ async fn q_quits_while_a_review_waits_and_the_run_is_closed() {
     rig.press([ch(' ')]);
     rig.until(is_pending).await;
     assert!(rig.panel_open() && rig.screen().contains("q quit"), "{}", rig.screen());
+    assert!(rig.press([ch('q')]).is_empty(), "a waiting session: q asks first");
+    assert!(rig.screen().contains("Leave the session"), "{}", rig.screen());
     assert_eq!(rig.press([ch('q')]), vec![Control::Stop]);
     assert!(rig.app.quit);
     let finished = rig.until(|k| matches!(k, EventKind::RunFinished { .. })).await.kind;

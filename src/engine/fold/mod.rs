@@ -777,6 +777,10 @@ impl SessionState {
                 self.mode = Mode::Finished;
                 self.stopped = *stopped;
             }
+            EventKind::Suspended => {
+                self.mode = Mode::Suspended;
+                self.push(Entry::Note("suspended: `switchyard resume` takes the session up from here".into()));
+            }
             EventKind::ModelFaultInjected { .. } | EventKind::ModelFaultCleared { .. } => {}
         }
         if let Some(note) = self::model_faults::apply(&mut self.model_faults, &ev.kind) {

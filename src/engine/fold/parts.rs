@@ -31,6 +31,8 @@ pub enum Mode {
     Running,
     Paused,
     Finished,
+    /// The process ended but the session did not: `switchyard resume`.
+    Suspended,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -21,7 +21,7 @@ const LIVE: &[Row] = &[
     ("s", "step: let one model or tool call through, then pause"),
     ("r", "restart the current task"),
     ("+ / -", "pace: a longer / shorter wait before each call"),
-    ("T · q", "save the current run as a test case (DATA_DIR/cases) · quit"),
+    ("T · q", "save the run as a test case (DATA_DIR/cases) · quit or suspend"),
     ("", "Change the run (takes effect at the next decision point)"),
     ("f", "inject a fault into a tool, a role or a model"),
     ("x", "clear faults (all tools and models)"),

@@ -11,6 +11,7 @@ mod fault;
 mod field;
 mod help;
 mod kit;
+mod leave;
 mod model;
 mod notice;
 mod outcome;
@@ -30,6 +31,7 @@ pub use breaks::BreakpointsDialog;
 pub use category::{CategoryDialog, source_word};
 pub use fault::FaultDialog;
 pub use help::{HelpDialog, keys_markdown};
+pub use leave::LeaveDialog;
 pub use model::ModelDialog;
 pub use notice::NoticeDialog;
 pub use outcome::Outcome;
@@ -54,6 +56,7 @@ pub enum Dialog {
     Approval(ApprovalDialog),
     Breakpoints(BreakpointsDialog),
     Notice(NoticeDialog),
+    Leave(LeaveDialog),
 }
 
 impl Dialog {
@@ -98,6 +101,11 @@ impl Dialog {
         Dialog::Notice(NoticeDialog::new(title.to_string(), lines))
     }
 
+    /// End the session that waits for the user, or suspend it.
+    pub fn leave() -> Dialog {
+        Dialog::Leave(LeaveDialog)
+    }
+
     pub fn help(replay: bool) -> Dialog {
         Dialog::Help(HelpDialog::new(replay))
     }
@@ -126,6 +134,7 @@ impl Dialog {
             Dialog::Approval(d) => d.title(),
             Dialog::Breakpoints(_) => "Breakpoints",
             Dialog::Notice(d) => d.title(),
+            Dialog::Leave(_) => "Leave the session",
         }
     }
 
@@ -149,6 +158,7 @@ impl Dialog {
             Dialog::Approval(d) => d.handle_key(key),
             Dialog::Breakpoints(d) => d.handle_key(key, state),
             Dialog::Notice(d) => d.handle_key(),
+            Dialog::Leave(d) => d.handle_key(key),
         }
     }
 
@@ -166,6 +176,7 @@ impl Dialog {
             Dialog::Approval(d) => (110, d.height()),
             Dialog::Breakpoints(d) => (100, d.height(state)),
             Dialog::Notice(d) => d.size(),
+            Dialog::Leave(d) => d.size(),
         }
     }
 
@@ -195,6 +206,7 @@ impl Dialog {
             Dialog::Approval(d) => d.render(frame, inner, theme),
             Dialog::Breakpoints(d) => d.render(frame, inner, state, theme),
             Dialog::Notice(d) => d.render(frame, inner, theme),
+            Dialog::Leave(d) => d.render(frame, inner, theme),
         }
     }
 }

@@ -15,4 +15,8 @@ pub enum Outcome {
     /// Quit the workbench, as `q` does outside a dialog: a dialog that
     /// waits on the user (an approval) must not keep them from leaving.
     Quit,
+    /// End the session and quit, asking nothing more.
+    End,
+    /// Suspend the session and quit: `switchyard resume` takes it up.
+    Suspend,
 }

@@ -72,7 +72,8 @@ fn info(ctx: &PaneCtx) -> Vec<Segment> {
     if let Some(f) = &s.forked_from {
         let parent =
             std::path::Path::new(&f.parent).file_name().map_or(f.parent.clone(), |n| n.to_string_lossy().into());
-        out.push(vec![Span::styled(format!("forked from {parent}@{}", f.at), th.fg(th.accent))]);
+        let how = if f.resumed { "resumed" } else { "forked" };
+        out.push(vec![Span::styled(format!("{how} from {parent}@{}", f.at), th.fg(th.accent))]);
     }
     if let Some(servers) = servers(s, th) {
         out.push(servers);
@@ -145,6 +146,7 @@ fn mode(s: &SessionState, th: &Theme) -> (&'static str, ratatui::style::Color) {
         Mode::Paused => ("‖ paused", th.fault),
         Mode::Finished if s.stopped => ("■ stopped", th.muted),
         Mode::Finished => ("■ finished", th.muted),
+        Mode::Suspended => ("⏏ suspended", th.fault),
         Mode::Running if all_done(s) => ("■ all tasks done", th.muted),
         Mode::Running => ("▶ running", th.ok),
     }
