@@ -55,7 +55,7 @@ impl Gateway {
     /// Listens on `setup.listen` and hands every model call to `calls`.
     /// The session token is new and random each time.
     pub async fn start(setup: GatewaySetup, calls: mpsc::Sender<Bridged>) -> std::io::Result<Gateway> {
-        let token = Secret::new(new_token());
+        let token = Secret::random("sy");
         let desk = Arc::new(SessionDesk::new(calls.clone()));
         let tools: Arc<dyn ToolDesk> = desk.clone();
         let state = Arc::new(state::GatewayState {
@@ -137,12 +137,4 @@ impl Gateway {
             ("SWITCHYARD_MCP_CONFIG".into(), self.mcp_config_path().display().to_string()),
         ]
     }
-}
-
-fn new_token() -> String {
-    use rand::RngCore;
-    let mut bytes = [0u8; 24];
-    rand::rng().fill_bytes(&mut bytes);
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sy-{hex}")
 }

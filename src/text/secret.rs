@@ -49,6 +49,23 @@ impl Secret {
     pub fn expose(&self) -> &str {
         &self.0
     }
+
+    /// A new random token, `PREFIX-` and 48 hex digits, registered.
+    pub fn random(prefix: &str) -> Secret {
+        use rand::RngCore;
+        let mut bytes = [0u8; 24];
+        rand::rng().fill_bytes(&mut bytes);
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        Secret::new(format!("{prefix}-{hex}"))
+    }
+
+    /// Whether `guess` is this value. Compared without stopping at the
+    /// first difference, so the time a refusal takes says nothing of how
+    /// much of a guess was right.
+    pub fn matches(&self, guess: &str) -> bool {
+        let (a, b) = (guess.as_bytes(), self.0.as_bytes());
+        a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    }
 }
 
 impl std::fmt::Debug for Secret {
