@@ -65,7 +65,7 @@ pub(super) fn fork(config: &Config, a: ForkArgs) -> Result<ExitCode> {
     let (config, _gateway) = agent_for_fork(config, &rt, &a.file, &mut opts)?;
     let mut prepared = prepare_fork(&config, &req, &opts)?;
     let kind = switchyard::remote::SessionKind::Run;
-    let _endpoint = super::remote::serve(&config, &rt, &mut prepared, kind, Some(&trace));
+    let _endpoint = super::remote::serve(&config, &rt, &mut prepared, kind, Some(&trace))?;
     let outcome = match run_headless(&rt, prepared)? {
         Ran::Done(outcome) => outcome,
         Ran::Suspended => return Ok(say_suspended(Some(&trace))),

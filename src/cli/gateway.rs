@@ -36,7 +36,7 @@ pub(super) fn serve(config: &Config, a: GatewayArgs) -> Result<std::process::Exi
     let gateway = gateway_only(config, &rt, a.listen, &mut opts)?;
     let mut prepared = switchyard::session::prepare(config, &opts)?;
     let kind = switchyard::remote::SessionKind::Gateway;
-    let _endpoint = super::remote::serve(config, &rt, &mut prepared, kind, a.trace.as_deref());
+    let _endpoint = super::remote::serve(config, &rt, &mut prepared, kind, a.trace.as_deref())?;
     // The token goes to the user, on stdout only: it is what the agent
     // must send, and nothing Switchyard writes keeps it.
     for (k, v) in gateway.agent_env() {

@@ -78,7 +78,7 @@ fn serve(config: &Config, a: ServeArgs) -> Result<ExitCode> {
     let rt = super::setup::runtime()?;
     let mut prepared = switchyard::session::prepare(config, &opts)?;
     let kind = switchyard::remote::SessionKind::McpServe;
-    let endpoint = super::remote::serve(config, &rt, &mut prepared, kind, a.trace.as_deref());
+    let endpoint = super::remote::serve(config, &rt, &mut prepared, kind, a.trace.as_deref())?;
     let listener = match a.listen {
         Some(addr) => Some(
             rt.block_on(tokio::net::TcpListener::bind(addr))

@@ -66,6 +66,11 @@ struct Cli {
     /// text protocol (default: each model's `json_schema`).
     #[arg(long, global = true, value_parser = ["on", "off"])]
     constrained: Option<String>,
+    /// Sessions (ui, run, fork, resume, gateway, mcp serve) also serve their control endpoint over
+    /// TCP here: a PORT on 127.0.0.1, or ADDRESS:PORT. Viewers present a token: SWITCHYARD_CONTROL_TOKEN
+    /// if set, else a new one kept in DATA_DIR/sessions/ID.token (0600).
+    #[arg(long, global = true, value_name = "ADDR")]
+    control: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -168,7 +173,24 @@ pub fn main() -> Result<ExitCode> {
         config.set_json_schema(c == "on");
     }
     let _log = init_logging(&config);
-    match cli.command.unwrap_or(Command::Ui(UiArgs::default())) {
+    let command = cli.command.unwrap_or(Command::Ui(UiArgs::default()));
+    if let Some(spec) = &cli.control {
+        let serves = matches!(
+            command,
+            Command::Ui(_)
+                | Command::Replay { .. }
+                | Command::Fork(_)
+                | Command::Resume(_)
+                | Command::Run(_)
+                | Command::Gateway(_)
+                | Command::Mcp(_)
+        );
+        if !serves {
+            return Err(color_eyre::eyre::eyre!("--control {spec}: this command serves no session to control"));
+        }
+        remote::set_control(spec)?;
+    }
+    match command {
         Command::Ui(a) => ui::workbench(&config, a),
         Command::Replay { file, theme } => ui::replay(&config, &file, theme),
         Command::Fork(a) => fork::fork(&config, a),

@@ -12,8 +12,11 @@ use switchyard::config::Config;
 use switchyard::engine::debug::{Condition, Decision};
 use switchyard::engine::{Control, EventKind, ParamChange, ViewerAction, fault_control};
 use switchyard::remote::protocol::ServerMsg;
-use switchyard::remote::{Connection, Endpoint, EndpointGuard, Liveness, Registry, SessionKind, SessionRecord, Status};
+use switchyard::remote::{
+    Connection, Endpoint, EndpointGuard, Liveness, Registry, SessionKind, SessionRecord, Status, TcpControl,
+};
 use switchyard::session::Prepared;
+use switchyard::text::secret::Secret;
 
 /// How long `ctl` waits for the session to take its control: a session
 /// takes controls at its next decision point.
@@ -21,29 +24,120 @@ const TAKEN_WAIT: Duration = Duration::from_secs(10);
 /// After it took it, how long `ctl` waits for a refusal.
 const REFUSAL_WAIT: Duration = Duration::from_millis(300);
 
+/// The variable that carries a TCP endpoint's token, to the session (to
+/// use it rather than make one) and to `attach` and `ctl`.
+const TOKEN_VAR: &str = "SWITCHYARD_CONTROL_TOKEN";
+
+/// `--control ADDR`: where sessions of this process also listen over TCP.
+static CONTROL: std::sync::OnceLock<std::net::SocketAddr> = std::sync::OnceLock::new();
+
+/// `--control`: a port (on loopback) or an address and port.
+pub(super) fn set_control(spec: &str) -> Result<()> {
+    let addr = match spec.parse::<u16>() {
+        Ok(port) => std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        Err(_) => spec
+            .parse()
+            .map_err(|_| eyre!("--control {spec}: expected PORT (on 127.0.0.1) or ADDRESS:PORT, as 0.0.0.0:7300"))?,
+    };
+    let _ = CONTROL.set(addr);
+    Ok(())
+}
+
 /// Serves `prepared`'s control endpoint under the config's data directory
 /// while the guard lives. A session that cannot serve one runs anyway,
-/// saying why on stderr.
+/// saying why on stderr; but one asked to listen over TCP (`--control`)
+/// that cannot is an error.
 pub(super) fn serve(
     config: &Config,
     rt: &tokio::runtime::Runtime,
     prepared: &mut Prepared,
     kind: SessionKind,
     trace: Option<&std::path::Path>,
-) -> Option<EndpointGuard> {
-    let started = config.data_dir().map_err(|e| e.to_string()).and_then(|dir| {
+) -> Result<Option<EndpointGuard>> {
+    let tcp = match CONTROL.get() {
+        Some(addr) => {
+            let listener =
+                std::net::TcpListener::bind(addr).wrap_err_with(|| format!("--control {addr}: cannot listen"))?;
+            Some((listener, Secret::from_env(TOKEN_VAR)))
+        }
+        None => None,
+    };
+    let dir = match config.data_dir() {
+        Ok(d) => d,
+        Err(e) if tcp.is_none() => {
+            eprintln!("warning: no control endpoint for this session (switchyard attach cannot reach it): {e}");
+            return Ok(None);
+        }
+        Err(e) => return Err(e).wrap_err("--control"),
+    };
+    let registry = Registry::under(&dir);
+    let record = SessionRecord::here(kind, None, trace.map(std::path::Path::to_path_buf));
+    // A token made here is kept for the user alone; one given is not written.
+    let (tcp, token_file) = match tcp {
+        Some((listener, Some(token))) => (Some(TcpControl { listener, token }), None),
+        Some((listener, None)) => {
+            let token = Secret::random("syc");
+            registry.ensure()?;
+            let path = registry.write_token(&record.id, &token)?;
+            (Some(TcpControl { listener, token }), Some(path))
+        }
+        None => (None, None),
+    };
+    let wants_tcp = tcp.is_some();
+    let started = {
         let _in_runtime = rt.enter();
-        let record = SessionRecord::here(kind, None, trace.map(std::path::Path::to_path_buf));
         let events = prepared.engine.subscribe();
-        Endpoint::start(Registry::under(&dir), record, events, prepared.handle.clone()).map_err(|e| e.to_string())
-    });
+        Endpoint::start_with(registry, record, events, prepared.handle.clone(), tcp)
+    };
     match started {
-        Ok(guard) => Some(guard),
+        Ok(guard) => {
+            if let (Some(addr), id) = (guard.tcp(), guard.id()) {
+                match &token_file {
+                    Some(f) => eprintln!(
+                        "session {id}: also on tcp {addr}; its token is in {} (give it to attach or ctl as {TOKEN_VAR})",
+                        f.display()
+                    ),
+                    None => eprintln!("session {id}: also on tcp {addr}, with the token in {TOKEN_VAR}"),
+                }
+            }
+            Ok(Some(guard))
+        }
+        Err(e) if wants_tcp => Err(e).wrap_err("--control"),
         Err(e) => {
             eprintln!("warning: no control endpoint for this session (switchyard attach cannot reach it): {e}");
-            None
+            Ok(None)
         }
     }
+}
+
+/// A session named by `target`: an id of this data directory's, or an
+/// address a session listens on with `--control` (its token from
+/// `token_file` or the environment).
+async fn connect(
+    config: &Config,
+    target: Option<&str>,
+    token_file: Option<&std::path::Path>,
+    viewer: &str,
+    follow: Option<u64>,
+    attach: bool,
+) -> Result<Connection> {
+    if let Some(addr) = target.filter(|t| t.parse::<std::net::SocketAddr>().is_ok()) {
+        let token = match token_file {
+            Some(f) => {
+                let text = std::fs::read_to_string(f).wrap_err_with(|| format!("--token-file {}", f.display()))?;
+                Secret::new(text.trim())
+            }
+            None => Secret::from_env(TOKEN_VAR).ok_or_else(|| {
+                eyre!(
+                    "{addr} is a TCP endpoint: give its token as {TOKEN_VAR} or --token-file (the session said where it keeps it)"
+                )
+            })?,
+        };
+        return Ok(Connection::open_tcp(addr, &token, viewer, follow, attach).await?);
+    }
+    let reg = registry(config)?;
+    let record = reg.find(target)?;
+    Ok(Connection::open(&reg.socket(&record.id), viewer, follow, attach).await?)
 }
 
 fn registry(config: &Config) -> Result<Registry> {
@@ -114,18 +208,23 @@ fn ps_line(r: &SessionRecord, s: &Status) -> String {
         0 => String::new(),
         n => format!("  {n} attached"),
     };
+    let tcp = r.control.as_ref().map(|a| format!("  tcp {a}")).unwrap_or_default();
     let command = r.command.iter().skip(1).cloned().collect::<Vec<_>>().join(" ");
     let command = switchyard::text::ellipsis(&command, 60);
     format!(
-        "{:<10} pid {:<8} {:<9} tasks {}/{}  {state}{waiting}{viewers}  switchyard {command}",
+        "{:<10} pid {:<8} {:<9} tasks {}/{}  {state}{waiting}{viewers}{tcp}  switchyard {command}",
         r.id, r.pid, r.kind, s.tasks_done, s.tasks
     )
 }
 
 #[derive(Args, Debug)]
 pub(super) struct AttachArgs {
-    /// The session's id, as `switchyard ps` lists it (default: the only live one).
+    /// The session's id, as `switchyard ps` lists it (default: the only live one), or the
+    /// ADDRESS:PORT of one started with `--control` (its token in SWITCHYARD_CONTROL_TOKEN).
     id: Option<String>,
+    /// The TCP endpoint's token from this file rather than SWITCHYARD_CONTROL_TOKEN.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<std::path::PathBuf>,
     /// dark, light, high-contrast, or a theme file (default: the config's).
     #[arg(long)]
     theme: Option<String>,
@@ -135,14 +234,18 @@ pub(super) struct AttachArgs {
 /// event on; `d` leaves it running.
 pub(super) fn attach(config: &Config, a: AttachArgs) -> Result<ExitCode> {
     let theme = switchyard::ui::Theme::resolve(a.theme.as_deref().unwrap_or(&config.theme))?;
-    let reg = registry(config)?;
-    let record = reg.find(a.id.as_deref())?;
+    let target = a.id.as_deref();
+    if target.is_none_or(|t| t.parse::<std::net::SocketAddr>().is_err()) {
+        // Said plainly before the terminal is needed: no such session.
+        registry(config)?.find(target)?;
+    }
     switchyard::ui::term::check_terminal()?;
     let rt = super::setup::runtime()?;
-    let id = record.id.clone();
-    let how = rt.block_on(async {
-        let conn = Connection::open(&reg.socket(&id), &viewer("attach"), Some(0), true).await?;
-        Ok::<_, color_eyre::Report>(switchyard::ui::term::run_attached(conn, theme, config.data_dir().ok()).await?)
+    let (id, how) = rt.block_on(async {
+        let conn = connect(config, target, a.token_file.as_deref(), &viewer("attach"), Some(0), true).await?;
+        let id = conn.session.id.clone();
+        let how = switchyard::ui::term::run_attached(conn, theme, config.data_dir().ok()).await?;
+        Ok::<_, color_eyre::Report>((id, how))
     })?;
     use switchyard::ui::term::Attached;
     match how {
@@ -155,8 +258,12 @@ pub(super) fn attach(config: &Config, a: AttachArgs) -> Result<ExitCode> {
 
 #[derive(Args, Debug)]
 pub(super) struct CtlArgs {
-    /// The session's id, as `switchyard ps` lists it.
+    /// The session's id, as `switchyard ps` lists it, or the ADDRESS:PORT of one started with
+    /// `--control` (its token in SWITCHYARD_CONTROL_TOKEN).
     id: String,
+    /// The TCP endpoint's token from this file rather than SWITCHYARD_CONTROL_TOKEN.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: CtlCommand,
 }
@@ -213,12 +320,12 @@ enum CtlCommand {
 
 /// `switchyard ctl ID COMMAND`: one control or request over the protocol.
 pub(super) fn ctl(config: &Config, a: CtlArgs) -> Result<ExitCode> {
-    let reg = registry(config)?;
-    let record = reg.find(Some(&a.id))?;
     let rt = super::setup::runtime()?;
     rt.block_on(async {
         // From the end: only what happens after the control matters.
-        let mut conn = Connection::open(&reg.socket(&record.id), &viewer("ctl"), Some(u64::MAX), false).await?;
+        let mut conn =
+            connect(config, Some(&a.id), a.token_file.as_deref(), &viewer("ctl"), Some(u64::MAX), false).await?;
+        let record = conn.session.clone();
         let control = match a.command {
             CtlCommand::Status { json } => {
                 let s = &conn.status;

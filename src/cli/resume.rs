@@ -73,7 +73,7 @@ pub(super) fn resume(config: &Config, a: ResumeArgs) -> Result<ExitCode> {
         .wrap_err_with(|| format!("cannot resume {}", a.file.display()))?;
     let mut prepared = prepare_fork(&config, &req, &opts)?;
     let kind = if theme.is_some() { SessionKind::Ui } else { SessionKind::Run };
-    let endpoint = super::remote::serve(&config, &rt, &mut prepared, kind, Some(&trace));
+    let endpoint = super::remote::serve(&config, &rt, &mut prepared, kind, Some(&trace))?;
     let Some(theme) = theme else {
         if let Some(e) = &endpoint {
             let id = e.id();

@@ -44,7 +44,7 @@ pub(super) fn run(config: &Config, a: RunArgs) -> Result<ExitCode> {
     // Listening before the session starts: the agent is given its address.
     let _gateway = bridge(config, &rt, &a.agent, &mut opts, true)?;
     let mut prepared = session::prepare(config, &opts)?;
-    let endpoint = super::remote::serve(config, &rt, &mut prepared, SessionKind::Run, opts.trace.as_deref());
+    let endpoint = super::remote::serve(config, &rt, &mut prepared, SessionKind::Run, opts.trace.as_deref())?;
     if let Some(e) = &endpoint {
         let id = e.id();
         eprintln!("session {id}: switchyard attach {id} opens the workbench on it, switchyard ctl {id} steers it");

@@ -69,7 +69,7 @@ pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
         let config = &with_agent_role(&models);
         let gateway = gateway_only(config, &rt, a.agent.listen, &mut opts)?;
         let mut prepared = session::prepare(config, &opts)?;
-        let _endpoint = super::remote::serve(config, &rt, &mut prepared, SessionKind::Ui, Some(&trace));
+        let _endpoint = super::remote::serve(config, &rt, &mut prepared, SessionKind::Ui, Some(&trace))?;
         // The token is the user's to paste, on screen only: nothing written keeps it.
         let lines: Vec<String> = gateway.agent_env().into_iter().map(|(k, v)| format!("export {k}={v}")).collect();
         let title = "Paste into the agent's shell";
@@ -86,7 +86,7 @@ pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
     let config = &for_agent(&models, &a.agent);
     let _gateway = bridge(config, &rt, &a.agent, &mut opts, true)?;
     let mut prepared = session::prepare(config, &opts)?;
-    let _endpoint = super::remote::serve(config, &rt, &mut prepared, SessionKind::Ui, Some(&trace));
+    let _endpoint = super::remote::serve(config, &rt, &mut prepared, SessionKind::Ui, Some(&trace))?;
     let end = rt.block_on(switchyard::ui::term::run_live(prepared, theme, config.data_dir().ok()))?;
     Ok(ended(end, &trace))
 }
@@ -131,7 +131,7 @@ pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<Stri
         ForkRequest { parent: file.to_path_buf(), at, at_fork_point: AtForkPoint::Pause, ..ForkRequest::default() };
     let (config, _gateway) = &super::fork::agent_for_fork(config, &rt, file, &mut opts)?;
     let mut prepared = prepare_fork(config, &req, &opts)?;
-    let _endpoint = super::remote::serve(config, &rt, &mut prepared, SessionKind::Ui, Some(&trace));
+    let _endpoint = super::remote::serve(config, &rt, &mut prepared, SessionKind::Ui, Some(&trace))?;
     let end = rt.block_on(switchyard::ui::term::run_live(prepared, theme, config.data_dir().ok()))?;
     println!("forked from {} after its event {at}", file.display());
     Ok(ended(end, &trace))

@@ -4,13 +4,16 @@
 use std::path::Path;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::net::UnixStream;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines};
+use tokio::net::{TcpStream, UnixStream};
 
 use super::protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg, Status, line};
 use super::registry::{RegistryError, SessionRecord};
 use crate::engine::Control;
+use crate::text::secret::Secret;
+
+type ReadHalf = Box<dyn AsyncRead + Send + Unpin>;
+type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// How long a session has to answer a hello: one that does not is hung,
 /// and is not waited on.
@@ -22,6 +25,8 @@ pub enum RemoteError {
     Registry(#[from] RegistryError),
     #[error("{path}: cannot connect: {source} (the session has ended?)")]
     Connect { path: std::path::PathBuf, source: std::io::Error },
+    #[error("{addr}: cannot connect: {source} (is the session, or the tunnel to it, there?)")]
+    ConnectTcp { addr: String, source: std::io::Error },
     #[error("session {id}: {source}")]
     Io { id: String, source: std::io::Error },
     #[error("session {id} did not answer within {secs} s")]
@@ -52,8 +57,37 @@ impl Connection {
         let stream = UnixStream::connect(path)
             .await
             .map_err(|source| RemoteError::Connect { path: path.to_path_buf(), source })?;
-        let (read, mut write) = stream.into_split();
-        let hello = ClientMsg::Hello { v: PROTOCOL_VERSION, viewer: viewer.to_string(), follow, attach };
+        let (read, write) = stream.into_split();
+        let hello = ClientMsg::Hello { v: PROTOCOL_VERSION, viewer: viewer.to_string(), follow, attach, token: None };
+        Connection::greet(id, Box::new(read), Box::new(write), hello).await
+    }
+
+    /// `open`, over TCP to a session started with `--control`, presenting
+    /// its token.
+    pub async fn open_tcp(
+        addr: &str,
+        token: &Secret,
+        viewer: &str,
+        follow: Option<u64>,
+        attach: bool,
+    ) -> Result<Connection, RemoteError> {
+        let stream = TcpStream::connect(addr)
+            .await
+            .map_err(|source| RemoteError::ConnectTcp { addr: addr.to_string(), source })?;
+        // A control is one small line: sent at once, not held back for more.
+        let _ = stream.set_nodelay(true);
+        let (read, write) = stream.into_split();
+        let token = Some(token.expose().to_string());
+        let hello = ClientMsg::Hello { v: PROTOCOL_VERSION, viewer: viewer.to_string(), follow, attach, token };
+        Connection::greet(addr.to_string(), Box::new(read), Box::new(write), hello).await
+    }
+
+    async fn greet(
+        id: String,
+        read: ReadHalf,
+        mut write: WriteHalf,
+        hello: ClientMsg,
+    ) -> Result<Connection, RemoteError> {
         write.write_all(line(&hello).as_bytes()).await.map_err(|source| RemoteError::Io { id: id.clone(), source })?;
         let mut lines = BufReader::new(read).lines();
         let first = tokio::time::timeout(WELCOME_WAIT, lines.next_line())
@@ -63,6 +97,7 @@ impl Connection {
             .ok_or_else(|| RemoteError::Ended { id: id.clone() })?;
         match parse(&id, &first)? {
             ServerMsg::Welcome { session, status, .. } => {
+                let id = session.id.clone();
                 let reader = Reader { id: id.clone(), lines };
                 Ok(Connection { session, status, reader, writer: Writer { id, write } })
             }
@@ -93,7 +128,7 @@ impl Connection {
 
 pub struct Reader {
     id: String,
-    lines: Lines<BufReader<OwnedReadHalf>>,
+    lines: Lines<BufReader<ReadHalf>>,
 }
 
 impl Reader {
@@ -107,7 +142,7 @@ impl Reader {
 
 pub struct Writer {
     id: String,
-    write: OwnedWriteHalf,
+    write: WriteHalf,
 }
 
 impl Writer {

@@ -27,6 +27,10 @@ pub enum ClientMsg {
         /// passing request (`ps`).
         #[serde(default)]
         attach: bool,
+        /// The session's token, over TCP (a Unix socket needs none: its
+        /// permissions say who may connect).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
     },
     Control {
         control: Control,

@@ -39,6 +39,10 @@ pub struct SessionRecord {
     /// Seconds since the Unix epoch.
     pub started: u64,
     pub trace: Option<PathBuf>,
+    /// Where it also listens over TCP (`--control`), if it does; never
+    /// its token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<String>,
 }
 
 impl SessionRecord {
@@ -51,7 +55,7 @@ impl SessionRecord {
             None => pid.to_string(),
         };
         let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        SessionRecord { id, pid, kind, command: std::env::args().collect(), started, trace }
+        SessionRecord { id, pid, kind, command: std::env::args().collect(), started, trace, control: None }
     }
 }
 
@@ -102,6 +106,11 @@ impl Registry {
         self.dir.join(format!("{id}.sock"))
     }
 
+    /// Where a session's TCP token is kept (0600) when it made one.
+    pub fn token_path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.token"))
+    }
+
     fn record_path(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{id}.json"))
     }
@@ -135,6 +144,19 @@ impl Registry {
     pub fn remove(&self, id: &str) {
         let _ = std::fs::remove_file(self.record_path(id));
         let _ = std::fs::remove_file(self.socket(id));
+        let _ = std::fs::remove_file(self.token_path(id));
+    }
+
+    /// Writes a session's TCP token for its user alone (0600).
+    pub fn write_token(&self, id: &str, token: &crate::text::secret::Secret) -> Result<PathBuf, RegistryError> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = self.token_path(id);
+        let _ = std::fs::remove_file(&path);
+        let mut f =
+            std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path).map_err(io(&path))?;
+        f.write_all(token.expose().as_bytes()).map_err(io(&path))?;
+        Ok(path)
     }
 
     /// Every record, oldest first, each with whether its session lives. A

@@ -10,8 +10,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -19,6 +18,7 @@ use super::protocol::{ClientMsg, EventLine, PROTOCOL_VERSION, ServerMsg, Status,
 use super::registry::{Registry, RegistryError, SessionRecord};
 use crate::engine::fold::debug::DebugView;
 use crate::engine::{Control, EngineHandle, Event, EventKind, ViewerAction};
+use crate::text::secret::Secret;
 
 /// How long a new connection has to say hello.
 const HELLO_WAIT: Duration = Duration::from_secs(10);
@@ -36,9 +36,19 @@ pub enum EndpointError {
     Registry(#[from] RegistryError),
     #[error("{path}: cannot listen: {source}")]
     Bind { path: std::path::PathBuf, source: std::io::Error },
+    #[error("--control: cannot listen over TCP: {0}")]
+    Tcp(std::io::Error),
 }
 
 pub struct Endpoint;
+
+/// Viewers beyond this machine's users (through an SSH or `kubectl
+/// port-forward` tunnel): a bound TCP listener, and the token each viewer
+/// must present in its hello.
+pub struct TcpControl {
+    pub listener: std::net::TcpListener,
+    pub token: Secret,
+}
 
 /// The endpoint runs while this lives; dropped, its record and socket go.
 pub struct EndpointGuard {
@@ -51,6 +61,11 @@ pub struct EndpointGuard {
 impl EndpointGuard {
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The TCP address it also listens on, as bound (`--control 0` picks a port).
+    pub fn tcp(&self) -> Option<&str> {
+        self.shared.record.control.as_deref()
     }
 }
 
@@ -87,7 +102,26 @@ impl Endpoint {
         events: mpsc::UnboundedReceiver<Event>,
         handle: EngineHandle,
     ) -> Result<EndpointGuard, EndpointError> {
+        Endpoint::start_with(registry, record, events, handle, None)
+    }
+
+    /// `start`, and on `tcp` too when given (the record says its address).
+    pub fn start_with(
+        registry: Registry,
+        mut record: SessionRecord,
+        events: mpsc::UnboundedReceiver<Event>,
+        handle: EngineHandle,
+        tcp: Option<TcpControl>,
+    ) -> Result<EndpointGuard, EndpointError> {
         use std::os::unix::fs::PermissionsExt;
+        let tcp = match tcp {
+            Some(TcpControl { listener, token }) => {
+                record.control = Some(listener.local_addr().map_err(EndpointError::Tcp)?.to_string());
+                listener.set_nonblocking(true).map_err(EndpointError::Tcp)?;
+                Some((tokio::net::TcpListener::from_std(listener).map_err(EndpointError::Tcp)?, Arc::new(token)))
+            }
+            None => None,
+        };
         registry.ensure()?;
         let path = registry.socket(&record.id);
         // A socket left by a dead process of the same pid.
@@ -110,10 +144,21 @@ impl Endpoint {
         let serving = shared.clone();
         let accept = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve_viewer(serving.clone(), stream));
+                tokio::spawn(serve_viewer(serving.clone(), stream, None));
             }
         });
-        Ok(EndpointGuard { registry, id: record.id, tasks: vec![ingest, accept], shared })
+        let mut tasks = vec![ingest, accept];
+        if let Some((listener, token)) = tcp {
+            let serving = shared.clone();
+            tasks.push(tokio::spawn(async move {
+                while let Ok((stream, _)) = listener.accept().await {
+                    // Lines are small and each one answers: not held back for more.
+                    let _ = stream.set_nodelay(true);
+                    tokio::spawn(serve_viewer(serving.clone(), stream, Some(token.clone())));
+                }
+            }));
+        }
+        Ok(EndpointGuard { registry, id: record.id, tasks, shared })
     }
 }
 
@@ -232,15 +277,29 @@ fn valid_viewer(name: &str) -> bool {
     (1..=64).contains(&name.chars().count()) && name.chars().all(|c| !c.is_control())
 }
 
-async fn serve_viewer(shared: Arc<Shared>, stream: UnixStream) {
-    let (read, mut write) = stream.into_split();
+/// One viewer, on the Unix socket (`token` None: its permissions let only
+/// the user in) or over TCP (the hello must carry `token`).
+async fn serve_viewer<S>(shared: Arc<Shared>, stream: S, token: Option<Arc<Secret>>)
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    let (read, mut write) = tokio::io::split(stream);
     let mut lines = BufReader::new(read).lines();
     let hello = match tokio::time::timeout(HELLO_WAIT, lines.next_line()).await {
         Ok(Ok(Some(l))) => l,
         _ => return,
     };
     let (viewer, follow, attach) = match serde_json::from_str::<ClientMsg>(&hello) {
-        Ok(ClientMsg::Hello { v, viewer, follow, attach }) if v == PROTOCOL_VERSION && valid_viewer(&viewer) => {
+        Ok(ClientMsg::Hello { token: given, .. })
+            if token.as_ref().is_some_and(|t| !given.as_deref().is_some_and(|g| t.matches(g))) =>
+        {
+            let message = "token refused: this session's TCP endpoint takes the token it was started with \
+                           (SWITCHYARD_CONTROL_TOKEN)"
+                .to_string();
+            let _ = write.write_all(line(&ServerMsg::Error { message }).as_bytes()).await;
+            return;
+        }
+        Ok(ClientMsg::Hello { v, viewer, follow, attach, .. }) if v == PROTOCOL_VERSION && valid_viewer(&viewer) => {
             (viewer, follow, attach)
         }
         Ok(ClientMsg::Hello { v, .. }) if v != PROTOCOL_VERSION => {
@@ -279,12 +338,12 @@ async fn serve_viewer(shared: Arc<Shared>, stream: UnixStream) {
 
 /// Until the viewer goes: its requests answered, and (when it follows)
 /// the log sent from its cursor on.
-async fn converse(
+async fn converse<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     shared: &Shared,
     viewer: &str,
     follow: Option<u64>,
-    lines: &mut tokio::io::Lines<BufReader<tokio::net::unix::OwnedReadHalf>>,
-    write: &mut tokio::net::unix::OwnedWriteHalf,
+    lines: &mut tokio::io::Lines<BufReader<R>>,
+    write: &mut W,
 ) -> std::io::Result<()> {
     let mut len = shared.len.subscribe();
     let mut cursor = follow.map(|c| c.min(*len.borrow()));

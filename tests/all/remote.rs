@@ -280,3 +280,92 @@ fn an_mcp_serve_session_is_listed_and_stopped_by_ctl() {
     assert!(serve.wait().unwrap().success());
     assert!(Registry::under(dir.path()).list().unwrap().is_empty());
 }
+
+/// `--control`: the session also listens over TCP (for a tunnel), and
+/// takes only its token there, compared whole; the token it made is kept
+/// for the user alone and appears in no record, trace or log; `ctl` and
+/// the client reach it with the token, and nothing without.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tcp_a_session_takes_only_its_token() {
+    use std::os::unix::fs::PermissionsExt;
+    let run = start(&["--control", "0", "--count", "3", "--break", "step=1@run=1"]);
+    let reg = Registry::under(run.dir.path());
+    let (record, _) = reg.list().unwrap().remove(0);
+    let addr = record.control.clone().expect("the record says where it listens");
+    assert!(addr.starts_with("127.0.0.1:") && !addr.ends_with(":0"), "loopback, the port bound: {addr}");
+    let token_file = reg.token_path(&run.id);
+    assert_eq!(std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777, 0o600);
+    let token = std::fs::read_to_string(&token_file).unwrap();
+
+    let refused = |e: switchyard::remote::RemoteError| e.to_string();
+    let wrong = switchyard::text::secret::Secret::new(format!("{}x", &token[..token.len() - 1]));
+    let e = Connection::open_tcp(&addr, &wrong, "guess", Some(0), true).await.err().map(refused).unwrap();
+    assert!(e.contains("token refused"), "{e}");
+    // A hello without any token, as a Unix-socket viewer would send it.
+    let mut sock = std::net::TcpStream::connect(&addr).unwrap();
+    sock.write_all(b"{\"type\":\"hello\",\"v\":1,\"viewer\":\"bare\",\"follow\":0}\n").unwrap();
+    let mut answer = String::new();
+    BufReader::new(sock).read_line(&mut answer).unwrap();
+    assert!(answer.contains("token refused"), "{answer}");
+
+    let right = switchyard::text::secret::Secret::new(token.clone());
+    let mut conn = Connection::open_tcp(&addr, &right, "tunnel", Some(0), true).await.unwrap();
+    assert_eq!(conn.session.id, run.id);
+    conn.send(Control::SetPace { ms: 1 }).await.unwrap();
+    while let Some(msg) = conn.next().await.unwrap() {
+        if let ServerMsg::Event { event } = msg
+            && matches!(event.kind, EventKind::PaceChanged { .. })
+        {
+            break;
+        }
+    }
+    drop(conn);
+    let out = bin().args(["ctl", &addr, "resume"]).env("SWITCHYARD_CONTROL_TOKEN", &token).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let e = fails(&["ctl", &addr, "status"]);
+    assert!(e.contains("give its token as SWITCHYARD_CONTROL_TOKEN"), "{e}");
+    let mut run = run;
+    assert!(run.child.wait().unwrap().success());
+    let dir = run.dir.path();
+    let events = read_trace(&run.trace).unwrap();
+    assert!(effects(&events, "tunnel").contains(&("set_pace".to_string(), "PaceChanged")));
+    let mut written = std::fs::read_to_string(&run.trace).unwrap() + run.stderr.join().unwrap().as_str();
+    if let Ok(logs) = std::fs::read_dir(dir.join("logs")) {
+        for l in logs.flatten() {
+            written += &std::fs::read_to_string(l.path()).unwrap_or_default();
+        }
+    }
+    assert!(!written.contains(token.trim()), "the token was written where it should not be");
+    assert!(!token_file.exists(), "an ended session's token goes with its record");
+}
+
+/// A token given in SWITCHYARD_CONTROL_TOKEN is the session's (nothing is
+/// written); `--control` on a command that serves no session says so.
+#[test]
+fn a_given_token_is_used_and_control_needs_a_session() {
+    let dir = TempDir::new().unwrap();
+    let d = s(dir.path());
+    let mut child = bin()
+        .args(["--data-dir", d, "--control", "127.0.0.1:0", "run", "--count", "2", "--break", "step=1@run=1"])
+        .env("SWITCHYARD_CONTROL_TOKEN", "a-token-of-my-own")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    assert!(line.contains("with the token in SWITCHYARD_CONTROL_TOKEN") && !line.contains("a-token"), "{line}");
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let reg = Registry::under(dir.path());
+    let (record, _) = reg.list().unwrap().remove(0);
+    assert!(!reg.token_path(&record.id).exists());
+    let addr = record.control.unwrap();
+    let out = bin().args(["ctl", &addr, "resume"]).env("SWITCHYARD_CONTROL_TOKEN", "a-token-of-my-own").output();
+    assert!(out.unwrap().status.success());
+    assert!(child.wait().unwrap().success());
+    let e = fails(&["--control", "7300", "report", d]);
+    assert!(e.contains("--control 7300: this command serves no session"), "{e}");
+    let e = fails(&["--control", "localhost", "run"]);
+    assert!(e.contains("expected PORT"), "{e}");
+}
