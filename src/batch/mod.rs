@@ -56,7 +56,14 @@ pub struct Batch<'a> {
     /// Tasks a resumed eval finished before (by place in the whole list),
     /// with what they taught: not run again, but committed in their turn.
     pub done: BTreeMap<usize, Learned>,
+    /// Called with each task's engine before it runs (and its place in the
+    /// whole list): what it returns lives as long as the task runs (the
+    /// binary serves the engine's control endpoint with it).
+    pub on_engine: Option<&'a OnEngine<'a>>,
 }
+
+/// What `Batch::on_engine` is.
+pub type OnEngine<'a> = dyn Fn(&mut session::Prepared, usize) -> Option<Box<dyn Send>> + Sync + 'a;
 
 /// The learnt state as committed so far.
 struct Committed {
@@ -161,7 +168,7 @@ pub async fn run(b: Batch<'_>, mut on_done: impl FnMut(TaskRun) -> Result<(), Se
                 .map(|s| Scheduled { before_task: 1, control: s.control.clone() })
                 .collect();
             let place = places[next];
-            let prepared = shared.engine(
+            let mut prepared = shared.engine(
                 b.config,
                 &opts,
                 vec![b.tasks[place].clone()].into(),
@@ -171,11 +178,17 @@ pub async fn run(b: Batch<'_>, mut on_done: impl FnMut(TaskRun) -> Result<(), Se
             let index = next;
             let start_labels = committed.labels.is_empty();
             let learnt_from = committed.count;
+            let mut events = prepared.engine.subscribe();
+            let kept = b.on_engine.and_then(|f| f(&mut prepared, place));
             running.push(async move {
                 let started = Instant::now();
-                let mut prepared = prepared;
-                let mut events = prepared.engine.subscribe();
-                let outcome = session::run(prepared).await?;
+                let outcome = session::run(prepared).await;
+                // What it kept may wait on its own way out (an endpoint lets
+                // its viewers read the last events): not on this thread.
+                if let Some(k) = kept {
+                    tokio::task::spawn_blocking(move || drop(k));
+                }
+                let outcome = outcome?;
                 let mut calls = Vec::new();
                 while let Ok(e) = events.try_recv() {
                     if let EventKind::ToolCall { tool, args, .. } = e.kind {

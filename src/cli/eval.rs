@@ -182,7 +182,17 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
         if learned.len() >= shard_len {
             continue;
         }
-        let batch = Batch { config: &s.config, opts: &s.opts, tasks: &tasks, shard: a.shard, jobs, done: learned };
+        let serve =
+            |prepared: &mut session::Prepared, place: usize| super::remote::serve_engine(config, prepared, place);
+        let batch = Batch {
+            config: &s.config,
+            opts: &s.opts,
+            tasks: &tasks,
+            shard: a.shard,
+            jobs,
+            done: learned,
+            on_engine: Some(&serve),
+        };
         let mut fresh = Vec::new();
         let outcome = rt.block_on(until_signal(async {
             batch::run(batch, |run| {

@@ -110,6 +110,23 @@ pub(super) fn serve(
     }
 }
 
+/// Serves the endpoint of one task's engine of an eval, `ID = PID-N` for
+/// the task at `place` (N counted from 1), while what it returns lives. In
+/// the runtime.
+pub(super) fn serve_engine(config: &Config, prepared: &mut Prepared, place: usize) -> Option<Box<dyn Send>> {
+    let dir = config.data_dir().ok()?;
+    let record = SessionRecord::here(SessionKind::Eval, Some(place + 1), None);
+    let events = prepared.engine.subscribe();
+    match Endpoint::start(Registry::under(&dir), record, events, prepared.handle.clone()) {
+        Ok(guard) => Some(Box::new(guard)),
+        Err(e) => {
+            // Said once per task would flood the progress bar: logged.
+            tracing::warn!("no control endpoint for task {}: {e}", place + 1);
+            None
+        }
+    }
+}
+
 /// A session named by `target`: an id of this data directory's, or an
 /// address a session listens on with `--control` (its token from
 /// `token_file` or the environment).

@@ -369,3 +369,48 @@ fn a_given_token_is_used_and_control_needs_a_session() {
     let e = fails(&["--control", "localhost", "run"]);
     assert!(e.contains("expected PORT"), "{e}");
 }
+
+/// `eval --jobs N`: each task's engine is a session of its own while it
+/// runs (`PID-N`, N the task's place), listed, steerable, gone with it.
+#[test]
+fn each_engine_of_an_eval_is_a_session_while_it_runs() {
+    let dir = TempDir::new().unwrap();
+    let d = s(dir.path());
+    let out = dir.path().join("ev");
+    let mut eval = bin()
+        .args(["--data-dir", d, "eval", "--jobs", "2", "--count", "2", "--strategy", "react", "--json"])
+        .args(["--fault", "model:actor:slow=1500", "--out", s(&out)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let reg = Registry::under(dir.path());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let engines = loop {
+        let live: Vec<SessionRecord> = reg
+            .list()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(r, l)| *l == switchyard::remote::Liveness::Live && r.kind == SessionKind::Eval)
+            .map(|(r, _)| r)
+            .collect();
+        if live.len() == 2 {
+            break live;
+        }
+        assert!(std::time::Instant::now() < deadline, "the eval's two engines never ran at once");
+        std::thread::yield_now();
+    };
+    let pid = eval.id().to_string();
+    let mut ids: Vec<String> = engines.iter().map(|r| r.id.clone()).collect();
+    ids.sort();
+    assert_eq!(ids, [format!("{pid}-1"), format!("{pid}-2")]);
+    for id in &ids {
+        let status: serde_json::Value =
+            serde_json::from_str(ok(&["--data-dir", d, "ctl", id, "status", "--json"]).trim()).unwrap();
+        assert_eq!(status["status"]["tasks"], 1, "{status}");
+        assert_eq!(status["session"]["kind"], "eval", "{status}");
+    }
+    assert!(ok(&["--data-dir", d, "ctl", &ids[0], "set", "tau=0.2"]).contains("taken"));
+    assert!(eval.wait().unwrap().success());
+    assert!(reg.list().unwrap().is_empty(), "an ended engine leaves no record");
+}
