@@ -530,6 +530,54 @@ fn a_fork_starts_the_agent_again_and_answers_its_first_calls_from_the_trace() {
     assert!(err.contains("The agent sent another request than the one recorded"), "{err}");
 }
 
+/// `switchyard resume` of an agent's session killed mid-run (its trace cut
+/// after the first reply, as `kill -9` leaves it): the agent is started
+/// again, its first call answered from the trace, and the session ends as
+/// the uninterrupted one did.
+#[test]
+fn resume_starts_the_agent_again_and_ends_as_the_session_would_have() {
+    let py = python_or_skip!();
+    let parent = run_agent(&py, "openai_chat.py", &["--tools", "What is 2 + 3?"]);
+    parent.assert_tool_loop(Dialect::Chat);
+    let dir = parent._dir.path();
+    let first_reply = parent.events.iter().position(|e| matches!(e.kind, EventKind::ModelReply { .. })).unwrap() + 1;
+    let whole = std::fs::read_to_string(dir.join("trace.jsonl")).unwrap();
+    let cut: String = whole.lines().take(first_reply).map(|l| format!("{l}\n")).collect();
+    let killed = dir.join("killed.jsonl");
+    std::fs::write(&killed, cut).unwrap();
+    let resumed = dir.join("resumed.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .arg("--data-dir")
+        .arg(dir)
+        .arg("resume")
+        .arg(&killed)
+        .args(["--headless", "--json", "--trace"])
+        .arg(&resumed)
+        .output()
+        .unwrap();
+    let explain = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{explain}");
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let answer = |evs: &[switchyard::engine::Event]| {
+        evs.iter().find_map(|e| match &e.kind {
+            EventKind::RunFinished { answer, .. } => answer.clone(),
+            _ => None,
+        })
+    };
+    let events = read_trace(&resumed).unwrap();
+    assert_eq!(answer(&events), answer(&parent.events), "{explain}");
+    assert_eq!(summary.pointer("/runs/0/answer").and_then(Value::as_str), answer(&parent.events).as_deref());
+    assert!(
+        events.iter().any(|e| matches!(&e.kind, EventKind::Forked { origin, .. } if origin.resumed
+            && origin.at as usize == first_reply)),
+        "{explain}"
+    );
+    let replies = |evs: &[switchyard::engine::Event]| {
+        evs.iter().filter(|e| matches!(e.kind, EventKind::ModelReply { .. })).count()
+    };
+    assert_eq!(replies(&events), replies(&parent.events), "nothing asked twice, nothing left out");
+}
+
 /// The JSON lines an MCP client script printed.
 fn json_lines(out: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
