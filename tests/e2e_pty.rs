@@ -43,13 +43,25 @@ impl Screen {
         }
     }
 
-    /// Reads everything until the program closes the terminal.
-    fn drain(&mut self) {
+    /// Reads everything until the shell under the terminal has ended
+    /// (closing it), then reaps it. One that does not end within
+    /// `PATIENCE` is killed and fails the test, rather than hang it.
+    fn end(&mut self, child: &mut (dyn portable_pty::Child + Send + Sync)) {
         let deadline = Instant::now() + PATIENCE;
-        while let Ok(b) = self.bytes.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            self.parser.process(&b);
-            self.raw.extend_from_slice(&b);
+        loop {
+            match self.bytes.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(b) => {
+                    self.parser.process(&b);
+                    self.raw.extend_from_slice(&b);
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    let _ = child.kill();
+                    panic!("the program did not end; the screen shows:\n{}", self.text());
+                }
+            }
         }
+        child.wait().unwrap();
     }
 }
 
@@ -145,8 +157,7 @@ fn break_the_primary_and_watch_the_backup_take_over() {
     assert!(after.contains("⚡"), "the fault stays shown:\n{after}");
 
     press("q");
-    screen.drain();
-    child.wait().unwrap();
+    screen.end(&mut *child);
     let raw = String::from_utf8_lossy(&screen.raw).to_string();
     assert!(raw.contains("EXIT=0"), "the workbench exited cleanly:\n{}", screen.text());
     assert!(!screen.parser.screen().alternate_screen(), "the alternate screen was left");
@@ -186,8 +197,7 @@ fn a_budget_plan_and_a_blacklisting_are_shown() {
     });
     assert!(shown.contains("geo_lookup"), "{shown}");
     press("q");
-    screen.drain();
-    child.wait().unwrap();
+    screen.end(&mut *child);
     assert!(String::from_utf8_lossy(&screen.raw).contains("EXIT=0"));
 }
 
@@ -226,8 +236,7 @@ fn a_concurrent_step_is_shown_as_lanes_a_user_can_step_and_fail() {
     screen.wait("the run answered and the next one planned", |t| t.contains("run 2"));
 
     press("q");
-    screen.drain();
-    child.wait().unwrap();
+    screen.end(&mut *child);
     assert!(String::from_utf8_lossy(&screen.raw).contains("EXIT=0"), "{}", screen.text());
 }
 
@@ -261,8 +270,7 @@ fn replay_forks_a_live_session_at_the_cursor() {
     press(" ");
     screen.wait("the session's end", |t| t.contains("all tasks done"));
     press("q");
-    screen.drain();
-    child.wait().unwrap();
+    screen.end(&mut *child);
     let raw = String::from_utf8_lossy(&screen.raw).to_string();
     assert!(raw.contains("EXIT=0"), "{raw}");
     let traces: Vec<_> = std::fs::read_dir(dir.path().join("traces")).unwrap().flatten().map(|e| e.path()).collect();
@@ -302,8 +310,7 @@ fn an_approved_call_proceeds_and_a_breakpoint_pauses_the_run() {
     press("q");
     screen.wait("the question", |t| t.contains("Leave the session"));
     press("q");
-    screen.drain();
-    child.wait().unwrap();
+    screen.end(&mut *child);
     assert!(String::from_utf8_lossy(&screen.raw).contains("EXIT=0"), "{}", screen.text());
 }
 
@@ -323,8 +330,7 @@ fn a_workbench_suspended_at_an_approval_resumes_to_the_same_panel() {
     screen.wait("the question", |t| t.contains("Leave the session") && t.contains("suspend it"));
     keys.write_all(b"s").unwrap();
     keys.flush().unwrap();
-    screen.drain();
-    child.wait().unwrap();
+    screen.end(&mut *child);
     let raw = String::from_utf8_lossy(&screen.raw).to_string();
     let trace = dir.path().join("t.jsonl");
     assert!(raw.contains(&format!("switchyard resume {}", trace.display())) && raw.contains("EXIT=0"), "{raw}");
@@ -343,10 +349,69 @@ fn a_workbench_suspended_at_an_approval_resumes_to_the_same_panel() {
     press("k");
     screen.wait("the run's end", |t| t.contains("all tasks done"));
     press("q");
-    screen.drain();
-    child.wait().unwrap();
+    screen.end(&mut *child);
     let raw = String::from_utf8_lossy(&screen.raw).to_string();
     assert!(raw.contains("resumed from") && raw.contains("EXIT=0"), "{raw}");
+}
+
+/// A headless eval of `count` react tasks, `jobs` at a time, under `dir`,
+/// each model call slowed by `slow_ms` so that a follower sees its tasks.
+fn start_eval(dir: &std::path::Path, jobs: u32, count: u32, slow_ms: u32) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(["eval", "--jobs", &jobs.to_string(), "--count", &count.to_string(), "--strategy", "react", "--json"])
+        .args(["--fault", &format!("model:actor:slow={slow_ms}"), "--out"])
+        .arg(dir.join("ev"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// `attach PID` on an eval: the workbench on one task's engine, saying
+/// which and how far the eval is; it moves on to the next task in flight
+/// as each ends, and `d` leaves the eval running.
+#[test]
+fn attach_follows_an_eval_from_task_to_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut eval = start_eval(dir.path(), 2, 16, 500);
+    let pid = eval.id();
+    let (mut screen, mut keys, mut child) = spawn_command(dir.path(), &format!("attach {pid}"));
+    let task = |t: &str| {
+        let at = t.find(&format!("ATTACHED eval {pid} · task "))?;
+        t[at..].split(" · ").nth(1)?.strip_prefix("task ")?.parse::<u32>().ok()
+    };
+    let first = screen.wait("an eval's task on screen", |t| task(t).is_some() && t.contains("/16 done"));
+    let first = task(&first).unwrap();
+    screen.wait("the next task followed", |t| task(t).is_some_and(|n| n != first));
+    keys.write_all(b"d").unwrap();
+    keys.flush().unwrap();
+    screen.end(&mut *child);
+    let raw = String::from_utf8_lossy(&screen.raw).to_string();
+    assert!(raw.contains(&format!("detached from eval {pid}; it goes on")) && raw.contains("EXIT=0"), "{raw}");
+    assert!(eval.wait().unwrap().success(), "the eval went on to its end");
+}
+
+/// Followed to its end, an eval lets its follower go even while nobody
+/// has reaped it yet (here the test holds it): each task on screen in
+/// turn, then the count of those followed.
+#[test]
+fn attach_follows_an_eval_to_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut eval = start_eval(dir.path(), 1, 3, 200);
+    let pid = eval.id();
+    let (mut screen, _keys, mut child) = spawn_command(dir.path(), &format!("attach {pid}"));
+    screen.wait("an eval's task on screen", |t| t.contains(&format!("ATTACHED eval {pid} · task ")));
+    screen.end(&mut *child);
+    let raw = String::from_utf8_lossy(&screen.raw).to_string();
+    let followed = raw
+        .split(&format!("eval {pid} has ended ("))
+        .nth(1)
+        .and_then(|r| r.split(' ').next()?.parse::<u32>().ok())
+        .unwrap_or_else(|| panic!("no end said: {raw}"));
+    assert!(followed >= 1 && raw.contains("EXIT=0"), "{raw}");
+    assert!(eval.wait().unwrap().success());
 }
 
 /// `ui --gateway`: the workbench opens on the exports to paste; an agent
@@ -381,8 +446,7 @@ fn the_workbench_as_the_gateway_of_an_agent_started_elsewhere() {
     screen.wait("the agent's call", |t| t.contains("agent reply") && !t.contains("Paste into"));
     keys.write_all(b"q").unwrap();
     keys.flush().unwrap();
-    screen.drain();
-    child.wait().unwrap();
+    screen.end(&mut *child);
     let raw = String::from_utf8_lossy(&screen.raw).to_string();
     assert!(raw.contains("EXIT=0"), "{raw}");
 }
@@ -419,8 +483,7 @@ fn attach_pauses_a_headless_run_and_detaches_leaving_it_paused() {
     press(" ");
     screen.wait("the run paused", |t| t.contains("paused"));
     press("d");
-    screen.drain();
-    child.wait().unwrap();
+    screen.end(&mut *child);
     let raw = String::from_utf8_lossy(&screen.raw).to_string();
     assert!(raw.contains(&format!("detached from session {id}; it goes on")) && raw.contains("EXIT=0"), "{raw}");
     let ctl = |what: &[&str]| {

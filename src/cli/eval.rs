@@ -182,8 +182,10 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
         if learned.len() >= shard_len {
             continue;
         }
-        let serve =
-            |prepared: &mut session::Prepared, place: usize| super::remote::serve_engine(config, prepared, place);
+        let of = switchyard::remote::EvalOf { out: out.clone(), tasks: total as u32 };
+        let serve = |prepared: &mut session::Prepared, place: usize| {
+            super::remote::serve_engine(config, prepared, place, of.clone())
+        };
         let batch = Batch {
             config: &s.config,
             opts: &s.opts,

@@ -13,7 +13,7 @@ use switchyard::engine::debug::{Condition, Decision};
 use switchyard::engine::{Control, EventKind, ParamChange, ViewerAction, fault_control};
 use switchyard::remote::protocol::ServerMsg;
 use switchyard::remote::{
-    Connection, Endpoint, EndpointGuard, Liveness, Registry, SessionKind, SessionRecord, Status, TcpControl,
+    Connection, Endpoint, EndpointGuard, EvalOf, Liveness, Registry, SessionKind, SessionRecord, Status, TcpControl,
 };
 use switchyard::session::Prepared;
 use switchyard::text::secret::Secret;
@@ -113,9 +113,14 @@ pub(super) fn serve(
 /// Serves the endpoint of one task's engine of an eval, `ID = PID-N` for
 /// the task at `place` (N counted from 1), while what it returns lives. In
 /// the runtime.
-pub(super) fn serve_engine(config: &Config, prepared: &mut Prepared, place: usize) -> Option<Box<dyn Send>> {
+pub(super) fn serve_engine(
+    config: &Config,
+    prepared: &mut Prepared,
+    place: usize,
+    of: EvalOf,
+) -> Option<Box<dyn Send>> {
     let dir = config.data_dir().ok()?;
-    let record = SessionRecord::here(SessionKind::Eval, Some(place + 1), None);
+    let record = SessionRecord { eval: Some(of), ..SessionRecord::here(SessionKind::Eval, Some(place + 1), None) };
     let events = prepared.engine.subscribe();
     match Endpoint::start(Registry::under(&dir), record, events, prepared.handle.clone()) {
         Ok(guard) => Some(Box::new(guard)),
@@ -242,9 +247,116 @@ pub(super) struct AttachArgs {
     /// The TCP endpoint's token from this file rather than SWITCHYARD_CONTROL_TOKEN.
     #[arg(long, value_name = "FILE")]
     token_file: Option<std::path::PathBuf>,
+    /// On an eval (its pid): follow this task first (its number; default: the first in flight).
+    #[arg(long, value_name = "N")]
+    task: Option<usize>,
     /// dark, light, high-contrast, or a theme file (default: the config's).
     #[arg(long)]
     theme: Option<String>,
+}
+
+/// The live engines of the eval of process `pid`, by task: (task, record).
+fn eval_engines(reg: &Registry, pid: u32) -> Result<Vec<(usize, SessionRecord)>> {
+    let mut out: Vec<(usize, SessionRecord)> = reg
+        .list()?
+        .into_iter()
+        .filter(|(r, l)| *l == Liveness::Live && r.kind == SessionKind::Eval && r.pid == pid)
+        .filter_map(|(r, _)| Some((r.id.rsplit_once('-')?.1.parse().ok()?, r)))
+        .collect();
+    out.sort_by_key(|(n, _)| *n);
+    Ok(out)
+}
+
+/// The eval `target` names: its pid (no session has that id, its task
+/// engines do), or none named and every live session one eval's.
+fn eval_named(reg: &Registry, target: Option<&str>) -> Result<Option<u32>> {
+    let live: Vec<SessionRecord> =
+        reg.list()?.into_iter().filter(|(_, l)| *l == Liveness::Live).map(|(r, _)| r).collect();
+    let pid = match target {
+        Some(t) if live.iter().any(|r| r.id == t) => return Ok(None),
+        Some(t) => match t.parse::<u32>() {
+            Ok(pid) => pid,
+            Err(_) => return Ok(None),
+        },
+        None => match live.first() {
+            Some(r) if r.kind == SessionKind::Eval && live.iter().all(|o| o.pid == r.pid) => r.pid,
+            _ => return Ok(None),
+        },
+    };
+    let engines = live.iter().any(|r| r.kind == SessionKind::Eval && r.pid == pid);
+    Ok((engines || is_eval_process(pid)).then_some(pid))
+}
+
+/// Whether process `pid` is a `switchyard eval`, by its command line where
+/// /proc tells: an eval between two tasks, or not yet at its first, has no
+/// engine listed.
+fn is_eval_process(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|b| {
+        let args: Vec<&[u8]> = b.split(|&c| c == 0).collect();
+        args.first().is_some_and(|a| a.ends_with(b"switchyard")) && args.contains(&&b"eval"[..])
+    })
+}
+
+/// `attach PID` on an eval: the workbench on one task's engine (the one
+/// picked, else the first in flight), then on the next in flight as each
+/// ends, until the eval does or the user detaches.
+fn attach_eval(config: &Config, pid: u32, mut pick: Option<usize>, theme: switchyard::ui::Theme) -> Result<ExitCode> {
+    use switchyard::ui::term::Attached;
+    let reg = registry(config)?;
+    let rt = super::setup::runtime()?;
+    let data_dir = config.data_dir().ok();
+    let (how, followed) = rt.block_on(async {
+        // One terminal throughout: the last task stays on screen until the
+        // next is, and a key pressed between two is read.
+        let mut screen = switchyard::ui::term::Screen::open()?;
+        let mut followed = 0;
+        loop {
+            let engines = eval_engines(&reg, pid)?;
+            let chosen = engines.iter().find(|(n, _)| pick.is_none_or(|p| *n == p)).or(engines.first());
+            let Some((task, record)) = chosen.cloned() else {
+                if !switchyard::remote::registry::alive(pid) {
+                    return Ok::<_, color_eyre::Report>((Attached::Ended, followed));
+                }
+                // Between two tasks: the next engine is on its way.
+                if screen.leave_asked(Duration::from_millis(50)).await? {
+                    return Ok((Attached::Detached, followed));
+                }
+                continue;
+            };
+            pick = None;
+            let label = eval_label(pid, task, engines.len(), record.eval.as_ref());
+            let attached = async {
+                let conn = Connection::open(&reg.socket(&record.id), &viewer("attach"), Some(0), true).await?;
+                let app = switchyard::ui::app::App::following_eval(&label);
+                Ok::<_, color_eyre::Report>(screen.attach(conn, app, &theme, data_dir.as_deref()).await?)
+            };
+            match attached.await {
+                Ok(Attached::Ended) => followed += 1,
+                Ok(Attached::Lost(why)) => {
+                    return Err(eyre!("eval {pid}, task {task}: the connection was lost: {why}"));
+                }
+                Ok(how) => return Ok((how, followed)),
+                // Its task ended between the listing and the connection.
+                Err(_) if reg.liveness(&record) != Liveness::Live => {}
+                Err(e) => return Err(e),
+            }
+        }
+    })?;
+    match how {
+        Attached::Ended => println!("eval {pid} has ended ({followed} of its tasks followed)"),
+        _ => println!("detached from eval {pid}; it goes on (switchyard attach {pid})"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the status line says of the eval followed: its pid, the task on
+/// screen, how many are done of all, how many run.
+fn eval_label(pid: u32, task: usize, in_flight: usize, of: Option<&EvalOf>) -> String {
+    let done = of.map(|o| {
+        let rows = std::fs::read_to_string(o.out.join("results.jsonl")).map_or(0, |t| t.lines().count());
+        format!(" · {rows}/{} done", o.tasks)
+    });
+    format!("eval {pid} · task {task}{} · {in_flight} in flight", done.unwrap_or_default())
 }
 
 /// `switchyard attach`: the workbench on a live session, from its first
@@ -252,6 +364,9 @@ pub(super) struct AttachArgs {
 pub(super) fn attach(config: &Config, a: AttachArgs) -> Result<ExitCode> {
     let theme = switchyard::ui::Theme::resolve(a.theme.as_deref().unwrap_or(&config.theme))?;
     let target = a.id.as_deref();
+    if let Some(pid) = eval_named(&registry(config)?, target)? {
+        return attach_eval(config, pid, a.task, theme);
+    }
     if target.is_none_or(|t| t.parse::<std::net::SocketAddr>().is_err()) {
         // Said plainly before the terminal is needed: no such session.
         registry(config)?.find(target)?;

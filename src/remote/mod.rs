@@ -13,5 +13,5 @@ pub mod server;
 
 pub use client::{Connection, RemoteError};
 pub use protocol::{PROTOCOL_VERSION, Status};
-pub use registry::{Liveness, Registry, SessionKind, SessionRecord};
+pub use registry::{EvalOf, Liveness, Registry, SessionKind, SessionRecord};
 pub use server::{Endpoint, EndpointGuard, TcpControl};

@@ -43,6 +43,17 @@ pub struct SessionRecord {
     /// its token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control: Option<String>,
+    /// The eval a task's engine belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval: Option<EvalOf>,
+}
+
+/// An eval's task, as its engine's record says it: where the eval keeps
+/// its results (a row per task done) and how many tasks it runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EvalOf {
+    pub out: PathBuf,
+    pub tasks: u32,
 }
 
 impl SessionRecord {
@@ -55,7 +66,7 @@ impl SessionRecord {
             None => pid.to_string(),
         };
         let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        SessionRecord { id, pid, kind, command: std::env::args().collect(), started, trace, control: None }
+        SessionRecord { id, pid, kind, command: std::env::args().collect(), started, trace, control: None, eval: None }
     }
 }
 
@@ -191,11 +202,7 @@ impl Registry {
     /// Live when its process is there and its socket takes a connection:
     /// a process of the same pid that is another program has no socket.
     pub fn liveness(&self, record: &SessionRecord) -> Liveness {
-        let alive = i32::try_from(record.pid).is_ok_and(|pid| {
-            // SAFETY: signal 0 only asks whether the process exists.
-            unsafe { libc::kill(pid, 0) == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) }
-        });
-        if alive && std::os::unix::net::UnixStream::connect(self.socket(&record.id)).is_ok() {
+        if alive(record.pid) && std::os::unix::net::UnixStream::connect(self.socket(&record.id)).is_ok() {
             Liveness::Live
         } else {
             Liveness::Stale
@@ -220,4 +227,21 @@ impl Registry {
             n => Err(RegistryError::Several(n)),
         }
     }
+}
+
+/// Whether process `pid` is there. A zombie is not: it has ended, only
+/// its parent has not yet read how.
+pub fn alive(pid: u32) -> bool {
+    let exists = i32::try_from(pid).is_ok_and(|pid| {
+        // SAFETY: signal 0 only asks whether the process exists.
+        unsafe { libc::kill(pid, 0) == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) }
+    });
+    exists && !zombie(pid)
+}
+
+/// Linux's word on `pid`: its state, after the command name in
+/// `/proc/PID/stat`, is `Z`. Elsewhere (no /proc) never.
+fn zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')))
 }

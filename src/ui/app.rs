@@ -44,6 +44,8 @@ pub enum Effect {
     /// `T`: append this run, as a task, to today's case file.
     SaveCase(Box<crate::eval::cases::Case>),
     Quit,
+    /// Attached: leave the session running, whatever it does meanwhile.
+    Detach,
     /// Replay: fork a live session after the first `at` events (time travel).
     Fork {
         at: usize,
@@ -79,6 +81,8 @@ pub struct App {
     /// Attached: `q` was pressed once, and asks again before it ends the
     /// session.
     pub quit_armed: bool,
+    /// Following an eval's tasks: leave when this task's engine ends.
+    pub move_on: bool,
     /// Something changed since the last frame.
     pub dirty: bool,
 }
@@ -95,6 +99,7 @@ impl App {
             engine_ended: false,
             quit: false,
             quit_armed: false,
+            move_on: false,
             dirty: true,
         }
     }
@@ -113,6 +118,15 @@ impl App {
     pub fn attached(id: &str) -> App {
         let mut app = App::live();
         app.nav.attached = Some(id.to_string());
+        app
+    }
+
+    /// Attached to one task's engine of an eval, `label` saying which and
+    /// how the eval goes: when the task ends, the app leaves so the next
+    /// task in flight can be followed.
+    pub fn following_eval(label: &str) -> App {
+        let mut app = App::attached(label);
+        app.move_on = true;
         app
     }
 
@@ -147,6 +161,10 @@ impl App {
                 self.engine_ended = true;
                 if let Some(e) = error {
                     self.nav.flash = Some(format!("engine stopped: {e}"));
+                }
+                if self.move_on {
+                    self.quit = true;
+                    return vec![Effect::Quit];
                 }
                 Vec::new()
             }
@@ -463,7 +481,7 @@ impl App {
     /// Leaves an attached session running.
     fn detach(&mut self) -> Vec<Effect> {
         self.quit = true;
-        vec![Effect::Quit]
+        vec![Effect::Detach]
     }
 
     /// `q`: a session that waits for the user (paused, or at an approval)

@@ -82,7 +82,8 @@ async fn run_live_app(
     let engine = tokio::spawn(crate::session::run(prepared));
     let mut terminal = ratatui::try_init()?;
     let live = Some((events, Steer::Engine(handle)));
-    let result = event_loop(&mut terminal, app, live, &theme, data_dir.as_deref()).await;
+    let mut keys = crossterm::event::EventStream::new();
+    let result = event_loop(&mut terminal, &mut keys, app, live, &theme, data_dir.as_deref()).await;
     ratatui::restore();
     let signal = match result {
         Err(UiError::Interrupted(name)) => Some(name),
@@ -124,63 +125,138 @@ pub enum Attached {
 /// The workbench on a session of another process: its events folded
 /// from the connection's cursor on, each control sent back over it.
 pub async fn run_attached(conn: Connection, theme: Theme, data_dir: Option<PathBuf>) -> Result<Attached, UiError> {
-    check_terminal()?;
-    let id = conn.session.id.clone();
-    let (mut reader, mut writer) = conn.split();
-    let (events_tx, events) = mpsc::unbounded_channel();
-    let reading = tokio::spawn(async move {
+    let app = App::attached(&conn.session.id);
+    Screen::open()?.attach(conn, app, &theme, data_dir.as_deref()).await
+}
+
+/// The terminal held for attached workbenches one after another (an
+/// eval's tasks): raw mode and the alternate screen from `open` until
+/// dropped, and one reader of keys throughout, so the screen does not
+/// flicker between two and nothing typed meanwhile is lost.
+pub struct Screen {
+    terminal: ratatui::DefaultTerminal,
+    keys: crossterm::event::EventStream,
+}
+
+impl Screen {
+    pub fn open() -> Result<Screen, UiError> {
+        check_terminal()?;
+        Ok(Screen { terminal: ratatui::try_init()?, keys: crossterm::event::EventStream::new() })
+    }
+
+    /// The workbench `app` on the session of `conn` until the user leaves
+    /// or the session ends (an app following an eval leaves when its task
+    /// ends).
+    pub async fn attach(
+        &mut self,
+        conn: Connection,
+        app: App,
+        theme: &Theme,
+        data_dir: Option<&Path>,
+    ) -> Result<Attached, UiError> {
+        let (mut reader, mut writer) = conn.split();
+        let (events_tx, events) = mpsc::unbounded_channel();
+        // Set as the session's end is read, before the app hears of it: the
+        // app may quit on it before the reading task has returned.
+        let ended_flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ended_seen = ended_flag.clone();
+        let reading = tokio::spawn(async move {
+            loop {
+                match reader.next().await {
+                    Ok(Some(ServerMsg::Event { event })) => {
+                        if events_tx.send(*event).is_err() {
+                            return Attached::Detached;
+                        }
+                    }
+                    Ok(Some(ServerMsg::Ended) | None) => {
+                        ended_seen.store(true, std::sync::atomic::Ordering::SeqCst);
+                        return Attached::Ended;
+                    }
+                    Ok(Some(ServerMsg::Error { message })) => return Attached::Lost(message),
+                    Ok(Some(_)) => {}
+                    Err(e) => return Attached::Lost(e.to_string()),
+                }
+            }
+        });
+        let (controls, mut outbox) = mpsc::unbounded_channel::<Control>();
+        // Whether the user ended the session (`q`, `q`); and the writing half,
+        // kept open until the reading half has told how the session went (a
+        // closed half is the end of the conversation to the session).
+        let writing = tokio::spawn(async move {
+            let mut stopped = false;
+            while let Some(c) = outbox.recv().await {
+                let stop = c == Control::Stop;
+                if writer.send(c).await.is_err() {
+                    break;
+                }
+                stopped |= stop;
+            }
+            (stopped, writer)
+        });
+        let live = Some((events, Steer::Remote(controls)));
+        let result = event_loop(&mut self.terminal, &mut self.keys, app, live, theme, data_dir).await;
+        // What the user sent last (an end of the session) reaches it first.
+        let (stopped, _writer) = match tokio::time::timeout(STOP_GRACE, writing).await {
+            Ok(Ok((stopped, writer))) => (stopped, Some(writer)),
+            _ => (false, None),
+        };
+        let ended = if stopped {
+            reading.abort();
+            Attached::Ended
+        } else if matches!(result, Ok(Leave::Detach)) {
+            // Said by the user: it holds even if the session ended meanwhile.
+            reading.abort();
+            Attached::Detached
+        } else if reading.is_finished() || ended_flag.load(std::sync::atomic::Ordering::SeqCst) {
+            reading.await.unwrap_or(Attached::Ended)
+        } else {
+            // Closes the connection: the session records the viewer gone.
+            reading.abort();
+            Attached::Detached
+        };
+        match result {
+            Err(UiError::Interrupted(_)) | Ok(_) => Ok(ended),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Between two attachments, the last screen held: waits up to `wait`
+    /// for a key and says whether it asked to leave (`d`, `q`, Ctrl-C).
+    pub async fn leave_asked(&mut self, wait: Duration) -> Result<bool, UiError> {
+        use crossterm::event::{Event as Term, KeyCode, KeyEventKind, KeyModifiers};
+        let deadline = tokio::time::Instant::now() + wait;
         loop {
-            match reader.next().await {
-                Ok(Some(ServerMsg::Event { event })) => {
-                    if events_tx.send(*event).is_err() {
-                        return Attached::Detached;
+            let key = tokio::select! {
+                key = self.keys.next() => key,
+                _ = tokio::time::sleep_until(deadline) => return Ok(false),
+            };
+            match key {
+                Some(Ok(Term::Key(k))) if k.kind == KeyEventKind::Press => {
+                    let ctrl_c = k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c');
+                    if ctrl_c || matches!(k.code, KeyCode::Char('d' | 'q')) {
+                        return Ok(true);
                     }
                 }
-                Ok(Some(ServerMsg::Ended) | None) => return Attached::Ended,
-                Ok(Some(ServerMsg::Error { message })) => return Attached::Lost(message),
-                Ok(Some(_)) => {}
-                Err(e) => return Attached::Lost(e.to_string()),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e.into()),
+                None => return Ok(true),
             }
         }
-    });
-    let (controls, mut outbox) = mpsc::unbounded_channel::<Control>();
-    // Whether the user ended the session (`q`, `q`); and the writing half,
-    // kept open until the reading half has told how the session went (a
-    // closed half is the end of the conversation to the session).
-    let writing = tokio::spawn(async move {
-        let mut stopped = false;
-        while let Some(c) = outbox.recv().await {
-            let stop = c == Control::Stop;
-            if writer.send(c).await.is_err() {
-                break;
-            }
-            stopped |= stop;
-        }
-        (stopped, writer)
-    });
-    let mut terminal = ratatui::try_init()?;
-    let live = Some((events, Steer::Remote(controls)));
-    let result = event_loop(&mut terminal, App::attached(&id), live, &theme, data_dir.as_deref()).await;
-    ratatui::restore();
-    // What the user sent last (an end of the session) reaches it first.
-    let (stopped, _writer) = match tokio::time::timeout(STOP_GRACE, writing).await {
-        Ok(Ok((stopped, writer))) => (stopped, Some(writer)),
-        _ => (false, None),
-    };
-    let ended = if stopped {
-        reading.abort();
-        Attached::Ended
-    } else if reading.is_finished() {
-        reading.await.unwrap_or(Attached::Ended)
-    } else {
-        // Closes the connection: the session records the viewer gone.
-        reading.abort();
-        Attached::Detached
-    };
-    match result {
-        Err(UiError::Interrupted(_)) | Ok(_) => Ok(ended),
-        Err(e) => Err(e),
     }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        ratatui::restore();
+    }
+}
+
+/// How the event loop was left.
+enum Leave {
+    Quit,
+    Detach,
+    /// Replay: fork after the first `at` events.
+    Fork(usize),
 }
 
 /// Where the workbench's controls go: the engine in this process, or a
@@ -217,23 +293,27 @@ pub async fn run_replay(
     let mut terminal = ratatui::try_init()?;
     let mut app = App::replay(events);
     app.nav.flash = notice;
-    let result = event_loop(&mut terminal, app, None, &theme, data_dir.as_deref()).await;
+    let mut keys = crossterm::event::EventStream::new();
+    let result = event_loop(&mut terminal, &mut keys, app, None, &theme, data_dir.as_deref()).await;
     ratatui::restore();
-    result
+    result.map(|left| match left {
+        Leave::Fork(at) => Some(at),
+        Leave::Quit | Leave::Detach => None,
+    })
 }
 
 async fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
+    keys: &mut crossterm::event::EventStream,
     mut app: App,
     live: Option<(UnboundedReceiver<Event>, Steer)>,
     theme: &Theme,
     data_dir: Option<&Path>,
-) -> Result<Option<usize>, UiError> {
+) -> Result<Leave, UiError> {
     let (mut engine_events, handle) = match live {
         Some((rx, h)) => (Some(rx), Some(h)),
         None => (None, None),
     };
-    let mut keys = crossterm::event::EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     let mut sigterm = signal(tokio::signal::unix::SignalKind::terminate())?;
     // In raw mode Ctrl-C arrives as a key; `kill -INT` does not, and would
@@ -309,8 +389,9 @@ async fn event_loop(
                     app.nav.flash = Some(crate::ui::cases::save(data_dir, &case));
                     app.dirty = true;
                 }
-                Effect::Quit => return Ok(None),
-                Effect::Fork { at } => return Ok(Some(at)),
+                Effect::Quit => return Ok(Leave::Quit),
+                Effect::Detach => return Ok(Leave::Detach),
+                Effect::Fork { at } => return Ok(Leave::Fork(at)),
             }
         }
     }
@@ -360,7 +441,7 @@ fn quit_on_signal(
     handle: &Option<Steer>,
     name: &'static str,
     control: crate::engine::Control,
-) -> Result<Option<usize>, UiError> {
+) -> Result<Leave, UiError> {
     if let Some(Steer::Engine(h)) = handle {
         h.send(control);
     }

@@ -213,6 +213,23 @@ fn a_stale_record_is_reported_and_removed() {
     assert!(e.contains("no session 'dead'"), "{e}");
 }
 
+/// A process that has ended but whose parent has not read how (a zombie)
+/// is gone to the registry: followers of an eval held by a test or a
+/// shell must not wait on it for ever.
+#[test]
+fn a_process_ended_but_not_reaped_is_not_alive() {
+    use switchyard::remote::registry::alive;
+    assert!(alive(std::process::id()));
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    // Waits for its end but leaves it unreaped.
+    // SAFETY: a zeroed siginfo_t is valid for waitid to fill.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::waitid(libc::P_PID, child.id(), &mut info, libc::WEXITED | libc::WNOWAIT) };
+    assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+    assert!(!alive(child.id()), "a zombie counted as alive");
+    assert!(child.wait().unwrap().success());
+}
+
 /// What is not this protocol's hello gets an error line naming the
 /// versions, and the connection closed; the session goes on.
 #[test]

@@ -247,7 +247,7 @@ fn attached_d_detaches_and_q_asks_before_it_ends_the_session() {
     let render = |app: &App| common::buffer_text(&common::screen(app, 160, 48));
     let mut app = App::attached("4242");
     assert!(render(&app).contains("ATTACHED 4242 · d detach"), "{}", render(&app));
-    assert!(matches!(app.update(ch('d'))[..], [Effect::Quit]));
+    assert!(matches!(app.update(ch('d'))[..], [Effect::Detach]));
 
     let mut app = App::attached("4242");
     assert!(app.update(ch('q')).is_empty(), "the first q only asks");
@@ -261,7 +261,7 @@ fn attached_d_detaches_and_q_asks_before_it_ends_the_session() {
 
     let mut app = App::attached("4242");
     let ctrl_c = Action::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
-    assert!(matches!(app.update(ctrl_c)[..], [Effect::Quit]));
+    assert!(matches!(app.update(ctrl_c)[..], [Effect::Detach]));
 
     // A live session of this terminal quits at once, as before.
     let mut app = App::live();
@@ -300,4 +300,18 @@ fn q_on_a_waiting_session_offers_to_suspend_it() {
     paused(&mut app);
     let ctrl_c = Action::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
     assert_eq!(app.update(ctrl_c), vec![Effect::Control(Control::Stop), Effect::Quit]);
+}
+
+/// Following an eval's tasks: when the task's engine ends, the app leaves
+/// (so the next task in flight can be followed); a plain attached one
+/// stays open on what it saw.
+#[test]
+fn following_an_eval_moves_on_when_its_task_ends() {
+    let mut app = App::following_eval("eval 42 · task 3 · 2/8 done · 2 in flight");
+    let shown = common::buffer_text(&common::screen(&app, 160, 48));
+    assert!(shown.contains("ATTACHED eval 42 · task 3 · 2/8 done"), "{shown}");
+    assert_eq!(app.update(Action::EngineEnded { error: None }), vec![Effect::Quit]);
+    let mut app = App::attached("42");
+    assert!(app.update(Action::EngineEnded { error: None }).is_empty());
+    assert!(!app.quit);
 }
