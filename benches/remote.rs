@@ -22,8 +22,9 @@ use tokio::runtime::Runtime;
 use switchyard::config::Config;
 use switchyard::engine::{Control, EventKind};
 use switchyard::remote::protocol::ServerMsg;
-use switchyard::remote::{Connection, Endpoint, Registry, SessionKind, SessionRecord};
+use switchyard::remote::{Connection, Endpoint, Registry, SessionKind, SessionRecord, TcpControl};
 use switchyard::session::{self, ExperienceSource, GraphSource, SessionOptions};
+use switchyard::text::secret::Secret;
 
 /// Tasks in each measured session.
 const TASKS: usize = 50;
@@ -125,6 +126,14 @@ fn attached(c: &mut Criterion) {
 }
 
 fn round_trip(c: &mut Criterion) {
+    round_trip_over(c, false);
+    round_trip_over(c, true);
+}
+
+/// A control sent to the event that says it was taken, over the Unix
+/// socket or over TCP (`--control`, the token checked at the hello).
+fn round_trip_over(c: &mut Criterion, tcp: bool) {
+    let name = if tcp { "round_trip_tcp" } else { "round_trip" };
     let rt = Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path());
@@ -134,13 +143,20 @@ fn round_trip(c: &mut Criterion) {
     let _in = rt.enter();
     let record = SessionRecord::here(SessionKind::Run, Some(1), None);
     let events = prepared.engine.subscribe();
-    let guard = Endpoint::start(registry.clone(), record, events, prepared.handle.clone()).unwrap();
+    let token = Secret::random("bench");
+    let control =
+        tcp.then(|| TcpControl { listener: std::net::TcpListener::bind("127.0.0.1:0").unwrap(), token: token.clone() });
+    let guard = Endpoint::start_with(registry.clone(), record, events, prepared.handle.clone(), control).unwrap();
     let handle = prepared.handle.clone();
     let running = rt.spawn(session::run(prepared));
-    let mut conn = rt.block_on(Connection::open(&registry.socket(guard.id()), "bench", Some(u64::MAX), false)).unwrap();
+    let mut conn = match guard.tcp() {
+        Some(addr) => rt.block_on(Connection::open_tcp(addr, &token, "bench", Some(u64::MAX), false)),
+        None => rt.block_on(Connection::open(&registry.socket(guard.id()), "bench", Some(u64::MAX), false)),
+    }
+    .unwrap();
     let samples = Mutex::new(Vec::new());
     let mut paused = true;
-    c.bench_function("round_trip", |b| {
+    c.bench_function(name, |b| {
         b.iter_custom(|iters| {
             rt.block_on(async {
                 let mut total = Duration::ZERO;
@@ -175,7 +191,7 @@ fn round_trip(c: &mut Criterion) {
     }
     s.sort();
     let at = |q: f64| s[((s.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e6;
-    println!("round_trip: p50 {:.0} µs, p99 {:.0} µs over {} controls", at(0.5), at(0.99), s.len());
+    println!("{name}: p50 {:.0} µs, p99 {:.0} µs over {} controls", at(0.5), at(0.99), s.len());
 }
 
 criterion_group!(benches, attached, round_trip);
