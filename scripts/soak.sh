@@ -18,7 +18,7 @@
 #   tasks: `--count` makes every task up front, about 0.5 KB each, so a
 #   count far beyond what 30 minutes run only costs memory). Every frame's
 #   render time goes to OUT/frames.log (SWITCHYARD_FRAME_LOG, see
-#   src/ui/term.rs); VmRSS, runs and events every 5 s to OUT/workbench.csv;
+#   crates/ui/src/term.rs); VmRSS, runs and events every 5 s to OUT/workbench.csv;
 #   frame times per 5 minutes in OUT/frames.txt.
 # - the figure: OUT/soak.svg and OUT/soak.png.
 # SOAK_PARTS picks the parts ("headless workbench plot" by default).

@@ -1,30 +1,18 @@
 //! Switchyard: a workbench for tool-using LLM agents.
 //!
-//! The engine (`engine`) runs a strategy (`strategy`) over a tool library
-//! (`tool`) with models (`model`), navigating ToolNet's graph (`graph`) from a
-//! retrieved start (`retrieve`), and emits versioned events that a trace
-//! records and any view folds into state. It knows nothing of a terminal.
+//! This crate is the binary (`src/main.rs`, the command line in `src/cli/`)
+//! and, for it, the tests and the benches, one door to the workspace's
+//! crates: each module below is one of theirs, named as it always was.
+//! The crates are the layers (ARCHITECTURE.md): `switchyard-core` the
+//! vocabulary and building blocks, `switchyard-engine` the engine and its
+//! strategies, then evaluation, the bridge, sessions elsewhere and
+//! OpenTelemetry beside each other, sessions set up, and the workbench.
 
-pub mod batch;
-pub mod budget;
-pub mod config;
-pub mod dataset;
-pub mod engine;
-pub mod eval;
-pub mod gateway;
-pub mod graph;
-pub mod import;
-pub mod jsonl;
-pub mod mcp_gateway;
-pub mod model;
-pub mod otel;
-pub mod program;
-pub mod remote;
-pub mod retrieve;
-pub mod session;
-pub mod sim;
-pub mod strategy;
-pub mod task;
-pub mod text;
-pub mod tool;
-pub mod ui;
+pub use switchyard_bridge::{gateway, mcp_gateway};
+pub use switchyard_core::{budget, dataset, graph, jsonl, model, program, retrieve, task, text, tool};
+pub use switchyard_engine::{engine, strategy};
+pub use switchyard_eval::{eval, sim};
+pub use switchyard_otel as otel;
+pub use switchyard_remote as remote;
+pub use switchyard_session::{batch, config, import, session};
+pub use switchyard_ui as ui;

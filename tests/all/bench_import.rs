@@ -189,7 +189,7 @@ fn bad_input_exits_non_zero_naming_file_and_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("test_oh.jsonl:2: not JSON"), "{err}");
 
-    // The other bad inputs are the library's tests (src/import/tests.rs).
+    // The other bad inputs are the library's tests (crates/session/src/import/tests.rs).
 }
 
 /// The arguments a builtin reads, from an annotated call's `call_param`

@@ -435,7 +435,7 @@ fn rewoo_is_offered_wherever_a_strategy_is_chosen() {
     assert!(err.contains("react, toolnet, rewoo or atc"), "{err}");
 }
 
-/// Needs the rewoo engine (src/engine/rewoo.rs): every pair runs the smoke
+/// Needs the rewoo engine (crates/engine/src/engine/rewoo.rs): every pair runs the smoke
 /// tasks and calls its planner and solver.
 #[test]
 fn eval_matrix_runs_every_planner_and_solver_pair() {

@@ -22,7 +22,7 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-const KEYS_START: &str = "<!-- keys: generated from src/ui/dialog/help.rs; SWITCHYARD_BLESS_DOCS=1 cargo test --test all docs:: rewrites it -->\n";
+const KEYS_START: &str = "<!-- keys: generated from crates/ui/src/dialog/help.rs; SWITCHYARD_BLESS_DOCS=1 cargo test --test all docs:: rewrites it -->\n";
 const KEYS_END: &str = "<!-- /keys -->";
 
 #[test]
@@ -191,7 +191,7 @@ fn config_page_documents_every_key_the_config_accepts() {
     let roles: BTreeSet<String> = Role::ALL.iter().chain([&Role::Agent]).map(|r| r.as_str().to_string()).collect();
     doc.check("[roles]", &roles, &[]);
 
-    // A rewoo category's table is taken apart by hand in src/config.rs (an
+    // A rewoo category's table is taken apart by hand in crates/session/src/config.rs (an
     // untagged enum would not name a stray key), so its keys are this list,
     // held to the list the code's own error gives.
     let category = ["name", "description"];

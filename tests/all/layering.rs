@@ -1,62 +1,137 @@
-//! The crate's module layering, checked by reading the source text of `src/`.
+//! The layering Cargo cannot check.
 //!
-//! Two rules, each violation printed on its own line:
+//! Cargo keeps the crates' layers: a crate names only the crates it
+//! depends on, and the dependencies cannot form a cycle. Three rules are
+//! left, each violation printed on its own line:
 //!
-//! - `layer:` every top-level module of `src/` sits in a layer of [`LAYERS`],
-//!   and a file may only import modules of its own layer or lower
-//!   (`src/lib.rs` and `src/main.rs` are exempt). A top-level module that is
-//!   missing from the table is itself a violation: new modules are placed on
-//!   purpose.
-//! - `cycle:` no import cycles between files. A file refers to another when it
-//!   names an item defined there, by a `use` or by an inline qualified path
-//!   (`crate::engine::event::EventKind::Done`, `super::btp::step_cost(..)`).
-//!   Re-exports (`pub use child::Item;`) are followed to the file that
-//!   defines the item. `mod x;` is not a reference; `#[cfg(test)]` items,
-//!   comments and string literals are ignored.
+//! - `crate:` every crate of the workspace sits in a layer of
+//!   [`CRATE_LAYERS`] and depends only on crates of lower layers (so two
+//!   crates beside each other stay apart, which Cargo would allow).
+//! - `layer:` inside a crate whose modules are layers of their own
+//!   ([`CRATES`]), every top-level module sits in one, and a file imports
+//!   only modules of its own layer or lower (the crate roots are exempt).
+//! - `cycle:` no import cycles between the files of a crate. A file refers
+//!   to another when it names an item defined there, by a `use` or by an
+//!   inline qualified path (`crate::engine::event::EventKind::Done`,
+//!   `super::btp::step_cost(..)`). Re-exports (`pub use child::Item;`) are
+//!   followed to the file that defines the item. `mod x;` is not a
+//!   reference; `#[cfg(test)]` items, comments and string literals are
+//!   ignored; a path into another crate is Cargo's to check.
 //!
-//! Run it with `cargo test --test layering`. The checker itself (lexer, `use`
-//! parser, path resolver, cycle finder) is tested on small inline trees in
-//! `mod checker` at the bottom.
+//! Run it with `cargo test --test all layering`. The checker itself (lexer,
+//! `use` parser, path resolver, cycle finder) is tested on small inline
+//! trees in `mod checker` at the bottom.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::path::Path;
 
-/// The layers, lowest first. A module may use its own layer and those below
-/// it, never those above. The order follows the direction of use: plain text
-/// helpers and the task definitions are the vocabulary everything else
-/// speaks; tools, models, ToolNet's graph, retrieval and budgets are the
-/// building blocks the engine drives; the engine runs a session; strategies
-/// are loops that run on the engine; simulated models and evaluation drive
-/// strategies; config and session wire a run together from files; the UI and
-/// the command line are front ends over sessions.
-const LAYERS: &[(u32, &[&str])] = &[
-    (0, &["text", "task", "jsonl", "dataset"]),
-    (1, &["tool", "model", "graph", "retrieve", "budget", "program"]),
-    (2, &["engine"]),
-    (3, &["strategy"]),
-    (4, &["sim", "eval", "otel", "gateway", "mcp_gateway", "remote"]),
-    (5, &["config", "session", "batch", "import"]),
-    (6, &["ui", "cli"]),
+/// The workspace's crates by layer, lowest first: a crate depends only on
+/// crates of lower layers. The vocabulary and building blocks; the engine
+/// and its strategies; beside each other, what drives or serves a session
+/// (evaluation, the bridge, sessions elsewhere, OpenTelemetry); sessions
+/// set up from configuration; the workbench; the binary.
+const CRATE_LAYERS: &[(u32, &[&str])] = &[
+    (0, &["switchyard-core"]),
+    (1, &["switchyard-engine"]),
+    (2, &["switchyard-eval", "switchyard-bridge", "switchyard-remote", "switchyard-otel"]),
+    (3, &["switchyard-session"]),
+    (4, &["switchyard-ui"]),
+    (5, &["switchyard"]),
+];
+
+/// Each crate's folder, and the layers of its top-level modules, lowest
+/// first, where they have some: the vocabulary (plain text helpers, tasks)
+/// below the building blocks in the core; the engine below the strategies
+/// that run on it. `None`: its modules are one layer (cycles still count).
+type Layers = &'static [(u32, &'static [&'static str])];
+const CRATES: &[(&str, &str, Option<Layers>)] = &[
+    (
+        "switchyard-core",
+        "crates/core",
+        Some(&[
+            (0, &["text", "task", "jsonl", "dataset"]),
+            (1, &["tool", "model", "graph", "retrieve", "budget", "program"]),
+        ]),
+    ),
+    ("switchyard-engine", "crates/engine", Some(&[(0, &["engine"]), (1, &["strategy"])])),
+    ("switchyard-eval", "crates/eval", None),
+    ("switchyard-bridge", "crates/bridge", None),
+    ("switchyard-remote", "crates/remote", None),
+    ("switchyard-otel", "crates/otel", None),
+    ("switchyard-session", "crates/session", None),
+    ("switchyard-ui", "crates/ui", None),
+    ("switchyard", ".", None),
 ];
 
 /// Crate roots, exempt from the layer rule.
 const EXEMPT: &[&str] = &["lib.rs", "main.rs"];
 
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
 #[test]
 fn layering() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = BTreeMap::new();
-    read_tree(&src, &src, &mut files);
-    assert!(files.contains_key("lib.rs"), "no src/lib.rs under {}", src.display());
-    let checker = Checker::new(files, &env!("CARGO_PKG_NAME").replace('-', "_"));
-    assert!(!checker.edges().is_empty(), "the checker found no references between files: it is broken");
-
-    let mut violations = checker.layer_violations(LAYERS);
-    violations.extend(checker.cycle_violations());
+    let mut violations = crate_violations();
+    let mut checked = 0;
+    for (name, dir, layers) in CRATES {
+        let src = root().join(dir).join("src");
+        let mut files = BTreeMap::new();
+        read_tree(&src, &src, &mut files);
+        assert!(files.contains_key("lib.rs") || files.contains_key("main.rs"), "no crate root under {}", src.display());
+        let checker = Checker::new(files, &name.replace('-', "_"));
+        checked += checker.edges().len();
+        // Paths in a violation are from the crate's `src/`.
+        let at = |v: String| format!("{name} ({dir}): {v}");
+        if let Some(layers) = layers {
+            violations.extend(checker.layer_violations(layers).into_iter().map(at));
+        }
+        violations.extend(checker.cycle_violations().into_iter().map(at));
+    }
+    assert!(checked > 0, "the checker found no references between files: it is broken");
     for v in &violations {
         eprintln!("{v}");
     }
     assert!(violations.is_empty(), "{} layering violation(s), listed above", violations.len());
+}
+
+/// The `crate:` rule, read from the manifests: every crate of `crates/`
+/// (and the root's) is in [`CRATE_LAYERS`] and [`CRATES`], and its
+/// workspace dependencies, dev-dependencies too, are of lower layers.
+fn crate_violations() -> Vec<String> {
+    let layer_of = |c: &str| CRATE_LAYERS.iter().find(|(_, cs)| cs.contains(&c)).map(|(l, _)| *l);
+    let mut manifests = vec![root().join("Cargo.toml")];
+    let mut dirs: Vec<_> =
+        std::fs::read_dir(root().join("crates")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    manifests.extend(dirs.iter().map(|d| d.join("Cargo.toml")));
+    let mut out = Vec::new();
+    for path in manifests {
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let manifest: toml::Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let name = manifest["package"]["name"].as_str().unwrap().to_string();
+        let shown = path.strip_prefix(root()).unwrap().display().to_string();
+        let Some(own) = layer_of(&name) else {
+            out.push(format!("crate: {shown}: {name} is in no layer; add it to CRATE_LAYERS in tests/all/layering.rs"));
+            continue;
+        };
+        if !CRATES.iter().any(|(n, ..)| *n == name) {
+            out.push(format!("crate: {shown}: {name} is not in CRATES in tests/all/layering.rs"));
+        }
+        for table in ["dependencies", "dev-dependencies"] {
+            let Some(deps) = manifest.get(table).and_then(|t| t.as_table()) else { continue };
+            for dep in deps.keys().filter(|d| d.starts_with("switchyard")) {
+                match layer_of(dep) {
+                    Some(l) if l < own => {}
+                    Some(l) => out.push(format!(
+                        "crate: {shown}: {name} (layer {own}) depends on {dep} (layer {l}) in [{table}]"
+                    )),
+                    None => out.push(format!("crate: {shown}: {name} depends on {dep}, which is in no layer")),
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Every `.rs` file under `dir`, keyed by its path relative to `src/` with
@@ -738,7 +813,7 @@ impl Checker {
         for (top, key) in self.top_modules() {
             if layer_of(&top).is_none() {
                 out.push(format!(
-                    "layer: src/{key}: module {top} is in no layer; add it to the table in tests/layering.rs"
+                    "layer: src/{key}: module {top} is in no layer; add it to CRATES in tests/all/layering.rs"
                 ));
             }
         }
@@ -1128,7 +1203,7 @@ fn f<'a>(s: &'a str) -> char {
         assert_eq!(
             c.layer_violations(layers),
             vec![
-                "layer: src/stray.rs: module stray is in no layer; add it to the table in tests/layering.rs",
+                "layer: src/stray.rs: module stray is in no layer; add it to CRATES in tests/all/layering.rs",
                 "layer: src/low.rs:1 imports high (layer 1) from low (layer 0): use crate::high::H",
             ]
         );

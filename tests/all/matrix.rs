@@ -186,7 +186,7 @@ fn a_bad_matrix_is_refused_with_the_reason() {
     assert!(session::model_matrix(&cfg, &[]).is_err());
 }
 
-/// Needs the rewoo engine (src/engine/rewoo.rs): the planner and the solver
+/// Needs the rewoo engine (crates/engine/src/engine/rewoo.rs): the planner and the solver
 /// are called, and the row reads their models and tokens from the session.
 #[test]
 fn a_matrix_row_shows_the_models_that_played_and_their_tokens() {

@@ -1,0 +1,28 @@
+//! OpenTelemetry export: a session's events as GenAI spans (`spans`), sent
+//! over OTLP/HTTP (`otlp`) live from a running session or after the fact
+//! from a trace file.
+//!
+//! ```text
+//! session
+//! └─ invoke_agent                 one per run
+//!    ├─ plan                      BTP's plan; rewoo's, with the planner's chat inside
+//!    ├─ chat {model}              each model call
+//!    └─ execute_tool {tool}       each tool call
+//! ```
+//!
+//! Message, argument and result content is exported only when asked for
+//! (`content`); a task's text and its answer count as content too.
+
+mod otlp;
+mod settings;
+pub mod spans;
+
+pub use otlp::{ExportSummary, LiveExport, export_trace};
+pub use settings::{OtelConfig, OtelError, OtelSettings};
+pub use spans::{AttrValue, Span, SpanFold, SpanKind, Status};
+
+// The lower crates' modules, named at this crate's root: a path reads the
+// same in every crate (`crate::tool::Tool`), and Cargo alone decides which
+// of them this crate may name.
+use switchyard_core::{model, text};
+use switchyard_engine::engine;
