@@ -46,12 +46,7 @@ imports='import openai, anthropic, langgraph.prebuilt, langchain_openai, agents'
 
 say() { echo "agent-clients: $*" >&2; }
 
-# The key of an install: the pins' contents (not their path, which differs
-# from clone to clone) and the Python the venv is made with.
-digest() {
-  { cat "$pins"; python3 -c 'import sys, platform; print(sys.version.split()[0], platform.machine())'; } \
-    | sha256sum | cut -d' ' -f1
-}
+. "$here/lib/keyed-install.sh"
 
 need_tools() {
   command -v python3 >/dev/null 2>&1 || { say "needs python3"; exit 1; }
@@ -66,7 +61,7 @@ need_tools() {
 }
 
 installed() {
-  [ -x "$python" ] && [ "$(cat "$marker" 2>/dev/null)" = "$(digest)" ]
+  [ -x "$python" ] && keyed "$marker" "$(pins_key "$pins")"
 }
 
 install() {
@@ -82,7 +77,7 @@ install() {
   "$venv/bin/pip" check --disable-pip-version-check >/dev/null \
     || { "$venv/bin/pip" check --disable-pip-version-check >&2 || true; say "the pins are incomplete"; exit 1; }
   "$python" -c "$imports"
-  digest > "$marker"
+  pins_key "$pins" > "$marker"
 }
 
 print_env() {

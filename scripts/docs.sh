@@ -13,12 +13,12 @@ data=${SWITCHYARD_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/switchyard}
 root="$data/mdbook"
 venv="$root/venv"
 say() { echo "docs: $*" >&2; }
+. scripts/lib/keyed-install.sh
 
 install() {
   local want
-  want=$({ cat "$pins"; python3 -c 'import sys, platform; print(sys.version.split()[0], platform.machine())'; } \
-    | sha256sum | cut -d' ' -f1)
-  if [ -x "$venv/bin/mdbook" ] && [ "$(cat "$root/venv.ok" 2>/dev/null)" = "$want" ]; then
+  want=$(pins_key "$pins")
+  if [ -x "$venv/bin/mdbook" ] && keyed "$root/venv.ok" "$want"; then
     return
   fi
   say "installing mdBook into $venv (pinned by $pins)"

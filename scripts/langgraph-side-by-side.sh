@@ -39,8 +39,9 @@ say() { echo "langgraph-side-by-side: $*" >&2; }
 
 command -v python3 >/dev/null || { say "needs python3"; exit 2; }
 # Keyed like the other installs: the pinned file's contents and the Python.
-want=$({ cat "$here/scripts/langgraph/requirements.txt"; python3 -c 'import sys, platform; print(sys.version.split()[0], platform.machine())'; } | sha256sum | cut -d' ' -f1)
-if [ "$(cat "$venv.ok" 2>/dev/null)" != "$want" ] || ! "$venv/bin/python" -c 'import langgraph.graph, langgraph.prebuilt' 2>/dev/null; then
+. "$here/scripts/lib/keyed-install.sh"
+want=$(pins_key "$here/scripts/langgraph/requirements.txt")
+if ! keyed "$venv.ok" "$want" || ! "$venv/bin/python" -c 'import langgraph.graph, langgraph.prebuilt' 2>/dev/null; then
   say "installing langgraph into $venv (pinned by scripts/langgraph/requirements.txt)"
   rm -rf "$venv" "$venv.ok"
   mkdir -p "$(dirname "$venv")"

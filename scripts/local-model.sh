@@ -59,17 +59,14 @@ say() { echo "local-model: $*" >&2; }
 # Python that runs it. SWITCHYARD_LLAMA_CMAKE_ARGS replaces the flags (e.g.
 # "-DGGML_NATIVE=ON" to compare a native build); it is part of the key.
 cmake_args() { echo "${SWITCHYARD_LLAMA_CMAKE_ARGS:-$(cat "$pins/cmake-args")}"; }
+. "$here/lib/keyed-install.sh"
 build_key() {
-  {
-    cat "$pins/build-requirements.txt" "$pins/requirements.txt"
-    echo "CMAKE_ARGS=$(cmake_args)"
-    python3 -c 'import sys, platform; print(sys.version.split()[0], platform.machine())'
-  } | sha256sum | cut -d' ' -f1
+  pins_key "$pins/build-requirements.txt" "$pins/requirements.txt" <(echo "CMAKE_ARGS=$(cmake_args)")
 }
 
 install_server() {
   local want; want=$(build_key)
-  if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/switchyard.key" 2>/dev/null)" = "$want" ] \
+  if [ -x "$venv/bin/python" ] && keyed "$venv/switchyard.key" "$want" \
       && "$venv/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then
     return
   fi

@@ -68,12 +68,7 @@ conformance_js="$mods/conformance/dist/index.js"
 
 say() { echo "mcp-servers: $*" >&2; }
 
-# The key of an install: the pinned files' contents (not their paths, which
-# differ from clone to clone) and the Python the venv is made with.
-digest() {
-  { cat "$@"; python3 -c 'import sys, platform; print(sys.version.split()[0], platform.machine())'; } \
-    | sha256sum | cut -d' ' -f1
-}
+. "$here/lib/keyed-install.sh"
 
 apt_install() {
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
@@ -94,8 +89,8 @@ need_tools() {
 }
 
 install_time() {
-  local want; want=$(digest "$pins/requirements.txt")
-  if [ -x "$venv/bin/mcp-server-time" ] && [ "$(cat "$root/venv.ok" 2>/dev/null)" = "$want" ]; then
+  local want; want=$(pins_key "$pins/requirements.txt")
+  if [ -x "$venv/bin/mcp-server-time" ] && keyed "$root/venv.ok" "$want"; then
     return
   fi
   say "installing mcp-server-time into $venv (pinned by scripts/mcp/requirements.txt)"
@@ -107,9 +102,9 @@ install_time() {
 }
 
 install_npm() {
-  local want; want=$(digest "$pins/package.json" "$pins/package-lock.json")
+  local want; want=$(pins_key "$pins/package.json" "$pins/package-lock.json")
   if [ -f "$everything_js" ] && [ -f "$memory_js" ] && [ -f "$conformance_js" ] \
-      && [ "$(cat "$root/npm.ok" 2>/dev/null)" = "$want" ]; then
+      && keyed "$root/npm.ok" "$want"; then
     return
   fi
   say "installing server-everything, server-memory and the conformance suite into $prefix (npm ci, locked by scripts/mcp/package-lock.json)"

@@ -44,12 +44,7 @@ log="$root/phoenix.log"
 
 say() { echo "otel-receiver: $*" >&2; }
 
-# The key of an install: the pinned files' contents (not their paths, which
-# differ from clone to clone) and the Python the venv is made with.
-digest() {
-  { cat "$@"; python3 -c 'import sys, platform; print(sys.version.split()[0], platform.machine())'; } \
-    | sha256sum | cut -d' ' -f1
-}
+. "$here/lib/keyed-install.sh"
 
 need_python() {
   if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
@@ -64,8 +59,8 @@ need_python() {
 
 install() {
   mkdir -p "$root"
-  local want; want=$(digest "$pins")
-  if [ -x "$venv/bin/phoenix" ] && [ "$(cat "$root/venv.ok" 2>/dev/null)" = "$want" ]; then
+  local want; want=$(pins_key "$pins")
+  if [ -x "$venv/bin/phoenix" ] && keyed "$root/venv.ok" "$want"; then
     return
   fi
   need_python
