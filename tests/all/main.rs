@@ -36,6 +36,7 @@ mod graph_update_fold;
 mod layering;
 mod library_sources;
 mod manifest;
+mod map;
 mod matrix;
 mod mcp_config;
 mod mcp_gateway;
