@@ -37,12 +37,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use criterion::{Bencher, Criterion, criterion_group, criterion_main};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use switchyard::dense::minilm::MiniLm;
+use switchyard::dense::mpnet::MpNet;
+use switchyard::dense::{CrossEncoder, CrossRescorer};
+use switchyard::lab::cross::CrossTrainer;
 use switchyard::retrieve::cache::VectorCache;
-use switchyard::retrieve::cross_encoder::{CrossEncoder, CrossRescorer, CrossTrainer};
 use switchyard::retrieve::embed::normalise;
 use switchyard::retrieve::index::VectorIndex;
-use switchyard::retrieve::minilm::MiniLm;
-use switchyard::retrieve::mpnet::MpNet;
 use switchyard::retrieve::rescore::{Rescorer, features};
 use switchyard::retrieve::{EmbedError, Embedder, Retriever};
 

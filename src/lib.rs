@@ -5,13 +5,16 @@
 //! crates: each module below is one of theirs, named as it always was.
 //! The crates are the layers (ARCHITECTURE.md): `switchyard-core` the
 //! vocabulary and building blocks, `switchyard-engine` the engine and its
-//! strategies, then evaluation, the bridge, sessions elsewhere and
-//! OpenTelemetry beside each other, sessions set up, and the workbench.
+//! strategies beside `switchyard-dense` (the models on candle), then
+//! evaluation, the bridge, sessions elsewhere and OpenTelemetry beside each
+//! other, sessions set up beside the retrieval laboratory, and the workbench.
 
 pub use switchyard_bridge::{gateway, mcp_gateway};
 pub use switchyard_core::{budget, dataset, graph, jsonl, model, program, retrieve, task, text, tool};
+pub use switchyard_dense as dense;
 pub use switchyard_engine::{engine, strategy};
 pub use switchyard_eval::{eval, sim};
+pub use switchyard_lab as lab;
 pub use switchyard_otel as otel;
 pub use switchyard_remote as remote;
 pub use switchyard_session::{batch, config, import, session};

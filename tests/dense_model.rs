@@ -5,10 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
+use switchyard::dense::minilm::MiniLm;
+use switchyard::dense::mpnet::MpNet;
 use switchyard::retrieve::cache::VectorCache;
 use switchyard::retrieve::http_embed::{HttpEmbedConfig, HttpEmbedder};
-use switchyard::retrieve::minilm::MiniLm;
-use switchyard::retrieve::mpnet::MpNet;
 use switchyard::retrieve::{EmbedError, Embedder, Retriever};
 
 fn data_dir() -> Option<PathBuf> {
@@ -100,7 +100,7 @@ fn a_text_gets_the_same_vector_alone_or_padded_in_a_batch() {
 fn a_corrupted_weight_file_is_refused_naming_it() {
     let Some(dir) = weights() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    for (name, _) in switchyard::retrieve::minilm::FILES.list {
+    for (name, _) in switchyard::dense::minilm::FILES.list {
         std::fs::copy(dir.join(name), tmp.path().join(name)).unwrap();
     }
     let mut cfg = std::fs::read(tmp.path().join("config.json")).unwrap();
@@ -283,8 +283,8 @@ fn kamel() -> Option<PathBuf> {
 #[test]
 fn heads_trained_on_kamel_beat_the_raw_embedder_on_its_test_questions() {
     use switchyard::dataset::cotools::{CallText, Question, ToolPool};
+    use switchyard::lab::train::{TrainOptions, rank_of, train_heads};
     use switchyard::retrieve::embed::dot;
-    use switchyard::retrieve::train::{TrainOptions, rank_of, train_heads};
     let (Some(weights), Some(data)) = (weights(), kamel()) else { return };
     let m = MiniLm::load(&weights).unwrap();
     let pool = ToolPool::load(&data.join("tool.json")).unwrap();
@@ -330,7 +330,7 @@ fn heads_trained_on_kamel_beat_the_raw_embedder_on_its_test_questions() {
 /// does, and its saved weights load back into the embedder sessions use.
 #[test]
 fn the_tunable_minilm_embeds_as_the_installed_one_and_saves_for_it() {
-    use switchyard::retrieve::minilm_tune::TunableMiniLm;
+    use switchyard::lab::minilm_tune::TunableMiniLm;
     let Some(dir) = weights() else { return };
     let texts = ["Where was Joe Edwards born?", "film director: gets the director of a film.", "hi"];
     let base = MiniLm::load(&dir).unwrap().embed(&texts).unwrap();
@@ -353,7 +353,7 @@ fn the_tunable_minilm_embeds_as_the_installed_one_and_saves_for_it() {
 /// vectors as the model that was trained.
 #[test]
 fn tuning_moves_questions_to_their_tools() {
-    use switchyard::retrieve::minilm_tune::{TunableMiniLm, TuneOptions};
+    use switchyard::lab::minilm_tune::{TunableMiniLm, TuneOptions};
     let Some(dir) = weights() else { return };
     let tools =
         ["weather: the forecast for a city", "stocks: the price of a share", "flights: departures from an airport"];
@@ -492,8 +492,17 @@ fn a_rescorer_learns_which_way_a_relation_runs_and_the_retriever_uses_it() {
     assert!(rescored["top1"].as_f64() > plain["top1"].as_f64(), "{plain}\n{rescored}");
 
     // The sessions' retriever (here over the sample library) re-scores its first candidates too.
-    let hits =
-        run(&["retrieve", "--task", "What is the weather in Paris?", "-k", "6", "--rescore", rescore_s, "--json"]);
+    let hits = run(&[
+        "retrieval",
+        "search",
+        "--task",
+        "What is the weather in Paris?",
+        "-k",
+        "6",
+        "--rescore",
+        rescore_s,
+        "--json",
+    ]);
     assert!(hits["source"].as_str().unwrap().ends_with("+ rescore(rescore.json, top 4)"), "{hits:#}");
     let rescored: Vec<bool> = hits["hits"].as_array().unwrap().iter().map(|h| h["rescore"].is_number()).collect();
     assert_eq!(rescored, [true, true, true, true, false, false], "{hits:#}");
@@ -588,7 +597,17 @@ fn a_cross_encoder_learns_which_way_a_relation_runs_and_the_retriever_uses_it() 
     // The sessions' retriever (here over the sample library) reads its first candidates with the task.
     let hits = run_json(
         &data,
-        &["retrieve", "--task", "What is the weather in Paris?", "-k", "6", "--cross-encoder", cross_s, "--json"],
+        &[
+            "retrieval",
+            "search",
+            "--task",
+            "What is the weather in Paris?",
+            "-k",
+            "6",
+            "--cross-encoder",
+            cross_s,
+            "--json",
+        ],
     );
     let scored: Vec<bool> = hits["hits"].as_array().unwrap().iter().map(|h| h["rescore"].is_number()).collect();
     assert_eq!(scored, [true, true, true, true, false, false], "{hits:#}");
@@ -596,8 +615,9 @@ fn a_cross_encoder_learns_which_way_a_relation_runs_and_the_retriever_uses_it() 
 
 #[test]
 fn a_cross_encoder_file_that_is_missing_or_only_minilm_is_named() {
-    use switchyard::retrieve::cross_encoder::{CrossEncoder, CrossOptions, CrossTrainer, Group};
-    use switchyard::retrieve::minilm_tune::TunableMiniLm;
+    use switchyard::dense::CrossEncoder;
+    use switchyard::lab::cross::{CrossOptions, CrossTrainer, Group};
+    use switchyard::lab::minilm_tune::TunableMiniLm;
     let Some(dir) = weights() else { return };
     let file = tempfile::tempdir().unwrap();
     let missing = file.path().join("none.safetensors");

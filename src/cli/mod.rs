@@ -6,13 +6,11 @@ mod agent;
 mod args;
 mod bench;
 mod budget;
-mod cross;
 mod debug;
 mod eval;
 mod fork;
 mod gateway;
 mod graph;
-mod heads;
 mod mcp;
 mod mcp_login;
 mod otel;
@@ -20,17 +18,13 @@ mod probe;
 mod progress;
 mod remote;
 mod report;
-mod rescore;
 mod resume;
 mod retrieval;
-mod retriever;
 mod run;
 mod setup;
 mod soak_plot;
-mod synth;
 mod tools;
 mod trace;
-mod tune;
 mod ui;
 
 use std::path::PathBuf;
@@ -45,7 +39,6 @@ use budget::ExperienceCommand;
 use eval::EvalArgs;
 use graph::GraphCommand;
 use retrieval::RetrievalCommand;
-use retriever::HowArgs;
 use run::RunArgs;
 use setup::init_logging;
 use tools::ToolsCommand;
@@ -136,18 +129,11 @@ enum Command {
     /// The library's tools: list them, or call one by hand.
     #[command(subcommand)]
     Tools(ToolsCommand),
-    /// The library's top tools for a task, with each score's parts (lexical, dense, heads).
-    Retrieve {
-        #[arg(long)]
-        task: String,
-        #[arg(short, long, default_value_t = 5)]
-        k: usize,
-        #[command(flatten)]
-        how: HowArgs,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Tool retrieval: measure it on a benchmark, train CoTools' heads.
+    /// `retrieval search`, by its name before.
+    #[command(hide = true)]
+    Retrieve(retrieval::SearchArgs),
+    /// Tool retrieval: a task's top tools, measured on a benchmark; CoTools' heads, MiniLM and
+    /// the re-scorers trained.
     #[command(subcommand)]
     Retrieval(RetrievalCommand),
     /// ATC's black-box probing: learn the response schema of tools that document none.
@@ -218,7 +204,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Tools(ToolsCommand::Call { name, args, seed, json, mcp_url }) => {
             tools::call(&tools::source(config, mcp_url), &name, &args, seed, json)
         }
-        Command::Retrieve { task, k, how, json } => retrieval::retrieve(&config, &task, k, &how, json),
+        Command::Retrieve(a) => retrieval::run(&config, RetrievalCommand::Search(a)),
         Command::Retrieval(cmd) => retrieval::run(&config, cmd),
         Command::Probe(a) => probe::probe(&config, a),
         Command::Bench(cmd) => bench::run(cmd),

@@ -27,14 +27,15 @@ use std::path::Path;
 
 /// The workspace's crates by layer, lowest first: a crate depends only on
 /// crates of lower layers. The vocabulary and building blocks; the engine
-/// and its strategies; beside each other, what drives or serves a session
-/// (evaluation, the bridge, sessions elsewhere, OpenTelemetry); sessions
-/// set up from configuration; the workbench; the binary.
+/// and its strategies beside the dense models on candle; beside each other,
+/// what drives or serves a session (evaluation, the bridge, sessions
+/// elsewhere, OpenTelemetry); sessions set up from configuration beside the
+/// retrieval laboratory; the workbench; the binary.
 const CRATE_LAYERS: &[(u32, &[&str])] = &[
     (0, &["switchyard-core"]),
-    (1, &["switchyard-engine"]),
+    (1, &["switchyard-engine", "switchyard-dense"]),
     (2, &["switchyard-eval", "switchyard-bridge", "switchyard-remote", "switchyard-otel"]),
-    (3, &["switchyard-session"]),
+    (3, &["switchyard-session", "switchyard-lab"]),
     (4, &["switchyard-ui"]),
     (5, &["switchyard"]),
 ];
@@ -54,11 +55,13 @@ const CRATES: &[(&str, &str, Option<Layers>)] = &[
         ]),
     ),
     ("switchyard-engine", "crates/engine", Some(&[(0, &["engine"]), (1, &["strategy"])])),
+    ("switchyard-dense", "crates/dense", None),
     ("switchyard-eval", "crates/eval", None),
     ("switchyard-bridge", "crates/bridge", None),
     ("switchyard-remote", "crates/remote", None),
     ("switchyard-otel", "crates/otel", None),
     ("switchyard-session", "crates/session", None),
+    ("switchyard-lab", "crates/lab", None),
     ("switchyard-ui", "crates/ui", None),
     ("switchyard", ".", None),
 ];

@@ -418,3 +418,26 @@ fn a_model_re_ranks_the_top_candidates_and_the_report_says_what_it_moved() {
     let err = refused(&["--rerank-model", "sim", "--rerank-top", "1"]);
     assert!(err.contains("--rerank-top"), "{err}");
 }
+
+#[test]
+fn retrieval_search_ranks_the_library_and_the_old_name_still_answers_unlisted() {
+    use crate::cli_helpers::run;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let search = |first: &[&str]| {
+        let mut args = vec!["--data-dir", data];
+        args.extend_from_slice(first);
+        args.extend_from_slice(&["--task", "Which day of the week was 1 March 2020?", "-k", "3", "--json"]);
+        let out = run(&args);
+        assert!(out.status.success(), "{first:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let found = search(&["retrieval", "search"]);
+    let hits = found["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 3, "{found}");
+    assert_eq!(hits[0]["name"], "weekday_of", "{found}");
+    assert_eq!(search(&["retrieve"]), found, "the name before answers the same");
+    let help = String::from_utf8_lossy(&run(&["--help"]).stdout).into_owned();
+    assert!(help.contains("\n  retrieval "), "{help}");
+    assert!(!help.contains("\n  retrieve "), "one retrieval family in the help: {help}");
+}

@@ -534,11 +534,15 @@ fn no_command_fault_or_error_path_leaks_an_api_key() {
         embed("embed401", "/embed401/v1", KEY_VAR),
         embed("embed-keyless", "/embed/v1", MISSING_VAR),
     );
-    runs.ok(&setup, &key, &["--config", &embedding, "retrieve", "--task", "Look up the echo of alpha", "--json"]);
+    runs.ok(
+        &setup,
+        &key,
+        &["--config", &embedding, "retrieval", "search", "--task", "Look up the echo of alpha", "--json"],
+    );
     runs.run(&setup, &key, &["--config", &embedding, "run", "--tasks", &tasks, "--strategy", "toolnet"]);
-    runs.fails(&setup, &key, &["--config", &unembedding, "retrieve", "--task", "Look up the echo of alpha"]);
+    runs.fails(&setup, &key, &["--config", &unembedding, "retrieval", "search", "--task", "Look up the echo of alpha"]);
     runs.run(&setup, &key, &["--config", &unembedding, "run", "--tasks", &tasks]);
-    runs.fails(&setup, &key, &["--config", &keyless, "retrieve", "--task", "Look up the echo of alpha"]);
+    runs.fails(&setup, &key, &["--config", &keyless, "retrieval", "search", "--task", "Look up the echo of alpha"]);
     let pool = setup.path("pool.json");
     std::fs::write(&pool, json!({"tool_information": {"<echo_http>": "Echo lookup: look up the echo of a word", "<calc>": "Evaluate arithmetic"}}).to_string())
         .unwrap();

@@ -11,9 +11,9 @@
 //!
 //! `h` is the embedder's vector instead of an LLM's hidden state. Inference
 //! is plain Rust (a few hundred thousand multiply-adds per vector); the
-//! training lives in `train` on candle. Both are saved as safetensors with
-//! their embedder's id, so vectors of one model are never fed to heads
-//! trained on another.
+//! training is the laboratory's (`switchyard-lab`), on candle. Both are
+//! saved as safetensors with their embedder's id, so vectors of one model
+//! are never fed to heads trained on another.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -91,14 +91,14 @@ fn silu(x: f32) -> f32 {
 /// The query and tool encoders with their shared `W_dim`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Heads {
-    pub(crate) embedder: String,
-    pub(crate) w_dim: Vec<f32>,
-    pub(crate) query: Mlp,
-    pub(crate) tool: Mlp,
+    embedder: String,
+    w_dim: Vec<f32>,
+    query: Mlp,
+    tool: Mlp,
     /// Free-form training summary (JSON), kept in the file's metadata.
-    pub(crate) summary: String,
+    summary: String,
     /// Where the heads were loaded from, for error messages.
-    pub(crate) source: Option<PathBuf>,
+    source: Option<PathBuf>,
 }
 
 impl Heads {
@@ -113,6 +113,12 @@ impl Heads {
             summary: String::new(),
             source: None,
         }
+    }
+
+    /// Trained heads: `W_dim` and the two encoders, with the training's
+    /// summary (JSON) to keep in the file.
+    pub fn trained(embedder: &str, w_dim: Vec<f32>, query: Mlp, tool: Mlp, summary: &str) -> Self {
+        Heads { embedder: embedder.to_owned(), w_dim, query, tool, summary: summary.to_owned(), source: None }
     }
 
     pub fn embedder(&self) -> &str {
@@ -193,14 +199,19 @@ fn encode(mlp: &Mlp, w_dim: &[f32], h: &[f32]) -> Vec<f32> {
 /// The tool judge: does the text so far call for a tool here?
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judge {
-    pub(crate) embedder: String,
-    pub(crate) mlp: Mlp,
-    pub(crate) threshold: f32,
-    pub(crate) summary: String,
-    pub(crate) source: Option<PathBuf>,
+    embedder: String,
+    mlp: Mlp,
+    threshold: f32,
+    summary: String,
+    source: Option<PathBuf>,
 }
 
 impl Judge {
+    /// A trained judge at `threshold`, with no summary yet.
+    pub fn trained(embedder: &str, mlp: Mlp, threshold: f32) -> Self {
+        Judge { embedder: embedder.to_owned(), mlp, threshold, summary: String::new(), source: None }
+    }
+
     pub fn embedder(&self) -> &str {
         &self.embedder
     }

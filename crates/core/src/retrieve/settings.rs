@@ -28,9 +28,6 @@ use super::blend::DEFAULT_LEXICAL_WEIGHT;
 use super::cache::VectorCache;
 use super::cotools::{Heads, HeadsError, Judge};
 use super::embed::{EmbedError, Embedder};
-use super::http_embed::{HttpEmbedConfig, HttpEmbedder};
-use super::minilm::MiniLm;
-use super::mpnet::MpNet;
 use super::retriever::{Reshape, Retriever, ToolJudge};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -171,25 +168,6 @@ impl RetrievalConfig {
             ));
         }
         Ok(())
-    }
-
-    /// The dense embedder this config names (None: lexical).
-    pub fn embedder(&self, data_dir: &Path) -> Result<Option<Arc<dyn Embedder>>, EmbedError> {
-        Ok(match self.embedder {
-            EmbedderKind::Lexical => None,
-            EmbedderKind::Minilm => Some(Arc::new(match &self.minilm_weights {
-                Some(w) => MiniLm::load_tuned(&MiniLm::folder(data_dir), w)?,
-                None => MiniLm::load(&MiniLm::folder(data_dir))?,
-            })),
-            EmbedderKind::Mpnet => Some(Arc::new(MpNet::load(&MpNet::folder(data_dir))?)),
-            EmbedderKind::Http => Some(Arc::new(HttpEmbedder::connect(HttpEmbedConfig {
-                base_url: self.url.clone().unwrap_or_default(),
-                model: self.model.clone().unwrap_or_default(),
-                api_key_env: self.api_key_env.clone(),
-                dim: self.dim,
-                timeout_ms: self.timeout_ms,
-            })?)),
-        })
     }
 
     /// The retriever over `docs` (name, description): BM25, plus `embedder`'s

@@ -26,7 +26,6 @@ use crate::model::cassette::{Cassette, CassetteError};
 use crate::model::{ChatModel, Role};
 use crate::program::protocol::ProtocolStore;
 use crate::retrieve::cotools::HeadsError;
-use crate::retrieve::cross_encoder::CrossRescorer;
 use crate::retrieve::rescore::{RescoreError, Rescorer};
 use crate::retrieve::settings::{load_heads, load_judge};
 use crate::retrieve::{EmbedError, EmbedderKind, Retriever};
@@ -39,6 +38,7 @@ use crate::tool::manifest::ManifestError;
 use crate::tool::mcp::{McpError, McpHub};
 use crate::tool::sources::load_library as load_sources;
 use crate::tool::tape::{TapeError, ToolTape};
+use switchyard_dense::CrossRescorer;
 
 #[derive(thiserror::Error, Debug)]
 pub enum SetupError {
@@ -630,7 +630,7 @@ pub fn open_retriever(
         return Ok(None);
     }
     let data = need(data)?.root().to_path_buf();
-    let Some(embedder) = config.retrieval.embedder(&data)? else {
+    let Some(embedder) = switchyard_dense::embedder(&config.retrieval, &data)? else {
         return Ok(None);
     };
     let heads = match &config.retrieval.heads {

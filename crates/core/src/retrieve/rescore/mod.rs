@@ -6,7 +6,6 @@
 //! candidates); the candidates past the first `k` keep their order.
 
 pub mod features;
-pub mod training;
 
 use std::path::{Path, PathBuf};
 
@@ -127,7 +126,7 @@ impl Rescore for Rescorer {
     }
 }
 
-fn dot(w: &[f32; COUNT], x: &[f32; COUNT]) -> f32 {
+pub fn dot(w: &[f32; COUNT], x: &[f32; COUNT]) -> f32 {
     w.iter().zip(x).map(|(a, b)| a * b).sum()
 }
 

@@ -19,7 +19,7 @@ pub enum PlotError {
 pub(super) type Result<T> = std::result::Result<T, PlotError>;
 
 /// A drawing error as [`PlotError::Draw`] of `what` for `path`.
-pub(super) fn draw_error(path: &Path, what: &str) -> impl Fn(String) -> PlotError {
+pub fn draw_error(path: &Path, what: &str) -> impl Fn(String) -> PlotError {
     let (path, what) = (path.to_path_buf(), what.to_string());
     move |why| PlotError::Draw { path: path.clone(), what: what.clone(), why }
 }

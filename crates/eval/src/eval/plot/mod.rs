@@ -1,5 +1,5 @@
 //! Figures people compare, drawn as well as printed: the eval report's
-//! plots, the heads' training curves, the soak's figure, and what they share:
+//! plots, the soak's figure, and what they share:
 //! grouped bars (one group per row of a table, one bar per measure), the
 //! palette, and the writing of an SVG with its PNG twin.
 //!
@@ -15,9 +15,7 @@ mod report;
 mod soak;
 #[cfg(test)]
 mod tests;
-mod training;
 
-pub use draw::{COLOURS, PlotError, Series, grouped_bars, write_png, write_svg};
+pub use draw::{COLOURS, PlotError, Series, draw_error, grouped_bars, write_png, write_svg};
 pub use report::{Written, fault, matrix, overview, speed, strategies, sweep};
 pub use soak::{SoakSeries, soak};
-pub use training::{Row as SelectionRow, loss_curve, selection_chart};

@@ -1,5 +1,5 @@
 //! `retrieval cross train`: trains the cross-encoder of the first
-//! candidates (`retrieve::cross_encoder`) on heads train's split, chooses
+//! candidates (`switchyard_dense::cross_encoder`, trained by `switchyard_lab::cross`) on heads train's split, chooses
 //! how much of the retriever's own score to keep on the validation tools and
 //! writes it for `[retrieval] cross_encoder`.
 
@@ -13,24 +13,25 @@ use color_eyre::eyre::{Result, eyre};
 use serde_json::json;
 
 use switchyard::config::Config;
-use switchyard::retrieve::cross_encoder::{CrossOptions, CrossTrainer, Group, combined};
-use switchyard::retrieve::minilm::MiniLm;
-use switchyard::retrieve::rescore::training::{Figures, place};
+use switchyard::dense::cross_encoder::combined;
+use switchyard::dense::minilm::MiniLm;
+use switchyard::lab::cross::{CrossOptions, CrossTrainer, Group};
+use switchyard::lab::rescore::{Figures, place};
+use switchyard::lab::train::TrainOptions;
 use switchyard::retrieve::retriever::{Retriever, doc_text};
-use switchyard::retrieve::train::TrainOptions;
 
 use super::heads::split::ToolSplitArgs;
-use super::progress::bar;
-use super::retriever::{FirstCandidates, HowArgs};
+use super::how::{FirstCandidates, HowArgs};
+use crate::cli::progress::bar;
 
 #[derive(Subcommand, Debug)]
-pub(super) enum CrossCmd {
+pub(crate) enum CrossCmd {
     /// Train on the training tools' questions, choose the blend on the validation tools'.
     Train(Box<CrossTrainArgs>),
 }
 
 #[derive(Args, Debug)]
-pub(super) struct CrossTrainArgs {
+pub(crate) struct CrossTrainArgs {
     #[command(flatten)]
     split: ToolSplitArgs,
     /// How many of the retriever's first candidates it reads and re-orders.

@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use super::draw::{COLOURS, Result, Series, draw_error, grouped_bars, write_svg};
-use crate::retrieve::train::{Metrics, TrainLog};
+use crate::train::{Metrics, TrainLog};
+use switchyard_eval::eval::plot::{COLOURS, PlotError, Series, draw_error, grouped_bars, write_svg};
 
 /// The training loss per step, one line per run.
-pub fn loss_curve(path: &Path, logs: &[(&str, TrainLog)]) -> Result<()> {
+pub fn loss_curve(path: &Path, logs: &[(&str, TrainLog)]) -> Result<(), PlotError> {
     use plotters::prelude::*;
     let fail = draw_error(path, "the loss curve");
     let mut svg = String::new();
@@ -45,7 +45,7 @@ type Measure = (&'static str, fn(&Row) -> f32);
 
 /// The test figures side by side: per retriever, top-1 and top-5 on seen
 /// and on unseen tools, as grouped bars.
-pub fn selection_chart(path: &Path, rows: &[Row]) -> Result<()> {
+pub fn selection_chart(path: &Path, rows: &[Row]) -> Result<(), PlotError> {
     let measures: [Measure; 4] = [
         ("seen top-1", |r| r.1.top1),
         ("seen top-5", |r| r.1.top5),

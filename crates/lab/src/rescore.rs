@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
-use super::features::COUNT;
-use super::{Example, candidate_features, dot};
 use crate::retrieve::embed::EmbedError;
+use crate::retrieve::rescore::features::COUNT;
+use crate::retrieve::rescore::{Example, candidate_features, dot};
 use crate::retrieve::retriever::Retriever;
 
 /// One question as the retriever ranked it.

@@ -11,8 +11,8 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::Tokenizer;
 
-use super::embed::{EmbedError, Embedder};
-use super::encoder::{Batch, Files, in_batches, load_error, mean_pool, tokenizer};
+use crate::encoder::{Batch, Files, in_batches, load_error, mean_pool, tokenizer};
+use crate::retrieve::embed::{EmbedError, Embedder};
 
 /// The files and their sha256, as `scripts/minilm.sh` records them.
 pub const FILES: Files = Files {
@@ -31,7 +31,7 @@ const DIM: usize = 384;
 /// that padding to the longest text in a batch wastes little.
 const BATCH: usize = 32;
 /// The model was trained on at most 256 word pieces.
-pub(super) const MAX_TOKENS: usize = 256;
+pub const MAX_TOKENS: usize = 256;
 
 /// all-MiniLM-L6-v2 with mean pooling over the attention mask.
 pub struct MiniLm {
@@ -64,7 +64,7 @@ impl MiniLm {
             },
             _ => EmbedError::Load { path: weights.to_owned(), reason: e.to_string() },
         })?;
-        let hash = super::encoder::sha256_hex(&bytes);
+        let hash = crate::encoder::sha256_hex(&bytes);
         Self::load_weights(dir, weights, format!("{ID}-tuned-{}", &hash[..12]))
     }
 

@@ -18,13 +18,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::Bm25Index;
-use super::blend::blend;
-use super::cotools::Heads;
-use super::embed::dot;
-use super::index::top_k_of;
-use super::train::{Metrics, TrainLog, TrainOptions, Validation, rank_of, train_heads};
 use crate::dataset::cotools::{Question, ToolPool};
+use crate::retrieve::Bm25Index;
+use crate::retrieve::blend::blend;
+use crate::retrieve::cotools::Heads;
+use crate::retrieve::embed::dot;
+use crate::retrieve::index::top_k_of;
+use crate::train::{Metrics, TrainLog, TrainOptions, Validation, rank_of, train_heads};
 
 pub use data::{Example, Ranked, examples, judge_examples, seeded, split_tools};
 use error::Result;

@@ -1,5 +1,5 @@
 //! `heads`: train CoTools' query/tool encoders and tool judge on MiniLM
-//! vectors (the procedure is `retrieve::heads_training`), print what they
+//! vectors (the procedure is `switchyard_lab::heads`), print what they
 //! change, and show a trained file.
 
 mod show;
@@ -13,21 +13,19 @@ use clap::{Args, Subcommand};
 use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
+use switchyard::dense::minilm::MiniLm;
+use switchyard::lab::heads::{HeadsPlan, Hooks, JudgePlan, NegativesFrom, train_heads_and_test, train_judge_and_test};
+use switchyard::lab::train::{JudgeOptions, TrainOptions, TrainProgress};
 use switchyard::retrieve::Embedder;
 use switchyard::retrieve::cache::VectorCache;
 use switchyard::retrieve::embed::EmbedError;
-use switchyard::retrieve::heads_training::{
-    HeadsPlan, Hooks, JudgePlan, NegativesFrom, train_heads_and_test, train_judge_and_test,
-};
-use switchyard::retrieve::minilm::MiniLm;
-use switchyard::retrieve::train::{JudgeOptions, TrainOptions, TrainProgress};
 
-use super::progress::{bar, embed_cached};
+use crate::cli::progress::{bar, embed_cached};
 use show::show;
 use split::SplitArgs;
 
 #[derive(Subcommand, Debug)]
-pub(super) enum HeadsCmd {
+pub(crate) enum HeadsCmd {
     /// Train the query and tool encoders and report top-1/top-5/MRR on seen and unseen tools.
     Train(Box<TrainArgs>),
     /// A heads or judge file: embedder, sizes, training summary, the largest |W_dim| dimensions.
@@ -43,7 +41,7 @@ pub(super) enum HeadsCmd {
 }
 
 #[derive(Args, Debug)]
-pub(super) struct TrainArgs {
+pub(crate) struct TrainArgs {
     #[command(flatten)]
     split: SplitArgs,
     /// Questions with their gold tool, to report on.
@@ -94,7 +92,7 @@ pub(super) struct TrainArgs {
 }
 
 #[derive(Args, Debug)]
-pub(super) struct JudgeArgs {
+pub(crate) struct JudgeArgs {
     /// Annotated call-text files to train on (repeatable).
     #[arg(long, required = true)]
     train: Vec<PathBuf>,
@@ -136,7 +134,7 @@ pub(super) fn run(config: &Config, cmd: HeadsCmd) -> Result<ExitCode> {
 /// its vector cache in the config's data directory.
 fn embedder(config: &Config) -> Result<(Arc<dyn Embedder>, VectorCache)> {
     let data_dir = config.data_dir()?;
-    let model: Arc<dyn Embedder> = match config.retrieval.embedder(&data_dir)? {
+    let model: Arc<dyn Embedder> = match switchyard::dense::embedder(&config.retrieval, &data_dir)? {
         Some(model) => model,
         None => Arc::new(MiniLm::load(&MiniLm::folder(&data_dir))?),
     };
@@ -198,10 +196,10 @@ fn train(config: &Config, a: TrainArgs) -> Result<ExitCode> {
     let o = train_heads_and_test(prepared, model.id(), &mut hooks)?;
     o.heads.save(&a.out)?;
     if let Some(p) = &a.plot {
-        switchyard::eval::plot::loss_curve(p, &o.logs)?;
+        switchyard::lab::plot::loss_curve(p, &o.logs)?;
     }
     if let Some(p) = &a.chart {
-        switchyard::eval::plot::selection_chart(p, &o.rows)?;
+        switchyard::lab::plot::selection_chart(p, &o.rows)?;
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&o.json(&a.out))?);

@@ -8,19 +8,19 @@ use std::sync::Arc;
 use color_eyre::eyre::{Result, eyre};
 
 use switchyard::config::Config;
+use switchyard::dense::CrossRescorer;
+use switchyard::lab::heads::{HeadsPlan, Pairs};
 use switchyard::retrieve::cache::VectorCache;
-use switchyard::retrieve::cross_encoder::CrossRescorer;
-use switchyard::retrieve::heads_training::{HeadsPlan, Pairs};
 use switchyard::retrieve::rescore::Rescorer;
 use switchyard::retrieve::retriever::doc_text;
 use switchyard::retrieve::settings::load_heads;
 use switchyard::retrieve::{EmbedderKind, Reshape, RetrievalConfig, Retriever};
 
-use super::progress::embed_cached;
+use crate::cli::progress::embed_cached;
 
 /// Which retriever: the config's `[retrieval]` unless a flag says otherwise.
 #[derive(clap::Args, Debug, Default)]
-pub(super) struct HowArgs {
+pub(crate) struct HowArgs {
     /// lexical, minilm, mpnet or http (default: the config's).
     #[arg(long, value_parser = ["lexical", "minilm", "mpnet", "http"])]
     embedder: Option<String>,
@@ -83,7 +83,7 @@ impl HowArgs {
 /// of `plan` (the same flags hold out the same tools), its pool, and the
 /// retriever of `how` with no re-scorer (trained on its own order, never on
 /// an older re-scorer's).
-pub(super) struct FirstCandidates {
+pub(crate) struct FirstCandidates {
     pub train: Pairs,
     pub validation: Pairs,
     pub docs: Vec<(String, String)>,
@@ -118,7 +118,7 @@ impl FirstCandidates {
 pub(super) fn open(config: &Config, how: &RetrievalConfig, docs: &[(String, String)]) -> Result<Retriever> {
     let refs = docs.iter().map(|(n, t)| (n.as_str(), t.as_str()));
     let data = config.data_dir()?;
-    let Some(embedder) = how.embedder(&data)? else {
+    let Some(embedder) = switchyard::dense::embedder(how, &data)? else {
         return Ok(Retriever::lexical(refs));
     };
     let heads: Option<Arc<dyn Reshape>> = match &how.heads {

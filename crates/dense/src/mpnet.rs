@@ -17,8 +17,8 @@ use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder, embedding, layer_norm,
 use serde::Deserialize;
 use tokenizers::Tokenizer;
 
-use super::embed::{EmbedError, Embedder};
-use super::encoder::{Batch, Files, in_batches, load_error, mean_pool, tokenizer};
+use crate::encoder::{Batch, Files, in_batches, load_error, mean_pool, tokenizer};
+use crate::retrieve::embed::{EmbedError, Embedder};
 
 /// The files and their sha256, as `scripts/mpnet.sh` records them.
 pub const FILES: Files = Files {

@@ -17,11 +17,11 @@ use switchyard::dataset::{ToolDoc, ToolPool};
 use switchyard::model::{ChatModel, Role};
 use switchyard::retrieve::synth::{self, SyntheticQuestion};
 
-use super::progress::bar;
-use super::setup::{runtime, until_signal};
+use crate::cli::progress::bar;
+use crate::cli::setup::{runtime, until_signal};
 
 #[derive(Args, Debug)]
-pub(super) struct SynthArgs {
+pub(crate) struct SynthArgs {
     /// The pool: a CoTools/ToolkenGPT tool.json.
     #[arg(long)]
     tools: PathBuf,

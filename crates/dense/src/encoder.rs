@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use candle_core::{DType, Device, Tensor};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
-use super::embed::{EmbedError, normalise};
+use crate::retrieve::embed::{EmbedError, normalise};
 
 /// A model's files, their recorded sha256 and the script that installs them.
 pub struct Files {

@@ -10,24 +10,24 @@ use color_eyre::eyre::{Result, eyre};
 use serde_json::json;
 
 use switchyard::config::Config;
+use switchyard::lab::rescore::{Figures, examples, figures, rank_questions};
+use switchyard::lab::train::TrainOptions;
 use switchyard::retrieve::rescore::features::NAMES;
-use switchyard::retrieve::rescore::training::{Figures, examples, figures, rank_questions};
 use switchyard::retrieve::rescore::{Fit, Rescorer, fit};
-use switchyard::retrieve::train::TrainOptions;
 
 use super::heads::split::ToolSplitArgs;
-use super::progress::bar;
+use crate::cli::progress::bar;
 
-use super::retriever::{FirstCandidates, HowArgs};
+use super::how::{FirstCandidates, HowArgs};
 
 #[derive(Subcommand, Debug)]
-pub(super) enum RescoreCmd {
+pub(crate) enum RescoreCmd {
     /// Fit the re-scorer on the training tools' questions, report it on the validation tools'.
     Train(Box<RescoreTrainArgs>),
 }
 
 #[derive(Args, Debug)]
-pub(super) struct RescoreTrainArgs {
+pub(crate) struct RescoreTrainArgs {
     #[command(flatten)]
     split: ToolSplitArgs,
     /// How many of the retriever's first candidates are re-ordered (5 was chosen on

@@ -12,9 +12,9 @@ use rand::seq::SliceRandom;
 use serde_json::{Value, json};
 
 use super::{Hooks, PreparedHeads, Ranked, choose_weight, ranks, seeded};
+use crate::minilm_tune::{TunableMiniLm, TuneOptions};
 use crate::retrieve::Bm25Index;
-use crate::retrieve::minilm_tune::{TunableMiniLm, TuneOptions};
-use crate::retrieve::train::{Metrics, TrainProgress};
+use crate::train::{Metrics, TrainProgress};
 
 use super::error::{Result, TrainingError};
 

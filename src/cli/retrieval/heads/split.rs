@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use switchyard::retrieve::heads_training::{HeadsPlan, NegativesFrom, ToolText};
-use switchyard::retrieve::train::TrainOptions;
+use switchyard::lab::heads::{HeadsPlan, NegativesFrom, ToolText};
+use switchyard::lab::train::TrainOptions;
 
 /// The pool, the training file and which of its tools are held out or
 /// validate: what every trainer on this split reads.

@@ -4,7 +4,7 @@ use super::*;
 use crate::dataset::Question;
 use crate::dataset::cotools::ToolDoc;
 use crate::retrieve::embed::EmbedError;
-use crate::retrieve::train::TrainProgress;
+use crate::train::TrainProgress;
 
 /// Words hashed into a small vector: queries about a tool share its words.
 struct WordHooks {
@@ -197,7 +197,7 @@ fn domain_negatives_train_and_are_recorded() {
 #[test]
 fn tuning_refuses_bad_options_and_names_a_model_not_installed() {
     use super::tune::tune_and_validate;
-    use crate::retrieve::minilm_tune::TuneOptions;
+    use crate::minilm_tune::TuneOptions;
     let dir = tempfile::tempdir().unwrap();
     let plan = write_data(dir.path());
     let mut hooks = WordHooks { embedded: Vec::new(), runs: Vec::new() };

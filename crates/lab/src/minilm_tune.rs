@@ -1,7 +1,7 @@
 //! all-MiniLM-L6-v2 as something to train: its six transformer layers as
 //! candle variables, the embeddings frozen, and a forward pass made only
 //! of operations candle can differentiate. candle's fused layer norm has
-//! no gradient, which is why this is not [`super::minilm::MiniLm`]'s
+//! no gradient, which is why this is not `switchyard_dense::minilm::MiniLm`'s
 //! model; the saved file has BERT's tensor names, so `MiniLm` reads it
 //! back for inference (`[retrieval] minilm_weights`).
 //!
@@ -18,9 +18,9 @@ use candle_core::{D, DType, Device, Module, Tensor};
 use candle_nn::{AdamW, Embedding, Linear, Optimizer, ParamsAdamW, VarBuilder, VarMap, embedding, linear};
 use tokenizers::Tokenizer;
 
-use super::embed::EmbedError;
-use super::encoder::{Batch, masked_mean, tokenizer};
-use super::minilm::{FILES, MAX_TOKENS};
+use crate::retrieve::embed::EmbedError;
+use switchyard_dense::encoder::{Batch, masked_mean, tokenizer};
+use switchyard_dense::minilm::{FILES, MAX_TOKENS};
 
 const HIDDEN: usize = 384;
 const HEADS: usize = 12;
@@ -191,7 +191,7 @@ impl TunableMiniLm {
 
     /// The vectors of `texts` as the model stands (no gradient kept).
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        super::encoder::in_batches(texts, 32, |batch| {
+        switchyard_dense::encoder::in_batches(texts, 32, |batch| {
             let v = self.forward(batch)?;
             v.detach().to_vec2::<f32>().map_err(|e| EmbedError::Compute(e.to_string()))
         })

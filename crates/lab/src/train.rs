@@ -20,9 +20,9 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::cotools::{Heads, HeadsError, Judge, Mlp};
-use super::embed::dot;
-use super::index::top_k_of;
+use crate::retrieve::cotools::{Heads, HeadsError, Judge, Mlp};
+use crate::retrieve::embed::dot;
+use crate::retrieve::index::top_k_of;
 
 #[derive(Debug, Clone)]
 pub struct TrainOptions {
@@ -262,12 +262,9 @@ pub fn train_heads(
     trained_tools.sort_unstable();
     trained_tools.dedup();
     let snapshot = |summary: &str| -> Result<Heads, HeadsError> {
-        let mut h = Heads::identity(embedder_id, d, opts.hidden);
-        h.w_dim = w_dim.as_tensor().to_vec1::<f32>().map_err(&err)?;
-        h.query = q_mlp.snapshot().map_err(&err)?;
-        h.tool = t_mlp.snapshot().map_err(&err)?;
-        h.summary = summary.to_owned();
-        Ok(h)
+        let w_dim = w_dim.as_tensor().to_vec1::<f32>().map_err(&err)?;
+        let (query, tool) = (q_mlp.snapshot().map_err(&err)?, t_mlp.snapshot().map_err(&err)?);
+        Ok(Heads::trained(embedder_id, w_dim, query, tool, summary))
     };
     let steps_per_epoch = pairs.len().div_ceil(opts.batch);
     let steps = steps_per_epoch * opts.epochs;
@@ -456,13 +453,7 @@ pub fn train_judge(
     }
     log.best_epoch = opts.epochs;
     log.seconds = started.elapsed().as_secs_f64();
-    let judge = Judge {
-        embedder: embedder_id.to_owned(),
-        mlp: mlp.snapshot().map_err(&err)?,
-        threshold: 0.5,
-        summary: String::new(),
-        source: None,
-    };
+    let judge = Judge::trained(embedder_id, mlp.snapshot().map_err(&err)?, 0.5);
     Ok((judge, log))
 }
 
@@ -539,7 +530,7 @@ mod tests {
         let other = TrainOptions { seed: 9, ..opts.clone() };
         let (a, _) = train_heads(&q, &t, &pairs, &opts, "e", &mut |_| {}).unwrap();
         let (b, _) = train_heads(&q, &t, &pairs, &other, "e", &mut |_| {}).unwrap();
-        assert_ne!(a.query, b.query);
+        assert_ne!(a.encode_query(&q[0]), b.encode_query(&q[0]), "another seed, another query encoder");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::data::{judge_examples, seeded};
 use super::error::{Result, TrainingError};
 use super::hooks::Hooks;
 use crate::retrieve::cotools::Judge;
-use crate::retrieve::train::{JudgeOptions, TrainLog, train_judge};
+use crate::train::{JudgeOptions, TrainLog, train_judge};
 
 /// One training of the judge.
 #[derive(Clone, Debug)]

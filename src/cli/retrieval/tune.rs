@@ -9,18 +9,18 @@ use clap::Args;
 use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
+use switchyard::dense::minilm::MiniLm;
+use switchyard::lab::heads::Hooks;
+use switchyard::lab::heads::tune::tune_and_validate;
+use switchyard::lab::minilm_tune::TuneOptions;
+use switchyard::lab::train::{TrainOptions, TrainProgress};
 use switchyard::retrieve::embed::EmbedError;
-use switchyard::retrieve::heads_training::Hooks;
-use switchyard::retrieve::heads_training::tune::tune_and_validate;
-use switchyard::retrieve::minilm::MiniLm;
-use switchyard::retrieve::minilm_tune::TuneOptions;
-use switchyard::retrieve::train::{TrainOptions, TrainProgress};
 
 use super::heads::split::SplitArgs;
-use super::progress::bar;
+use crate::cli::progress::bar;
 
 #[derive(Args, Debug)]
-pub(super) struct TuneArgs {
+pub(crate) struct TuneArgs {
     #[command(flatten)]
     split: SplitArgs,
     #[arg(long, default_value_t = TuneOptions::default().epochs)]

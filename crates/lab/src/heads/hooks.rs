@@ -1,7 +1,7 @@
 //! What a training procedure asks of its caller.
 
 use crate::retrieve::embed::EmbedError;
-use crate::retrieve::train::TrainProgress;
+use crate::train::TrainProgress;
 
 /// What the procedure asks of its caller: the vectors of texts (from a
 /// cache, with progress shown as it likes) and a word on each step.
