@@ -29,7 +29,7 @@ use tokio::sync::mpsc;
 
 use switchyard::engine::{Engine, EngineHandle, EngineSetup, ModelSlot, Models};
 use switchyard::gateway::{Gateway, GatewaySetup};
-use switchyard::model::openai::{OpenAiConfig, OpenAiModel};
+use switchyard::model::http_model::{HttpModel, HttpModelConfig};
 use switchyard::model::price::Price;
 use switchyard::model::{ChatModel, Role};
 use switchyard::strategy::bridge::Bridge;
@@ -88,7 +88,7 @@ async fn bridged_watched(
     let (calls, inbox) = mpsc::channel(1024);
     let gateway = Gateway::start(GatewaySetup::default(), calls).await.unwrap();
     let model: Arc<dyn ChatModel> =
-        Arc::new(OpenAiModel::new(OpenAiConfig::new("up", format!("http://{upstream}/v1"), "up")).unwrap());
+        Arc::new(HttpModel::new(HttpModelConfig::new("up", format!("http://{upstream}/v1"), "up")).unwrap());
     let mut models = Models::single(model.clone(), Price::default());
     models.set(Role::Agent, ModelSlot { model, price: Price::default() });
     let strategy: Box<dyn switchyard::engine::Strategy> = Box::new(Bridge::new(inbox, None));

@@ -48,7 +48,7 @@ fn slow_ms() -> u64 {
 /// scheduling on a shared machine, the engine's own work).
 const MARGIN_MS: u64 = 5_000;
 /// The client's backoff before retry n is 500 ms × 2ⁿ, capped at 8 s
-/// (crates/core/src/model/openai.rs); the bounds below are derived from it.
+/// (crates/core/src/model/http_model.rs); the bounds below are derived from it.
 fn backoff_total_ms(retries: u32) -> u64 {
     (0..retries).map(|n| (500u64 << n.min(20)).min(8_000)).sum()
 }

@@ -9,11 +9,11 @@ use switchyard::config::{Config, ModelConfig};
 use switchyard::engine::event::{EventKind, RefuseReason, RunOutcome};
 use switchyard::engine::trace::read_trace;
 use switchyard::engine::{SessionState, StrategyKind};
-use switchyard::model::openai::{OpenAiConfig, OpenAiModel};
+use switchyard::model::http_model::{HttpModel, HttpModelConfig};
 use switchyard::model::stream::{Delta, Tokens};
 use switchyard::model::{ChatModel, ChatRequest, Message, Role};
 use switchyard::session::{self, GraphSource, SessionOptions, Tape, TaskSource};
-use switchyard::strategy::actor::{self, ActorAction, ActorInput, CandidateInput, finish_candidate};
+use switchyard::strategy::prompt::{self, ActorAction, ActorInput, CandidateInput, finish_candidate};
 
 fn base_url() -> String {
     std::env::var("SWITCHYARD_LOCAL_MODEL_URL").unwrap_or_else(|_| {
@@ -64,20 +64,20 @@ fn run(config: &Config, opts: &SessionOptions) -> SessionState {
 
 /// Unstreamed: llama-cpp-python's server counts a reply's tokens only in
 /// a reply sent whole.
-fn model() -> OpenAiModel {
-    let mut cfg = OpenAiConfig::new("local", base_url(), model_name());
+fn model() -> HttpModel {
+    let mut cfg = HttpModelConfig::new("local", base_url(), model_name());
     cfg.native_tools = false;
     cfg.timeout_ms = 180_000;
     cfg.stream = false;
-    OpenAiModel::new(cfg).unwrap()
+    HttpModel::new(cfg).unwrap()
 }
 
 #[tokio::test]
 #[ignore = "needs the local model: scripts/local-model.sh start"]
 async fn a_streamed_reply_arrives_in_pieces_that_make_the_whole() {
-    let mut cfg = OpenAiConfig::new("local", base_url(), model_name());
+    let mut cfg = HttpModelConfig::new("local", base_url(), model_name());
     cfg.timeout_ms = 180_000;
-    let m = OpenAiModel::new(cfg).unwrap();
+    let m = HttpModel::new(cfg).unwrap();
     let mut req = ChatRequest::new(Role::Actor, vec![Message::user("Count from one to ten in words.")]);
     req.temperature = Some(0.0);
     req.max_tokens = Some(48);
@@ -134,11 +134,11 @@ async fn a_constrained_choice_names_an_offered_tool() {
         candidates.push(finish_candidate(None));
         let view = ActorInput { task: task.into(), history: vec![], candidates, notes: vec![] };
         let offered: Vec<String> = view.candidates.iter().map(|c| c.name.clone()).collect();
-        let mut req = ChatRequest::new(Role::Actor, actor::render_actor(&view));
-        req.response_schema = Some(actor::actor_schema(&offered));
+        let mut req = ChatRequest::new(Role::Actor, prompt::render_actor(&view));
+        req.response_schema = Some(prompt::actor_schema(&offered));
         req.temperature = Some(0.0);
         let reply = m.chat(&req).await.unwrap();
-        match actor::parse_actor_reply(&reply) {
+        match prompt::parse_actor_reply(&reply) {
             Ok(ActorAction::Call { tool, .. }) => assert!(names.contains(&tool.as_str()), "{task}: {tool}"),
             Ok(ActorAction::Finish { .. }) => {}
             Err(e) => panic!("{task}: unreadable reply {:?}: {e}", reply.text),
@@ -168,10 +168,10 @@ async fn a_text_reply_ends_at_the_actor_s_stop_sequences() {
     let m = model();
     let free = m.chat(&req).await.unwrap();
     assert!(free.text.contains("Observation:"), "the control must run on past its action: {:?}", free.text);
-    let stopped = m.chat(&req.stopping_at(actor::ACTOR_STOP)).await.unwrap();
+    let stopped = m.chat(&req.stopping_at(prompt::ACTOR_STOP)).await.unwrap();
     assert!(!stopped.text.contains("Observation:"), "{:?}", stopped.text);
     assert!(stopped.usage.completion_tokens < free.usage.completion_tokens, "{:?} {:?}", stopped.usage, free.usage);
-    match actor::parse_actor_reply(&stopped) {
+    match prompt::parse_actor_reply(&stopped) {
         Ok(ActorAction::Call { tool, .. }) => assert!(!tool.is_empty()),
         other => panic!("the cut reply must still name its call: {other:?} from {:?}", stopped.text),
     }
@@ -359,16 +359,16 @@ fn a_real_model_calls_a_tool_of_a_real_mcp_server() {
 #[ignore = "needs the local model: scripts/local-model.sh start"]
 async fn a_real_model_writes_readable_questions_for_a_tool() {
     use switchyard::dataset::ToolDoc;
-    use switchyard::retrieve::synth;
+    use switchyard::retrieve::synthetic_questions;
     let tool = ToolDoc {
         id: "people/person/place_of_birth".into(),
         description: "place of birth: retrieves the birthplace of a person.".into(),
     };
-    let mut req = synth::request(&tool, 3);
+    let mut req = synthetic_questions::request(&tool, 3);
     req.temperature = Some(0.0);
     req.max_tokens = Some(160);
     let reply = model().chat(&req).await.unwrap();
-    let questions = synth::parse_reply(&reply.text).unwrap_or_else(|e| panic!("{e}: {}", reply.text));
+    let questions = synthetic_questions::parse_reply(&reply.text).unwrap_or_else(|e| panic!("{e}: {}", reply.text));
     assert!((1..=3).contains(&questions.len()), "{questions:?}");
     assert!(questions.iter().all(|q| q.len() > 10 && q.len() < 300), "{questions:?}");
 }

@@ -75,15 +75,15 @@ pub(super) struct EvalArgs {
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<std::path::PathBuf>,
     #[command(flatten)]
-    agent: super::agent::AgentArgs,
+    agent: super::bridge::agent::AgentArgs,
 }
 
 pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
     let rt = runtime()?;
-    let config = &super::agent::for_agent(&super::setup::with_models(config, &a.common.models)?, &a.agent);
+    let config = &super::bridge::agent::for_agent(&super::setup::with_models(config, &a.common.models)?, &a.agent);
     let mut base = common_options(&a.common)?;
     // Listening before any task starts: each task's agent is given its address.
-    let _gateway = super::agent::bridge(config, &rt, &a.agent, &mut base, false)?;
+    let _gateway = super::bridge::agent::bridge(config, &rt, &a.agent, &mut base, false)?;
     if a.agent.agent {
         if a.strategy.is_some() || !a.matrix.is_empty() || a.warmup {
             return Err(eyre!(
@@ -249,7 +249,7 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
             print!("{}", switchyard::eval::metrics::budget_table(&metrics, &unit));
         }
     }
-    let written = switchyard::eval::report_files::write_report(&out)?;
+    let written = switchyard::eval::report::write_report(&out)?;
     if !a.json {
         println!("results: {}", out.display());
         if let Some(md) = written.first() {

@@ -110,8 +110,8 @@ pub(super) fn agent_for_fork(
     match recorded_agent(parent)? {
         None => Ok((config.clone(), None)),
         Some((argv, answer_file)) => {
-            let config = super::agent::with_agent_role(config);
-            let (gateway, _) = super::agent::start_agent(&config, rt, None, argv, answer_file, opts)?;
+            let config = super::bridge::agent::with_agent_role(config);
+            let (gateway, _) = super::bridge::agent::start_agent(&config, rt, None, argv, answer_file, opts)?;
             Ok((config, Some(gateway)))
         }
     }

@@ -2,17 +2,14 @@
 //! dispatch; each subcommand in its own file, the flags and set-up they share
 //! in `args` and `setup`.
 
-mod agent;
 mod args;
 mod bench;
+mod bridge;
 mod budget;
 mod debug;
 mod eval;
 mod fork;
-mod gateway;
 mod graph;
-mod mcp;
-mod mcp_login;
 mod otel;
 mod probe;
 mod progress;
@@ -83,10 +80,10 @@ enum Command {
     /// Run tasks headless and print a summary.
     Run(RunArgs),
     /// Serve the model gateway alone, for an agent started elsewhere: prints the environment it needs.
-    Gateway(gateway::GatewayArgs),
+    Gateway(bridge::gateway::GatewayArgs),
     /// Switchyard as an MCP server: the library's tools, each call a tool call of a session.
     #[command(subcommand)]
-    Mcp(mcp::McpCommand),
+    Mcp(bridge::mcp::McpCommand),
     /// Time travel: replay a trace up to event N from its own record (no model or tool called),
     /// then go on live from there with your changes.
     Fork(fork::ForkArgs),
@@ -182,8 +179,8 @@ pub fn main() -> Result<ExitCode> {
         Command::Fork(a) => fork::fork(&config, a),
         Command::Resume(a) => resume::resume(&config, a),
         Command::Run(a) => run::run(&config, a),
-        Command::Gateway(a) => gateway::serve(&config, a),
-        Command::Mcp(cmd) => mcp::run(&config, cmd),
+        Command::Gateway(a) => bridge::gateway::serve(&config, a),
+        Command::Mcp(cmd) => bridge::mcp::run(&config, cmd),
         Command::Ps(a) => remote::ps(&config, a),
         Command::Attach(a) => remote::attach(&config, a),
         Command::Ctl(a) => remote::ctl(&config, a),

@@ -1,5 +1,5 @@
 //! `report DIR` (an eval's report written again from its folder, see
-//! `eval::report_files`; several folders merged first, see `eval::merge`; with ToolNet's Figure 4 from `--trace FILE`) and
+//! `eval::report`; several folders merged first, see `eval::merge`; with ToolNet's Figure 4 from `--trace FILE`) and
 //! `compare DIR1 DIR2` (two evals side by side).
 
 use std::path::PathBuf;
@@ -11,7 +11,7 @@ use color_eyre::eyre::{Result, eyre};
 use switchyard::eval::compare::{compare as compare_rows, describe};
 use switchyard::eval::merge::merge;
 use switchyard::eval::metrics::{budget_table, table};
-use switchyard::eval::report_files::{FaultSource, write_fault_figure, write_report_with};
+use switchyard::eval::report::{FaultSource, write_fault_figure, write_report_with};
 use switchyard::eval::summary;
 
 #[derive(Args, Debug)]

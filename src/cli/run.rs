@@ -11,10 +11,10 @@ use switchyard::eval::metrics::{Metrics, table};
 use switchyard::remote::SessionKind;
 use switchyard::session;
 
-use super::agent::{AgentArgs, bridge, for_agent};
 use super::args::{GraphTapeArgs, SessionArgs};
+use super::bridge::agent::{AgentArgs, bridge, for_agent};
 use super::setup::{Ran, run_headless, runtime, say_suspended, session_options};
-use switchyard::eval::session_text::{run_json, session_text};
+use switchyard::traces::session_text::{run_json, session_text};
 
 #[derive(Args, Debug, Default)]
 pub(super) struct RunArgs {

@@ -14,8 +14,8 @@ use switchyard::session::{self, SessionOptions};
 use switchyard::ui::Theme;
 use switchyard::ui::term::LiveEnd;
 
-use super::agent::{AgentArgs, bridge, for_agent, gateway_only, with_agent_role};
 use super::args::{GraphTapeArgs, SessionArgs};
+use super::bridge::agent::{AgentArgs, bridge, for_agent, gateway_only, with_agent_role};
 use super::setup::{runtime, session_options, stamp};
 
 // The workbench always writes a trace, so its help says where by default; and

@@ -14,7 +14,7 @@ use serde_json::json;
 
 use common::{Roles, builtin, settle, until};
 use switchyard::budget::experience::ExperienceStore;
-use switchyard::engine::btp::BtpSetup;
+use switchyard::engine::budgeting::BtpSetup;
 use switchyard::engine::event::{RefuseReason, RunOutcome, ToolOutcome};
 use switchyard::engine::{
     Control, Engine, EngineSetup, Event, EventKind, LogicalClock, Models, Scheduled, SessionState, StrategyKind,

@@ -12,7 +12,7 @@ use serde_json::json;
 use common::{Scripted, call, finish, small_library};
 use switchyard::budget::experience::ExperienceStore;
 use switchyard::config::Config;
-use switchyard::engine::btp::BtpSetup;
+use switchyard::engine::budgeting::BtpSetup;
 use switchyard::engine::event::RefuseReason;
 use switchyard::engine::{Engine, EngineSetup, EventKind, LogicalClock, Models, StrategyKind};
 use switchyard::eval::metrics::Metrics;

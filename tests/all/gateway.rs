@@ -11,7 +11,7 @@ use switchyard::engine::{
     Control, Engine, EngineHandle, EngineSetup, Event, EventKind, LogicalClock, ModelSlot, Models, SessionOutcome,
 };
 use switchyard::gateway::{Gateway, GatewaySetup};
-use switchyard::model::openai::{OpenAiConfig, OpenAiModel};
+use switchyard::model::http_model::{HttpModel, HttpModelConfig};
 use switchyard::model::price::Price;
 use switchyard::model::wire::Dialect;
 use switchyard::model::{ChatModel, Role};
@@ -69,10 +69,10 @@ pub(crate) async fn rig(model: Arc<dyn ChatModel>) -> Rig {
 }
 
 fn upstream(server: &Server) -> Arc<dyn ChatModel> {
-    let mut cfg = OpenAiConfig::new("local", server.base_url(), "test-model");
+    let mut cfg = HttpModelConfig::new("local", server.base_url(), "test-model");
     cfg.timeout_ms = 5_000;
     cfg.max_retries = 0;
-    Arc::new(OpenAiModel::new(cfg).unwrap())
+    Arc::new(HttpModel::new(cfg).unwrap())
 }
 
 fn sim() -> Arc<dyn ChatModel> {
@@ -210,9 +210,9 @@ async fn an_agent_that_sets_no_reply_limit_gets_the_model_s() {
             ]
         };
         let server = Server::start(replies).await;
-        let mut cfg = OpenAiConfig::new("local", server.base_url(), "test-model");
+        let mut cfg = HttpModelConfig::new("local", server.base_url(), "test-model");
         (cfg.api, cfg.max_retries, cfg.max_tokens) = (api, 0, 77);
-        let rig = rig(Arc::new(OpenAiModel::new(cfg).unwrap())).await;
+        let rig = rig(Arc::new(HttpModel::new(cfg).unwrap())).await;
         let hi = json!([{"role": "user", "content": "hi"}]);
         for sent in [
             (Dialect::Chat, json!({"model": "m", "messages": hi})),
@@ -428,10 +428,10 @@ async fn an_anthropic_agent_reaches_an_anthropic_upstream_as_it_was_sent() {
         "content": [{"type": "text", "text": "Hello."}], "stop_reason": "end_turn", "stop_sequence": null,
         "usage": {"input_tokens": 5, "output_tokens": 2}});
     let server = Server::start(vec![Reply::json(200, reply.clone())]).await;
-    let mut cfg = OpenAiConfig::new("claude", server.base_url(), "claude-test");
+    let mut cfg = HttpModelConfig::new("claude", server.base_url(), "claude-test");
     cfg.api = Dialect::Anthropic;
     cfg.max_retries = 0;
-    let rig = rig(Arc::new(OpenAiModel::new(cfg).unwrap())).await;
+    let rig = rig(Arc::new(HttpModel::new(cfg).unwrap())).await;
     let sent = json!({"model": "claude-test", "max_tokens": 64, "system": "Be brief.", "top_p": 0.9,
         "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi", "cache_control": {"type": "ephemeral"}}]}]});
     let (status, got) = rig.send(Dialect::Anthropic, &sent).await;

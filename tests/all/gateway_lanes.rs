@@ -12,7 +12,7 @@ use axum::routing::post;
 use serde_json::{Value, json};
 use switchyard::engine::{Control, Event, EventKind, LaneAction};
 use switchyard::model::ChatModel;
-use switchyard::model::openai::{OpenAiConfig, OpenAiModel};
+use switchyard::model::http_model::{HttpModel, HttpModelConfig};
 use switchyard::model::wire::Dialect;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -91,10 +91,10 @@ async fn serve(app: axum::Router) -> String {
 }
 
 fn model(up: &Upstream) -> Arc<dyn ChatModel> {
-    let mut cfg = OpenAiConfig::new("held", up.base_url.clone(), "held");
+    let mut cfg = HttpModelConfig::new("held", up.base_url.clone(), "held");
     cfg.max_retries = 0;
     cfg.stream = false;
-    Arc::new(OpenAiModel::new(cfg).unwrap())
+    Arc::new(HttpModel::new(cfg).unwrap())
 }
 
 /// A chat call through the gateway, as its own task: aborting the task
@@ -315,9 +315,9 @@ async fn an_upstream_that_refuses_concurrency_with_429s() {
     for bound in [Some(1), None] {
         let busy = Arc::new((AtomicUsize::new(0), AtomicUsize::new(0)));
         let app = axum::Router::new().route("/v1/chat/completions", post(one_at_a_time)).with_state(busy.clone());
-        let mut cfg = OpenAiConfig::new("held", serve(app).await, "held");
+        let mut cfg = HttpModelConfig::new("held", serve(app).await, "held");
         (cfg.max_retries, cfg.stream, cfg.max_in_flight) = (8, false, bound);
-        let rig = rig(Arc::new(OpenAiModel::new(cfg).unwrap())).await;
+        let rig = rig(Arc::new(HttpModel::new(cfg).unwrap())).await;
         let calls: Vec<_> = (0..4).map(|i| ask(&rig, i)).collect();
         let answers: Vec<u16> = futures::future::join_all(calls).await.into_iter().map(|r| r.unwrap().0).collect();
         assert_eq!(answers, [200; 4], "bound {bound:?}");

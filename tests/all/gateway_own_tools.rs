@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use switchyard::engine::fold::{LaneState, SessionState};
 use switchyard::engine::{Control, Event, EventKind, LaneAction};
-use switchyard::model::openai::{OpenAiConfig, OpenAiModel};
+use switchyard::model::http_model::{HttpModel, HttpModelConfig};
 use switchyard::model::wire::Dialect;
 use switchyard::tool::CallSource;
 use switchyard::tool::fault::{Fault, FaultMode};
@@ -23,9 +23,9 @@ fn asks_for_tools() -> Reply {
 }
 
 fn upstream_model(server: &Server) -> std::sync::Arc<dyn switchyard::model::ChatModel> {
-    let mut cfg = OpenAiConfig::new("local", server.base_url(), "test-model");
+    let mut cfg = HttpModelConfig::new("local", server.base_url(), "test-model");
     cfg.max_retries = 0;
-    std::sync::Arc::new(OpenAiModel::new(cfg).unwrap())
+    std::sync::Arc::new(HttpModel::new(cfg).unwrap())
 }
 
 async fn until(rig: &mut Rig, kept: &mut Vec<Event>, f: impl Fn(&EventKind) -> bool) {

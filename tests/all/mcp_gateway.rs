@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use switchyard::budget::experience::ExperienceStore;
-use switchyard::engine::btp::BtpSetup;
+use switchyard::engine::budgeting::BtpSetup;
 use switchyard::engine::event::RefuseReason;
 use switchyard::engine::{Control, Engine, EngineSetup, Event, EventKind, LogicalClock, ModelSlot, Models};
 use switchyard::gateway::{Gateway, GatewaySetup};

@@ -15,7 +15,7 @@ use switchyard::engine::{
     Control, Engine, EngineSetup, Event, EventKind, LogicalClock, Models, Scheduled, SessionState, StrategyKind,
 };
 use switchyard::model::fault::{ModelFault, ModelFaultMode};
-use switchyard::model::openai::{OpenAiConfig, OpenAiModel};
+use switchyard::model::http_model::{HttpModel, HttpModelConfig};
 use switchyard::model::{ChatModel, Role};
 use switchyard::sim::{SimConfig, SimModel};
 use switchyard::task::Task;
@@ -48,10 +48,10 @@ fn setup(model: Arc<dyn ChatModel>, strategy: StrategyKind, schedule: Vec<Schedu
 /// The OpenAI client on the test server: retries as given, a short backoff
 /// is the client's own (500 ms before the first retry).
 fn client(server: &Server, max_retries: u32, timeout_ms: u64) -> Arc<dyn ChatModel> {
-    let mut cfg = OpenAiConfig::new("local", server.base_url(), "test-model");
+    let mut cfg = HttpModelConfig::new("local", server.base_url(), "test-model");
     cfg.max_retries = max_retries;
     cfg.timeout_ms = timeout_ms;
-    Arc::new(OpenAiModel::new(cfg).unwrap())
+    Arc::new(HttpModel::new(cfg).unwrap())
 }
 
 async fn drain(rx: &mut UnboundedReceiver<Event>) -> Vec<Event> {

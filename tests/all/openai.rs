@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use switchyard::model::openai::{OpenAiConfig, OpenAiModel};
+use switchyard::model::http_model::{HttpModel, HttpModelConfig};
 use switchyard::model::{
     ChatModel, ChatRequest, Message, ModelError, ModelKind, ResponseSchema, Role, ToolDef, tokens,
 };
@@ -185,15 +185,15 @@ pub(crate) fn text_reply(text: &str) -> Reply {
     )
 }
 
-fn config(server: &Server) -> OpenAiConfig {
-    let mut cfg = OpenAiConfig::new("local", server.base_url(), "test-model");
+fn config(server: &Server) -> HttpModelConfig {
+    let mut cfg = HttpModelConfig::new("local", server.base_url(), "test-model");
     cfg.timeout_ms = 5_000;
     cfg.max_retries = 2;
     cfg
 }
 
-fn model(server: &Server) -> OpenAiModel {
-    OpenAiModel::new(config(server)).unwrap()
+fn model(server: &Server) -> HttpModel {
+    HttpModel::new(config(server)).unwrap()
 }
 
 fn search_tool() -> ToolDef {
@@ -264,7 +264,7 @@ async fn a_request_without_a_limit_gets_the_config_s_cap() {
     let server = Server::start(vec![text_reply("a"), text_reply("b")]).await;
     let mut cfg = config(&server);
     cfg.max_tokens = 300;
-    let m = OpenAiModel::new(cfg).unwrap();
+    let m = HttpModel::new(cfg).unwrap();
     m.chat(&request()).await.unwrap();
     let mut req = request();
     req.max_tokens = Some(16);
@@ -306,7 +306,7 @@ async fn the_prompt_cache_s_share_is_read_as_the_server_reports_it() {
     .await;
     let mut cfg = config(&server);
     cfg.cache_prompt = true;
-    let m = OpenAiModel::new(cfg).unwrap();
+    let m = HttpModel::new(cfg).unwrap();
     let mut cached = Vec::new();
     for _ in 0..5 {
         cached.push(m.chat(&request()).await.unwrap().usage.cached_tokens);
@@ -536,7 +536,7 @@ async fn tools_and_response_format_are_not_sent_when_disabled() {
     let mut req = request_with_tools();
     req.response_schema = Some(ResponseSchema { name: "x".into(), schema: json!({"type": "object"}) });
     req = req.stopping_at(&["\nObservation:", "\nTask:"]);
-    OpenAiModel::new(cfg).unwrap().chat(&req).await.unwrap();
+    HttpModel::new(cfg).unwrap().chat(&req).await.unwrap();
     let body = &server.seen()[0].body;
     assert_eq!(body["stop"], json!(["\nObservation:", "\nTask:"]), "the text protocol alone: its stop sequences");
     assert!(body.get("tools").is_none(), "{body}");
@@ -552,7 +552,7 @@ async fn the_key_goes_in_the_authorization_header_and_nowhere_else() {
     let server = Server::start(vec![text_reply("hi"), Reply::raw(401, "unauthorized")]).await;
     let mut cfg = config(&server);
     cfg.api_key_env = Some(VAR.into());
-    let m = OpenAiModel::new(cfg).unwrap();
+    let m = HttpModel::new(cfg).unwrap();
 
     m.chat(&request()).await.unwrap();
     assert_eq!(server.seen()[0].header("authorization"), Some(format!("Bearer {KEY}").as_str()));
@@ -572,9 +572,9 @@ async fn a_missing_or_empty_key_variable_is_named() {
     const EMPTY: &str = "SWITCHYARD_TEST_OPENAI_KEY_EMPTY";
     set_key(EMPTY, "");
     for var in ["SWITCHYARD_TEST_OPENAI_KEY_NEVER_SET", EMPTY] {
-        let mut cfg = OpenAiConfig::new("paid", "http://127.0.0.1:9/v1", "gpt-x");
+        let mut cfg = HttpModelConfig::new("paid", "http://127.0.0.1:9/v1", "gpt-x");
         cfg.api_key_env = Some(var.into());
-        let err = OpenAiModel::new(cfg).unwrap_err();
+        let err = HttpModel::new(cfg).unwrap_err();
         assert_eq!(err, ModelError::MissingKey { model: "paid".into(), var: var.into() });
         assert!(err.to_string().contains(var));
     }
@@ -585,7 +585,7 @@ async fn a_silent_server_times_out() {
     let server = Server::start(vec![Reply::hang()]).await;
     let mut cfg = config(&server);
     cfg.timeout_ms = 300;
-    let err = OpenAiModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
+    let err = HttpModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
     assert_eq!(err.root(), &ModelError::Timeout { ms: 300 });
     assert_eq!(server.seen().len(), 1, "a timeout is not retried");
 }
@@ -594,9 +594,9 @@ async fn a_silent_server_times_out() {
 async fn an_unreachable_endpoint_is_a_transport_error() {
     // Bind and drop a listener to get a loopback port nothing listens on.
     let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let mut cfg = OpenAiConfig::new("gone", format!("http://{addr}/v1/"), "m");
+    let mut cfg = HttpModelConfig::new("gone", format!("http://{addr}/v1/"), "m");
     cfg.max_retries = 0;
-    let err = OpenAiModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
+    let err = HttpModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
     assert!(matches!(err.root(), ModelError::Transport(_)), "{err:?}");
 }
 
@@ -621,7 +621,7 @@ async fn a_failed_call_names_its_endpoint_and_the_attempts_it_made() {
     let server = Server::start(vec![Reply::hang()]).await;
     let mut cfg = config(&server);
     cfg.timeout_ms = 200;
-    let err = OpenAiModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
+    let err = HttpModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
     assert_eq!(err.to_string(), format!("model call timed out after 200 ms (1 attempt to {})", endpoint(&server)));
 
     // The exchange a server refuses a response_format in is not an attempt.
@@ -630,22 +630,22 @@ async fn a_failed_call_names_its_endpoint_and_the_attempts_it_made() {
     let mut cfg = config(&server);
     cfg.max_retries = 1;
     let mut req = request();
-    req.response_schema = Some(switchyard::strategy::actor::actor_schema(&["search".to_string()]));
-    let err = OpenAiModel::new(cfg).unwrap().chat(&req).await.unwrap_err();
+    req.response_schema = Some(switchyard::strategy::prompt::actor_schema(&["search".to_string()]));
+    let err = HttpModel::new(cfg).unwrap().chat(&req).await.unwrap_err();
     assert!(err.to_string().ends_with(&format!("(2 attempts to {})", endpoint(&server))), "{err}");
 
     // A transport error names the URL itself: it is not said twice.
     let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let mut cfg = OpenAiConfig::new("gone", format!("http://{addr}/v1"), "m");
+    let mut cfg = HttpModelConfig::new("gone", format!("http://{addr}/v1"), "m");
     cfg.max_retries = 1;
-    let err = OpenAiModel::new(cfg).unwrap().chat(&request()).await.unwrap_err().to_string();
+    let err = HttpModel::new(cfg).unwrap().chat(&request()).await.unwrap_err().to_string();
     let url = format!("http://{addr}/v1/chat/completions");
     assert!(err.ends_with(" (2 attempts)") && err.matches(&url).count() == 1, "{err}");
 }
 
 #[test]
 fn config_defaults_from_toml() {
-    let cfg: OpenAiConfig = toml::from_str(
+    let cfg: HttpModelConfig = toml::from_str(
         r#"
         name = "qwen"
         base_url = "http://127.0.0.1:8080/v1"
@@ -653,7 +653,7 @@ fn config_defaults_from_toml() {
         "#,
     )
     .unwrap();
-    assert_eq!(cfg, OpenAiConfig::new("qwen", "http://127.0.0.1:8080/v1", "qwen2.5-coder"));
+    assert_eq!(cfg, HttpModelConfig::new("qwen", "http://127.0.0.1:8080/v1", "qwen2.5-coder"));
     assert_eq!((cfg.timeout_ms, cfg.max_retries, cfg.native_tools, cfg.json_schema), (60_000, 3, true, true));
     assert_eq!(cfg.api_key_env, None);
 }
@@ -674,9 +674,9 @@ async fn a_refused_response_format_falls_back_to_json_object_then_to_text() {
     .await;
     let mut cfg = config(&server);
     cfg.max_retries = 0;
-    let m = OpenAiModel::new(cfg).unwrap();
+    let m = HttpModel::new(cfg).unwrap();
     let mut req = request();
-    req.response_schema = Some(switchyard::strategy::actor::actor_schema(&["search".to_string()]));
+    req.response_schema = Some(switchyard::strategy::prompt::actor_schema(&["search".to_string()]));
     assert!(m.chat(&req).await.unwrap().text.contains("hi"), "no retry was spent on the switch");
     assert!(m.chat(&req).await.unwrap().text.contains("again"));
     assert_eq!(m.chat(&req).await.unwrap().text, "plain text");
@@ -726,10 +726,10 @@ async fn endless_server() -> (String, Arc<std::sync::atomic::AtomicU64>) {
 #[tokio::test]
 async fn an_endless_reply_stops_at_the_cap_with_a_clear_error() {
     let (url, sent) = endless_server().await;
-    let mut cfg = OpenAiConfig::new("endless", url, "m");
+    let mut cfg = HttpModelConfig::new("endless", url, "m");
     cfg.max_reply_bytes = 1 << 20;
     cfg.max_retries = 3;
-    let err = OpenAiModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
+    let err = HttpModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
     assert!(matches!(err.root(), ModelError::TooLarge { .. }), "{err:?}");
     let text = err.to_string();
     let want = "model reply passed the 1 MB limit (max_reply_mb) and was cut off: the endpoint may be streaming \
@@ -746,7 +746,7 @@ async fn a_declared_length_over_the_cap_is_refused_before_reading() {
     let server = Server::start(vec![Reply::raw(200, &"y".repeat(3000))]).await;
     let mut cfg = config(&server);
     cfg.max_reply_bytes = 2048;
-    let err = OpenAiModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
+    let err = HttpModel::new(cfg).unwrap().chat(&request()).await.unwrap_err();
     assert_eq!(
         err.root().to_string(),
         "model reply passed the 2048 bytes limit (max_reply_mb) and was cut off: the endpoint may be streaming without end"
@@ -767,7 +767,7 @@ async fn an_anthropic_endpoint_is_spoken_natively() {
     cfg.api_key_env = Some("SWITCHYARD_TEST_ANTHROPIC_KEY".into());
     // SAFETY: the variable is this test's own; no other test reads it.
     unsafe { std::env::set_var("SWITCHYARD_TEST_ANTHROPIC_KEY", "sk-ant-test-key") };
-    let model = OpenAiModel::new(cfg).unwrap();
+    let model = HttpModel::new(cfg).unwrap();
     assert_eq!(model.info().kind, ModelKind::Anthropic);
     let mut req = request_with_tools().stopping_at(&["\nTask:"]);
     req.messages.insert(0, Message::system("Be brief."));
@@ -798,7 +798,7 @@ async fn a_responses_endpoint_is_spoken_natively() {
     let server = Server::start(vec![Reply::json(200, reply)]).await;
     let mut cfg = config(&server);
     cfg.api = switchyard::model::wire::Dialect::Responses;
-    let model = OpenAiModel::new(cfg).unwrap();
+    let model = HttpModel::new(cfg).unwrap();
     let resp = model.chat(&request_with_tools().stopping_at(&["\nTask:"])).await.unwrap();
     assert_eq!(resp.tool_calls[0].arguments, json!({"q": "rust"}));
     assert_eq!((resp.usage.prompt_tokens, resp.usage.completion_tokens), (17, 6));
@@ -892,7 +892,7 @@ async fn roles_pinned_to_server_slots_say_so_and_the_others_do_not() {
     let server = Server::start(vec![text_reply("a"), text_reply("b"), text_reply("c")]).await;
     let mut cfg = config(&server);
     cfg.slots = [(Role::Actor, 0), (Role::Evaluator, 1)].into_iter().collect();
-    let m = OpenAiModel::new(cfg).unwrap();
+    let m = HttpModel::new(cfg).unwrap();
     for role in [Role::Actor, Role::Evaluator, Role::Judge] {
         m.chat(&ChatRequest { role, ..request() }).await.unwrap();
     }

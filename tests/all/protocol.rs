@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use switchyard::model::{ChatResponse, ToolCallRequest, Usage};
-use switchyard::strategy::actor::*;
+use switchyard::strategy::prompt::*;
 
 fn reply(text: &str) -> ChatResponse {
     ChatResponse::new(text, vec![], Usage::default())

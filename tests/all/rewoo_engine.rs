@@ -19,7 +19,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use common::{Roles, builtin, settle, until};
 use switchyard::budget::experience::ExperienceStore;
 use switchyard::engine::LaneAction;
-use switchyard::engine::btp::BtpSetup;
+use switchyard::engine::budgeting::BtpSetup;
 use switchyard::engine::event::{LabelSource, RefuseReason, RunOutcome, ToolOutcome};
 use switchyard::engine::fork::ForkPlan;
 use switchyard::engine::{

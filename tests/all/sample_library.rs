@@ -8,7 +8,7 @@ use rand::SeedableRng;
 use serde_json::{Value, json};
 use switchyard::model::{ChatModel, ChatRequest, Role};
 use switchyard::sim::{SimConfig, SimModel};
-use switchyard::strategy::actor::{
+use switchyard::strategy::prompt::{
     self, ActorAction, ActorInput, CandidateInput, HistoryEntry, Observation, finish_candidate,
 };
 use switchyard::task::{Task, answer_matches, embedded_sample_dir, load_tasks};
@@ -166,8 +166,8 @@ async fn gold_tools_reproduce_every_gold_answer() {
                 candidates: candidates.clone(),
                 notes: vec![],
             };
-            let reply = sim.chat(&ChatRequest::new(Role::Actor, actor::render_actor(&view))).await.unwrap();
-            match actor::parse_actor_reply(&reply).unwrap() {
+            let reply = sim.chat(&ChatRequest::new(Role::Actor, prompt::render_actor(&view))).await.unwrap();
+            match prompt::parse_actor_reply(&reply).unwrap() {
                 ActorAction::Finish { answer } => break answer,
                 ActorAction::Call { tool, arguments } => {
                     let step = history.len();

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use switchyard::model::{ChatModel, ChatRequest, ChatResponse, Message, ModelKind, Role, ToolDef};
 use switchyard::sim::{SimConfig, SimModel};
-use switchyard::strategy::actor::{
+use switchyard::strategy::prompt::{
     self, ActorAction, ActorInput, CandidateInput, EvalInput, HistoryEntry, JudgeInput, Observation, finish_candidate,
 };
 use switchyard::strategy::rewoo::parse::{RewooPlan, RewooPlanError, parse_plan};
@@ -52,11 +52,11 @@ fn geo(name: &str, weight: Option<&str>) -> CandidateInput {
 }
 
 fn actor_request(view: &ActorInput) -> ChatRequest {
-    ChatRequest::new(Role::Actor, actor::render_actor(view))
+    ChatRequest::new(Role::Actor, prompt::render_actor(view))
 }
 
 fn act_with(model: &SimModel, view: &ActorInput) -> ActorAction {
-    actor::parse_actor_reply(&chat(model, &actor_request(view))).unwrap()
+    prompt::parse_actor_reply(&chat(model, &actor_request(view))).unwrap()
 }
 
 fn act(view: &ActorInput) -> ActorAction {
@@ -126,7 +126,7 @@ fn a_reply_ends_before_its_first_stop_sequence_as_a_server_s_does() {
     assert_eq!(cut.text, whole.text[..at]);
     assert!(cut.usage.completion_tokens < whole.usage.completion_tokens);
     // The stop sequences are not part of the draw: the same reply up to the cut.
-    let none = chat(&sim(1, 0.1), &actor_request(&v).stopping_at(switchyard::strategy::actor::ACTOR_STOP));
+    let none = chat(&sim(1, 0.1), &actor_request(&v).stopping_at(switchyard::strategy::prompt::ACTOR_STOP));
     assert_eq!(none.text, whole.text);
 }
 
@@ -339,7 +339,7 @@ fn twins_are_chosen_in_proportion_to_their_weights() {
 fn unreadable_prompts_get_plain_answers() {
     let model = sim(3, 0.1);
     let r = chat(&model, &ChatRequest::new(Role::Actor, vec![Message::user("hello")]));
-    assert!(answer(&actor::parse_actor_reply(&r).unwrap()).contains("could not read"));
+    assert!(answer(&prompt::parse_actor_reply(&r).unwrap()).contains("could not read"));
     // No labels and no plan that the engine could mistake for real ones.
     let r = chat(&model, &ChatRequest::new(Role::Classifier, vec![Message::user("plan this")]));
     assert!(rp::parse_classifier_reply(&r).is_err(), "{}", r.text);
@@ -350,8 +350,8 @@ fn unreadable_prompts_get_plain_answers() {
 }
 
 fn scores(view: &EvalInput) -> BTreeMap<String, i32> {
-    let r = chat(&sim(9, 0.1), &ChatRequest::new(Role::Evaluator, actor::render_eval(view)));
-    actor::parse_eval_reply(&r).unwrap()
+    let r = chat(&sim(9, 0.1), &ChatRequest::new(Role::Evaluator, prompt::render_eval(view)));
+    prompt::parse_eval_reply(&r).unwrap()
 }
 
 #[test]
@@ -417,8 +417,8 @@ fn the_judge_calls_useful_results_helpful() {
             arguments: args,
             observation: obs,
         };
-        let r = chat(&sim(1, 0.1), &ChatRequest::new(Role::Judge, actor::render_judge(&v)));
-        actor::parse_judge_reply(&r).unwrap()
+        let r = chat(&sim(1, 0.1), &ChatRequest::new(Role::Judge, prompt::render_judge(&v)));
+        prompt::parse_judge_reply(&r).unwrap()
     };
     assert!(judge(Observation::Result(json!({"result": 4})), json!({"expression": "2 + 2"})));
     assert!(!judge(Observation::Result(json!({"result": 5})), json!({"expression": "2 + 2"})));
@@ -479,9 +479,9 @@ proptest! {
         let history = history.into_iter().map(|(t, o)| step(&t, json!({}), o)).collect();
         let v = ActorInput { task, history, candidates: candidates.clone(), notes: vec![] };
         let r = chat(&sim(seed, noise), &actor_request(&v));
-        match actor::parse_actor_reply(&r).unwrap() {
+        match prompt::parse_actor_reply(&r).unwrap() {
             ActorAction::Call { tool, .. } => prop_assert!(
-                candidates.iter().any(|c| c.name == tool && c.name != actor::FINISH),
+                candidates.iter().any(|c| c.name == tool && c.name != prompt::FINISH),
                 "called {tool} not among {:?}", candidates.iter().map(|c| &c.name).collect::<Vec<_>>()
             ),
             ActorAction::Finish { .. } => {}

@@ -10,7 +10,7 @@ use switchyard::engine::fold::Entry;
 use switchyard::engine::{Control, Event, EventKind, SessionState};
 use switchyard::gateway::stream::events;
 use switchyard::model::fault::ModelFaultMode;
-use switchyard::model::openai::{OpenAiConfig, OpenAiModel};
+use switchyard::model::http_model::{HttpModel, HttpModelConfig};
 use switchyard::model::stream::{Delta, Tokens};
 use switchyard::model::wire::Dialect;
 use switchyard::model::{ChatModel, ChatRequest, ChatResponse, Message, ModelError, Role, ToolDef};
@@ -53,12 +53,12 @@ fn whole(dialect: Dialect) -> Value {
     }
 }
 
-fn model(server: &Server, dialect: Dialect, retries: u32) -> OpenAiModel {
-    let mut cfg = OpenAiConfig::new("local", server.base_url(), "m");
+fn model(server: &Server, dialect: Dialect, retries: u32) -> HttpModel {
+    let mut cfg = HttpModelConfig::new("local", server.base_url(), "m");
     cfg.api = dialect;
     cfg.timeout_ms = 5_000;
     cfg.max_retries = retries;
-    OpenAiModel::new(cfg).unwrap()
+    HttpModel::new(cfg).unwrap()
 }
 
 fn request() -> ChatRequest {
@@ -72,7 +72,7 @@ fn request() -> ChatRequest {
 }
 
 /// The call's answer and what it told its watcher, in order.
-async fn ask(model: &OpenAiModel, fault: Option<ModelFaultMode>) -> (Result<ChatResponse, ModelError>, Vec<Delta>) {
+async fn ask(model: &HttpModel, fault: Option<ModelFaultMode>) -> (Result<ChatResponse, ModelError>, Vec<Delta>) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let answer = model.chat_streaming(&request(), fault, &Tokens::to(tx)).await;
     let mut told = Vec::new();

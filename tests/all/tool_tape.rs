@@ -14,7 +14,7 @@ use switchyard::engine::trace::read_trace;
 use switchyard::session::{self, ExperienceSource, GraphSource, SessionOptions, SetupError, Tape};
 use switchyard::tool::exec::Executor;
 use switchyard::tool::manifest::load_file;
-use switchyard::tool::synth::synthesize;
+use switchyard::tool::synthesized::synthesize;
 use switchyard::tool::tape::{TapeError, ToolTape};
 use switchyard::tool::{CallSource, ExecutorSpec, ToolErrorKind, ToolSpec};
 

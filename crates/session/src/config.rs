@@ -11,7 +11,7 @@ use serde::Deserialize;
 use crate::budget::ToolCosts;
 use crate::engine::debug::{ApprovalPolicy, Condition};
 use crate::engine::{ModelSlot, Models, Params, StrategyKind};
-use crate::model::openai::{OpenAiConfig, OpenAiModel};
+use crate::model::http_model::{HttpModel, HttpModelConfig};
 use crate::model::price::Price;
 use crate::model::{ChatModel, ReplyTokens, Role};
 use crate::retrieve::RetrievalConfig;
@@ -64,22 +64,22 @@ pub enum ModelConfig {
         native_tools: bool,
         #[serde(default = "yes")]
         json_schema: bool,
-        /// The most tokens a reply may take (see `OpenAiConfig::max_tokens`).
+        /// The most tokens a reply may take (see `HttpModelConfig::max_tokens`).
         #[serde(default = "default_max_tokens")]
         max_tokens: u32,
         /// The most a reply's body may take, in MB (whole or fractional).
         #[serde(default = "default_max_reply_mb")]
         max_reply_mb: f64,
-        /// Ask for replies as streams (see `OpenAiConfig::stream`).
+        /// Ask for replies as streams (see `HttpModelConfig::stream`).
         #[serde(default = "yes")]
         stream: bool,
-        /// Send llama.cpp's `cache_prompt` (see `OpenAiConfig::cache_prompt`).
+        /// Send llama.cpp's `cache_prompt` (see `HttpModelConfig::cache_prompt`).
         #[serde(default)]
         cache_prompt: bool,
-        /// Pin roles to llama.cpp server slots (see `OpenAiConfig::slots`).
+        /// Pin roles to llama.cpp server slots (see `HttpModelConfig::slots`).
         #[serde(default)]
         slots: BTreeMap<Role, u32>,
-        /// The most requests in flight at once (see `OpenAiConfig::max_in_flight`).
+        /// The most requests in flight at once (see `HttpModelConfig::max_in_flight`).
         #[serde(default)]
         max_in_flight: Option<usize>,
         #[serde(default)]
@@ -708,7 +708,7 @@ impl Config {
                         field: format!("models.{name}.max_reply_mb"),
                         why,
                     })?;
-                    let m = OpenAiModel::new(OpenAiConfig {
+                    let m = HttpModel::new(HttpModelConfig {
                         name: name.to_string(),
                         base_url: base_url.clone(),
                         model: model.clone(),

@@ -14,8 +14,8 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use crate::Theme;
 use crate::engine::{Event, EventKind};
-use crate::eval::trace_diff::{Row, align, describe, field_difference};
 use crate::term::UiError;
+use crate::traces::diff::{Row, align, describe, field_difference};
 
 /// Rows a PgUp / PgDn moves.
 const PAGE: usize = 10;

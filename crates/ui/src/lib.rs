@@ -25,6 +25,6 @@ pub use theme::Theme;
 // of them this crate may name.
 use switchyard_core::{graph, model, tool};
 use switchyard_engine::engine;
-use switchyard_eval::eval;
+use switchyard_eval::{eval, traces};
 use switchyard_remote as remote;
 use switchyard_session::{config, session};

@@ -15,7 +15,7 @@ use futures::StreamExt;
 use switchyard::config::Config;
 use switchyard::dataset::{ToolDoc, ToolPool};
 use switchyard::model::{ChatModel, Role};
-use switchyard::retrieve::synth::{self, SyntheticQuestion};
+use switchyard::retrieve::synthetic_questions::{self, SyntheticQuestion};
 
 use crate::cli::progress::bar;
 use crate::cli::setup::{runtime, until_signal};
@@ -86,11 +86,11 @@ async fn write_all(
     let progress = bar(todo.len() as u64, "writing questions");
     let mut failed = Vec::new();
     let mut replies = futures::stream::iter(todo.iter().map(|tool| async move {
-        let mut req = synth::request(tool, n);
+        let mut req = synthetic_questions::request(tool, n);
         // Room for n questions of the longest length the schema allows.
         req.max_tokens = Some(u32::try_from(30 * n + 40).unwrap_or(u32::MAX));
         let questions = match model.chat(&req).await {
-            Ok(reply) => synth::parse_reply(&reply.text),
+            Ok(reply) => synthetic_questions::parse_reply(&reply.text),
             Err(e) => Err(e.to_string()),
         };
         (tool, questions)

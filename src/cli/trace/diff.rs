@@ -9,8 +9,8 @@ use color_eyre::eyre::Result;
 
 use switchyard::config::Config;
 use switchyard::engine::Event;
-use switchyard::eval::trace_diff::diff as compare;
-use switchyard::eval::trace_diff::render::render;
+use switchyard::traces::diff::diff as compare;
+use switchyard::traces::diff::render::render;
 use switchyard::ui::Theme;
 
 #[derive(Args, Debug)]

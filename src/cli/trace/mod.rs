@@ -10,7 +10,7 @@ use color_eyre::eyre::Result;
 use switchyard::engine::fold::SessionState;
 use switchyard::eval::metrics::{Metrics, table};
 
-use switchyard::eval::session_text::{run_json, session_text};
+use switchyard::traces::session_text::{run_json, session_text};
 
 pub(super) mod diff;
 pub(super) mod to_tasks;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Args;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 
-use switchyard::eval::trajectories::trajectories_from_events;
+use switchyard::traces::trajectories::trajectories_from_events;
 
 #[derive(Args, Debug)]
 pub(crate) struct ToTrajectoriesArgs {

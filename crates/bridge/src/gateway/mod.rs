@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::engine::agent_calls::Bridged;
+use crate::engine::agent::calls::Bridged;
 use crate::mcp_gateway::{HttpOptions, SessionDesk, ToolDesk};
 use crate::text::secret::Secret;
 

@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 use super::errors::GatewayError;
 use super::state::GatewayState;
 use super::stream;
-use crate::engine::agent_calls::{Bridged, BridgedCall, GatewayRefusal, Refusal};
+use crate::engine::agent::calls::{Bridged, BridgedCall, GatewayRefusal, Refusal};
 use crate::model::Role;
 use crate::model::wire::{Dialect, WireRequest};
 

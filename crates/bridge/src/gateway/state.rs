@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::engine::agent_calls::Bridged;
+use crate::engine::agent::calls::Bridged;
 use crate::text::secret::Secret;
 
 pub struct GatewayState {

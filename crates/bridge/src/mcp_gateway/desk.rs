@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::engine::agent_calls::{Bridged, BridgedToolCall, Refusal};
+use crate::engine::agent::calls::{Bridged, BridgedToolCall, Refusal};
 use crate::strategy::bridge::{OfferSender, ToolOffer};
 use crate::tool::{ToolLibrary, ToolResult, ToolSpec};
 

@@ -53,6 +53,16 @@ pub fn service(desk: Arc<dyn ToolDesk>, opts: &HttpOptions) -> StreamableHttpSer
     StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(LocalSessionManager::default()), config)
 }
 
+/// Serves `desk` at `/mcp` on `listener` alone (`switchyard mcp serve
+/// --listen`) until the server fails; the model gateway nests [`service`]
+/// in its own router instead.
+pub async fn serve(desk: Arc<dyn ToolDesk>, listener: tokio::net::TcpListener) -> Result<(), String> {
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let opts = HttpOptions { listen: Some(addr), max_body: None };
+    let app = axum::Router::new().nest_service("/mcp", service(desk, &opts));
+    axum::serve(listener, app).await.map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

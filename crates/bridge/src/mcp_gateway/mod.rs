@@ -12,7 +12,7 @@ mod handler;
 mod http;
 
 pub use desk::{DeskError, SessionDesk, ToolDesk};
-pub use http::{HttpOptions, service as http_service};
+pub use http::{HttpOptions, serve as serve_http, service as http_service};
 
 use std::sync::Arc;
 

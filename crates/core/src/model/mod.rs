@@ -1,11 +1,12 @@
 //! Chat models: the trait every backend implements, and the request/response
-//! types the strategies speak. Backends: `sim` (simulated), `openai`
-//! (any OpenAI-compatible endpoint) and `cassette` (record / replay).
+//! types the strategies speak. Backends: `sim` (simulated), `http_model`
+//! (an HTTP endpoint in any of the three dialects: Chat Completions,
+//! Responses, Messages) and `cassette` (record / replay).
 
 pub mod cassette;
 pub mod dialect;
 pub mod fault;
-pub mod openai;
+pub mod http_model;
 pub mod price;
 pub mod stream;
 pub mod tokens;

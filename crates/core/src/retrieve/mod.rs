@@ -17,7 +17,7 @@ pub mod rerank;
 pub mod rescore;
 pub mod retriever;
 pub mod settings;
-pub mod synth;
+pub mod synthetic_questions;
 mod tokens;
 
 pub use bm25::{Bm25Index, Hit};

@@ -17,7 +17,7 @@ use super::fault::FaultMode;
 use super::mcp::McpHub;
 use super::nothing_found::NOTHING_FOUND;
 use super::source::CallSource;
-use super::synth::synthesize;
+use super::synthesized::synthesize;
 use super::tape::ToolTape;
 use super::{ExecutorSpec, ToolError, ToolErrorKind, ToolResult, ToolSpec, command, http};
 

@@ -23,7 +23,7 @@ mod schema_refs;
 mod source;
 pub mod sources;
 mod spec;
-pub mod synth;
+pub mod synthesized;
 pub mod tape;
 
 pub use command::read_stdout as read_command_stdout;

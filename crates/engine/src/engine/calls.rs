@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::agent_state::ModelGo;
+use super::agent::state::ModelGo;
 use super::approval::Vetted;
 use super::conductor::Engine;
 use super::error::EngineError;

@@ -22,7 +22,7 @@ use super::gate::Gate;
 use super::host::{Halt, Labels, Strategy};
 use super::models::Models;
 use super::params::Params;
-use super::tally::{Latency, RunTally};
+use super::run_tally::{Latency, RunTally};
 use super::trace::TraceWriter;
 use crate::budget::btp::BtpSetup;
 use crate::graph::{GraphStore, ToolGraph};
@@ -237,7 +237,7 @@ pub struct Engine {
     /// a fork point, and what arrived while its prefix was replayed.
     pub(super) deferred: Vec<Control>,
     /// A bridged agent's calls not yet ended, each a lane.
-    pub(super) agent: super::agent_state::AgentLanes,
+    pub(super) agent: super::agent::state::AgentLanes,
     /// Approvals and breakpoints.
     pub(super) debug: super::debug::Debugger,
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::agent_calls::{AgentNext, Bridged};
+use super::agent::calls::{AgentNext, Bridged};
 use super::event::{EventKind, LabelSource, LanePlan, StrategyKind};
 use super::models::Models;
 use super::params::Params;

@@ -122,7 +122,7 @@ impl Engine {
             .collect();
         let Some(b) = budget else { return lanes };
         for l in lanes.iter_mut().filter(|l| l.settled.is_none()) {
-            if let Some((reason, d)) = super::btp::refusal(b, &l.plan.tool) {
+            if let Some((reason, d)) = super::budgeting::refusal(b, &l.plan.tool) {
                 l.settled = Some(Settled::Refused(reason, d));
             }
         }

@@ -4,8 +4,8 @@
 //! subscribers and to the trace. It knows nothing of a terminal, and of
 //! strategies only the [`Strategy`] trait (`host.rs`).
 
-pub mod agent_calls;
-pub mod btp;
+pub mod agent;
+pub mod budgeting;
 pub mod clock;
 pub mod control;
 pub mod debug;
@@ -18,23 +18,18 @@ pub mod models;
 pub mod params;
 pub mod trace;
 
-mod agent_lanes;
-mod agent_state;
-mod agent_threads;
-mod agent_tools;
 mod approval;
 mod breakpoints;
 mod calls;
 mod conductor;
+mod conductor_host;
 mod decision_point;
 mod error;
 mod gate;
 mod lanes;
 mod model_faults;
-mod narrow;
 mod replay;
-mod serve;
-mod tally;
+mod run_tally;
 
 pub use clock::{Clock, LogicalClock, SystemClock};
 pub use conductor::{Engine, EngineHandle, EngineSetup, Notifier, Scheduled, SessionOutcome};

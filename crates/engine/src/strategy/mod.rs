@@ -1,17 +1,17 @@
 //! Agent loops, each in its own module with its prompt protocol beside it:
 //! `react` offers the top-K retrieved tools at every step, `toolnet` walks
-//! ToolNet's graph (both share the step-wise loop of `act` and the actor's
-//! protocol in `actor`), `rewoo` plans, works concurrently and solves, and
-//! `atc` writes the tool chain as one sandboxed program; `bridge` is an
+//! ToolNet's graph (both share the step-wise loop of `stepwise`; every
+//! role's prompt and the parser of its reply are in `prompt`), `rewoo`
+//! plans, works concurrently and solves, and `atc` writes the tool chain as one sandboxed program; `bridge` is an
 //! outside agent whose model calls arrive through the gateway.
 //! Each implements the engine's [`Strategy`] against its [`crate::engine::Host`].
 
-pub mod act;
-pub mod actor;
 pub mod atc;
 pub mod bridge;
+pub mod prompt;
 pub mod react;
 pub mod rewoo;
+pub mod stepwise;
 pub mod toolnet;
 
 use crate::engine::{Strategy, StrategyKind};

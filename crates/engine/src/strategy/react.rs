@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 
-use super::act::{self, Candidates};
+use super::stepwise::{self, Candidates};
 use crate::engine::{CostShape, Halt, Host, Strategy, StrategyKind};
 use crate::task::Task;
 
@@ -29,10 +29,10 @@ impl Strategy for React {
     }
 
     fn cost_shape(&self, host: &dyn Host, query: &str, candidates: &[String]) -> CostShape {
-        act::cost_shape(self, host, query, candidates)
+        stepwise::cost_shape(self, host, query, candidates)
     }
 
     async fn run(&mut self, host: &mut dyn Host, task: &Task) -> Result<Option<String>, Halt> {
-        act::act(self, host, task, &mut Vec::new()).await
+        stepwise::act(self, host, task, &mut Vec::new()).await
     }
 }

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 
-use super::act::{self, Candidates, refuse_malformed};
-use super::actor::{self, EvalInput, HistoryEntry};
+use super::prompt::{self, EvalInput, HistoryEntry};
+use super::stepwise::{self, Candidates, refuse_malformed};
 use crate::engine::{CostShape, Halt, Host, Strategy, StrategyKind};
 use crate::graph::{END, START};
 use crate::model::{ChatRequest, Role};
@@ -28,7 +28,7 @@ impl Candidates for Toolnet {
             return g
                 .out_edges(node)
                 .into_iter()
-                .map(|(to, w)| if to == END { (actor::FINISH.to_string(), Some(w)) } else { (to, Some(w)) })
+                .map(|(to, w)| if to == END { (prompt::FINISH.to_string(), Some(w)) } else { (to, Some(w)) })
                 .collect();
         }
         // `start`, and a tool whose row is the uniform prior over the whole
@@ -36,7 +36,7 @@ impl Candidates for Toolnet {
         // picks among the library, the graph weighs what it picked.
         let mut v: Vec<(String, Option<f64>)> = retrieved.iter().map(|n| (n.clone(), g.weight(node, n))).collect();
         if node != START {
-            v.push((actor::FINISH.to_string(), g.weight(node, END)));
+            v.push((prompt::FINISH.to_string(), g.weight(node, END)));
         }
         v.sort_by(|a, b| b.1.unwrap_or(0.0).total_cmp(&a.1.unwrap_or(0.0)).then_with(|| a.0.cmp(&b.0)));
         v
@@ -54,12 +54,12 @@ impl Strategy for Toolnet {
     }
 
     fn cost_shape(&self, host: &dyn Host, query: &str, candidates: &[String]) -> CostShape {
-        act::cost_shape(self, host, query, candidates)
+        stepwise::cost_shape(self, host, query, candidates)
     }
 
     async fn run(&mut self, host: &mut dyn Host, task: &Task) -> Result<Option<String>, Halt> {
         let mut history = Vec::new();
-        let found = act::act(self, host, task, &mut history).await;
+        let found = stepwise::act(self, host, task, &mut history).await;
         // The graph learns from every run that used a tool and was not cut
         // short, whatever its outcome; a failed evaluation teaches nothing.
         let answer = found.as_ref().ok().and_then(|a| a.as_deref());
@@ -87,10 +87,10 @@ pub(crate) async fn evaluate(
     let mut used: Vec<String> = history.iter().map(|h| h.tool.clone()).collect();
     used.sort();
     used.dedup();
-    let req = ChatRequest::constrained(Role::Evaluator, actor::render_eval(&view), actor::eval_schema(&used))
-        .stopping_at(actor::EVAL_STOP);
+    let req = ChatRequest::constrained(Role::Evaluator, prompt::render_eval(&view), prompt::eval_schema(&used))
+        .stopping_at(prompt::EVAL_STOP);
     let reply = host.model(req).await?;
-    let scores = match actor::parse_eval_reply(&reply) {
+    let scores = match prompt::parse_eval_reply(&reply) {
         Ok(s) => s,
         Err(e) => {
             refuse_malformed(host, &e)?;

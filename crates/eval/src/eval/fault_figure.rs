@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::event::{Event, EventKind, ToolOutcome};
+use crate::engine::fold::GraphView;
 use crate::engine::fold::SessionState;
-use crate::engine::fold::parts::GraphView;
 use crate::graph::{END, START};
 
 #[derive(thiserror::Error, Debug, PartialEq)]

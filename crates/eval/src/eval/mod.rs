@@ -11,15 +11,12 @@ pub mod metrics;
 mod numeric;
 pub mod plot;
 pub mod probe_recall;
-pub mod report_files;
+pub mod report;
 pub mod results;
 pub mod retrieval;
-pub mod session_text;
 pub mod shard;
 pub mod summary;
 pub mod timing;
-pub mod trace_diff;
-pub mod trajectories;
 
 /// Writes a file whole or not at all: a kill mid-write keeps the old one.
 pub(crate) fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -13,7 +13,7 @@ use super::observation::{is_useful, result_of};
 use super::relevance::{doc_of, relevance, task_words, words_match};
 use crate::model::Message;
 use crate::retrieve::{similarity, tokenize};
-use crate::strategy::actor::{self, ActorAction, ActorInput, CandidateInput, FINISH, Observation};
+use crate::strategy::prompt::{self, ActorAction, ActorInput, CandidateInput, FINISH, Observation};
 
 /// After this many failed calls in one run the actor gives up, as a model
 /// that keeps hitting errors would.
@@ -33,11 +33,11 @@ pub(super) const TWIN_SIMILARITY: f64 = 0.9;
 
 /// The actor's reply: a call of one of the offered candidates, or the answer.
 pub(super) fn actor_reply(messages: &[Message], noise: f64, rng: &mut ChaCha8Rng) -> String {
-    let action = match actor::parse_actor_prompt(messages) {
+    let action = match prompt::parse_actor_prompt(messages) {
         Some(view) => act(&view, noise, rng),
         None => ActorAction::Finish { answer: UNREADABLE_PROMPT.into() },
     };
-    actor::render_actor_reply(&action)
+    prompt::render_actor_reply(&action)
 }
 
 /// One step of the actor.

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::relevance::words_match;
 use crate::retrieve::tokenize;
-use crate::strategy::actor;
+use crate::strategy::prompt;
 
 pub(super) const UNREADABLE_PROMPT: &str = "I could not read the prompt.";
 pub(super) const GIVE_UP: &str = "I could not find the answer.";
@@ -44,7 +44,7 @@ pub(super) fn answer_from(task: &str, v: &Value) -> String {
     if map.len() == 1 {
         return map.values().next().map(value_text).unwrap_or_default();
     }
-    actor::compact(v)
+    prompt::compact(v)
 }
 
 pub(super) fn value_text(v: &Value) -> String {
@@ -57,7 +57,7 @@ pub(super) fn value_text(v: &Value) -> String {
         Value::Bool(b) => b.to_string(),
         Value::Null => String::new(),
         Value::Array(items) => items.iter().map(value_text).collect::<Vec<_>>().join(", "),
-        Value::Object(_) => actor::compact(v),
+        Value::Object(_) => prompt::compact(v),
     }
 }
 

@@ -13,7 +13,7 @@ use super::extract::{
 use super::observation::{is_useful, result_of};
 use super::relevance::words_match;
 use crate::retrieve::tokenize;
-use crate::strategy::actor::{self, HistoryEntry};
+use crate::strategy::prompt::{self, HistoryEntry};
 
 pub(super) fn required(schema: &Value) -> Vec<String> {
     schema
@@ -128,7 +128,7 @@ fn fill_one(
     if let Some(values) = p.get("enum").and_then(Value::as_array) {
         let allowed: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
         let mut texts = vec![task.to_string()];
-        texts.extend(history.iter().filter(|h| is_useful(&h.observation)).map(|h| actor::compact(result_of(h))));
+        texts.extend(history.iter().filter(|h| is_useful(&h.observation)).map(|h| prompt::compact(result_of(h))));
         let mentions: Vec<&str> = texts.iter().flat_map(|t| enum_mentions(t, &allowed)).collect();
         let key = allowed.join("|");
         let k = used.enums.entry(key).or_default();

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::answer::{GIVE_UP, UNREADABLE_PROMPT, value_text};
 use super::observation::{is_useful, is_wrong_arithmetic, result_of};
 use crate::model::Message;
-use crate::strategy::actor::{self, EvalInput, HistoryEntry};
+use crate::strategy::prompt::{self, EvalInput, HistoryEntry};
 use crate::task::answer_matches;
 
 /// A call that failed, was refused, found nothing or returned garbage did
@@ -34,15 +34,15 @@ const RESCUE_SCORE: i32 = 3;
 
 /// The evaluator's reply: a score for every tool of the trajectory shown.
 pub(super) fn evaluator_reply(messages: &[Message]) -> String {
-    let scores = actor::parse_eval_prompt(messages).map(|v| evaluate(&v)).unwrap_or_default();
-    actor::render_eval_reply(&scores)
+    let scores = prompt::parse_eval_prompt(messages).map(|v| evaluate(&v)).unwrap_or_default();
+    prompt::render_eval_reply(&scores)
 }
 
 /// The judge's reply: helpful for a useful result whose arithmetic holds.
 pub(super) fn judge_reply(messages: &[Message]) -> String {
-    let helpful = actor::parse_judge_prompt(messages)
+    let helpful = prompt::parse_judge_prompt(messages)
         .is_some_and(|v| is_useful(&v.observation) && !is_wrong_arithmetic(&v.arguments, &v.observation));
-    actor::render_judge_reply(helpful)
+    prompt::render_judge_reply(helpful)
 }
 
 /// Scores every tool of a trajectory in [-3, 3] from the observed outcomes;

@@ -1,7 +1,7 @@
 //! The simulated model: deterministic, offline, honest about what it is.
 //!
 //! It reads the same prompt a real model is shown (the text protocol of
-//! `strategy::actor`), never a side channel, and answers in the same reply
+//! `strategy::prompt`), never a side channel, and answers in the same reply
 //! format. As actor it chooses among the offered candidates by lexical
 //! relevance to the task, the shown weights and seeded noise, and fills the
 //! arguments from the task text and the history; as evaluator it scores a
@@ -32,7 +32,7 @@ mod planner;
 mod relevance;
 mod rerank;
 mod solver;
-mod synth;
+mod synthetic_questions;
 
 use async_trait::async_trait;
 use rand::SeedableRng;
@@ -91,8 +91,8 @@ impl SimModel {
     fn reply_text(&self, req: &ChatRequest, rng: &mut ChaCha8Rng) -> String {
         match req.role {
             // `retrieval synth` asks the actor's model for questions.
-            Role::Actor if crate::retrieve::synth::parse_prompt(&req.messages).is_some() => {
-                synth::synth_reply(&req.messages, rng)
+            Role::Actor if crate::retrieve::synthetic_questions::parse_prompt(&req.messages).is_some() => {
+                synthetic_questions::synth_reply(&req.messages, rng)
             }
             // `retrieval eval --rerank-model` asks it to choose a tool.
             Role::Actor if crate::retrieve::rerank::parse_prompt(&req.messages).is_some() => {

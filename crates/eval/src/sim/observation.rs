@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::strategy::actor::{HistoryEntry, Observation};
+use crate::strategy::prompt::{HistoryEntry, Observation};
 use crate::tool::builtin;
 use crate::tool::nothing_found::is_nothing_found;
 

@@ -14,7 +14,7 @@ use super::arguments::{fill_arguments, required};
 use super::relevance::{doc_of, relevance, task_words, words_match};
 use crate::model::Message;
 use crate::retrieve::{similarity, tokenize};
-use crate::strategy::actor::{ActorInput, CandidateInput, compact};
+use crate::strategy::prompt::{ActorInput, CandidateInput, compact};
 use crate::strategy::rewoo::prompt::{self as rp, PlannerInput, PlannerTool};
 
 /// A plan longer than this is a plan a weak model loses its way in.

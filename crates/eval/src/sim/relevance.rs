@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use super::extract::extract_quoted;
 use crate::retrieve::tokenize;
-use crate::strategy::actor::CandidateInput;
+use crate::strategy::prompt::CandidateInput;
 
 pub(super) fn doc_of(c: &CandidateInput) -> String {
     format!("{} {}", c.name, c.description)

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::answer::{GIVE_UP, UNREADABLE_PROMPT, answer_from, value_text};
 use super::observation::{is_useful, is_wrong_arithmetic};
 use crate::model::Message;
-use crate::strategy::actor::Observation;
+use crate::strategy::prompt::Observation;
 use crate::strategy::rewoo::prompt::{self as rp, SolverInput};
 
 /// A lane whose evidence can answer.

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use super::error::{ImportError, Step, invalid};
-use super::report::{Report, say};
+use super::summary::{Summary, say};
 use serde_json::{Map, Value, json};
 
 use crate::config::Config;
@@ -34,8 +34,8 @@ enum DocSource {
     Builtin,
 }
 
-pub(super) fn import(dir: &Path, out: &Path) -> Result<Report, ImportError> {
-    let mut report = Report::default();
+pub(super) fn import(dir: &Path, out: &Path) -> Result<Summary, ImportError> {
+    let mut summary = Summary::default();
     let csv = dir.join("data/all_apis.csv");
     let catalogue = apibank::load_catalogue(&csv)?;
     let samples = apibank::load_samples(dir)?;
@@ -138,16 +138,16 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<Report, ImportError> {
     }
 
     let count = |s: DocSource| docs.iter().filter(|(_, d)| *d == s).count();
-    say!(report, "API-Bank ({}) → {}", dir.display(), out.display());
+    say!(summary, "API-Bank ({}) → {}", dir.display(), out.display());
     say!(
-        report,
+        summary,
         "tools: {} ({} APIs of data/all_apis.csv, and {TOOL_SEARCHER}) → {}",
         library.len(),
         catalogue.apis.len(),
         out.join(FUNCTIONS).display()
     );
     say!(
-        report,
+        summary,
         "  docs: {} as the catalogue gives them, {} from its signature column; where the catalogue names other \
          parameters than the recorded calls use: {} from the docs ToolSearcher returns, {} read off the calls",
         count(DocSource::Catalogue),
@@ -156,17 +156,17 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<Report, ImportError> {
         count(DocSource::Calls),
     );
     if !catalogue.from_signature.is_empty() {
-        say!(report, "  no api_info in the catalogue: {}", catalogue.from_signature.join(", "));
+        say!(summary, "  no api_info in the catalogue: {}", catalogue.from_signature.join(", "));
     }
     let answer_lines = answers.lines().count();
-    say!(report, "cassette: {answer_lines} recorded answers → {}", out.join("tools").join(CASSETTE).display());
+    say!(summary, "cassette: {answer_lines} recorded answers → {}", out.join("tools").join(CASSETTE).display());
     if conflicts > 0 {
-        say!(report, "  {conflicts} calls were recorded with other answers to the same arguments: replayed in order");
+        say!(summary, "  {conflicts} calls were recorded with other answers to the same arguments: replayed in order");
     }
     for (name, d, n, unreachable, what, path) in &lines {
         let empty = d.iter().filter(|d| d.calls().next().is_none()).count();
-        say!(report, "{name}: {n} tasks from {} dialogues ({empty} without a call) → {}", d.len(), path.display());
-        say!(report, "  {what}");
+        say!(summary, "{name}: {n} tasks from {} dialogues ({empty} without a call) → {}", d.len(), path.display());
+        say!(summary, "  {what}");
         let mut by_level: BTreeMap<Option<u32>, (usize, usize)> = BTreeMap::new();
         for dl in d.iter() {
             let e = by_level.entry(dl.name_level()).or_default();
@@ -179,10 +179,10 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<Report, ImportError> {
                 format!("files named level-{}: {nd} dialogues, {nc} tasks", l.map_or("?".into(), |l| l.to_string()))
             })
             .collect();
-        say!(report, "  {}", levels.join("; "));
+        say!(summary, "  {}", levels.join("; "));
         if *unreachable > 0 {
             say!(
-                report,
+                summary,
                 "  {unreachable} tasks call an API their history neither found nor called (as annotated): \
                  it is not among their candidates"
             );
@@ -199,22 +199,22 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<Report, ImportError> {
     }
     if !ignored.is_empty() {
         ignored.sort();
-        say!(report, "not read: {}", ignored.join(", "));
+        say!(summary, "not read: {}", ignored.join(", "));
     }
-    say!(report, "config → {}", config_path.display());
+    say!(summary, "config → {}", config_path.display());
     say!(
-        report,
+        summary,
         "no gold answers: score with API-Bank's call accuracy (the first call against the gold call), and path figures"
     );
     for (_, _, _, _, _, path) in &lines {
         say!(
-            report,
+            summary,
             "run: switchyard --config {} eval --strategy react,toolnet --tasks {}",
             config_path.display(),
             path.display()
         );
     }
-    Ok(report)
+    Ok(summary)
 }
 
 /// The gold arguments: what the API read (`result.input`), else what the

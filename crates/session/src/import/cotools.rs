@@ -15,7 +15,7 @@ use std::path::Path;
 
 use super::error::{ImportError, Step, invalid};
 use super::files::write_file;
-use super::report::{Report, say};
+use super::summary::{Summary, say};
 use serde_json::{Value, json};
 
 use crate::config::Config;
@@ -29,8 +29,8 @@ const KB_TOP_K: usize = 5;
 /// The cassette of the KB tools that the dev split never calls.
 const UNRECORDED: &str = "cassettes/unrecorded.jsonl";
 
-pub(super) fn import(bench: CoToolsBench, dir: &Path, out: &Path) -> Result<Report, ImportError> {
-    let mut report = Report::default();
+pub(super) fn import(bench: CoToolsBench, dir: &Path, out: &Path) -> Result<Summary, ImportError> {
+    let mut summary = Summary::default();
     let name = bench.name();
     let tool_file = bench.tool_file(dir);
     let pool = ToolPool::load(&tool_file)?;
@@ -91,51 +91,51 @@ pub(super) fn import(bench: CoToolsBench, dir: &Path, out: &Path) -> Result<Repo
         }
     }
 
-    say!(report, "{name}: {} tools from {} → {}", pool.tools.len(), tool_file.display(), manifest_path.display());
+    say!(summary, "{name}: {} tools from {} → {}", pool.tools.len(), tool_file.display(), manifest_path.display());
     for (split, n, path) in &counts {
-        say!(report, "  split {split}: {n} tasks → {}", path.display());
+        say!(summary, "  split {split}: {n} tasks → {}", path.display());
     }
     if splits.absent.is_empty() {
-        say!(report, "  every known split is present");
+        say!(summary, "  every known split is present");
     } else {
         let absent: Vec<String> = splits.absent.iter().map(|s| format!("{s}.jsonl")).collect();
-        say!(report, "  known splits absent from {}: {}", dir.display(), absent.join(", "));
+        say!(summary, "  known splits absent from {}: {}", dir.display(), absent.join(", "));
     }
     say!(
-        report,
+        summary,
         "  {} trajectories (annotated dev/train calls) → {}",
         trajectories.len(),
         out.join("trajectories.jsonl").display()
     );
     match &recorded {
         None => {
-            say!(report, "  tools: real builtins (math_*); tasks judged as the papers do (match = round2)");
+            say!(summary, "  tools: real builtins (math_*); tasks judged as the papers do (match = round2)");
         }
         Some(r) => {
             say!(
-                report,
+                summary,
                 "  tools: no knowledge base here — each answers only the {} calls recorded in dev ({} of {} tools have any);",
                 r.calls,
                 r.tools,
                 pool.tools.len()
             );
             say!(
-                report,
+                summary,
                 "  a test question's call is not recorded, so answers cannot be right without a KB (bar the rare test call that repeats a dev call): tool selection (Path%, Prec%) is the measure"
             );
         }
     }
-    say!(report, "config → {}", config_path.display());
+    say!(summary, "config → {}", config_path.display());
     // `eval` offers react every tool unless told otherwise; a large pool
     // is offered as the config's retrieval would.
     let react_k = if bench.is_math() { String::new() } else { format!(" --react-k {KB_TOP_K}") };
     say!(
-        report,
+        summary,
         "run: switchyard --config {} eval --strategy react,toolnet{react_k} --tasks {}",
         config_path.display(),
         out.join("tasks").join(format!("{}.jsonl", main.name)).display()
     );
-    Ok(report)
+    Ok(summary)
 }
 
 /// Library names for the pool's ids: a Freebase path's slashes become dots

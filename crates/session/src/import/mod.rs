@@ -8,8 +8,8 @@ mod apibank;
 mod cotools;
 mod error;
 mod files;
-mod report;
 mod restbench;
+mod summary;
 #[cfg(test)]
 mod tests;
 mod toolbench;
@@ -20,7 +20,7 @@ use crate::dataset::CoToolsBench;
 use error::invalid;
 
 pub use error::ImportError;
-pub use report::Report;
+pub use summary::Summary;
 
 /// The benchmarks `import` knows, by the name it takes.
 pub const KNOWN: [&str; 8] =
@@ -28,7 +28,7 @@ pub const KNOWN: [&str; 8] =
 
 /// Import benchmark `name` from its folder `dir` into `out`; `spec` is the
 /// TMDB OpenAPI spec for atc-tmdb and restbench (default: beside the data).
-pub fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) -> Result<Report, ImportError> {
+pub fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) -> Result<Summary, ImportError> {
     if let Some(bench) = CoToolsBench::from_name(name) {
         if spec.is_some() {
             return Err(invalid!("--spec is for the TMDB benchmarks (atc-tmdb, restbench), not {name}"));

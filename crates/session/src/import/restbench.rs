@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::error::{ImportError, Step, invalid};
-use super::report::{Report, say, skipped};
+use super::summary::{Summary, say, skipped};
 
 use crate::config::Config;
 use crate::dataset::restbench::{self, Resolved, RestTask, resolve};
@@ -25,8 +25,8 @@ struct Split {
     name: &'static str,
 }
 
-pub(super) fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) -> Result<Report, ImportError> {
-    let mut report = Report::default();
+pub(super) fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) -> Result<Summary, ImportError> {
+    let mut summary = Summary::default();
     let known: Vec<Split> = match name {
         "atc-tmdb" => vec![Split {
             file: dir.join("tmdb.data.candidate=20.v2.json"),
@@ -48,7 +48,7 @@ pub(super) fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) 
     };
     let (found, absent): (Vec<Split>, Vec<Split>) = known.into_iter().partition(|s| s.file.is_file());
     for s in &absent {
-        skipped!(report, "{}: not in this folder (a split of the original dataset); skipped", s.file.display());
+        skipped!(summary, "{}: not in this folder (a split of the original dataset); skipped", s.file.display());
     }
     if found.is_empty() {
         return Err(invalid!(
@@ -138,16 +138,16 @@ pub(super) fn import(name: &str, dir: &Path, out: &Path, spec: Option<PathBuf>) 
         }
         w.flush().step(|| format!("cannot write {}", path.display()))?;
         for n in &notes {
-            skipped!(report, "{}: {n}", s.file.display());
+            skipped!(summary, "{}: {n}", s.file.display());
         }
-        say!(report, "{}: {} tasks → {}", s.name, tasks.len(), path.display());
+        say!(summary, "{}: {} tasks → {}", s.name, tasks.len(), path.display());
     }
-    say!(report, "config → {}", config_path.display());
+    say!(summary, "config → {}", config_path.display());
     say!(
-        report,
+        summary,
         "run: switchyard --config {} eval --strategy atc,react,toolnet,rewoo --react-k 20 --tasks {}",
         config_path.display(),
         out.join(format!("tasks/{}.jsonl", found[0].name)).display()
     );
-    Ok(report)
+    Ok(summary)
 }

@@ -52,14 +52,14 @@ fn a_small_funcqa_imports_into_a_config_and_tasks_that_load() {
         |i: u32, a: u32, b: u32| json!({"case_idx": i, "question": format!("What is {a} plus {b}?"), "result": a + b});
     let d = funcqa(tmp.path(), &format!("{}\n{}\n", q(0, 2, 3), q(1, 40, 2)));
     let out = tmp.path().join("out");
-    let report = import("funcqa", &d, &out, None).unwrap();
+    let summary = import("funcqa", &d, &out, None).unwrap();
 
     let config = crate::config::Config::load(&out.join("switchyard.toml")).unwrap();
     assert_eq!(crate::session::load_library(&config).unwrap().len(), 1);
     let tasks = crate::task::load_tasks(&out.join("tasks/test_oh.jsonl")).unwrap();
     assert_eq!(tasks.len(), 2);
     assert_eq!(tasks[1].query, "What is 40 plus 2?");
-    let text = report.lines.join("\n");
+    let text = summary.lines.join("\n");
     assert!(text.contains("split test_oh: 2 tasks"), "{text}");
     assert!(text.contains("real builtins"), "{text}");
     assert!(text.contains("run: switchyard --config"), "{text}");

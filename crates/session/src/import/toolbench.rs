@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use super::error::{ImportError, Step, invalid};
-use super::report::{Report, say};
+use super::summary::{Summary, say};
 use serde_json::{Map, Value, json};
 
 use crate::config::Config;
@@ -24,8 +24,8 @@ const TOOL_COSTS: &str = "random:1-10";
 /// Types a parameter may have in the library (as the manifest checks them).
 const TYPES: [&str; 6] = ["string", "number", "integer", "boolean", "array", "object"];
 
-pub(super) fn import(dir: &Path, out: &Path) -> Result<Report, ImportError> {
-    let mut report = Report::default();
+pub(super) fn import(dir: &Path, out: &Path) -> Result<Summary, ImportError> {
+    let mut summary = Summary::default();
     let evalset = dir.join(EVALSET_DIR);
     if !evalset.is_dir() {
         return Err(invalid!(
@@ -179,7 +179,7 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<Report, ImportError> {
          # ToolBench's default evalset (ToolEval), one task file per group and tasks/all.jsonl; each\n\
          # task is offered its query's `available_tools`. ToolBench's `Finish` is left out: the engine\n\
          # ends a run with its own answer, and a Finish tool would be a second way to answer, at a cost.\n\
-         # No gold answers here (ToolEval judges with an LLM): success is n/a, and the report shows\n\
+         # No gold answers here (ToolEval judges with an LLM): success is n/a, and the summary shows\n\
          # tool-path figures only (answered rate, calls, cost).\n\
          # The RapidAPI tools cannot be reached here: each answers with a synthesized\n\
          # {{\"error\": \"\", \"response\": ...}} (executor `synthesized`), the same for the same seed and call.\n\
@@ -226,71 +226,71 @@ pub(super) fn import(dir: &Path, out: &Path) -> Result<Report, ImportError> {
             }
         }
     }
-    say!(report, "ToolBench default evalset ({}) → {}", evalset.display(), out.display());
+    say!(summary, "ToolBench default evalset ({}) → {}", evalset.display(), out.display());
     say!(
-        report,
+        summary,
         "tools: {} distinct functions of the evalset (without {FINISH}) → {}",
         functions.len(),
         out.join(FUNCTIONS).display()
     );
     if differing > 0 {
-        say!(report, "  {differing} offers of a function differ from its first schema: the first was kept");
+        say!(summary, "  {differing} offers of a function differ from its first schema: the first was kept");
     }
     if fixes > 0 {
         say!(
-            report,
+            summary,
             "  {fixes} parameter schemas fixed (an unknown type read as string, an undeclared required dropped)"
         );
     }
     say!(
-        report,
+        summary,
         "  each answers with a synthesized {{\"error\": \"\", \"response\": ...}}: ToolBench's APIs cannot be reached here"
     );
     for (g, n, path) in &written {
-        say!(report, "{g}: {n} tasks → {}", path.display());
+        say!(summary, "{g}: {n} tasks → {}", path.display());
     }
-    say!(report, "all: {} tasks → {}", tasks.len(), all_path.display());
+    say!(summary, "all: {} tasks → {}", tasks.len(), all_path.display());
     if !missing.is_empty() {
-        say!(report, "missing (not imported): {}", missing.join(", "));
+        say!(summary, "missing (not imported): {}", missing.join(", "));
     }
     say!(
-        report,
+        summary,
         "trajectories: {traj_lines} of gpt-3.5-turbo's CoT call sequences ({gave} ended with give_answer: helpful) \
          → {}",
         out.join("trajectories.jsonl").display()
     );
     say!(
-        report,
+        summary,
         "  {empty} runs called no known function; {made_up} calls of functions not offered anywhere were left out"
     );
     if !examples.is_empty() {
         say!(
-            report,
+            summary,
             "data_example: {} instruction samples with gold tools (their relevant APIs) → {}",
             examples.len(),
             example_path.display()
         );
         say!(
-            report,
+            summary,
             "  {} more functions → {} ({shared_with_evalset} the evalset offers too)",
             example_functions.len(),
             out.join(EXAMPLE_FUNCTIONS).display()
         );
     }
-    say!(report, "no gold answers: the report shows answered rate, calls, cost and paths (success n/a)");
+    say!(summary, "no gold answers: the summary shows answered rate, calls, cost and paths (success n/a)");
     say!(
-        report,
+        summary,
         "BTP's setting in the config: tool costs {TOOL_COSTS}, budget {BUDGET} ([params] budget, [btp] tool_costs)"
     );
-    say!(report, "config → {}", config_path.display());
+    say!(summary, "config → {}", config_path.display());
     say!(
-        report,
+        summary,
         "run: switchyard --config {} eval --strategy react,toolnet --tasks {}",
         config_path.display(),
         all_path.display()
     );
-    say!(report, "     (add --btp off to compare without BTP's plan; --set budget=none for no budget)");
-    Ok(report)
+    say!(summary, "     (add --btp off to compare without BTP's plan; --set budget=none for no budget)");
+    Ok(summary)
 }
 
 /// A ToolBench function as a library function: its parameter schema made

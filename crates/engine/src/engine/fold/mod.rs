@@ -4,15 +4,20 @@
 //!
 //! `apply` is one match over every event kind, so what a single event does
 //! to the state reads in one place; the pieces it folds into are the files
-//! beside it: the runs, transcript, calls and lanes (`parts`), the
+//! beside it: the runs with their transcripts and calls (`runs`), what was
+//! spent (`account`), concurrent lanes (`lanes`), ToolNet's graph
+//! (`graph_view`) and its charted history (`graph_history`), the
 //! debugger's (`debug`), the model faults (`model_faults`), ATC's program
-//! (`program`) and the charted history of the graph (`graph_history`).
+//! (`program`) and a bridged agent's threads (`threads`).
 
+pub mod account;
 pub mod debug;
 pub mod graph_history;
+pub mod graph_view;
+pub mod lanes;
 pub mod model_faults;
-pub mod parts;
 pub mod program;
+pub mod runs;
 pub mod threads;
 
 use serde_json::Value;
@@ -25,15 +30,25 @@ use super::event::{
 };
 use super::params::Params;
 use crate::model::Role;
-use crate::tool::fault::{FaultMode, FaultScope};
+use crate::tool::fault::{Fault, FaultMode, FaultScope};
 use crate::tool::mcp::ServerState;
 
 // The pieces of the state, re-exported so a view names them all from here.
+pub use self::account::{Account, ToolSpend};
+pub use self::graph_view::GraphView;
+pub use self::lanes::{LaneState, LaneView, RewooView, StepView};
 pub use self::model_faults::ActiveModelFault;
-pub use self::parts::{
-    Account, ActiveFault, AgentExit, AgentView, Entry, FinishedCall, GraphView, InFlight, LaneState, LaneView, Mode,
-    PlanView, RewooView, RunSummary, RunTotals, RunView, StepView, ToolSpend,
+pub use self::runs::{
+    AgentExit, AgentView, Entry, FinishedCall, InFlight, Mode, PlanView, RunSummary, RunTotals, RunView,
 };
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ActiveFault {
+    pub tool: String,
+    pub fault: Fault,
+    /// Calls left for a counted fault.
+    pub left: Option<u32>,
+}
 
 /// How many finished tool calls the state keeps for display.
 const RECENT_CALLS: usize = 32;

@@ -94,7 +94,7 @@ pub async fn execute(
                     return stop(e.into());
                 }
                 if let Some((reason, detail)) =
-                    budget.as_deref().and_then(|b| crate::engine::btp::refusal(b, &req.tool))
+                    budget.as_deref().and_then(|b| crate::engine::budgeting::refusal(b, &req.tool))
                 {
                     if let Err(e) =
                         host.emit(EventKind::Refused { tool: req.tool.clone(), reason, detail: detail.clone() })

@@ -18,7 +18,7 @@ pub use self::config::AtcConfig;
 use self::exec::Trail;
 use self::known::Known;
 use self::prompt::{Failed, ProgramInput};
-use super::act::refuse_malformed;
+use super::stepwise::refuse_malformed;
 use crate::budget::btp;
 use crate::engine::event::EventKind;
 use crate::engine::{CostShape, Halt, Host, Strategy, StrategyKind};
@@ -247,6 +247,6 @@ fn seen(p: &Protocol, trail: &Trail) -> String {
 pub fn answer_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
-        other => super::actor::compact(other),
+        other => super::prompt::compact(other),
     }
 }

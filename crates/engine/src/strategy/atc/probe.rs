@@ -21,7 +21,7 @@ use crate::model::{ChatRequest, Role};
 use crate::program::protocol::{Probed, Protocol, spec_hash};
 use crate::program::sandbox::{Binding, bindings};
 use crate::program::schema::{Shape, infer_all};
-use crate::strategy::act::refuse_malformed;
+use crate::strategy::stepwise::refuse_malformed;
 
 /// Helper tools offered to one chain probe: enough for an id's source, few
 /// enough for a small model's context.

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::super::actor::{ReplyError, first_json_object};
+use super::super::prompt::{ReplyError, first_json_object};
 use crate::model::{ChatResponse, Message, ResponseSchema};
 use crate::text::one_line;
 

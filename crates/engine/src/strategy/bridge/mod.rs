@@ -17,11 +17,11 @@ use serde_json::Value;
 
 use crate::budget::btp::{self as budget_rules, RunBudget};
 use crate::budget::experience::Experience;
-use crate::engine::agent_calls::{AgentNext, ToolEnd};
-pub use crate::engine::agent_calls::{Bridged, BridgedCall, BridgedToolCall, GatewayRefusal, Refusal};
+use crate::engine::agent::calls::{AgentNext, ToolEnd};
+pub use crate::engine::agent::calls::{Bridged, BridgedCall, BridgedToolCall, GatewayRefusal, Refusal};
 use crate::engine::{CostShape, EventKind, Halt, Host, Strategy, StrategyKind};
 use crate::model::Role;
-use crate::strategy::actor::{HistoryEntry, Observation};
+use crate::strategy::prompt::{HistoryEntry, Observation};
 use crate::strategy::toolnet;
 use crate::task::Task;
 

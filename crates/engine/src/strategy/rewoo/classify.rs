@@ -10,7 +10,7 @@ use crate::engine::event::{EventKind, LabelSource, ToolLabel};
 use crate::engine::label_cache;
 use crate::engine::{Halt, Host, Labels};
 use crate::model::{ChatRequest, Role};
-use crate::strategy::act::refuse_malformed;
+use crate::strategy::stepwise::refuse_malformed;
 
 /// Labels every tool and tells the engine.
 pub async fn classify(host: &mut dyn Host, categories: &[Category]) -> Result<(), Halt> {

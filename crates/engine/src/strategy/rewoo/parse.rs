@@ -157,7 +157,7 @@ pub fn parse_plan(text: &str, tools: &[String]) -> Result<RewooPlan, RewooPlanEr
 /// schema-constrained endpoint returns), step N being `#EN`. The JSON is
 /// written out as text and parsed, so both forms are checked alike.
 pub fn parse_plan_reply(text: &str, tools: &[String]) -> Result<RewooPlan, RewooPlanError> {
-    let steps = crate::strategy::actor::first_json_object(text)
+    let steps = crate::strategy::prompt::first_json_object(text)
         .and_then(|o| o.get("steps").and_then(serde_json::Value::as_array).cloned());
     let Some(steps) = steps else { return parse_plan(text, tools) };
     let mut out = String::new();

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::model::{ChatResponse, Message, ResponseSchema, Speaker};
-use crate::strategy::actor::{ReplyError, compact, cut, first_json_object, one_line, user_text};
+use crate::strategy::prompt::{ReplyError, compact, cut, first_json_object, one_line, user_text};
 
 /// A category the classifier may give, with what it is for.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -49,7 +49,7 @@ pub fn case_of(state: &SessionState) -> Result<Case, String> {
     let answer = match (&done.outcome, &done.answer) {
         (RunOutcome::Answered, Some(a)) => a.clone(),
         (o, _) => {
-            let how = crate::eval::trace_diff::outcome_word(o).replace('_', " ");
+            let how = crate::traces::diff::outcome_word(o).replace('_', " ");
             return Err(format!("run {} ({}) ended without an answer ({how})", r.run, r.task_id));
         }
     };

@@ -10,12 +10,12 @@
 //! binary by the `dejavu` crate, and no system font, so a PNG reads the same
 //! on a machine with no fonts installed, and always matches its SVG.
 
+mod charts;
 mod draw;
-mod report;
 mod soak;
 #[cfg(test)]
 mod tests;
 
+pub use charts::{Written, fault, matrix, overview, speed, strategies, sweep};
 pub use draw::{COLOURS, PlotError, Series, draw_error, grouped_bars, write_png, write_svg};
-pub use report::{Written, fault, matrix, overview, speed, strategies, sweep};
 pub use soak::{SoakSeries, soak};

@@ -6,7 +6,7 @@ use std::path::Path;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::agent_calls::{AgentNext, Bridged};
+use super::agent::calls::{AgentNext, Bridged};
 use super::conductor::Engine;
 use super::error::EngineError;
 use super::event::EventKind;

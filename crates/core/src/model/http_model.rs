@@ -1,5 +1,7 @@
-//! A chat model behind any OpenAI-compatible `/chat/completions` endpoint
-//! (OpenAI, vLLM, Ollama, llama.cpp server, LM Studio, ...).
+//! A chat model behind an HTTP endpoint, in the dialect its config names:
+//! Chat Completions (OpenAI, vLLM, Ollama, llama.cpp server, LM Studio, ...),
+//! OpenAI's Responses or Anthropic's Messages. The request is built in Chat
+//! Completions, the pivot, and translated (`dialect`) for the other two.
 //!
 //! The reply is parsed with our own lenient wire types rather than a client
 //! crate's: local servers leave fields null or missing, send arguments as
@@ -33,7 +35,7 @@ use crate::text::secret::{Secret, redact, redact_bytes};
 /// How an `openai` model is reached. Holds the *name* of the variable with
 /// the key, never the key.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct OpenAiConfig {
+pub struct HttpModelConfig {
     /// The config's name for this model (what accounting and the UI show).
     #[serde(default)]
     pub name: String,
@@ -115,10 +117,10 @@ fn default_true() -> bool {
     true
 }
 
-impl OpenAiConfig {
+impl HttpModelConfig {
     /// A config with the default timeout, retries and native features.
     pub fn new(name: impl Into<String>, base_url: impl Into<String>, model: impl Into<String>) -> Self {
-        OpenAiConfig {
+        HttpModelConfig {
             name: name.into(),
             base_url: base_url.into(),
             model: model.into(),
@@ -148,8 +150,8 @@ const ERROR_BODY_CHARS: usize = 500;
 /// Bounds the search for a JSON tool call in long free text.
 const MAX_JSON_CANDIDATES: usize = 64;
 
-pub struct OpenAiModel {
-    cfg: OpenAiConfig,
+pub struct HttpModel {
+    cfg: HttpModelConfig,
     api_key: Option<Secret>,
     client: reqwest::Client,
     url: String,
@@ -189,9 +191,9 @@ impl SchemaStyle {
     }
 }
 
-impl std::fmt::Debug for OpenAiModel {
+impl std::fmt::Debug for HttpModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiModel")
+        f.debug_struct("HttpModel")
             .field("name", &self.cfg.name)
             .field("url", &self.url)
             .field("model", &self.cfg.model)
@@ -205,8 +207,8 @@ impl std::fmt::Debug for OpenAiModel {
     }
 }
 
-impl OpenAiModel {
-    pub fn new(cfg: OpenAiConfig) -> Result<Self, ModelError> {
+impl HttpModel {
+    pub fn new(cfg: HttpModelConfig) -> Result<Self, ModelError> {
         let api_key = match &cfg.api_key_env {
             None => None,
             Some(var) => match Secret::from_env(var) {
@@ -227,7 +229,7 @@ impl OpenAiModel {
         let style =
             if cfg.json_schema && cfg.api != Dialect::Anthropic { SchemaStyle::JsonSchema } else { SchemaStyle::Off };
         let in_flight = cfg.max_in_flight.map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1))));
-        Ok(OpenAiModel {
+        Ok(HttpModel {
             cfg,
             api_key,
             client,
@@ -469,7 +471,7 @@ impl OpenAiModel {
     }
 }
 
-impl OpenAiModel {
+impl HttpModel {
     /// A streamed reply, event by event, put back together into the body
     /// the endpoint would have sent in one piece.
     async fn read_stream(
@@ -556,7 +558,7 @@ enum Attempt {
 }
 
 #[async_trait]
-impl ChatModel for OpenAiModel {
+impl ChatModel for HttpModel {
     fn info(&self) -> ModelInfo {
         let kind = match self.cfg.api {
             Dialect::Chat => ModelKind::Openai,
@@ -595,7 +597,7 @@ impl ChatModel for OpenAiModel {
     }
 }
 
-impl OpenAiModel {
+impl HttpModel {
     /// The retry loop: every exchange it starts is counted in `attempts`.
     async fn exchanges(
         &self,
@@ -684,7 +686,7 @@ impl OpenAiModel {
     }
 }
 
-impl OpenAiModel {
+impl HttpModel {
     /// A reply body in the pivot (Chat Completions), which the lenient
     /// reader and the fault injection read.
     fn as_chat(&self, body: &[u8]) -> Result<Vec<u8>, ModelError> {

@@ -1,7 +1,7 @@
 //! What the engine keeps of a bridged agent's calls between its events:
 //! the lanes not yet ended, what each running call needs for its end, the
 //! agent's own tool calls seen from the wire. Behaviour is in
-//! `agent_lanes.rs` and `agent_tools.rs`; this holds no engine.
+//! `lanes.rs` and `tools.rs`; this holds no engine.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -10,31 +10,31 @@ use futures::future::AbortHandle;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use super::agent_calls::{BridgedCall, BridgedToolCall, Refusal};
-use super::agent_threads::Threads;
+use super::calls::{BridgedCall, BridgedToolCall, Refusal};
+use super::threads::Threads;
 use crate::model::stream::Delta;
 use crate::model::{ChatRequest, ChatResponse, ModelError};
 use crate::tool::fault::FaultMode;
 use crate::tool::{ToolResult, ToolSpec};
 
-pub(super) type ModelReplyTx = oneshot::Sender<Result<ChatResponse, Refusal>>;
-pub(super) type ToolReplyTx = oneshot::Sender<Result<ToolResult, Refusal>>;
+pub(in crate::engine) type ModelReplyTx = oneshot::Sender<Result<ChatResponse, Refusal>>;
+pub(in crate::engine) type ToolReplyTx = oneshot::Sender<Result<ToolResult, Refusal>>;
 
 /// The agent's calls not yet ended, and where their tasks report.
-pub(super) struct AgentLanes {
-    pub(super) open: Vec<OpenLane>,
-    pub(super) next_lane: u32,
+pub(in crate::engine) struct AgentLanes {
+    pub(in crate::engine) open: Vec<OpenLane>,
+    pub(in crate::engine) next_lane: u32,
     /// The agent's own tool calls, seen from the wire.
-    pub(super) own: OwnTools,
+    pub(in crate::engine) own: OwnTools,
     /// The agent's conversations.
-    pub(super) threads: Threads,
+    pub(in crate::engine) threads: Threads,
     /// Tools of the library the agent's replies asked for, not yet called
     /// through its MCP endpoint, with the thread that asked: the call's thread.
-    pub(super) mcp_asked: Vec<(String, u32)>,
-    pub(super) done_tx: mpsc::UnboundedSender<Ended>,
-    pub(super) done_rx: mpsc::UnboundedReceiver<Ended>,
-    pub(super) tokens_tx: mpsc::UnboundedSender<(u64, Delta)>,
-    pub(super) tokens_rx: mpsc::UnboundedReceiver<(u64, Delta)>,
+    pub(in crate::engine) mcp_asked: Vec<(String, u32)>,
+    pub(in crate::engine) done_tx: mpsc::UnboundedSender<Ended>,
+    pub(in crate::engine) done_rx: mpsc::UnboundedReceiver<Ended>,
+    pub(in crate::engine) tokens_tx: mpsc::UnboundedSender<(u64, Delta)>,
+    pub(in crate::engine) tokens_rx: mpsc::UnboundedReceiver<(u64, Delta)>,
 }
 
 impl Default for AgentLanes {
@@ -67,7 +67,7 @@ impl Drop for AgentLanes {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Slot {
+pub(in crate::engine) enum Slot {
     Waiting,
     Held,
     /// The user let it through the closed gate (`n`).
@@ -75,38 +75,38 @@ pub(super) enum Slot {
     Running,
 }
 
-pub(super) struct OpenLane {
-    pub(super) lane: u32,
-    pub(super) call: u64,
-    pub(super) thread: Option<u32>,
-    pub(super) slot: Slot,
+pub(in crate::engine) struct OpenLane {
+    pub(in crate::engine) lane: u32,
+    pub(in crate::engine) call: u64,
+    pub(in crate::engine) thread: Option<u32>,
+    pub(in crate::engine) slot: Slot,
     /// Its decision step counted and its breakpoints checked (once).
-    pub(super) reached: bool,
+    pub(in crate::engine) reached: bool,
     /// A fault the user asked for before it started.
-    pub(super) user_fault: Option<FaultMode>,
+    pub(in crate::engine) user_fault: Option<FaultMode>,
     /// Taken when it starts.
-    pub(super) work: Option<Work>,
-    pub(super) running: Option<Running>,
+    pub(in crate::engine) work: Option<Work>,
+    pub(in crate::engine) running: Option<Running>,
     /// Cuts the running call short; the task still reports, with its reply.
-    pub(super) abort: Option<AbortHandle>,
+    pub(in crate::engine) abort: Option<AbortHandle>,
     /// Why it was cut short, when the user failed it or the run ended.
-    pub(super) cut: Option<Cut>,
-    pub(super) task: Option<tokio::task::AbortHandle>,
+    pub(in crate::engine) cut: Option<Cut>,
+    pub(in crate::engine) task: Option<tokio::task::AbortHandle>,
 }
 
-pub(super) enum Work {
+pub(in crate::engine) enum Work {
     Model(Box<BridgedCall>),
     Tool(Box<BridgedToolCall>),
 }
 
 /// What a running call keeps for its end.
-pub(super) enum Running {
+pub(in crate::engine) enum Running {
     Model(Box<ModelGo>),
     Tool { tool: String, spec: Arc<ToolSpec>, args: Value, fault: Option<FaultMode> },
 }
 
 #[derive(Clone, Debug)]
-pub(super) enum Cut {
+pub(in crate::engine) enum Cut {
     /// `k` on a running lane: the agent reads it as a failed call.
     User,
     /// The run ended: the agent is told the session stopped.
@@ -114,12 +114,12 @@ pub(super) enum Cut {
 }
 
 /// A lane's task reporting back.
-pub(super) struct Ended {
-    pub(super) call: u64,
-    pub(super) what: EndedWhat,
+pub(in crate::engine) struct Ended {
+    pub(in crate::engine) call: u64,
+    pub(in crate::engine) what: EndedWhat,
 }
 
-pub(super) enum EndedWhat {
+pub(in crate::engine) enum EndedWhat {
     Model {
         result: Option<Result<ChatResponse, ModelError>>,
         latency_ms: u64,
@@ -139,46 +139,46 @@ pub(super) enum EndedWhat {
 
 /// A model call ready to go: the request as sent, the model answering it
 /// (its configured name) and the fault drawn for it.
-pub(super) struct ModelGo {
-    pub(super) req: ChatRequest,
-    pub(super) slot: super::models::ModelSlot,
-    pub(super) model: String,
-    pub(super) fault: Option<crate::model::fault::ModelFaultMode>,
+pub(in crate::engine) struct ModelGo {
+    pub(in crate::engine) req: ChatRequest,
+    pub(in crate::engine) slot: crate::engine::models::ModelSlot,
+    pub(in crate::engine) model: String,
+    pub(in crate::engine) fault: Option<crate::model::fault::ModelFaultMode>,
 }
 
 /// The agent's own tool calls the session has seen asked for and not yet
 /// answered, by id; and the ids already answered (every later request
 /// carries them again).
 #[derive(Default)]
-pub(super) struct OwnTools {
-    pub(super) asked: HashMap<String, OwnCall>,
-    pub(super) answered: HashSet<String>,
+pub(in crate::engine) struct OwnTools {
+    pub(in crate::engine) asked: HashMap<String, OwnCall>,
+    pub(in crate::engine) answered: HashSet<String>,
     /// Calls ended and not yet handed to the strategy's ledger (BTP's
     /// spending, ToolNet's trajectory): tool, arguments, result.
-    pub(super) ended: VecDeque<(String, Value, ToolResult)>,
+    pub(in crate::engine) ended: VecDeque<(String, Value, ToolResult)>,
     /// The agent's own tools over the session (offered its model or
     /// called, not the library's): ToolNet's graph takes them as nodes
     /// when it learns.
-    pub(super) seen: HashSet<String>,
+    pub(in crate::engine) seen: HashSet<String>,
 }
 
-pub(super) struct OwnCall {
-    pub(super) call: u64,
-    pub(super) lane: u32,
-    pub(super) tool: String,
-    pub(super) args: Value,
+pub(in crate::engine) struct OwnCall {
+    pub(in crate::engine) call: u64,
+    pub(in crate::engine) lane: u32,
+    pub(in crate::engine) tool: String,
+    pub(in crate::engine) args: Value,
     /// When the reply asking for it was given, on the engine's clock.
-    pub(super) t0: u64,
+    pub(in crate::engine) t0: u64,
     /// `k` on its lane: the agent's result is replaced by this fault's.
-    pub(super) user_fault: Option<FaultMode>,
+    pub(in crate::engine) user_fault: Option<FaultMode>,
     /// The thread whose reply asked for it.
-    pub(super) thread: Option<u32>,
+    pub(in crate::engine) thread: Option<u32>,
     /// A conversation that began while it ran was taken for its sub-agent.
-    pub(super) launched: bool,
+    pub(in crate::engine) launched: bool,
 }
 
 impl OwnTools {
-    pub(super) fn by_lane(&mut self, lane: u32) -> Option<&mut OwnCall> {
+    pub(in crate::engine) fn by_lane(&mut self, lane: u32) -> Option<&mut OwnCall> {
         self.asked.values_mut().find(|c| c.lane == lane)
     }
 }

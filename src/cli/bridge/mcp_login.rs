@@ -12,7 +12,7 @@ use switchyard::tool::mcp::McpServerConfig;
 use switchyard::tool::mcp::oauth::{self, Login, OAuthConfig};
 
 #[derive(Args, Debug)]
-pub(super) struct LoginArgs {
+pub(crate) struct LoginArgs {
     /// The `[[mcp]]` entry's name.
     name: String,
     /// Fetch the authorization page without a browser and take the code from its redirect: only for an
@@ -42,13 +42,13 @@ fn entry(config: &Config, name: &str) -> Result<(McpServerConfig, String, OAuthC
     Ok((server.clone(), url, o))
 }
 
-pub(super) fn login(config: &Config, a: LoginArgs) -> Result<ExitCode> {
+pub(crate) fn login(config: &Config, a: LoginArgs) -> Result<ExitCode> {
     let (_, url, mut o) = entry(config, &a.name)?;
     o.login = if a.follow { Login::Follow } else { Login::Ask };
     if !a.scope.is_empty() {
         o.scopes = a.scope.iter().flat_map(|s| s.split_whitespace()).map(str::to_string).collect();
     }
-    let rt = super::setup::runtime()?;
+    let rt = crate::cli::setup::runtime()?;
     rt.block_on(oauth::login(&a.name, &url, &o, &|text| eprintln!("{text}")))
         .map_err(|e| eyre!("mcp login {}: {e}", a.name))?;
     let file = o.token_file.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
@@ -56,7 +56,7 @@ pub(super) fn login(config: &Config, a: LoginArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(super) fn logout(config: &Config, name: &str) -> Result<ExitCode> {
+pub(crate) fn logout(config: &Config, name: &str) -> Result<ExitCode> {
     let (_, _, o) = entry(config, name)?;
     let file = o.token_file.expect("resolved by entry");
     let had = oauth::logout(&file).map_err(|e| eyre!("{}: {e}", file.display()))?;

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 use switchyard::config::Config;
 use switchyard::engine::StrategyKind;
-use switchyard::mcp_gateway::{HttpOptions, SessionDesk, ToolDesk, http_service, serve_stdio};
+use switchyard::mcp_gateway::{SessionDesk, ToolDesk, serve_http, serve_stdio};
 use switchyard::session::TaskSource;
 use switchyard::strategy::bridge::BridgeInbox;
 
@@ -24,7 +24,7 @@ use super::agent::with_agent_role;
 const WAITING_CALLS: usize = 256;
 
 #[derive(Subcommand, Debug)]
-pub(super) enum McpCommand {
+pub(crate) enum McpCommand {
     /// Serve the library as one MCP server: over stdio (for clients that start their servers), or
     /// Streamable HTTP at http://ADDR/mcp with --listen. Every call is a tool call of a session.
     Serve(Box<ServeArgs>),
@@ -39,7 +39,7 @@ pub(super) enum McpCommand {
 }
 
 #[derive(Args, Debug)]
-pub(super) struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (loopback unless you name another address).
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
@@ -47,13 +47,13 @@ pub(super) struct ServeArgs {
     #[arg(long)]
     trace: Option<PathBuf>,
     #[command(flatten)]
-    common: super::args::Common,
+    common: crate::cli::args::Common,
     /// Print the summary as JSON (with --listen; over stdio the summary goes to stderr).
     #[arg(long)]
     json: bool,
 }
 
-pub(super) fn run(config: &Config, cmd: McpCommand) -> Result<ExitCode> {
+pub(crate) fn run(config: &Config, cmd: McpCommand) -> Result<ExitCode> {
     match cmd {
         McpCommand::Serve(a) => serve(config, *a),
         McpCommand::Login(a) => super::mcp_login::login(config, a),
@@ -62,9 +62,9 @@ pub(super) fn run(config: &Config, cmd: McpCommand) -> Result<ExitCode> {
 }
 
 fn serve(config: &Config, a: ServeArgs) -> Result<ExitCode> {
-    let mut opts = super::setup::common_options(&a.common)?;
+    let mut opts = crate::cli::setup::common_options(&a.common)?;
     opts.trace = a.trace.clone();
-    let config = &with_agent_role(&super::setup::with_models(config, &a.common.models)?);
+    let config = &with_agent_role(&crate::cli::setup::with_models(config, &a.common.models)?);
     let (calls, inbox) = mpsc::channel(WAITING_CALLS);
     let desk = Arc::new(SessionDesk::new(calls));
     if matches!(opts.tasks, TaskSource::Configured) {
@@ -75,10 +75,10 @@ fn serve(config: &Config, a: ServeArgs) -> Result<ExitCode> {
     inbox.offer = Some(desk.offer_sender());
     opts.bridge = Some(inbox);
     opts.mcp_desk = Some(Arc::clone(&desk));
-    let rt = super::setup::runtime()?;
+    let rt = crate::cli::setup::runtime()?;
     let mut prepared = switchyard::session::prepare(config, &opts)?;
     let kind = switchyard::remote::SessionKind::McpServe;
-    let endpoint = super::remote::serve(config, &rt, &mut prepared, kind, a.trace.as_deref())?;
+    let endpoint = crate::cli::remote::serve(config, &rt, &mut prepared, kind, a.trace.as_deref())?;
     let listener = match a.listen {
         Some(addr) => Some(
             rt.block_on(tokio::net::TcpListener::bind(addr))
@@ -93,21 +93,19 @@ fn serve(config: &Config, a: ServeArgs) -> Result<ExitCode> {
                 None => serve_stdio(desk).await,
                 Some(listener) => {
                     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-                    let opts = HttpOptions { listen: Some(addr), max_body: None };
-                    let app = axum::Router::new().nest_service("/mcp", http_service(desk, &opts));
                     eprintln!("MCP endpoint ready at http://{addr}/mcp; Ctrl-C ends the session");
-                    axum::serve(listener, app).await.map_err(|e| e.to_string())
+                    serve_http(desk, listener).await
                 }
             }
         };
-        super::setup::serve_until_signal(prepared, served, "mcp serve").await
+        crate::cli::setup::serve_until_signal(prepared, served, "mcp serve").await
     })?;
     // Its viewers get the session's last events before the runtime goes.
     drop(endpoint);
     // Stdin may still be read by a blocking thread: it is not waited for.
     rt.shutdown_timeout(Duration::from_millis(200));
     if a.listen.is_some() {
-        return super::run::report(&outcome.state, a.json, a.trace.as_deref());
+        return crate::cli::run::report(&outcome.state, a.json, a.trace.as_deref());
     }
     // Over stdio, stdout was the client's: the summary goes to stderr.
     let calls: u32 = outcome.state.finished.iter().map(|r| r.tool_calls).sum();

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::actor::{self, ActorAction, CandidateLine, HistoryEntry, JudgeInput, Layout, Observation};
+use super::prompt::{self, ActorAction, CandidateLine, HistoryEntry, JudgeInput, Layout, Observation};
 use crate::budget::btp::{self, RunBudget};
 use crate::engine::event::{EventKind, Offered, RefuseReason};
 use crate::engine::{CostShape, Halt, Host, Strategy};
@@ -21,7 +21,7 @@ pub trait Candidates {
     fn candidates(&self, host: &dyn Host, node: &str, retrieved: &[String]) -> Vec<(String, Option<f64>)>;
 
     /// Whether the candidates are the same at every step of a task, so the
-    /// prompt lists them before the task and its history (see [`actor::Layout`]).
+    /// prompt lists them before the task and its history (see [`prompt::Layout`]).
     fn steady(&self, _host: &dyn Host) -> bool {
         false
     }
@@ -44,14 +44,14 @@ fn actor_first_prompt_tokens(strategy: &impl Candidates, host: &dyn Host, query:
         .into_iter()
         .map(|(n, w)| (n, w.and_then(|w| format.show(w))))
         .collect();
-    if !offered.iter().any(|(n, _)| n == actor::FINISH) {
-        offered.push((actor::FINISH.to_string(), None));
+    if !offered.iter().any(|(n, _)| n == prompt::FINISH) {
+        offered.push((prompt::FINISH.to_string(), None));
     }
     let lines: Vec<CandidateLine> = offered.iter().map(|(n, w)| candidate_line(host, n, w.as_deref())).collect();
     let mut described: Vec<CandidateLine> = offered.iter().map(|(n, _)| candidate_line(host, n, None)).collect();
     described.sort_by(|a, b| a.name.cmp(b.name));
     let layout = if strategy.steady(host) { Layout::CandidatesFirst } else { Layout::ToolsSoFar(&described) };
-    crate::model::tokens::count_messages(&actor::render_actor_prompt(query, &[], &lines, &[], layout))
+    crate::model::tokens::count_messages(&prompt::render_actor_prompt(query, &[], &lines, &[], layout))
 }
 
 /// The tokens of a one-step actor prompt over `candidates`: the measure of
@@ -59,7 +59,7 @@ fn actor_first_prompt_tokens(strategy: &impl Candidates, host: &dyn Host, query:
 pub fn first_prompt_tokens(host: &dyn Host, query: &str, candidates: &[String]) -> u64 {
     let lines: Vec<CandidateLine> =
         candidates.iter().map(|n| candidate_line(host, n, None)).chain([CandidateLine::finish(None)]).collect();
-    crate::model::tokens::count_messages(&actor::render_actor_prompt(query, &[], &lines, &[], Layout::CandidatesLast))
+    crate::model::tokens::count_messages(&prompt::render_actor_prompt(query, &[], &lines, &[], Layout::CandidatesLast))
 }
 
 /// A candidate as the prompt lists it, with its weight as shown: the
@@ -99,8 +99,8 @@ pub async fn act(
         // Changes made since the last step shape this step's candidates.
         host.next_step()?;
         let mut candidates = strategy.candidates(host, &node, &retrieved);
-        if !candidates.iter().any(|(n, _)| n == actor::FINISH) {
-            candidates.push((actor::FINISH.to_string(), None));
+        if !candidates.iter().any(|(n, _)| n == prompt::FINISH) {
+            candidates.push((prompt::FINISH.to_string(), None));
         }
         // A tool the model kept calling with arguments it already had the
         // answer to is taken off the list: with constrained decoding the
@@ -108,7 +108,7 @@ pub async fn act(
         candidates.retain(|(n, _)| !looping.contains(n));
         if let Some(b) = budget.as_ref() {
             // Algorithm 2: only tools the plan still allows are offered.
-            candidates.retain(|(n, _)| n == actor::FINISH || b.allowed(n));
+            candidates.retain(|(n, _)| n == prompt::FINISH || b.allowed(n));
             if candidates.len() == 1 && b.any_left() {
                 // Nothing allowed is reachable from here: offer what is left of the plan.
                 let left: Vec<(String, Option<f64>)> =
@@ -140,13 +140,13 @@ pub async fn act(
         described.extend(new.into_iter().cloned());
         let so_far: Vec<CandidateLine> = described.iter().map(|n| candidate_line(host, n, None)).collect();
         let layout = if steady { Layout::CandidatesFirst } else { Layout::ToolsSoFar(&so_far) };
-        let prompt = actor::render_actor_prompt(&task.query, history, &lines, &notes, layout);
+        let prompt = prompt::render_actor_prompt(&task.query, history, &lines, &notes, layout);
         notes.clear();
         let names: Vec<String> = offered.iter().map(|o| o.name.clone()).collect();
         let req =
-            ChatRequest::constrained(Role::Actor, prompt, actor::actor_schema(&names)).stopping_at(actor::ACTOR_STOP);
+            ChatRequest::constrained(Role::Actor, prompt, prompt::actor_schema(&names)).stopping_at(prompt::ACTOR_STOP);
         let reply = host.model(req).await?;
-        let action = match actor::parse_actor_reply(&reply) {
+        let action = match prompt::parse_actor_reply(&reply) {
             Ok(a) => a,
             Err(e) => {
                 refuse_malformed(host, &e)?;
@@ -196,7 +196,7 @@ pub async fn act(
         // CoTools queries with the reasoning so far: with `requery` on, the
         // next step's retrieved tools answer the task plus what was learnt.
         let evidence = match &observation {
-            Observation::Result(v) if !is_nothing_found(v) => Some(actor::compact(v)),
+            Observation::Result(v) if !is_nothing_found(v) => Some(prompt::compact(v)),
             _ => None,
         };
         history.push(HistoryEntry { tool, arguments, observation });
@@ -229,11 +229,11 @@ fn refusal(
     arguments: &Value,
 ) -> Option<(RefuseReason, String)> {
     if let Some(b) = budget {
-        if let Some(r) = crate::engine::btp::refusal(b, tool).filter(|_| host.library().get(tool).is_some()) {
+        if let Some(r) = crate::engine::budgeting::refusal(b, tool).filter(|_| host.library().get(tool).is_some()) {
             return Some(r);
         }
     }
-    if !offered.iter().any(|n| n == tool && n != actor::FINISH) {
+    if !offered.iter().any(|n| n == tool && n != prompt::FINISH) {
         return Some((
             RefuseReason::NotOffered,
             format!("'{tool}' is not among the candidates ({})", offered.join(", ")),
@@ -278,14 +278,14 @@ async fn judge(
         arguments: arguments.clone(),
         observation: observation.clone(),
     };
-    let req = ChatRequest::constrained(Role::Judge, actor::render_judge(&view), actor::judge_schema())
-        .stopping_at(actor::JUDGE_STOP);
+    let req = ChatRequest::constrained(Role::Judge, prompt::render_judge(&view), prompt::judge_schema())
+        .stopping_at(prompt::JUDGE_STOP);
     let reply = host.model(req).await?;
     // A verdict that cannot be read falls back to the rule.
-    Ok(actor::parse_judge_reply(&reply).unwrap_or(by_rule))
+    Ok(prompt::parse_judge_reply(&reply).unwrap_or(by_rule))
 }
 
 /// A reply that could not be read is recorded as a refusal of no tool.
-pub fn refuse_malformed(host: &mut dyn Host, e: &actor::ReplyError) -> Result<(), crate::engine::EngineError> {
+pub fn refuse_malformed(host: &mut dyn Host, e: &prompt::ReplyError) -> Result<(), crate::engine::EngineError> {
     host.emit(EventKind::Refused { tool: String::new(), reason: RefuseReason::Malformed, detail: e.to_string() })
 }

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::answer::UNREADABLE_PROMPT;
 use crate::model::Message;
-use crate::retrieve::synth::parse_prompt;
+use crate::retrieve::synthetic_questions::parse_prompt;
 
 const NAMES: &[&str] = &["Ada Lovelace", "Lima", "The Long Road", "Mount Kenya", "Nina Simone", "Blue Train", "Osaka"];
 const WORDINGS: &[&str] = &["What is the {r} of {s}?", "Tell me the {r} of {s}.", "Which {r} does {s} have?"];

@@ -8,11 +8,11 @@
 
 use serde_json::Value;
 
-use super::agent_state::OwnCall;
-use super::conductor::Engine;
-use super::error::EngineError;
-use super::event::{EventKind, ToolOutcome};
-use super::host::Halt;
+use super::state::OwnCall;
+use crate::engine::conductor::Engine;
+use crate::engine::error::EngineError;
+use crate::engine::event::{EventKind, ToolOutcome};
+use crate::engine::host::Halt;
 use crate::model::ChatRequest;
 use crate::model::dialect::own_tools::{self, Brought};
 use crate::tool::CallSource;
@@ -24,7 +24,11 @@ impl Engine {
     /// The reply given to the agent asks for tools of its own: each is a
     /// call of the session, running in the agent, from now on.
     /// `chat`: the reply in the pivot; `thread`: the conversation it answered.
-    pub(super) fn own_tools_asked(&mut self, chat: Option<&Value>, thread: Option<u32>) -> Result<(), EngineError> {
+    pub(in crate::engine) fn own_tools_asked(
+        &mut self,
+        chat: Option<&Value>,
+        thread: Option<u32>,
+    ) -> Result<(), EngineError> {
         let Some(chat) = chat else { return Ok(()) };
         for a in own_tools::asked(chat) {
             let known = self.agent.own.asked.contains_key(&a.id) || self.agent.own.answered.contains(&a.id);
@@ -59,7 +63,7 @@ impl Engine {
     /// meets the faults and the approval policy, and is rewritten in the
     /// request where they changed it. A result for an id no reply of this
     /// session asked for is recorded once as such.
-    pub(super) async fn own_tools_answered(&mut self, mut req: ChatRequest) -> Result<ChatRequest, Halt> {
+    pub(in crate::engine) async fn own_tools_answered(&mut self, mut req: ChatRequest) -> Result<ChatRequest, Halt> {
         let Some(chat) = req.wire.as_ref().and_then(|w| w.to_chat().ok()) else { return Ok(req) };
         let (results, calls) = own_tools::brought(&chat);
         let mut rewritten = false;
@@ -147,7 +151,7 @@ impl Engine {
 
     /// The tools a request offers the agent's model that are not the
     /// library's: the agent's own, called or not.
-    pub(super) fn own_tools_offered(&mut self, req: &ChatRequest) {
+    pub(in crate::engine) fn own_tools_offered(&mut self, req: &ChatRequest) {
         for t in &req.tools {
             if !self.agent.own.seen.contains(&t.name) && self.library.get(&t.name).is_none() {
                 self.agent.own.seen.insert(t.name.clone());
@@ -156,20 +160,20 @@ impl Engine {
     }
 
     /// Whether `tool` is one of the agent's own (offered its model or called).
-    pub(super) fn is_agent_tool(&self, tool: &str) -> bool {
+    pub(in crate::engine) fn is_agent_tool(&self, tool: &str) -> bool {
         self.agent.own.seen.contains(tool)
     }
 
     /// Whether a fault, an approval or a breakpoint may name `tool`: one of
     /// the library's, or, in a bridged agent's session, any name (the
     /// agent's own tools are known only once its replies ask for them).
-    pub(super) fn names_a_tool(&self, tool: &str) -> bool {
-        self.library.get(tool).is_some() || self.kind == super::StrategyKind::Agent
+    pub(in crate::engine) fn names_a_tool(&self, tool: &str) -> bool {
+        self.library.get(tool).is_some() || self.kind == crate::engine::StrategyKind::Agent
     }
 
     /// The run ends: the agent's own calls still out are recorded as
     /// abandoned, so none is left without its end.
-    pub(super) fn own_tools_end(&mut self, why: &str) -> Result<(), EngineError> {
+    pub(in crate::engine) fn own_tools_end(&mut self, why: &str) -> Result<(), EngineError> {
         let mut open: Vec<OwnCall> = self.agent.own.asked.drain().map(|(_, c)| c).collect();
         open.sort_by_key(|c| c.call);
         for c in open {

@@ -8,10 +8,10 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::conductor::Engine;
-use super::error::EngineError;
-use super::event::EventKind;
-use super::params::Narrowing;
+use crate::engine::conductor::Engine;
+use crate::engine::error::EngineError;
+use crate::engine::event::EventKind;
+use crate::engine::params::Narrowing;
 use crate::graph::START;
 use crate::model::wire::{Dialect, WireRequest};
 use crate::model::{ChatRequest, Speaker};
@@ -62,7 +62,7 @@ fn alternate(a: Vec<String>, b: Vec<String>) -> Vec<String> {
 impl Engine {
     /// Narrows a bridged request's tools when `narrow` is on and it
     /// carries more than `narrow_k`, and says what was kept and dropped.
-    pub(super) fn narrow_tools(&mut self, call: u64, req: &mut ChatRequest) -> Result<(), EngineError> {
+    pub(in crate::engine) fn narrow_tools(&mut self, call: u64, req: &mut ChatRequest) -> Result<(), EngineError> {
         let (mode, k) = (self.params.narrow, self.params.narrow_k);
         let Some(wire) = req.wire.as_mut().filter(|_| mode != Narrowing::Off) else {
             return Ok(());
@@ -91,7 +91,7 @@ impl Engine {
 
     /// The library's tools narrowing keeps, best first, for the MCP
     /// gateway's tool list; None when narrowing is off or keeps them all.
-    pub(super) fn narrowed_library(&mut self) -> Result<Option<Vec<String>>, EngineError> {
+    pub(in crate::engine) fn narrowed_library(&mut self) -> Result<Option<Vec<String>>, EngineError> {
         let (mode, k) = (self.params.narrow, self.params.narrow_k);
         if mode == Narrowing::Off || self.library.len() <= k {
             return Ok(None);

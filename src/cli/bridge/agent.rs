@@ -21,21 +21,21 @@ use switchyard::strategy::bridge::process::AgentCommand;
 const WAITING_CALLS: usize = 256;
 
 #[derive(Args, Debug, Default)]
-pub(super) struct AgentArgs {
+pub(crate) struct AgentArgs {
     /// Run your own agent: give its command after `--` (`{task}` in it is the task, else the task is on its
     /// stdin). Its model calls go through Switchyard, which sets OPENAI_BASE_URL, OPENAI_API_KEY,
     /// ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY for it.
     #[arg(long)]
-    pub(super) agent: bool,
+    pub(crate) agent: bool,
     /// Where the model gateway listens (default: a free port on 127.0.0.1).
     #[arg(long, value_name = "ADDR")]
-    pub(super) listen: Option<SocketAddr>,
+    pub(crate) listen: Option<SocketAddr>,
     /// The agent writes its answer to this file (default: its last line on stdout).
     #[arg(long, value_name = "FILE", requires = "agent")]
-    pub(super) answer_file: Option<PathBuf>,
+    pub(crate) answer_file: Option<PathBuf>,
     /// The agent's command and its arguments (after `--`).
     #[arg(last = true, value_name = "CMD")]
-    pub(super) command: Vec<String>,
+    pub(crate) command: Vec<String>,
 }
 
 /// The gateway's setup from the config: the agent role's model is the one
@@ -52,12 +52,12 @@ fn setup(config: &Config, listen: Option<SocketAddr>) -> GatewaySetup {
 
 /// With `--agent`, the config with the agent role (the actor's model by
 /// default); without, the config as it is: other sessions list no agent role.
-pub(super) fn for_agent(config: &Config, a: &AgentArgs) -> Config {
+pub(crate) fn for_agent(config: &Config, a: &AgentArgs) -> Config {
     if a.agent { with_agent_role(config) } else { config.clone() }
 }
 
 /// The agent role defaults to the actor's model.
-pub(super) fn with_agent_role(config: &Config) -> Config {
+pub(crate) fn with_agent_role(config: &Config) -> Config {
     let mut config = config.clone();
     if !config.roles.contains_key(&Role::Agent) {
         let actor = config.roles.get(&Role::Actor).cloned().unwrap_or_else(|| "sim".into());
@@ -69,7 +69,7 @@ pub(super) fn with_agent_role(config: &Config) -> Config {
 /// Starts the gateway and points the session at it, when `--agent` asks
 /// for one. `one_run`: without `--task`, `--tasks` or `{task}`, the session
 /// is one run of the agent, its command line as the task.
-pub(super) fn bridge(
+pub(crate) fn bridge(
     config: &Config,
     rt: &tokio::runtime::Runtime,
     a: &AgentArgs,
@@ -97,7 +97,7 @@ pub(super) fn bridge(
 
 /// The gateway listening, and the session set to start `argv` as its
 /// agent with the gateway's address and token.
-pub(super) fn start_agent(
+pub(crate) fn start_agent(
     config: &Config,
     rt: &tokio::runtime::Runtime,
     listen: Option<SocketAddr>,
@@ -125,7 +125,7 @@ pub(super) fn start_agent(
 }
 
 /// `switchyard gateway`: the gateway alone, for an agent started elsewhere.
-pub(super) fn gateway_only(
+pub(crate) fn gateway_only(
     config: &Config,
     rt: &tokio::runtime::Runtime,
     listen: Option<SocketAddr>,

@@ -4,12 +4,12 @@
 /// `lines` on standard output, `warnings` (parts of the data skipped) on
 /// standard error.
 #[derive(Debug, Default)]
-pub struct Report {
+pub struct Summary {
     pub lines: Vec<String>,
     pub warnings: Vec<String>,
 }
 
-impl Report {
+impl Summary {
     pub(super) fn say(&mut self, line: String) {
         self.lines.push(line);
     }

@@ -1,7 +1,7 @@
 //! What the gateways hand a session: an outside agent's model and tool
 //! calls, each with where its answer goes, and the requests refused before
 //! they reached it. The engine serves them concurrently, each call a lane
-//! (`agent_lanes.rs`); the gateways only know these types.
+//! (`lanes.rs`); the gateways only know these types.
 
 use serde_json::Value;
 use tokio::sync::oneshot;

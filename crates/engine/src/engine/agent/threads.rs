@@ -10,23 +10,23 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use super::event::ThreadHow;
+use crate::engine::event::ThreadHow;
 use crate::model::ChatRequest;
 use crate::model::dialect::conversation::{MessageKey, extend, prefixes, request_keys};
 
 /// A model request, as threads read it.
-pub(super) struct Shape {
+pub(in crate::engine) struct Shape {
     /// Running hashes of its messages (`full[i]`: the first i + 1).
     full: Vec<u64>,
     /// The same without system messages.
     bare: Vec<u64>,
     /// Its tool names, sorted, hashed: a sub-agent offers others.
-    pub(super) tools: u64,
+    pub(in crate::engine) tools: u64,
 }
 
 impl Shape {
     /// A bridged agent's request as threads read it, from its body.
-    pub(super) fn of(req: &ChatRequest) -> Option<Shape> {
+    pub(in crate::engine) fn of(req: &ChatRequest) -> Option<Shape> {
         let chat = req.wire.as_ref()?.to_chat().ok()?;
         let mut names: Vec<&str> = req.tools.iter().map(|t| t.name.as_str()).collect();
         names.sort_unstable();
@@ -35,7 +35,7 @@ impl Shape {
         Some(Shape::new(&request_keys(&chat), h.finish()))
     }
 
-    pub(super) fn new(keys: &[MessageKey], tools: u64) -> Shape {
+    pub(in crate::engine) fn new(keys: &[MessageKey], tools: u64) -> Shape {
         Shape {
             full: prefixes(keys.iter().copied()),
             bare: prefixes(keys.iter().copied().filter(|k| !k.system)),
@@ -45,29 +45,29 @@ impl Shape {
 }
 
 /// Where a request goes: its thread, and the thread's start when it is new.
-pub(super) struct Placed {
-    pub(super) thread: u32,
-    pub(super) opened: Option<Opened>,
+pub(in crate::engine) struct Placed {
+    pub(in crate::engine) thread: u32,
+    pub(in crate::engine) opened: Option<Opened>,
     /// The own call (by call number) taken for this sub-agent's launcher.
-    pub(super) launched_by: Option<u64>,
+    pub(in crate::engine) launched_by: Option<u64>,
 }
 
-pub(super) struct Opened {
-    pub(super) name: String,
-    pub(super) parent: Option<u32>,
-    pub(super) how: ThreadHow,
+pub(in crate::engine) struct Opened {
+    pub(in crate::engine) name: String,
+    pub(in crate::engine) parent: Option<u32>,
+    pub(in crate::engine) how: ThreadHow,
 }
 
 /// One of the agent's own tool calls running when a new conversation
 /// began (and not yet taken for another's): its call, thread and tool.
-pub(super) struct Launcher {
-    pub(super) call: u64,
-    pub(super) thread: u32,
-    pub(super) tool: String,
+pub(in crate::engine) struct Launcher {
+    pub(in crate::engine) call: u64,
+    pub(in crate::engine) thread: u32,
+    pub(in crate::engine) tool: String,
 }
 
 #[derive(Default)]
-pub(super) struct Threads {
+pub(in crate::engine) struct Threads {
     list: Vec<Thread>,
     /// Every history a thread held after a reply, to that thread.
     tails: HashMap<u64, u32>,
@@ -100,12 +100,12 @@ struct InCall {
 }
 
 impl Threads {
-    pub(super) fn name(&self, thread: u32) -> Option<&str> {
+    pub(in crate::engine) fn name(&self, thread: u32) -> Option<&str> {
         self.list.get(thread as usize).map(|t| t.name.as_str())
     }
 
     /// Whether `thread` is the thread named `name` or one begun under it.
-    pub(super) fn within(&self, thread: u32, name: &str) -> bool {
+    pub(in crate::engine) fn within(&self, thread: u32, name: &str) -> bool {
         let mut at = Some(thread);
         while let Some(t) = at.and_then(|t| self.list.get(t as usize)) {
             if t.name == name {
@@ -116,7 +116,7 @@ impl Threads {
         false
     }
 
-    pub(super) fn tools(&self, thread: u32) -> Option<u64> {
+    pub(in crate::engine) fn tools(&self, thread: u32) -> Option<u64> {
         self.list.get(thread as usize).map(|t| t.tools)
     }
 
@@ -124,7 +124,13 @@ impl Threads {
     /// agent (`X-Switchyard-Agent`), while the `running` own calls ran
     /// (earliest first): a new conversation is the sub-agent of the first
     /// whose thread offers other tools.
-    pub(super) fn place(&mut self, call: u64, shape: &Shape, named: Option<&str>, running: &[Launcher]) -> Placed {
+    pub(in crate::engine) fn place(
+        &mut self,
+        call: u64,
+        shape: &Shape,
+        named: Option<&str>,
+        running: &[Launcher],
+    ) -> Placed {
         let (full, bare) = (shape.full.last().copied().unwrap_or(0), shape.bare.last().copied().unwrap_or(0));
         let placed = self.find(shape, named, running);
         let t = &mut self.list[placed.thread as usize];
@@ -199,13 +205,13 @@ impl Threads {
     }
 
     /// The thread of call `call`, while it is in flight.
-    pub(super) fn of_call(&self, call: u64) -> Option<u32> {
+    pub(in crate::engine) fn of_call(&self, call: u64) -> Option<u32> {
         self.calls.get(&call).map(|c| c.thread)
     }
 
     /// Call `call` was answered with `reply` (the agent's next request of
     /// the thread repeats it); `handoff`: the agent it hands off to.
-    pub(super) fn answered(&mut self, call: u64, reply: Option<MessageKey>, handoff: Option<String>) {
+    pub(in crate::engine) fn answered(&mut self, call: u64, reply: Option<MessageKey>, handoff: Option<String>) {
         let Some(c) = self.calls.remove(&call) else { return };
         let t = &mut self.list[c.thread as usize];
         t.in_flight = t.in_flight.saturating_sub(1);
@@ -217,7 +223,7 @@ impl Threads {
     }
 
     /// Call `call` failed or was abandoned: its thread was not carried on.
-    pub(super) fn dropped(&mut self, call: u64) {
+    pub(in crate::engine) fn dropped(&mut self, call: u64) {
         let Some(c) = self.calls.remove(&call) else { return };
         let t = &mut self.list[c.thread as usize];
         t.in_flight = t.in_flight.saturating_sub(1);

@@ -11,7 +11,7 @@ use switchyard::config::Config;
 use super::agent::{gateway_only, with_agent_role};
 
 #[derive(Args, Debug, Default)]
-pub(super) struct GatewayArgs {
+pub(crate) struct GatewayArgs {
     /// Where to listen (default: a free port on 127.0.0.1).
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
@@ -19,7 +19,7 @@ pub(super) struct GatewayArgs {
     #[arg(long)]
     trace: Option<PathBuf>,
     #[command(flatten)]
-    common: super::args::Common,
+    common: crate::cli::args::Common,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -28,22 +28,22 @@ pub(super) struct GatewayArgs {
 /// `switchyard gateway`: prints the environment an agent needs, serves its
 /// model calls until Ctrl-C (or SIGTERM), then ends the session as `q`
 /// would (the trace closed) and prints its summary.
-pub(super) fn serve(config: &Config, a: GatewayArgs) -> Result<std::process::ExitCode> {
-    let mut opts = super::setup::common_options(&a.common)?;
+pub(crate) fn serve(config: &Config, a: GatewayArgs) -> Result<std::process::ExitCode> {
+    let mut opts = crate::cli::setup::common_options(&a.common)?;
     opts.trace = a.trace.clone();
-    let rt = super::setup::runtime()?;
-    let config = &with_agent_role(&super::setup::with_models(config, &a.common.models)?);
+    let rt = crate::cli::setup::runtime()?;
+    let config = &with_agent_role(&crate::cli::setup::with_models(config, &a.common.models)?);
     let gateway = gateway_only(config, &rt, a.listen, &mut opts)?;
     let mut prepared = switchyard::session::prepare(config, &opts)?;
     let kind = switchyard::remote::SessionKind::Gateway;
-    let _endpoint = super::remote::serve(config, &rt, &mut prepared, kind, a.trace.as_deref())?;
+    let _endpoint = crate::cli::remote::serve(config, &rt, &mut prepared, kind, a.trace.as_deref())?;
     // The token goes to the user, on stdout only: it is what the agent
     // must send, and nothing Switchyard writes keeps it.
     for (k, v) in gateway.agent_env() {
         println!("export {k}={v}");
     }
     eprintln!("model gateway ready at {}; Ctrl-C ends the session", gateway.openai_base_url());
-    let outcome = rt.block_on(super::setup::serve_until_signal(prepared, std::future::pending(), "gateway"))?;
+    let outcome = rt.block_on(crate::cli::setup::serve_until_signal(prepared, std::future::pending(), "gateway"))?;
     drop(gateway);
-    super::run::report(&outcome.state, a.json, a.trace.as_deref())
+    crate::cli::run::report(&outcome.state, a.json, a.trace.as_deref())
 }

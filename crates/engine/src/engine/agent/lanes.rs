@@ -13,17 +13,17 @@ use std::sync::Arc;
 use futures::future::{AbortHandle, Abortable};
 use tokio::sync::mpsc;
 
-use super::agent_calls::{AgentNext, Bridged, BridgedCall, BridgedToolCall, GatewayRefusal, Refusal, ToolEnd};
-use super::agent_state::{Cut, Ended, EndedWhat, ModelGo, OpenLane, Running, Slot, Work};
-use super::agent_threads::{Launcher, Opened, Shape};
-use super::approval::Vetted;
-use super::calls::unknown_tool;
-use super::conductor::Engine;
-use super::control::{Control, LaneAction};
-use super::error::EngineError;
-use super::event::EventKind;
-use super::host::Halt;
+use super::calls::{AgentNext, Bridged, BridgedCall, BridgedToolCall, GatewayRefusal, Refusal, ToolEnd};
+use super::state::{Cut, Ended, EndedWhat, ModelGo, OpenLane, Running, Slot, Work};
+use super::threads::{Launcher, Opened, Shape};
 use crate::budget::btp::RunBudget;
+use crate::engine::approval::Vetted;
+use crate::engine::calls::unknown_tool;
+use crate::engine::conductor::Engine;
+use crate::engine::control::{Control, LaneAction};
+use crate::engine::error::EngineError;
+use crate::engine::event::EventKind;
+use crate::engine::host::Halt;
 use crate::model::ModelError;
 use crate::model::stream::{Delta, Tokens};
 use crate::tool::{ToolError, ToolErrorKind};
@@ -42,7 +42,7 @@ impl Engine {
     /// hear of: a tool call ended, a call arrived or ended, a control was
     /// applied, or the gateways closed. Cancel-safe but for an approval it
     /// waits on: only the agent's exit should drop it.
-    pub(super) async fn serve_agent(
+    pub(in crate::engine) async fn serve_agent(
         &mut self,
         mut incoming: Option<&mut mpsc::Receiver<Bridged>>,
         budget: Option<&mut RunBudget>,
@@ -389,7 +389,7 @@ impl Engine {
             let _ = reply.send(Ok(Err(error.clone())));
             return Ok(Some(AgentNext::Tool { tool, args, end: ToolEnd::Ran(Err(error)) }));
         };
-        if let Some((reason, detail)) = budget.and_then(|b| super::btp::refusal(b, &tool)) {
+        if let Some((reason, detail)) = budget.and_then(|b| crate::engine::budgeting::refusal(b, &tool)) {
             self.agent.open.remove(i);
             self.emit(EventKind::Refused { tool: tool.clone(), reason, detail: detail.clone() })?;
             let _ = reply.send(Ok(Err(ToolError::new(ToolErrorKind::Refused, detail.clone()))));
@@ -528,7 +528,7 @@ impl Engine {
     /// The run ends (stopped, restarted, the agent gone): every running
     /// call is cut short and ends with its result, every waiting one is
     /// abandoned; nothing is left without its end in the trace.
-    pub(super) async fn end_agent_calls(&mut self, why: &str) -> Result<Vec<AgentNext>, Halt> {
+    pub(in crate::engine) async fn end_agent_calls(&mut self, why: &str) -> Result<Vec<AgentNext>, Halt> {
         let mut ends: Vec<AgentNext> = (self.agent.own.ended.drain(..))
             .map(|(tool, args, result)| AgentNext::Tool { tool, args, end: ToolEnd::Ran(result) })
             .collect();
@@ -567,7 +567,7 @@ impl Engine {
 
     /// The user's action on one of the agent's lanes, as on a rewoo
     /// step's: false when no call of the agent is open.
-    pub(super) fn agent_lane_control(&mut self, lane: u32, action: LaneAction) -> Result<bool, EngineError> {
+    pub(in crate::engine) fn agent_lane_control(&mut self, lane: u32, action: LaneAction) -> Result<bool, EngineError> {
         if let Some(own) = self.agent.own.by_lane(lane) {
             // The agent runs it: only its result can be failed.
             let LaneAction::Fail { fault } = action else {
@@ -666,7 +666,7 @@ fn cut_error(cut: Option<&Cut>, what: &str) -> String {
 /// The HTTP status in a model call's error, as `ModelError::Http` writes
 /// it ("model endpoint answered HTTP 400: …"), so the agent can be told
 /// the upstream refused its request rather than that it failed.
-pub(super) fn upstream_status(error: &str) -> Option<u16> {
+pub(in crate::engine) fn upstream_status(error: &str) -> Option<u16> {
     let rest = error.split("model endpoint answered HTTP ").nth(1)?;
     rest.get(..3)?.parse().ok()
 }
