@@ -12,7 +12,9 @@ use switchyard::batch::{self, Batch, EvalSpec, matrix_axis};
 use switchyard::config::Config;
 use switchyard::engine::{ParamChange, StrategyKind};
 use switchyard::eval::metrics::{MatrixRow, Metrics, matrix_table, table};
-use switchyard::eval::results::{EvalMeta, Learned, RESULTS, RowWriter, Tally, by_setting, read_rows};
+use switchyard::eval::results::{
+    EvalMeta, Learned, RESULTS, RowWriter, Tally, by_setting, read_rows, trace_path, write_trace,
+};
 use switchyard::eval::shard::Shard;
 use switchyard::model::Role;
 use switchyard::session;
@@ -67,6 +69,10 @@ pub(super) struct EvalArgs {
     /// finishes), eval.json and the report (default: DATA_DIR/evals/DATE-TIME).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Keep no trace of each task (`traces/SETTING/task-N.jsonl`, what `scan` and `replay`
+    /// read): for a library so large that every trace's list of tools weighs.
+    #[arg(long)]
+    no_traces: bool,
     /// Go on with the eval in --out DIR: finished tasks are not run again.
     #[arg(long, requires = "out")]
     resume: bool,
@@ -197,8 +203,13 @@ pub(super) fn eval(config: &Config, a: EvalArgs) -> Result<ExitCode> {
         };
         let mut fresh = Vec::new();
         let outcome = rt.block_on(until_signal(async {
-            batch::run(batch, |run| {
+            batch::run(batch, |mut run| {
                 let task = &tasks[run.index];
+                let events = std::mem::take(&mut run.events);
+                if !a.no_traces {
+                    write_trace(&trace_path(&out, &s.label, run.index), &events)
+                        .map_err(|e| session::SetupError::Invalid(e.to_string()))?;
+                }
                 let row = run.into_row(&s.label, s.strategy, s.sweep.clone(), task);
                 writer.write(&row).map_err(|e| session::SetupError::Invalid(e.to_string()))?;
                 tally.add(&row);

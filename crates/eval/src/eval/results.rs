@@ -348,6 +348,44 @@ impl RowWriter {
     }
 }
 
+/// The folder of an eval's traces, one file per task and setting.
+pub const TRACES: &str = "traces";
+
+/// Where an eval in `dir` keeps the trace of task `index` (from 0) under
+/// `setting`: `traces/SETTING/task-INDEX.jsonl`, the setting's label made
+/// a file name (`react (k=all)` → `react-k-all`).
+pub fn trace_path(dir: &Path, setting: &str, index: usize) -> PathBuf {
+    dir.join(TRACES).join(file_name(setting)).join(format!("task-{index:04}.jsonl"))
+}
+
+fn file_name(label: &str) -> String {
+    let mut out = String::new();
+    for c in label.chars() {
+        if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out = out.trim_end_matches('-').to_string();
+    if out.is_empty() { "setting".into() } else { out }
+}
+
+/// Writes one task's events as a trace, whole or not at all, before its
+/// row: a row in `results.jsonl` means its trace is on disk.
+pub fn write_trace(path: &Path, events: &[crate::engine::Event]) -> Result<(), ResultsError> {
+    let io = |source| ResultsError::Io { path: path.into(), source };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let mut text = String::new();
+    for e in events {
+        text.push_str(&serde_json::to_string(e).expect("an event serialises"));
+        text.push('\n');
+    }
+    super::write_atomic(path, text.as_bytes()).map_err(io)
+}
+
 /// The settings in the order they first appear, each with its rows sorted
 /// by task index.
 pub fn by_setting(rows: &[TaskRow]) -> Vec<(String, Vec<&TaskRow>)> {

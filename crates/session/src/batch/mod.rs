@@ -39,6 +39,8 @@ pub struct TaskRun {
     /// How many tasks' learning it started from (the shard's first ones).
     pub learnt_from: usize,
     pub calls: Vec<CallMade>,
+    /// Everything its engine said, as a trace keeps it (no live-only event).
+    pub events: Vec<crate::engine::Event>,
     pub wall_ms: u64,
 }
 
@@ -190,9 +192,13 @@ pub async fn run(b: Batch<'_>, mut on_done: impl FnMut(TaskRun) -> Result<(), Se
                 }
                 let outcome = outcome?;
                 let mut calls = Vec::new();
+                let mut trace = Vec::new();
                 while let Ok(e) = events.try_recv() {
-                    if let EventKind::ToolCall { tool, args, .. } = e.kind {
-                        calls.push(CallMade { tool, args });
+                    if let EventKind::ToolCall { tool, args, .. } = &e.kind {
+                        calls.push(CallMade { tool: tool.clone(), args: args.clone() });
+                    }
+                    if !e.kind.is_live_only() {
+                        trace.push(e);
                     }
                 }
                 let learned = Learned {
@@ -212,6 +218,7 @@ pub async fn run(b: Batch<'_>, mut on_done: impl FnMut(TaskRun) -> Result<(), Se
                         learned,
                         learnt_from,
                         calls,
+                        events: trace,
                         wall_ms: started.elapsed().as_millis() as u64,
                     },
                 ))
