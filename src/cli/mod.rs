@@ -76,6 +76,10 @@ enum Command {
         /// dark, light, high-contrast, or a theme file.
         #[arg(long)]
         theme: Option<String>,
+        /// Open with the cursor after event N (from 1: the trace's Nth line), e.g. where
+        /// `scan` points; the end of the trace without it.
+        #[arg(long, value_name = "N")]
+        at: Option<usize>,
     },
     /// Run tasks headless and print a summary.
     Run(RunArgs),
@@ -175,7 +179,7 @@ pub fn main() -> Result<ExitCode> {
     }
     match command {
         Command::Ui(a) => ui::workbench(&config, a),
-        Command::Replay { file, theme } => ui::replay(&config, &file, theme),
+        Command::Replay { file, theme, at } => ui::replay(&config, &file, theme, at),
         Command::Fork(a) => fork::fork(&config, a),
         Command::Resume(a) => resume::resume(&config, a),
         Command::Run(a) => run::run(&config, a),

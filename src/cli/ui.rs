@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use color_eyre::eyre::Result;
+use color_eyre::eyre::{Result, eyre};
 
 use switchyard::config::Config;
 use switchyard::engine::fork::AtForkPoint;
@@ -104,9 +104,17 @@ pub(super) fn ended(end: LiveEnd, trace: &std::path::Path) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<String>) -> Result<ExitCode> {
+pub(super) fn replay(
+    config: &Config,
+    file: &std::path::Path,
+    theme: Option<String>,
+    at: Option<usize>,
+) -> Result<ExitCode> {
     let theme = Theme::resolve(theme.as_deref().unwrap_or(&config.theme))?;
     let read = read_trace_file(file)?;
+    if let Some(n) = at.filter(|n| *n > read.events.len()) {
+        return Err(eyre!("--at {n}: {} holds {} events", file.display(), read.events.len()));
+    }
     // Said again in the replay's status line: stderr is hidden behind it.
     let torn = read.torn.map(|t| format!("{}: {t}", file.display()));
     if let Some(t) = &torn {
@@ -114,7 +122,7 @@ pub(super) fn replay(config: &Config, file: &std::path::Path, theme: Option<Stri
     }
     switchyard::ui::term::check_terminal()?;
     let rt = runtime()?;
-    let replay = switchyard::ui::term::run_replay(read.events, theme.clone(), config.data_dir().ok(), torn);
+    let replay = switchyard::ui::term::run_replay(read.events, at, theme.clone(), config.data_dir().ok(), torn);
     let Some(at) = rt.block_on(replay)? else {
         return Ok(ExitCode::SUCCESS);
     };

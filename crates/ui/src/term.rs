@@ -285,6 +285,7 @@ impl Steer {
 /// trace's last line was torn).
 pub async fn run_replay(
     events: Vec<Event>,
+    at: Option<usize>,
     theme: Theme,
     data_dir: Option<PathBuf>,
     notice: Option<String>,
@@ -292,6 +293,9 @@ pub async fn run_replay(
     check_terminal()?;
     let mut terminal = ratatui::try_init()?;
     let mut app = App::replay(events);
+    if let Some(n) = at {
+        app.seek(n);
+    }
     app.nav.flash = notice;
     let mut keys = crossterm::event::EventStream::new();
     let result = event_loop(&mut terminal, &mut keys, app, None, &theme, data_dir.as_deref()).await;
