@@ -13,7 +13,7 @@ pub use switchyard_bridge::{gateway, mcp_gateway};
 pub use switchyard_core::{budget, dataset, graph, jsonl, model, program, retrieve, task, text, tool};
 pub use switchyard_dense as dense;
 pub use switchyard_engine::{engine, strategy};
-pub use switchyard_eval::{eval, sim, traces};
+pub use switchyard_eval::{eval, scan, sim, traces};
 pub use switchyard_lab as lab;
 pub use switchyard_otel as otel;
 pub use switchyard_remote as remote;

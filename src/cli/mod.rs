@@ -18,6 +18,7 @@ mod report;
 mod resume;
 mod retrieval;
 mod run;
+mod scan;
 mod setup;
 mod soak_plot;
 mod tools;
@@ -106,6 +107,9 @@ enum Command {
     Report(report::ReportArgs),
     /// Two evals side by side: the tasks that flipped and how the metrics moved.
     Compare(report::CompareArgs),
+    /// Failures across many runs: rule scanners over each run, a model that names each failed
+    /// run's failure, the failures grouped into kinds (an eval's folder, or traces).
+    Scan(scan::ScanArgs),
     /// BTP's plan for a task: tool, cost, v, F̃, planned calls and cost, R.
     Plan {
         #[arg(long)]
@@ -191,6 +195,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Eval(a) => eval::eval(&config, a),
         Command::Report(a) => report::report(a),
         Command::Compare(a) => report::compare(a),
+        Command::Scan(a) => scan::scan(&config, a),
         Command::Plan { task, budget, tau, json } => budget::plan(&config, &task, budget, tau, json),
         Command::Experience(ExperienceCommand::Import { file }) => budget::experience_import(&config, &file),
         Command::Experience(ExperienceCommand::Show) => budget::experience_show(&config),

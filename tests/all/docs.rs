@@ -188,7 +188,8 @@ fn config_page_documents_every_key_the_config_accepts() {
     // [roles] is a map from role to model, checked by hand against the roles.
     let e = load_error(dir.path(), "[roles]\nzz_not_a_key = \"sim\"\n");
     assert!(e.contains("unknown role"), "{e}");
-    let roles: BTreeSet<String> = Role::ALL.iter().chain([&Role::Agent]).map(|r| r.as_str().to_string()).collect();
+    let roles: BTreeSet<String> =
+        Role::ALL.iter().chain([&Role::Agent, &Role::Scanner]).map(|r| r.as_str().to_string()).collect();
     doc.check("[roles]", &roles, &[]);
 
     // A rewoo category's table is taken apart by hand in crates/session/src/config.rs (an

@@ -56,6 +56,7 @@ mod rewoo_engine;
 mod rewoo_parse;
 mod sample_library;
 mod sandbox;
+mod scan;
 mod secrets;
 mod sim;
 mod soak_bounds;

@@ -3,6 +3,7 @@
 //! from their traces (`traces`: diffs, trajectories, a session's summary).
 
 pub mod eval;
+pub mod scan;
 pub mod sim;
 pub mod traces;
 

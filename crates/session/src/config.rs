@@ -588,7 +588,7 @@ impl Config {
             let r = Role::parse(&role).ok_or_else(|| {
                 field(
                     &format!("roles.{role}"),
-                    "unknown role (planner, solver, actor, evaluator, classifier, judge, agent)".into(),
+                    "unknown role (planner, solver, actor, evaluator, classifier, judge, agent, scanner)".into(),
                 )
             })?;
             if !c.models.contains_key(&model) {
@@ -660,6 +660,18 @@ impl Config {
             }
         }
         Ok(models)
+    }
+
+    /// The model a role plays with, built alone (`scan`'s scanner): the
+    /// role's model in `[roles]`, else the actor's.
+    pub fn role_model(&self, role: Role, seed: u64) -> Result<(String, Arc<dyn ChatModel>), ConfigError> {
+        let name = self.roles.get(&role).or_else(|| self.roles.get(&Role::Actor)).cloned().unwrap_or_default();
+        self.named_model(&name, seed)
+    }
+
+    /// The configured model `name`, built alone.
+    pub fn named_model(&self, name: &str, seed: u64) -> Result<(String, Arc<dyn ChatModel>), ConfigError> {
+        Ok((name.to_string(), self.build_model(name, seed)?.model))
     }
 
     fn build_model(&self, name: &str, seed: u64) -> Result<ModelSlot, ConfigError> {

@@ -32,6 +32,10 @@ pub enum Role {
     /// An outside agent's own model calls, bridged through the gateway. Not
     /// in [`Role::ALL`]: no strategy of Switchyard's calls it.
     Agent,
+    /// `scan`'s reader of a failed run's transcript, which names its
+    /// failure, and namer of each group of them. Not in [`Role::ALL`]: no
+    /// run calls it.
+    Scanner,
 }
 
 impl Role {
@@ -47,11 +51,12 @@ impl Role {
             Role::Classifier => "classifier",
             Role::Judge => "judge",
             Role::Agent => "agent",
+            Role::Scanner => "scanner",
         }
     }
 
     pub fn parse(s: &str) -> Option<Role> {
-        Role::ALL.into_iter().chain([Role::Agent]).find(|r| r.as_str() == s)
+        Role::ALL.into_iter().chain([Role::Agent, Role::Scanner]).find(|r| r.as_str() == s)
     }
 }
 
@@ -240,6 +245,8 @@ impl ReplyTokens {
             Role::Planner => Some(self.planner),
             Role::Solver => Some(self.solver),
             Role::Agent => None,
+            // `scan`'s requests carry their own (a phrase and a number).
+            Role::Scanner => None,
         }
     }
 }

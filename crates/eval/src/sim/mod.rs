@@ -31,6 +31,7 @@ mod observation;
 mod planner;
 mod relevance;
 mod rerank;
+mod scanner;
 mod solver;
 mod synthetic_questions;
 
@@ -107,6 +108,7 @@ impl SimModel {
             Role::Planner => planner::planner_reply(&req.messages, self.config.noise, rng),
             Role::Solver => solver::solver_reply(&req.messages, self.config.noise, rng),
             Role::Agent => agent::agent_reply(&req.messages, &req.tools).0,
+            Role::Scanner => scanner::scanner_reply(&req.messages),
         }
     }
 }

@@ -10,7 +10,7 @@
 //! sides; and how the runs' summaries moved.
 
 pub mod render;
-mod text;
+pub(crate) mod text;
 
 use std::collections::{BTreeMap, BTreeSet};
 
