@@ -194,7 +194,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Ctl(a) => remote::ctl(&config, a),
         Command::Eval(a) => eval::eval(&config, a),
         Command::Report(a) => report::report(a),
-        Command::Compare(a) => report::compare(a),
+        Command::Compare(a) => report::compare(&config, a),
         Command::Scan(a) => scan::scan(&config, a),
         Command::Plan { task, budget, tau, json } => budget::plan(&config, &task, budget, tau, json),
         Command::Experience(ExperienceCommand::Import { file }) => budget::experience_import(&config, &file),

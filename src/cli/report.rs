@@ -48,6 +48,10 @@ pub(super) struct CompareArgs {
     first: PathBuf,
     /// The second eval's output folder.
     second: PathBuf,
+    /// Also the kinds of failure, from each eval's scan (`switchyard scan DIR` first): how
+    /// many runs each kind holds on each side, the one that grew most first.
+    #[arg(long)]
+    groups: bool,
     #[arg(long)]
     json: bool,
 }
@@ -106,16 +110,18 @@ pub(super) fn report(a: ReportArgs) -> Result<ExitCode> {
 }
 
 /// `switchyard compare DIR1 DIR2`: the tasks that flipped and the deltas.
-pub(super) fn compare(a: CompareArgs) -> Result<ExitCode> {
+pub(super) fn compare(config: &switchyard::config::Config, a: CompareArgs) -> Result<ExitCode> {
     let first = summary::load(&a.first)?;
     let second = summary::load(&a.second)?;
     let c = compare_rows(&first.rows, &second.rows);
+    let kinds = if a.groups { Some(super::scan::kinds(config, &a.first, &a.second)?) } else { None };
     if a.json {
         let out = serde_json::json!({
             "first": a.first,
             "second": a.second,
             "cost_unit": first.meta.cost_unit,
             "comparison": c,
+            "kinds": kinds,
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
@@ -130,5 +136,9 @@ pub(super) fn compare(a: CompareArgs) -> Result<ExitCode> {
     }
     println!();
     print!("{}", describe(&c, &first.meta.cost_unit));
+    if let Some(kinds) = &kinds {
+        println!("\nkinds of failure (from the scans beside the evals):");
+        print!("{}", switchyard::scan::compare::table(kinds));
+    }
     Ok(ExitCode::SUCCESS)
 }

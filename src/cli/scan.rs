@@ -50,6 +50,10 @@ pub(super) struct ScanArgs {
     /// docs): each scanner's precision and recall, printed and in the report.
     #[arg(long)]
     validate: bool,
+    /// Then open the Scan view: the kinds of failure and the rules, their runs, each run's
+    /// replay at the event its scanner pointed to.
+    #[arg(long, conflicts_with = "json")]
+    view: bool,
     /// Print the groups and the rules' counts as JSON.
     #[arg(long)]
     json: bool,
@@ -203,7 +207,32 @@ pub(super) fn scan(config: &Config, a: ScanArgs) -> Result<ExitCode> {
         print!("\n{}", scan::validate::table(scores));
     }
     println!("report: {}", written[0].display());
+    if a.view {
+        view(config, &source, &rows, &groups, &rt)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The Scan view, and each replay it asks for, until the user quits.
+fn view(
+    config: &Config,
+    source: &Source,
+    rows: &[RunScan],
+    groups: &[switchyard::scan::group::Group],
+    rt: &tokio::runtime::Runtime,
+) -> Result<()> {
+    use switchyard::ui::scan_screen::{ScanScreen, run};
+    let theme = switchyard::ui::Theme::resolve(&config.theme)?;
+    let mut screen = ScanScreen::new(source, rows, groups);
+    loop {
+        rt.block_on(run(&mut screen, &theme))?;
+        match screen.take_open() {
+            Some((trace, at)) => {
+                super::ui::replay(config, &trace, Some(config.theme.clone()), at)?;
+            }
+            None => return Ok(()),
+        }
+    }
 }
 
 /// The embedder the phrases are compared with, and its default threshold.
@@ -236,3 +265,39 @@ fn unreadable(item: &scan::Item, row: &switchyard::eval::results::TaskRow, why: 
     }
 }
 
+/// The kinds of failure of two evals, from the scans beside them.
+pub(super) fn kinds(
+    config: &Config,
+    before: &std::path::Path,
+    after: &std::path::Path,
+) -> Result<Vec<switchyard::scan::compare::KindDelta>> {
+    use switchyard::scan::compare::{Side, by_kind};
+    use switchyard::scan::group::Group;
+    use switchyard::scan::store::{RUNS, read_runs};
+    let load = |eval: &std::path::Path| -> Result<(Vec<RunScan>, Vec<Group>)> {
+        let dir = Source::Eval(eval.to_path_buf())
+            .default_out(None)
+            .ok_or_else(|| eyre!("{}: no folder name", eval.display()))?;
+        let groups_file = dir.join(GROUPS);
+        let text = std::fs::read_to_string(&groups_file).map_err(|_| {
+            eyre!(
+                "{}: no scan with a model beside it ({} is missing): run `switchyard scan {}` first",
+                eval.display(),
+                groups_file.display(),
+                eval.display()
+            )
+        })?;
+        let groups =
+            serde_json::from_str(&text).wrap_err_with(|| format!("{}: not a scan's groups", groups_file.display()))?;
+        Ok((read_runs(&dir.join(RUNS))?, groups))
+    };
+    let (rows_b, groups_b) = load(before)?;
+    let (rows_a, groups_a) = load(after)?;
+    let (embedder, threshold) = embedder(Compare::Minilm, config.data_dir().ok().as_deref())?;
+    Ok(by_kind(
+        Side { rows: &rows_b, groups: &groups_b },
+        Side { rows: &rows_a, groups: &groups_a },
+        embedder.as_ref(),
+        threshold,
+    )?)
+}

@@ -74,4 +74,5 @@ mod ui_model_faults;
 mod ui_panes;
 mod ui_program;
 mod ui_rewoo;
+mod ui_scan;
 mod ui_theme;

@@ -186,3 +186,40 @@ fn replay_opens_at_the_event_it_is_given_and_refuses_one_past_the_end() {
     );
 }
 
+#[test]
+fn compare_by_kind_says_which_kinds_of_failure_grew() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    let (before, after) = (dir.path().join("before"), dir.path().join("after"));
+    eval(data, &before, &["calculator:error:until-cleared"]);
+    eval(data, &after, &["calculator:error:until-cleared", "model:actor:http-500:p=0.3"]);
+    let ask = |args: &[&str]| {
+        let mut all = vec!["--data-dir", data, "compare", before.to_str().unwrap(), after.to_str().unwrap()];
+        all.extend_from_slice(args);
+        run(&all)
+    };
+    // Before a scan: an error that says what to run.
+    let o = ask(&["--groups"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("switchyard scan"), "{}", String::from_utf8_lossy(&o.stderr));
+    for e in [&before, &after] {
+        json(&scan(data, &[e.to_str().unwrap(), "--embedder", "words", "--json"]));
+    }
+    let c = json(&ask(&["--groups", "--json"]));
+    let kinds = c["kinds"].as_array().unwrap();
+    let grew = &kinds[0];
+    assert_eq!(grew["name"], "the model's calls kept failing", "{c}");
+    assert_eq!(grew["before"], 0);
+    let failed_after = std::fs::read_to_string(after.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"outcome\":\"failed\""))
+        .count();
+    assert_eq!(grew["after"].as_u64().unwrap() as usize, failed_after);
+    // The calculator's failures are one kind on both sides.
+    let calc: Vec<&serde_json::Value> = kinds.iter().filter(|k| k["before"].as_u64().unwrap() > 0).collect();
+    assert!(!calc.is_empty(), "{c}");
+    let plain = ask(&["--groups"]);
+    assert!(String::from_utf8_lossy(&plain.stdout).contains("kinds of failure (from the scans beside the evals)"));
+}

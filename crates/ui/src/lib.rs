@@ -11,6 +11,7 @@ mod format;
 pub mod navigation;
 pub mod panes;
 mod review;
+pub mod scan_screen;
 pub mod svg;
 pub mod symbols;
 pub mod term;
@@ -25,6 +26,6 @@ pub use theme::Theme;
 // of them this crate may name.
 use switchyard_core::{graph, model, tool};
 use switchyard_engine::engine;
-use switchyard_eval::{eval, traces};
+use switchyard_eval::{eval, scan, traces};
 use switchyard_remote as remote;
 use switchyard_session::{config, session};

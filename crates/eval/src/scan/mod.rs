@@ -4,6 +4,7 @@
 //! kinds of failure, each with its count, its tasks and example runs.
 //! The results live in a folder of their own beside what was scanned.
 
+pub mod compare;
 pub mod group;
 pub mod prompt;
 pub mod report;
