@@ -234,6 +234,7 @@ fn long_session(make_graph: MakeGraph) -> Vec<Event> {
                 usage: Usage::new(2700, 36),
                 steps: 3,
                 tool_calls: 3,
+                expect: None,
             },
         ));
         let scores: BTreeMap<String, i32> = path.iter().map(|p| (p.clone(), rng.random_range(-3..=3))).collect();

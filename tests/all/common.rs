@@ -597,6 +597,7 @@ pub fn rewoo_events(finish: bool) -> Vec<switchyard::engine::Event> {
                 usage: Usage::new(800, 148),
                 steps: 4,
                 tool_calls: 5,
+                expect: None,
             },
         ),
     ]);

@@ -565,6 +565,39 @@ async fn cost_and_tokens_over_a_line_pause_once_per_run() {
 }
 
 #[tokio::test(flavor = "current_thread")]
+async fn a_broken_expectation_pauses_when_it_breaks_and_the_run_end_gives_the_verdict() {
+    // Calls with other arguments than expected, then a second call over the cap.
+    let expect = |v: serde_json::Value| serde_json::from_value::<switchyard::task::Expect>(v).unwrap();
+    let strict = Task {
+        expect: expect(json!({
+            "args": [{"tool": "calculator", "args": {"expression": "6*7"}}],
+            "max_calls": 1,
+            "tools": ["calculator"]
+        })),
+        ..calc_task()
+    };
+    let kept = Task { expect: expect(json!({"tool_set": ["calculator"]})), ..calc_task() };
+    let events = run_with_breaks(script(2), StrategyKind::React, vec![brk("expect-failed")], vec![strict, kept]).await;
+    let h = hits(&events);
+    // Run 1: the first call keeps every expectation; the second breaks two at once.
+    assert_eq!(h.len(), 1, "{h:?}");
+    assert!(h[0].1.contains("max_calls: 2 calls, at most 1 expected"), "{h:?}");
+    assert!(h[0].1.contains("args: call 2 of calculator: 'expression' is \"6*7+0\""), "{h:?}");
+    paused_after_each_hit(&events);
+    let verdicts: Vec<(u32, Option<switchyard::task::ExpectVerdict>)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::RunFinished { expect, .. } => Some((e.run, expect.clone())),
+            _ => None,
+        })
+        .collect();
+    let first = verdicts[0].1.as_ref().expect("run 1 has a verdict");
+    assert_eq!(first.checked, 3);
+    assert_eq!(first.broken.iter().map(|b| b.expect.as_str()).collect::<Vec<_>>(), ["max_calls", "args"]);
+    assert!(verdicts[1].1.as_ref().is_some_and(|v| v.met() && v.checked == 1), "{verdicts:?}");
+}
+
+#[tokio::test(flavor = "current_thread")]
 async fn a_step_of_a_run_pauses_before_its_first_call() {
     let events = run_with_breaks(
         script(2),

@@ -42,6 +42,7 @@ fn row(setting: &str, strategy: &str, index: usize) -> TaskRow {
         roles: vec![],
         wall_ms: 5,
         learnt_from: 0,
+        expect: None,
         gold_call: None,
         learned: Learned::default(),
     }

@@ -223,3 +223,67 @@ fn compare_by_kind_says_which_kinds_of_failure_grew() {
     let plain = ask(&["--groups"]);
     assert!(String::from_utf8_lossy(&plain.stdout).contains("kinds of failure (from the scans beside the evals)"));
 }
+
+#[test]
+fn expectations_on_the_path_are_judged_reported_and_scanned() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    let tasks = dir.path().join("tasks.toml");
+    std::fs::write(
+        &tasks,
+        r#"[[task]]
+id = "kept"
+query = "What is the capital of the country 'Australia'?"
+answer = "Canberra"
+[task.expect]
+tools = ["geo_lookup"]
+args = [{ tool = "geo_lookup", args = { country = "Australia" } }]
+max_calls = 2
+
+[[task]]
+id = "broken"
+query = "Calculate (17 + 5) * 3 - 4."
+answer = "62"
+[task.expect]
+tool_set = ["geo_lookup"]
+"#,
+    )
+    .unwrap();
+    let ev = dir.path().join("ev");
+    let o = run(&[
+        "--data-dir",
+        data,
+        "eval",
+        "--strategy",
+        "react",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--out",
+        ev.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<Value> = std::fs::read_to_string(ev.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows[0]["expect"], serde_json::json!({"checked": 3}));
+    assert_eq!(rows[1]["expect"]["broken"][0]["detail"], "never called: geo_lookup");
+    let report = std::fs::read_to_string(ev.join("report.md")).unwrap();
+    assert!(report.contains("## Expectations on the path"), "{report}");
+    assert!(report.contains("| 2 | 1 (50.0%) | tool_set ×1 |"), "{report}");
+    let s = json(&scan(data, &[ev.to_str().unwrap(), "--rules-only", "--json"]));
+    assert_eq!(s["rules"]["expect-failed"], 1, "{s}");
+
+    // A mistake in an expectation names the task and the field.
+    std::fs::write(&tasks, "[[task]]\nid = \"a\"\nquery = \"q\"\n[task.expect]\nmax_cost = -1\n").unwrap();
+    let o = run(&["--data-dir", data, "run", "--tasks", tasks.to_str().unwrap(), "--no-save"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("expect.max_cost") && err.contains("task 1"), "{err}");
+    std::fs::write(&tasks, "[[task]]\nid = \"a\"\nquery = \"q\"\n[task.expect]\nmax_call = 1\n").unwrap();
+    let o = run(&["--data-dir", data, "run", "--tasks", tasks.to_str().unwrap(), "--no-save"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("max_call"), "{err}");
+}

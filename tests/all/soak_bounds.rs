@@ -112,6 +112,7 @@ fn run_events(run: u32) -> Vec<Event> {
                 usage: Usage::new(100 + u64::from(run % 13), 7),
                 steps: 1 + run % 4,
                 tool_calls: 1,
+                expect: None,
             },
         ),
     ]

@@ -268,6 +268,7 @@ fn the_fold_knows_the_running_line_and_forgets_it_when_the_program_ends() {
             usage: Usage::default(),
             steps: 1,
             tool_calls: 2,
+            expect: None,
         },
     ));
     let s = state(&events);

@@ -338,7 +338,7 @@ impl SpanFold {
                 p.span.status = Status::Error("the planner's reply could not be read as a plan".into());
                 done.push(p.close(t));
             }
-            EventKind::RunFinished { outcome, answer, success, cost, usage, steps, tool_calls } => {
+            EventKind::RunFinished { outcome, answer, success, cost, usage, steps, tool_calls, .. } => {
                 done.extend(self.close_calls(t));
                 if let Some(mut r) = self.run.take() {
                     r.set("switchyard.outcome", outcome_name(outcome));

@@ -2,6 +2,7 @@
 //! line), the comparison of an answer with a gold answer, and a session's
 //! task list.
 
+mod expect;
 mod judge;
 
 use std::collections::{BTreeMap, HashMap};
@@ -9,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use expect::{ArgsExpect, Broken, Expect, ExpectVerdict};
 pub use judge::{Match, answer_matches, numeric_match};
 
 /// One task: a query, optionally with a gold answer and a gold tool sequence.
@@ -31,6 +33,9 @@ pub struct Task {
     /// gold); scored by `eval::apibank`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gold_call: Option<GoldCall>,
+    /// What its run should do: tools, arguments, at most N calls or C of cost.
+    #[serde(default, skip_serializing_if = "Expect::is_empty")]
+    pub expect: Expect,
 }
 
 /// A gold tool call: the tool and the arguments it must be given.
@@ -103,6 +108,8 @@ struct RawTask {
     matching: Option<String>,
     #[serde(default)]
     gold_call: Option<GoldCall>,
+    #[serde(default)]
+    expect: Expect,
 }
 
 #[derive(Deserialize)]
@@ -180,6 +187,9 @@ pub fn parse_tasks(text: &str, path: &Path) -> Result<Vec<Task>, TaskError> {
                 return Err(invalid("gold_call", "has 'args' that are not an object"));
             }
         }
+        if let Err((field, why)) = r.expect.check() {
+            return Err(invalid(field, &why));
+        }
         if let Some(first) = seen.get(&id) {
             return Err(TaskError::Duplicate { path: path.to_path_buf(), id, first: first.clone(), second: at });
         }
@@ -192,6 +202,7 @@ pub fn parse_tasks(text: &str, path: &Path) -> Result<Vec<Task>, TaskError> {
             candidates: r.candidates,
             matching,
             gold_call: r.gold_call,
+            expect: r.expect,
         });
     }
     Ok(tasks)

@@ -76,6 +76,13 @@ impl Engine {
                     _ => None,
                 },
                 Condition::Unreadable => unreadable(&event.kind),
+                Condition::ExpectFailed if matches!(event.kind, EventKind::ToolCall { .. }) || spent => {
+                    let broken = self.expecting.newly_broken(cost);
+                    (!broken.is_empty()).then(|| {
+                        let each: Vec<String> = broken.iter().map(|b| format!("{}: {}", b.expect, b.detail)).collect();
+                        format!("expectation broken: {}", each.join("; "))
+                    })
+                }
                 Condition::CostOver(x) if spent && cost > x && self.debug.breaks[i].fired_in != Some(run) => {
                     self.debug.breaks[i].fired_in = Some(run);
                     Some(format!("the task has cost {cost:.4} {}, over {x}", self.state.cost_unit))

@@ -224,6 +224,8 @@ pub struct Engine {
     pub(super) step: u32,
     pub(super) next_call: u64,
     pub(super) tally: RunTally,
+    /// The run against its task's expectations.
+    pub(super) expecting: super::expecting::Expecting,
     pub(super) state: SessionState,
     /// What the session learnt, kept for the outcome (`keep_learning`).
     pub(super) kept: Option<Kept>,
@@ -298,6 +300,7 @@ impl Engine {
             step: 0,
             next_call: 0,
             tally: RunTally::default(),
+            expecting: Default::default(),
             state: SessionState::without_graph(),
             kept: setup.keep_learning.then(Kept::default),
             fork: setup.fork.map(Replaying::new),
@@ -449,6 +452,7 @@ impl Engine {
         self.run_no += 1;
         self.step = 0;
         self.tally = RunTally::default();
+        self.expecting = super::expecting::Expecting::new(task.expect.clone());
         self.candidates = task.candidates.clone();
         // An edit made for another run's program does not carry over.
         self.user_program = None;
@@ -478,6 +482,7 @@ impl Engine {
         let success =
             task.answer.as_ref().filter(|_| !cut_short).map(|_| answer.as_deref().is_some_and(|a| task.judge(a)));
         let (steps, tally) = (self.step, self.tally);
+        let expect = if cut_short { None } else { self.expecting.verdict(tally.cost) };
         self.emit(EventKind::RunFinished {
             outcome,
             answer,
@@ -486,6 +491,7 @@ impl Engine {
             usage: tally.usage,
             steps,
             tool_calls: tally.tool_calls,
+            expect,
         })
     }
 
@@ -539,6 +545,9 @@ impl Engine {
             t.write(&event)?;
         }
         self.state.apply(&event);
+        if let EventKind::ToolCall { tool, args, .. } = &event.kind {
+            self.expecting.call(tool, args);
+        }
         // A subscriber that went away is no reason to stop the run.
         self.sinks.retain(|s| s.send(event.clone()).is_ok());
         self.watch(&event)

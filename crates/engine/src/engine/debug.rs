@@ -172,11 +172,13 @@ pub enum Condition {
     /// A call of a bridged agent's thread (or of a thread under it) is
     /// about to start.
     Thread(String),
+    /// The run broke one of its task's expectations for certain (a call
+    /// too many, a cost over, a call with other arguments).
+    ExpectFailed,
 }
 
 /// The forms a breakpoint takes, for error messages and help.
-pub const BREAK_FORMS: &str =
-    "tool=NAME, error, refusal, unreadable, cost>X, tokens>N, step=N, step=N@run=M, score<X, score<X:TOOL, thread=NAME";
+pub const BREAK_FORMS: &str = "tool=NAME, error, refusal, unreadable, expect-failed, cost>X, tokens>N, step=N, step=N@run=M, score<X, score<X:TOOL, thread=NAME";
 
 impl std::str::FromStr for Condition {
     type Err = String;
@@ -199,6 +201,7 @@ impl std::str::FromStr for Condition {
             "error" => return Ok(Condition::Error),
             "refusal" => return Ok(Condition::Refusal),
             "unreadable" => return Ok(Condition::Unreadable),
+            "expect-failed" => return Ok(Condition::ExpectFailed),
             _ => {}
         }
         if let Some(v) = s.strip_prefix("cost>") {
@@ -252,6 +255,7 @@ impl std::fmt::Display for Condition {
             Condition::Error => f.write_str("error"),
             Condition::Refusal => f.write_str("refusal"),
             Condition::Unreadable => f.write_str("unreadable"),
+            Condition::ExpectFailed => f.write_str("expect-failed"),
             Condition::CostOver(x) => write!(f, "cost>{x}"),
             Condition::TokensOver(n) => write!(f, "tokens>{n}"),
             Condition::Step { step, run: None } => write!(f, "step={step}"),

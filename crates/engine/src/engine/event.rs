@@ -980,6 +980,9 @@ pub enum EventKind {
         usage: Usage,
         steps: u32,
         tool_calls: u32,
+        /// The run against its task's expectations (`expect`), when it has any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expect: Option<crate::task::ExpectVerdict>,
     },
     SessionFinished {
         runs: u32,

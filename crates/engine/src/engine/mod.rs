@@ -25,6 +25,7 @@ mod conductor;
 mod conductor_host;
 mod decision_point;
 mod error;
+mod expecting;
 mod gate;
 mod lanes;
 mod model_faults;

@@ -127,6 +127,29 @@ pub fn call_table(settings: &[SettingSummary]) -> Option<String> {
     Some(out)
 }
 
+/// The runs against their tasks' expectations, for the settings whose tasks set some.
+pub fn expect_table(settings: &[SettingSummary]) -> Option<String> {
+    let set: Vec<&SettingSummary> = settings.iter().filter(|s| s.expectations.is_some()).collect();
+    if set.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    header(&mut out, &["setting", "runs with expectations", "all kept", "broken"], 1);
+    for s in set {
+        let Some(e) = &s.expectations else { continue };
+        let broken: Vec<String> = e.broken.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+        let kept = format!("{} ({})", e.met, pct(e.met as f64 / e.runs as f64));
+        row(&mut out, &[cell(&s.setting), e.runs.to_string(), kept, cell(&broken.join(", "))]);
+    }
+    out.push_str(
+        "
+A task's `expect` says what its run should do: tools in order (`tools`) or as a set (`tool_set`), \
+         arguments every call of a tool must have (`args`), at most N calls (`max_calls`) or C of cost \
+         (`max_cost`).\n",
+    );
+    Some(out)
+}
+
 /// BTP's table: PBC, AC, PR, RFBC and plan against spend.
 pub fn budget_table(settings: &[SettingSummary], unit: &str) -> Option<String> {
     let budgeted: Vec<&SettingSummary> = settings.iter().filter(|s| s.budgeted).collect();
@@ -349,6 +372,10 @@ pub fn report(summary: &Summary, plots: &[PlotLink]) -> String {
     }
     if let Some(t) = numeric_table(&summary.settings) {
         section(&mut out, "Numeric answers (CoTools' scorings)");
+        out.push_str(&t);
+    }
+    if let Some(t) = expect_table(&summary.settings) {
+        section(&mut out, "Expectations on the path");
         out.push_str(&t);
     }
     if let Some(t) = budget_table(&summary.settings, unit) {

@@ -160,6 +160,9 @@ pub struct TaskRow {
     /// order): with `--jobs N`, task i starts from i+1−N of them.
     #[serde(default)]
     pub learnt_from: usize,
+    /// The run against the task's expectations (`expect`), when it has any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<crate::task::ExpectVerdict>,
     /// What this task taught the learners, so a resumed eval rebuilds
     /// their state from the rows alone.
     #[serde(default, skip_serializing_if = "Learned::is_empty")]
@@ -244,6 +247,7 @@ impl TaskRow {
             spent: self.spent,
             tokens_saved: self.tokens_saved,
             reflections: self.reflections,
+            expect: self.expect.clone(),
         }
     }
 }
@@ -442,6 +446,7 @@ mod tests {
             roles: vec![],
             wall_ms: 3,
             learnt_from: 0,
+            expect: None,
             learned: Learned::default(),
         }
     }

@@ -109,6 +109,31 @@ impl Progress {
     }
 }
 
+/// How a setting's runs kept their tasks' expectations (`expect`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Expectations {
+    /// Runs whose task set expectations.
+    pub runs: usize,
+    /// Of them, those that kept every one.
+    pub met: usize,
+    /// How often each kind was broken (`tools`, `args`, `max_calls`, …).
+    pub broken: BTreeMap<String, usize>,
+}
+
+impl Expectations {
+    fn of<'a>(rows: impl Iterator<Item = &'a TaskRow>) -> Option<Expectations> {
+        let mut e = Expectations::default();
+        for v in rows.filter_map(|r| r.expect.as_ref()) {
+            e.runs += 1;
+            e.met += v.met() as usize;
+            for b in &v.broken {
+                *e.broken.entry(b.expect.clone()).or_default() += 1;
+            }
+        }
+        (e.runs > 0).then_some(e)
+    }
+}
+
 /// One setting: what it ran and how it did.
 #[derive(Clone, Debug, Serialize)]
 pub struct SettingSummary {
@@ -127,6 +152,9 @@ pub struct SettingSummary {
     /// the tasks with a gold call, as a share (0..1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub call_accuracy: Option<f64>,
+    /// The runs against their tasks' expectations, over the tasks that set some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expectations: Option<Expectations>,
     /// Some row of the setting ran under a budget.
     pub budgeted: bool,
     /// What a user waits for: the model calls, tokens and wall time a task took.
@@ -245,6 +273,7 @@ pub fn summarize(meta: &EvalMeta, rows: &[TaskRow], torn: bool) -> Summary {
                 metrics: Metrics::from_rows(label.clone(), rows),
                 numeric: numeric::score(rows.iter().map(|r| (r.answer.as_deref(), r.gold.as_deref()))),
                 call_accuracy: super::apibank::call_accuracy(rows.iter().copied()).map(|p| p / 100.0),
+                expectations: Expectations::of(rows.iter().copied()),
                 budgeted: rows.iter().any(|r| r.budget.is_some()),
                 speed: Speed::from_rows(rows),
             }

@@ -302,6 +302,7 @@ mod tests {
                     usage: Usage::default(),
                     steps: 1,
                     tool_calls: 1,
+                    expect: None,
                 },
             ),
         ];
@@ -360,6 +361,7 @@ mod tests {
                     usage: Usage::default(),
                     steps: 2,
                     tool_calls: 0,
+                    expect: None,
                 },
             ),
         ];

@@ -11,7 +11,7 @@ use crate::engine::event::{Event, EventKind, RefuseReason, RunOutcome, ToolOutco
 use super::run::{Finding, Numbered, RunContext};
 
 /// Every rule scanner, in the order a report lists them.
-pub const RULES: [Rule; 9] = [
+pub const RULES: [Rule; 10] = [
     Rule::Looped,
     Rule::IgnoredError,
     Rule::GaveUp,
@@ -21,6 +21,7 @@ pub const RULES: [Rule; 9] = [
     Rule::ReplyCapped,
     Rule::ModelFailed,
     Rule::Crashed,
+    Rule::ExpectFailed,
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -34,6 +35,7 @@ pub enum Rule {
     ReplyCapped,
     ModelFailed,
     Crashed,
+    ExpectFailed,
 }
 
 impl Rule {
@@ -48,6 +50,7 @@ impl Rule {
             Rule::ReplyCapped => "reply-capped",
             Rule::ModelFailed => "model-failed",
             Rule::Crashed => "crashed",
+            Rule::ExpectFailed => "expect-failed",
         }
     }
 
@@ -63,6 +66,7 @@ impl Rule {
             Rule::ReplyCapped => "a model reply was cut at its token cap",
             Rule::ModelFailed => "a model call failed after its retries",
             Rule::Crashed => "the run stopped on an error: the agent crashed, or a plan could not run",
+            Rule::ExpectFailed => "the run broke its task's expectations (tools, arguments, calls, cost)",
         }
     }
 
@@ -189,6 +193,13 @@ fn check<'a>(rule: Rule, events: &Numbered<'a>, cx: &RunContext) -> Option<Findi
         Rule::Crashed => match outcome? {
             (RunOutcome::Failed { error }, _) => Some(finding(rule, end?, short(error))),
             (RunOutcome::BadPlan { error }, _) => Some(finding(rule, end?, format!("bad plan: {}", short(error)))),
+            _ => None,
+        },
+        Rule::ExpectFailed => match &end?.1.kind {
+            EventKind::RunFinished { expect: Some(v), .. } if !v.met() => {
+                let each: Vec<String> = v.broken.iter().map(|b| format!("{}: {}", b.expect, b.detail)).collect();
+                Some(finding(rule, end?, short(&each.join("; "))))
+            }
             _ => None,
         },
     }

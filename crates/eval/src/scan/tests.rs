@@ -64,6 +64,7 @@ fn finished(outcome: RunOutcome, answer: Option<&str>, success: Option<bool>) ->
             usage: Usage::new(1, 1),
             steps: 3,
             tool_calls: 3,
+            expect: None,
         },
     )
 }

@@ -300,6 +300,7 @@ impl TaskRun {
             roles,
             wall_ms: run.wall_ms,
             learnt_from: run.learnt_from,
+            expect: None,
             learned: run.learned,
         };
         match summary {
@@ -321,6 +322,7 @@ impl TaskRun {
                 spent: r.spent,
                 tokens_saved: r.tokens_saved,
                 reflections: r.reflections,
+                expect: r.expect,
                 ..base
             },
         }

@@ -294,13 +294,15 @@ pub struct RunSummary {
     pub tokens_saved: u64,
     /// atc: rewrites after a failure.
     pub reflections: u32,
+    /// The run against its task's expectations, when it has any.
+    pub expect: Option<crate::task::ExpectVerdict>,
 }
 
 impl RunSummary {
     /// The summary of the run a `RunFinished` event ends, with what the
     /// fold saw of it (`current`); None for any other event.
     pub(super) fn of(current: Option<&RunView>, run: u32, ended: &EventKind) -> Option<RunSummary> {
-        let EventKind::RunFinished { outcome, answer, success, cost, usage, steps, tool_calls } = ended else {
+        let EventKind::RunFinished { outcome, answer, success, cost, usage, steps, tool_calls, expect } = ended else {
             return None;
         };
         let plan = current.and_then(|r| r.plan.as_ref());
@@ -321,6 +323,7 @@ impl RunSummary {
             spent: current.map(|r| r.spent).unwrap_or_default(),
             tokens_saved: current.and_then(|r| r.rewoo.as_ref()).map(|w| w.tokens_saved).unwrap_or_default(),
             reflections: current.map(|r| r.reflections).unwrap_or_default(),
+            expect: expect.clone(),
         })
     }
 

@@ -50,6 +50,7 @@ fn run(n: u32, id: &str, calls: &[(&str, serde_json::Value)], answer: Option<&st
             usage: Usage::default(),
             steps: 2,
             tool_calls: calls.len() as u32,
+            expect: None,
         },
     ));
     out

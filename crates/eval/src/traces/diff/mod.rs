@@ -289,7 +289,7 @@ fn task_id(events: &[Event], idx: &[usize]) -> Option<String> {
 
 fn run_totals(events: &[Event], idx: &[usize]) -> Option<RunTotals> {
     idx.iter().rev().find_map(|&i| match &events[i].kind {
-        EventKind::RunFinished { outcome, answer, success, cost, usage, steps, tool_calls } => Some(RunTotals {
+        EventKind::RunFinished { outcome, answer, success, cost, usage, steps, tool_calls, .. } => Some(RunTotals {
             outcome: outcome_word(outcome).to_string(),
             answer: answer.clone(),
             success: *success,

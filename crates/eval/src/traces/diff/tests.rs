@@ -131,6 +131,7 @@ fn run(run: u32, t0: u64, call0: u64, result: ToolOutcome, answer: &str) -> Vec<
                 usage,
                 steps: 2,
                 tool_calls: 1,
+                expect: None,
             },
         ),
     ]

@@ -102,15 +102,23 @@ pub fn describe(kind: &EventKind) -> String {
             format!("program round {round} failed{at}: {}", text(error))
         }
         EventKind::ProgramReturned { round, value: v } => format!("program round {round} returned {}", value(v)),
-        EventKind::RunFinished { outcome, answer, success, cost, usage, steps, tool_calls } => {
+        EventKind::RunFinished { outcome, answer, success, cost, usage, steps, tool_calls, expect } => {
             let answer = answer.as_deref().map(|a| format!(" \"{}\"", text(a))).unwrap_or_default();
             let judged = match success {
                 Some(true) => ", success",
                 Some(false) => ", failure",
                 None => "",
             };
+            let expected = match expect {
+                Some(v) if v.met() => format!("; expectations met ({})", v.checked),
+                Some(v) => {
+                    let each: Vec<String> = v.broken.iter().map(|b| format!("{}: {}", b.expect, b.detail)).collect();
+                    format!("; expectations broken: {}", each.join("; "))
+                }
+                None => String::new(),
+            };
             format!(
-                "{}{answer}{judged}; {steps} steps, {tool_calls} tool calls, {} tokens, cost {cost:.4}",
+                "{}{answer}{judged}; {steps} steps, {tool_calls} tool calls, {} tokens, cost {cost:.4}{expected}",
                 outcome_word(outcome),
                 usage.prompt_tokens + usage.completion_tokens
             )

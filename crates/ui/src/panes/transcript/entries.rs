@@ -421,10 +421,27 @@ pub(super) fn outcome_lines(ctx: &PaneCtx, run: &RunView) -> Option<Vec<Logical>
     };
     let stats =
         format!(" · {} steps · {} tool calls · {} {}", s.steps, s.tool_calls, fmt_cost(s.cost), ctx.state.cost_unit);
-    Some(vec![
+    let mut lines = vec![
         Logical::new(Vec::new()),
         Logical::new(vec![Span::styled(text, style.add_modifier(Modifier::BOLD)), Span::styled(stats, th.muted())]),
-    ])
+    ];
+    match &s.expect {
+        Some(v) if v.met() => {
+            lines.push(Logical::new(vec![Span::styled(format!("{OK} expectations met ({})", v.checked), th.fg(th.ok))]))
+        }
+        Some(v) => {
+            let head = format!("{FAILING} {} of {} expectations broken", v.broken.len(), v.checked);
+            lines.push(Logical::new(vec![Span::styled(head, th.fg(th.failing).add_modifier(Modifier::BOLD))]));
+            for b in &v.broken {
+                lines.push(Logical::new(vec![
+                    Span::styled(format!("  {}: ", b.expect), th.fg(th.failing)),
+                    Span::raw(clean(&b.detail).into_owned()),
+                ]));
+            }
+        }
+        None => {}
+    }
+    Some(lines)
 }
 
 fn answer(a: Option<&str>) -> String {
