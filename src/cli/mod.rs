@@ -206,6 +206,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Trace(TraceCommand::ToTasks(a)) => trace::to_tasks::to_tasks(a),
         Command::Trace(TraceCommand::ToTrajectories(a)) => trace::to_trajectories::to_trajectories(a),
         Command::Trace(TraceCommand::Export(a)) => otel::export(a),
+        Command::Trace(TraceCommand::Import(a)) => trace::import::import_file(a),
         Command::Tools(ToolsCommand::List { json, mcp_url }) => tools::list(&tools::source(config, mcp_url), json),
         Command::Tools(ToolsCommand::Call { name, args, seed, json, mcp_url }) => {
             tools::call(&tools::source(config, mcp_url), &name, &args, seed, json)

@@ -64,6 +64,7 @@ mod streaming;
 mod tool_tape;
 mod tools_cli;
 mod trace_diff;
+mod trace_import;
 mod ui_app;
 mod ui_budget_plan;
 mod ui_debugger;

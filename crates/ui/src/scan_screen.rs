@@ -243,7 +243,11 @@ fn runs(frame: &mut Frame, area: Rect, view: &ScanScreen, theme: &Theme) {
         .map(|i| {
             let r = &e.runs[i];
             let at = r.event.map_or("      ".to_string(), |n| format!("E{n:<5}"));
-            let setting = r.setting.as_deref().map(|s| format!("{:<16} ", switchyard_core::text::ellipsis(s, 15))).unwrap_or_default();
+            let setting = r
+                .setting
+                .as_deref()
+                .map(|s| format!("{:<16} ", switchyard_core::text::ellipsis(s, 15)))
+                .unwrap_or_default();
             let text = format!("{:<6} {setting}{at} {}", r.task_id, r.says);
             let (mark, style) = if view.focus == Focus::Runs && i == view.run {
                 ("▶", theme.selected())

@@ -13,6 +13,7 @@ use switchyard::eval::metrics::{Metrics, table};
 use switchyard::traces::session_text::{run_json, session_text};
 
 pub(super) mod diff;
+pub(super) mod import;
 pub(super) mod to_tasks;
 pub(super) mod to_trajectories;
 
@@ -33,6 +34,8 @@ pub(super) enum TraceCommand {
     ToTrajectories(to_trajectories::ToTrajectoriesArgs),
     /// Send a trace's spans to an OpenTelemetry receiver over OTLP/HTTP.
     Export(super::otel::ExportArgs),
+    /// Another agent's own session file as a trace: Claude Code's session, Codex's rollout.
+    Import(import::ImportArgs),
 }
 
 pub(super) fn show(file: &std::path::Path, json: bool) -> Result<ExitCode> {

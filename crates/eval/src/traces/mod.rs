@@ -4,5 +4,6 @@
 //! `trace show` print it.
 
 pub mod diff;
+pub mod import;
 pub mod session_text;
 pub mod trajectories;
