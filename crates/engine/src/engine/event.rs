@@ -606,6 +606,18 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool: Option<String>,
     },
+    /// A span of an outside agent's OpenTelemetry export that is neither a
+    /// model call nor a tool call (an agent's turn, a handoff, a request of
+    /// its own, a span without GenAI attributes): kept as it came, so
+    /// nothing received goes unseen. `ms`: how long it lasted.
+    SpanReceived {
+        name: String,
+        ms: u64,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        attrs: BTreeMap<String, Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// The gateway refused a bridged agent's request before it reached
     /// the session: what the agent was told.
     GatewayRefused {
@@ -1008,6 +1020,7 @@ impl EventKind {
             EventKind::LaneOpened { .. } => "LaneOpened",
             EventKind::ThreadOpened { .. } => "ThreadOpened",
             EventKind::ToolResultUnmatched { .. } => "ToolResultUnmatched",
+            EventKind::SpanReceived { .. } => "SpanReceived",
             EventKind::CallAbandoned { .. } => "CallAbandoned",
             EventKind::ToolsNarrowed { .. } => "ToolsNarrowed",
             EventKind::SessionStarted { .. } => "SessionStarted",

@@ -254,7 +254,10 @@ impl SessionState {
                     self.mode = Mode::Running;
                 }
             }
-            EventKind::RunStarted { task_id, task, gold, index, .. } => {
+            EventKind::RunStarted { task_id, task, gold, index, total } => {
+                // A session that cannot know its tasks ahead (spans
+                // received from an agent elsewhere) learns them as they come.
+                self.total_tasks = self.total_tasks.max(*total);
                 if self.picked == Some(*index) {
                     self.picked = None;
                 }
@@ -316,6 +319,10 @@ impl SessionState {
                 self.push(Entry::Note(format!(
                     "the agent brought back a result for tool call {id}{named}, which no reply of this session asked for"
                 )));
+            }
+            EventKind::SpanReceived { name, ms, error, .. } => {
+                let failed = error.as_ref().map(|e| format!(", failed: {e}")).unwrap_or_default();
+                self.push(Entry::Note(format!("span {name} ({ms} ms{failed})")));
             }
             EventKind::CallAbandoned { call, lane, why } => {
                 if let Some(r) = self.current.as_mut() {
