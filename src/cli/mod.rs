@@ -11,6 +11,7 @@ mod eval;
 mod fork;
 mod graph;
 mod otel;
+mod otlp;
 mod probe;
 mod progress;
 mod remote;
@@ -110,6 +111,10 @@ enum Command {
     /// Failures across many runs: rule scanners over each run, a model that names each failed
     /// run's failure, the failures grouped into kinds (an eval's folder, or traces).
     Scan(scan::ScanArgs),
+    /// Spans of any agent instrumented with OpenTelemetry, received over OTLP/HTTP and written as
+    /// a trace (GenAI model and tool calls as events), for replay, trace diff and scan.
+    #[command(subcommand)]
+    Otlp(otlp::OtlpCommand),
     /// BTP's plan for a task: tool, cost, v, F̃, planned calls and cost, R.
     Plan {
         #[arg(long)]
@@ -196,6 +201,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Report(a) => report::report(a),
         Command::Compare(a) => report::compare(&config, a),
         Command::Scan(a) => scan::scan(&config, a),
+        Command::Otlp(cmd) => otlp::run(&config, cmd),
         Command::Plan { task, budget, tau, json } => budget::plan(&config, &task, budget, tau, json),
         Command::Experience(ExperienceCommand::Import { file }) => budget::experience_import(&config, &file),
         Command::Experience(ExperienceCommand::Show) => budget::experience_show(&config),

@@ -33,12 +33,7 @@ static CONTROL: std::sync::OnceLock<std::net::SocketAddr> = std::sync::OnceLock:
 
 /// `--control`: a port (on loopback) or an address and port.
 pub(super) fn set_control(spec: &str) -> Result<()> {
-    let addr = match spec.parse::<u16>() {
-        Ok(port) => std::net::SocketAddr::from(([127, 0, 0, 1], port)),
-        Err(_) => spec
-            .parse()
-            .map_err(|_| eyre!("--control {spec}: expected PORT (on 127.0.0.1) or ADDRESS:PORT, as 0.0.0.0:7300"))?,
-    };
+    let addr = super::setup::listen_addr("--control", spec)?;
     let _ = CONTROL.set(addr);
     Ok(())
 }

@@ -66,6 +66,16 @@ pub(super) fn read_trace_noting(path: &std::path::Path) -> Result<Vec<switchyard
     Ok(read.events)
 }
 
+/// Where a flag says to listen: `PORT` (on loopback) or `ADDRESS:PORT`.
+pub(super) fn listen_addr(flag: &str, spec: &str) -> Result<std::net::SocketAddr> {
+    match spec.parse::<u16>() {
+        Ok(port) => Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port))),
+        Err(_) => spec
+            .parse()
+            .map_err(|_| eyre!("{flag} {spec}: expected PORT (on 127.0.0.1) or ADDRESS:PORT, as 0.0.0.0:7300")),
+    }
+}
+
 pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().wrap_err("could not start the async runtime")
 }

@@ -46,11 +46,20 @@ pub(super) struct UiArgs {
     /// service): the workbench opens on the exports to paste, and shows its calls as they come.
     #[arg(long, conflicts_with = "agent")]
     gateway: bool,
+    /// Watch an agent instrumented with OpenTelemetry: receive its spans over OTLP/HTTP here (a
+    /// PORT on 127.0.0.1, or ADDRESS:PORT) and show its runs read-only as their traces complete.
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["agent", "gateway"])]
+    otlp_listen: Option<String>,
+    #[command(flatten)]
+    receiving: super::otlp::Receiving,
 }
 
 pub(super) fn workbench(config: &Config, a: UiArgs) -> Result<ExitCode> {
     // Everything that can be wrong is found before the terminal is taken over.
     let theme = Theme::resolve(a.theme.as_deref().unwrap_or(&config.theme))?;
+    if let Some(spec) = &a.otlp_listen {
+        return super::otlp::watch(config, spec, &a.receiving, theme, a.session.trace);
+    }
     let debug = super::debug::schedule(config, &a.session)?;
     switchyard::ui::term::check_terminal()?;
     let mut opts = session_options(&a.session, &a.graph_tape)?;

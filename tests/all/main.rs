@@ -45,6 +45,7 @@ mod model_faults;
 mod openai;
 mod openapi;
 mod otel;
+mod otlp;
 mod picture;
 mod protocol;
 mod remote;

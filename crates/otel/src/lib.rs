@@ -1,6 +1,7 @@
-//! OpenTelemetry export: a session's events as GenAI spans (`spans`), sent
-//! over OTLP/HTTP (`otlp`) live from a running session or after the fact
-//! from a trace file.
+//! OpenTelemetry both ways. Out: a session's events as GenAI spans
+//! (`spans`), sent over OTLP/HTTP (`otlp`) live from a running session or
+//! after the fact from a trace file. In: an OTLP/HTTP receiver (`receive`)
+//! that turns an instrumented agent's GenAI spans into a session's events.
 //!
 //! ```text
 //! session
@@ -14,6 +15,7 @@
 //! (`content`); a task's text and its answer count as content too.
 
 mod otlp;
+pub mod receive;
 mod settings;
 pub mod spans;
 
@@ -24,5 +26,5 @@ pub use spans::{AttrValue, Span, SpanFold, SpanKind, Status};
 // The lower crates' modules, named at this crate's root: a path reads the
 // same in every crate (`crate::tool::Tool`), and Cargo alone decides which
 // of them this crate may name.
-use switchyard_core::{model, text};
+use switchyard_core::{model, text, tool};
 use switchyard_engine::engine;

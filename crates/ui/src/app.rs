@@ -121,6 +121,14 @@ impl App {
         app
     }
 
+    /// An outside agent's spans, received over OTLP at `from`: read-only,
+    /// its events come as its traces complete.
+    pub fn watching(from: &str) -> App {
+        let mut app = App::live();
+        app.nav.watching = Some(from.to_string());
+        app
+    }
+
     /// Attached to one task's engine of an eval, `label` saying which and
     /// how the eval goes: when the task ends, the app leaves so the next
     /// task in flight can be followed.

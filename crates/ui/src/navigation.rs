@@ -131,6 +131,9 @@ pub struct Navigation {
     /// The id of the session this workbench is attached to, from another
     /// process (`switchyard attach`).
     pub attached: Option<String>,
+    /// Where spans of an outside agent come from (`ui --otlp-listen`):
+    /// shown read-only, as they come.
+    pub watching: Option<String>,
 }
 
 /// Everything a pane may read to draw itself.

@@ -264,6 +264,8 @@ enum Leave {
 enum Steer {
     Engine(EngineHandle),
     Remote(mpsc::UnboundedSender<Control>),
+    /// Events from elsewhere that nothing here can steer.
+    Nowhere,
 }
 
 impl Steer {
@@ -275,6 +277,7 @@ impl Steer {
             Steer::Remote(tx) => {
                 let _ = tx.send(c);
             }
+            Steer::Nowhere => {}
         }
     }
 }
@@ -304,6 +307,29 @@ pub async fn run_replay(
         Leave::Fork(at) => Some(at),
         Leave::Quit | Leave::Detach => None,
     })
+}
+
+const READ_ONLY: &str = "read-only: the agent runs elsewhere; its spans show here as its traces complete";
+
+/// The workbench on events received from elsewhere (`ui --otlp-listen`),
+/// read-only, until the user quits or `events` ends. `from`: where they
+/// come from, in the status line.
+pub async fn run_watched(
+    events: UnboundedReceiver<Event>,
+    from: &str,
+    theme: Theme,
+    data_dir: Option<PathBuf>,
+    notice: Option<String>,
+) -> Result<(), UiError> {
+    check_terminal()?;
+    let mut terminal = ratatui::try_init()?;
+    let mut app = App::watching(from);
+    app.nav.flash = notice;
+    let mut keys = crossterm::event::EventStream::new();
+    let live = Some((events, Steer::Nowhere));
+    let result = event_loop(&mut terminal, &mut keys, app, live, &theme, data_dir.as_deref()).await;
+    ratatui::restore();
+    result.map(|_| ())
 }
 
 async fn event_loop(
@@ -384,11 +410,15 @@ async fn event_loop(
         };
         for effect in effects {
             match effect {
-                Effect::Control(c) => {
-                    if let Some(h) = &handle {
-                        h.send(c);
+                Effect::Control(c) => match &handle {
+                    // Quitting sends a stop too: only other controls are refused.
+                    Some(Steer::Nowhere) if c != crate::engine::Control::Stop => {
+                        app.nav.flash = Some(READ_ONLY.to_string());
+                        app.dirty = true;
                     }
-                }
+                    Some(h) => h.send(c),
+                    None => {}
+                },
                 Effect::SaveCase(case) => {
                     app.nav.flash = Some(crate::cases::save(data_dir, &case));
                     app.dirty = true;

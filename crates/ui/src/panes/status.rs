@@ -67,6 +67,12 @@ fn info(ctx: &PaneCtx) -> Vec<Segment> {
             th.fg(th.accent).add_modifier(Modifier::REVERSED | Modifier::BOLD),
         )]);
     }
+    if let Some(from) = &ctx.nav.watching {
+        out.push(vec![Span::styled(
+            format!(" OTLP {from} · read-only "),
+            th.fg(th.accent).add_modifier(Modifier::REVERSED | Modifier::BOLD),
+        )]);
+    }
     let (label, colour) = mode(s, th);
     out.push(vec![Span::styled(format!(" {label} "), th.fg(colour).add_modifier(Modifier::REVERSED | Modifier::BOLD))]);
     if let Some(f) = &s.forked_from {
