@@ -8,6 +8,10 @@
 #   langgraph         a prebuilt ReAct agent over langchain-openai's ChatOpenAI
 #   langchain-openai  (tests/agents/langgraph_agent.py)
 #   openai-agents     the OpenAI Agents SDK (tests/agents/openai_agents_sdk.py)
+#   opentelemetry-instrumentation-openai-agents-v2, opentelemetry-sdk and
+#   opentelemetry-exporter-otlp-proto-http
+#                     the SDK's spans over OTLP/HTTP to `switchyard otlp serve`
+#                     (tests/agents/openai_agents_otel.py)
 #
 # every dependency pinned by scripts/agent-clients/requirements.txt (a pip
 # freeze, installed with --no-deps, then checked by `pip check`).
@@ -100,6 +104,6 @@ case "$cmd" in
     say "ready in $root ($("$python" -c 'from importlib.metadata import version as v; print(", ".join(p + " " + v(p) for p in ("openai", "anthropic", "langgraph", "langchain-openai", "openai-agents")))'))"
     ;;
   env) print_env ;;
-  -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' ;;
+  -h | --help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//' ;;
   *) echo "usage: $0 install|env" >&2; exit 2 ;;
 esac

@@ -75,6 +75,18 @@ fn run_agent_with(python: &Path, config: Option<&str>, script: &str, args: &[&st
 
 /// `run_agent_with`, with more of `switchyard run`'s flags.
 fn run_agent_full(python: &Path, config: Option<&str>, flags: &[&str], script: &str, args: &[&str]) -> Ran {
+    run_agent_env(python, config, flags, &[], script, args)
+}
+
+/// `run_agent_full`, with variables for the agent's environment.
+fn run_agent_env(
+    python: &Path,
+    config: Option<&str>,
+    flags: &[&str],
+    vars: &[(&str, &str)],
+    script: &str,
+    args: &[&str],
+) -> Ran {
     let dir = TempDir::new().unwrap();
     let trace = dir.path().join("trace.jsonl");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchyard"));
@@ -86,6 +98,7 @@ fn run_agent_full(python: &Path, config: Option<&str>, flags: &[&str], script: &
     cmd.arg("--data-dir").arg(dir.path()).args(["run", "--json", "--trace"]).arg(&trace).args(flags);
     cmd.arg("--agent").arg("--");
     cmd.arg(python).arg(repo().join("tests/agents").join(script)).args(args);
+    cmd.envs(vars.iter().copied());
     let out = cmd.output().unwrap();
     let summary = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     let events = read_trace(&trace).unwrap_or_default();
@@ -338,6 +351,93 @@ fn a_langgraph_react_agent() {
 fn the_openai_agents_sdk() {
     let py = python_or_skip!();
     run_agent(&py, "openai_agents_sdk.py", &["What is 2 + 3?"]).assert_tool_loop(Dialect::Chat);
+}
+
+/// The same runs seen twice: by the model gateway the agent calls, and
+/// from the spans its OpenTelemetry instrumentation exports to `otlp serve`.
+/// The two traces agree on the tasks, the model calls, the tool calls with
+/// their arguments and results, and the answers.
+#[test]
+fn the_openai_agents_sdk_s_spans_received_over_otlp() {
+    use std::io::BufRead;
+    let py = python_or_skip!();
+    let dir = TempDir::new().unwrap();
+    let received = dir.path().join("otlp.jsonl");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["otlp", "serve", "--listen", "0", "--trace"])
+        .arg(&received)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(server.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let url = first.split_whitespace().find(|w| w.starts_with("http://")).unwrap().trim_end_matches(',').to_string();
+    let endpoint = url.trim_end_matches("/v1/traces").to_string();
+    let tasks = ["What is 2 + 3?", "What is 10 + 32?"];
+    let ran =
+        run_agent_env(&py, None, &[], &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)], "openai_agents_otel.py", &tasks);
+    assert!(ran.out.status.success(), "{}", ran.explain());
+    // The receiver writes what it holds and ends on SIGTERM.
+    assert!(Command::new("kill").args(["-TERM", &server.id().to_string()]).status().unwrap().success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(server.wait().unwrap().success(), "{rest:?}");
+    let said = rest.iter().find(|l| l.starts_with("received ")).expect("the counts are said");
+    assert!(said.contains("2 runs, 4 model calls, 2 tool calls"), "{said}");
+
+    let otlp = read_trace(&received).unwrap();
+    let runs: Vec<(String, Option<String>)> = otlp
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::RunStarted { task, .. } => Some((task.clone(), None)),
+            EventKind::RunFinished { answer, .. } => Some((String::new(), answer.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(runs.len(), 4, "{runs:?}");
+    assert_eq!(runs[0].0, tasks[0]);
+    assert_eq!(runs[2].0, tasks[1]);
+    assert_eq!(runs[1].1.as_deref(), Some("The answer is 5."));
+    assert_eq!(runs[3].1.as_deref(), Some("The answer is 42."));
+    // Each reply that asked for a tool names it, as the gateway saw it.
+    let asked = |events: &[switchyard::engine::Event]| -> Vec<(String, Value)> {
+        events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::ModelReply { tool_calls, .. } => Some(tool_calls.clone()),
+                _ => None,
+            })
+            .flatten()
+            .map(|c| (c.name, c.arguments))
+            .collect()
+    };
+    let want = vec![
+        ("add".to_string(), serde_json::json!({"a": 2, "b": 3})),
+        ("add".to_string(), serde_json::json!({"a": 10, "b": 32})),
+    ];
+    assert_eq!(asked(&otlp), want);
+    assert_eq!(asked(&ran.events), want, "the gateway's trace");
+    let results: Vec<Value> = otlp
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolResult { outcome: switchyard::engine::event::ToolOutcome::Ok { value }, .. } => {
+                Some(value.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, vec![serde_json::json!(5), serde_json::json!(42)]);
+    let model_calls = |events: &[switchyard::engine::Event]| {
+        events.iter().filter(|e| matches!(e.kind, EventKind::ModelCall { .. })).count()
+    };
+    assert_eq!(model_calls(&otlp), model_calls(&ran.events));
+    // The SDK's own spans (its turns, the agent inside the workflow) are kept.
+    assert!(
+        otlp.iter()
+            .any(|e| matches!(&e.kind, EventKind::SpanReceived { name, .. } if name == "invoke_agent calculator"))
+    );
 }
 
 #[test]
