@@ -77,7 +77,7 @@ fn serve_to_file(config: &Config, a: ServeArgs) -> Result<ExitCode> {
         println!("Ctrl-C ends it");
         let (receiver, first) = a.receiving.receiver();
         let sink = move |events: &[Event]| {
-            for e in events {
+            for e in events.iter().filter(|e| !e.kind.is_live_only()) {
                 writer.write(e).map_err(|e| e.to_string())?;
                 if let Some(line) = said(e) {
                     println!("{line}");
@@ -155,7 +155,9 @@ pub(super) fn watch(
         let (receiver, first) = receiving.receiver();
         let sink = move |events: &[Event]| {
             for e in events {
-                writer.write(e).map_err(|e| e.to_string())?;
+                if !e.kind.is_live_only() {
+                    writer.write(e).map_err(|e| e.to_string())?;
+                }
                 // The workbench may have quit first: the trace is what counts.
                 let _ = tx.send(e.clone());
             }

@@ -342,6 +342,7 @@ fn the_server_answers_in_the_protocol_s_shapes() {
     assert!(rest.iter().any(|l| l.starts_with("run 1: 2 model calls, 2 tool calls, answered")), "{rest:?}");
     let events = read_trace(&trace).unwrap();
     assert!(matches!(events.last().unwrap().kind, EventKind::SessionFinished { runs: 1, .. }));
+    assert!(!events.iter().any(|e| e.kind.is_live_only()), "what waited is shown live, not recorded");
     // What was received reads like any trace.
     let shown = ok(&["trace", "show", trace.to_str().unwrap()]);
     assert!(shown.contains("geo > weather") && shown.contains("Mild, 14 C."), "{shown}");

@@ -315,3 +315,22 @@ fn following_an_eval_moves_on_when_its_task_ends() {
     assert!(app.update(Action::EngineEnded { error: None }).is_empty());
     assert!(!app.quit);
 }
+
+/// Watching an agent elsewhere over OTLP: the status line says where from
+/// and how many spans wait for their trace to end; keys that would steer
+/// are refused, saying so; `q` quits.
+#[test]
+fn watching_over_otlp_is_read_only_and_shows_spans_waiting() {
+    use switchyard::engine::event::{Event, SCHEMA_VERSION};
+    let render = |app: &App| common::buffer_text(&common::screen(app, 160, 48));
+    let mut app = App::watching("127.0.0.1:4318");
+    let waiting = EventKind::SpansWaiting { spans: 12, traces: 1 };
+    app.update(Action::Engine(Event { v: SCHEMA_VERSION, run: 0, step: 0, t: 5, kind: waiting }));
+    let shown = render(&app);
+    assert!(shown.contains("OTLP 127.0.0.1:4318 · read-only"), "{shown}");
+    assert!(shown.contains("12 spans in 1 trace not ended yet"), "{shown}");
+    assert_eq!(app.state.events, 0, "a live-only event is not one of the session's");
+    assert!(app.update(ch(' ')).is_empty(), "space would pause: refused");
+    assert!(render(&app).contains("read-only: the agent runs elsewhere"), "{}", render(&app));
+    assert!(matches!(app.update(ch('q'))[..], [Effect::Control(Control::Stop), Effect::Quit]));
+}

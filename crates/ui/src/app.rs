@@ -52,6 +52,9 @@ pub enum Effect {
     },
 }
 
+/// What a watcher is told when a key would steer the agent.
+const READ_ONLY: &str = "read-only: the agent runs elsewhere; its spans show here as its traces complete";
+
 /// The `/` prompt.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Find {
@@ -176,7 +179,10 @@ impl App {
                 }
                 Vec::new()
             }
-            Action::Key(key) if key.kind == KeyEventKind::Press => self.key(key),
+            Action::Key(key) if key.kind == KeyEventKind::Press => {
+                let effects = self.key(key);
+                self.read_only(effects)
+            }
             Action::Key(_) => {
                 self.dirty = false;
                 Vec::new()
@@ -484,6 +490,21 @@ impl App {
         let lanes = self.state.current.as_ref().and_then(|r| r.lane_step());
         let last = lanes.map_or(0, |s| s.lanes.len().saturating_sub(1));
         self.nav.lane = self.nav.lane.min(last);
+    }
+
+    /// Watching an agent elsewhere, nothing here steers it: controls are
+    /// refused, saying so; quitting (which stops) is not.
+    fn read_only(&mut self, effects: Vec<Effect>) -> Vec<Effect> {
+        if self.nav.watching.is_none() {
+            return effects;
+        }
+        let before = effects.len();
+        let kept: Vec<Effect> =
+            effects.into_iter().filter(|e| !matches!(e, Effect::Control(c) if *c != Control::Stop)).collect();
+        if kept.len() < before {
+            self.nav.flash = Some(READ_ONLY.to_string());
+        }
+        kept
     }
 
     /// Leaves an attached session running.

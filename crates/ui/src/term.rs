@@ -309,8 +309,6 @@ pub async fn run_replay(
     })
 }
 
-const READ_ONLY: &str = "read-only: the agent runs elsewhere; its spans show here as its traces complete";
-
 /// The workbench on events received from elsewhere (`ui --otlp-listen`),
 /// read-only, until the user quits or `events` ends. `from`: where they
 /// come from, in the status line.
@@ -410,15 +408,11 @@ async fn event_loop(
         };
         for effect in effects {
             match effect {
-                Effect::Control(c) => match &handle {
-                    // Quitting sends a stop too: only other controls are refused.
-                    Some(Steer::Nowhere) if c != crate::engine::Control::Stop => {
-                        app.nav.flash = Some(READ_ONLY.to_string());
-                        app.dirty = true;
+                Effect::Control(c) => {
+                    if let Some(h) = &handle {
+                        h.send(c);
                     }
-                    Some(h) => h.send(c),
-                    None => {}
-                },
+                }
                 Effect::SaveCase(case) => {
                     app.nav.flash = Some(crate::cases::save(data_dir, &case));
                     app.dirty = true;

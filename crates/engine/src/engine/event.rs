@@ -618,6 +618,13 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// Spans received that wait for the rest of their trace (an OTLP
+    /// receiver writes a trace's runs when its root span comes): shown as
+    /// it changes, so a watcher sees an agent at work; not recorded.
+    SpansWaiting {
+        spans: u64,
+        traces: u64,
+    },
     /// The gateway refused a bridged agent's request before it reached
     /// the session: what the agent was told.
     GatewayRefused {
@@ -1010,7 +1017,7 @@ impl EventKind {
     /// Shown as it happens, not recorded: a trace, a fork and a replay
     /// never see it.
     pub fn is_live_only(&self) -> bool {
-        matches!(self, EventKind::ModelTokens { .. })
+        matches!(self, EventKind::ModelTokens { .. } | EventKind::SpansWaiting { .. })
     }
 
     pub fn name(&self) -> &'static str {
@@ -1021,6 +1028,7 @@ impl EventKind {
             EventKind::ThreadOpened { .. } => "ThreadOpened",
             EventKind::ToolResultUnmatched { .. } => "ToolResultUnmatched",
             EventKind::SpanReceived { .. } => "SpanReceived",
+            EventKind::SpansWaiting { .. } => "SpansWaiting",
             EventKind::CallAbandoned { .. } => "CallAbandoned",
             EventKind::ToolsNarrowed { .. } => "ToolsNarrowed",
             EventKind::SessionStarted { .. } => "SessionStarted",

@@ -44,6 +44,11 @@ impl Pending {
         self.waiting
     }
 
+    /// Traces open now.
+    pub fn open(&self) -> usize {
+        self.traces.len()
+    }
+
     /// A request's spans, at `now_ms`: the traces they completed, and
     /// those pushed out to keep within the cap, in the order they became ready.
     pub fn push(&mut self, spans: Vec<InSpan>, now_ms: u64) -> Vec<Ready> {

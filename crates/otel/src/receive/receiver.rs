@@ -75,6 +75,11 @@ impl Receiver {
         self.pending.waiting()
     }
 
+    /// Traces open now.
+    pub fn open_traces(&self) -> usize {
+        self.pending.open()
+    }
+
     fn read(&mut self, ready: Vec<pending::Ready>) -> Vec<Event> {
         ready.into_iter().flat_map(|r| self.session.trace(r.spans, r.rooted)).collect()
     }

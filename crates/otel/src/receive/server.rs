@@ -16,7 +16,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::{ExportTracePartialSuccess
 use super::decode::{DecodeError, Encoding};
 use super::genai::Counts;
 use super::receiver::Receiver;
-use crate::engine::event::Event;
+use crate::engine::event::{Event, EventKind, SCHEMA_VERSION};
 
 /// The largest body read (a batch of spans with their messages).
 const BODY_LIMIT: usize = 64 * 1024 * 1024;
@@ -49,6 +49,8 @@ struct Shared<S> {
     started: Instant,
     /// The sink's first failure: the server stops on it.
     failed: Option<String>,
+    /// The spans and traces waiting that the sink was last told of.
+    told: (u64, u64),
 }
 
 type Handle<S> = Arc<Mutex<Shared<S>>>;
@@ -68,7 +70,8 @@ where
     S: FnMut(&[Event]) -> Result<(), String> + Send + 'static,
 {
     sink(std::slice::from_ref(&first)).map_err(ServeError::Sink)?;
-    let shared: Handle<S> = Arc::new(Mutex::new(Shared { receiver, sink, started: Instant::now(), failed: None }));
+    let shared: Handle<S> =
+        Arc::new(Mutex::new(Shared { receiver, sink, started: Instant::now(), failed: None, told: (0, 0) }));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let app = axum::Router::new()
         .route("/v1/traces", axum::routing::post(traces::<S>))
@@ -110,14 +113,27 @@ where
     Ok(g.receiver.counts().clone())
 }
 
+/// Hands `events` to the sink, and then how many spans wait, when that
+/// changed (a live-only event: a watcher sees spans come before their
+/// trace is whole; a trace file does not keep it).
 fn deliver<S>(g: &mut Shared<S>, events: &[Event]) -> Result<(), String>
 where
     S: FnMut(&[Event]) -> Result<(), String>,
 {
-    if events.is_empty() || g.failed.is_some() {
-        return g.failed.clone().map_or(Ok(()), Err);
+    if let Some(f) = &g.failed {
+        return Err(f.clone());
     }
-    (g.sink)(events).inspect_err(|e| g.failed = Some(e.clone()))
+    let now = (g.receiver.waiting() as u64, g.receiver.open_traces() as u64);
+    let mut batch = events.to_vec();
+    if now != g.told {
+        g.told = now;
+        let kind = EventKind::SpansWaiting { spans: now.0, traces: now.1 };
+        batch.push(Event { v: SCHEMA_VERSION, run: 0, step: 0, t: events.last().map_or(0, |e| e.t), kind });
+    }
+    if batch.is_empty() {
+        return Ok(());
+    }
+    (g.sink)(&batch).inspect_err(|e| g.failed = Some(e.clone()))
 }
 
 async fn traces<S>(State(shared): State<Handle<S>>, headers: HeaderMap, body: Bytes) -> Response

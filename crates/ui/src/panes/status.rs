@@ -72,6 +72,11 @@ fn info(ctx: &PaneCtx) -> Vec<Segment> {
             format!(" OTLP {from} · read-only "),
             th.fg(th.accent).add_modifier(Modifier::REVERSED | Modifier::BOLD),
         )]);
+        let (spans, traces) = s.spans_waiting;
+        if spans > 0 {
+            let of = if traces == 1 { "1 trace".to_string() } else { format!("{traces} traces") };
+            out.push(plain(format!("{spans} spans in {of} not ended yet"), th));
+        }
     }
     let (label, colour) = mode(s, th);
     out.push(vec![Span::styled(format!(" {label} "), th.fg(colour).add_modifier(Modifier::REVERSED | Modifier::BOLD))]);

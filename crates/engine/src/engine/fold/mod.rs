@@ -71,6 +71,9 @@ pub struct SessionState {
     /// library's): what a fault may name besides the library's tools.
     pub agent_tools: Vec<String>,
     pub total_tasks: u32,
+    /// Received spans waiting for the rest of their trace, and in how many
+    /// traces (`SpansWaiting`).
+    pub spans_waiting: (u64, u64),
     pub task_list: Vec<TaskBrief>,
     /// Models a role can be switched to.
     pub available_models: Vec<crate::model::ModelInfo>,
@@ -206,6 +209,10 @@ impl SessionState {
             }
             return;
         }
+        if let EventKind::SpansWaiting { spans, traces } = &ev.kind {
+            self.spans_waiting = (*spans, *traces);
+            return;
+        }
         self.events += 1;
         self.t = ev.t;
         self.step = ev.step;
@@ -336,6 +343,7 @@ impl SessionState {
                 self.push(Entry::Note(format!("call {call} (lane {lane}) abandoned: {why}")));
             }
             EventKind::ModelTokens { .. } => {}
+            EventKind::SpansWaiting { .. } => {}
             EventKind::ToolsNarrowed { mode, kept, dropped, .. } => {
                 self.push(Entry::Note(format!(
                     "narrowed by {mode}: the model sees {} of {} tools ({}); dropped {}",
