@@ -431,3 +431,46 @@ fn each_engine_of_an_eval_is_a_session_while_it_runs() {
     assert!(eval.wait().unwrap().success());
     assert!(reg.list().unwrap().is_empty(), "an ended engine leaves no record");
 }
+
+/// A long session keeps only its latest events in memory, the older ones
+/// in a file of its endpoint's: a viewer that attaches late reads every
+/// event from the first, in order, the file's then the memory's, and
+/// they are the trace's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_viewer_reads_a_long_session_from_its_first_event() {
+    let run = start(&["--count", "500", "--seed", "3", "--break", "step=1@run=500"]);
+    // Told when the breakpoint holds, by a viewer that follows from now on.
+    let mut watcher = Connection::open(&run.socket(), "watcher", Some(u64::MAX), false).await.unwrap();
+    while let Some(msg) = watcher.next().await.unwrap() {
+        if matches!(msg, ServerMsg::Event { event } if matches!(event.kind, EventKind::BreakpointHit { .. })) {
+            break;
+        }
+    }
+    let status = ok(&["--data-dir", run.data_dir(), "ctl", &run.id, "status", "--json"]);
+    let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+    let (events, in_memory) =
+        (status["status"]["events"].as_u64().unwrap(), status["status"]["events_in_memory"].as_u64().unwrap());
+    assert!(events > 8000, "{status}");
+    assert!(in_memory <= 5120, "the memory holds a window, not the session: {status}");
+
+    let mut late = Connection::open(&run.socket(), "late", Some(0), true).await.unwrap();
+    let mut seen: Vec<Event> = Vec::new();
+    let mut resumed = false;
+    while let Some(msg) = late.next().await.unwrap() {
+        match msg {
+            ServerMsg::Event { event } => seen.push(*event),
+            ServerMsg::CaughtUp { .. } if !resumed => {
+                late.send(Control::Resume).await.unwrap();
+                resumed = true;
+            }
+            ServerMsg::Ended => break,
+            _ => {}
+        }
+    }
+    drop(late);
+    drop(watcher);
+    let trace = run.finish();
+    let line = |e: &Event| serde_json::to_string(e).unwrap();
+    assert_eq!(seen.len(), trace.len(), "every recorded event, once");
+    assert!(seen.iter().zip(&trace).all(|(a, b)| line(a) == line(b)), "in the trace's order");
+}

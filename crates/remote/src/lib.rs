@@ -7,6 +7,7 @@
 //! its controls.
 
 pub mod client;
+mod log;
 pub mod protocol;
 pub mod registry;
 pub mod server;

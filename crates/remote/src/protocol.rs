@@ -82,6 +82,10 @@ pub struct Status {
     /// The call that waits, to approve or reject.
     pub waiting_call: Option<u64>,
     pub events: u64,
+    /// Of those, the latest kept in memory (the older ones are in a file
+    /// of the endpoint's): bounded however long the session runs.
+    #[serde(default)]
+    pub events_in_memory: u64,
     pub viewers: u32,
     pub ended: bool,
 }

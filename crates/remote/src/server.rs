@@ -14,10 +14,10 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::protocol::{ClientMsg, EventLine, PROTOCOL_VERSION, ServerMsg, Status, line};
+use super::log::{Batch, Log};
+use super::protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg, Status, line};
 use super::registry::{Registry, RegistryError, SessionRecord};
-use crate::engine::fold::debug::DebugView;
-use crate::engine::{Control, EngineHandle, Event, EventKind, ViewerAction};
+use crate::engine::{Control, EngineHandle, Event, ViewerAction};
 use crate::text::secret::Secret;
 
 /// How long a new connection has to say hello.
@@ -132,7 +132,7 @@ impl Endpoint {
         registry.write(&record)?;
         let (len, _) = watch::channel(0u64);
         let shared = Arc::new(Shared {
-            log: Mutex::new(Log::default()),
+            log: Mutex::new(Log::spilling_to(registry.dir())),
             len,
             handle,
             record: record.clone(),
@@ -184,35 +184,6 @@ impl Shared {
     }
 }
 
-#[derive(Default)]
-struct Log {
-    events: Vec<Event>,
-    /// Each event's line, made the first time a viewer asks for it and
-    /// shared by every viewer after.
-    lines: Vec<std::sync::OnceLock<Arc<str>>>,
-    tasks: u32,
-    done: u32,
-    paused: bool,
-    debug: DebugView,
-    ended: bool,
-}
-
-impl Log {
-    fn push(&mut self, e: Event) {
-        match &e.kind {
-            EventKind::SessionStarted { tasks, .. } => self.tasks = *tasks,
-            EventKind::RunFinished { .. } => self.done += 1,
-            EventKind::Paused => self.paused = true,
-            EventKind::Resumed => self.paused = false,
-            EventKind::SessionFinished { .. } => self.ended = true,
-            _ => {}
-        }
-        self.debug.apply(&e.kind);
-        self.events.push(e);
-        self.lines.push(std::sync::OnceLock::new());
-    }
-}
-
 impl Shared {
     fn status(&self) -> Status {
         let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
@@ -223,7 +194,8 @@ impl Shared {
             paused: log.paused,
             approvals_waiting: u32::from(waiting.is_some()),
             waiting_call: waiting,
-            events: log.events.len() as u64,
+            events: log.len(),
+            events_in_memory: log.in_memory() as u64,
             viewers: self.viewers.load(Ordering::Relaxed),
             ended: log.ended,
         }
@@ -232,21 +204,17 @@ impl Shared {
     /// The log's length, and whether it has ended.
     fn end(&self) -> (u64, bool) {
         let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
-        (log.events.len() as u64, log.ended)
+        (log.len(), log.ended)
     }
 
-    /// The lines of up to `BATCH` events from `from` on.
-    fn batch(&self, from: u64) -> Vec<Arc<str>> {
-        let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
-        let len = log.events.len();
-        let from = (from as usize).min(len);
-        let to = (from + BATCH).min(len);
-        (from..to)
-            .map(|i| {
-                let event = &log.events[i];
-                log.lines[i].get_or_init(|| line(&EventLine { event }).into()).clone()
-            })
-            .collect()
+    /// The lines of up to `BATCH` events from `from` on: from memory, or
+    /// read from the log's file (off the async threads, outside the lock).
+    async fn batch(&self, from: u64) -> std::io::Result<Vec<Arc<str>>> {
+        let batch = self.log.lock().unwrap_or_else(|p| p.into_inner()).batch(from, BATCH);
+        match batch {
+            Batch::Lines(lines) => Ok(lines),
+            Batch::File(f) => tokio::task::spawn_blocking(move || f.read()).await.map_err(std::io::Error::other)?,
+        }
     }
 }
 
@@ -260,14 +228,14 @@ async fn ingest(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<Event>)
         let len = {
             let mut log = shared.log.lock().unwrap_or_else(|p| p.into_inner());
             log.push(e);
-            log.events.len() as u64
+            log.len()
         };
         shared.len.send_replace(len);
     }
     let len = {
         let mut log = shared.log.lock().unwrap_or_else(|p| p.into_inner());
         log.ended = true;
-        log.events.len() as u64
+        log.len()
     };
     shared.len.send_replace(len);
 }
@@ -375,7 +343,10 @@ async fn converse<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
             }
             _ = async {}, if more => {
                 let from = cursor.unwrap_or_default();
-                let batch = shared.batch(from);
+                let batch = shared.batch(from).await?;
+                if batch.is_empty() {
+                    return Err(std::io::Error::other("the log's file ended early"));
+                }
                 let out: String = batch.iter().map(|l| &**l).collect();
                 write.write_all(out.as_bytes()).await?;
                 shared.sent.fetch_add(batch.len() as u64, Ordering::Relaxed);
